@@ -1,0 +1,59 @@
+# The README's two commands: `make demo` and `make test`.  One editable .venv serves both
+# (PITFALLS: the source folder shadows a non-editable install).
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+BUILD_DEPS := "setuptools>=70" wheel "Cython>=3.0" "numpy>=1.26" "pluggy>=1.3" "scipy>=1.11" "threadpoolctl>=3.1"
+PLUGINS := plugins/cpu plugins/mps plugins/xpu
+
+.PHONY: demo test build lint wheel-smoke bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# install once (entry points need an install); later runs only rebuild changed .pyx in place
+$(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS))
+	$(PIP) install -q $(BUILD_DEPS)
+	$(PIP) install -q --no-build-isolation -e . $(addprefix -e ,$(PLUGINS))
+	touch $@
+
+build: $(VENV)/.installed
+	$(BIN)/python setup.py -q build_ext --inplace
+	cd plugins/cpu && ../../$(BIN)/python setup.py -q build_ext --inplace
+
+demo: build
+	$(BIN)/python examples/demo.py
+
+$(VENV)/.test-deps: $(VENV)/.installed
+	$(PIP) install -q "pytest>=8" "ruff>=0.5" "build>=1.0"
+	$(PIP) install -q torch==2.13.0
+	touch $@
+
+test: build $(VENV)/.test-deps lint
+	$(PIP) install -q --no-build-isolation --force-reinstall --no-deps tests/plugins/toy
+	$(BIN)/python -m pytest
+	$(MAKE) wheel-smoke
+
+lint: $(VENV)/.test-deps
+	$(BIN)/ruff check .
+
+# Build the wheels, install them in a scratch venv, and run an op from outside the repo:
+# an editable install hides subpackages missing from `packages`; a wheel does not.
+wheel-smoke: $(VENV)/.test-deps
+	rm -rf build/wheels build/smoke-venv
+	$(PIP) wheel -q --no-build-isolation --no-deps -w build/wheels . plugins/cpu
+	$(PYTHON) -m venv build/smoke-venv
+	build/smoke-venv/bin/python -m pip install -q build/wheels/*.whl
+	cd build && smoke-venv/bin/python -c "import ember, sys; \
+		assert 'site-packages' in ember.__file__, ember.__file__; \
+		x = ember.arange(6, dtype=ember.float32).view(2, 3); y = (x @ x.t() + 1).sum(); \
+		assert y.item() == 87.0, y; print('wheel smoke test ok:', ember.__file__)"
+
+bench: build $(VENV)/.test-deps
+	$(BIN)/python benchmarks/bench_foundation.py
+
+clean:
+	rm -rf build dist $(VENV) *.egg-info core/*.c core/*.so plugins/*/*.egg-info \
+		plugins/cpu/ember_cpu/*.c plugins/cpu/ember_cpu/*.so

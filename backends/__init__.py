@@ -1,0 +1,211 @@
+"""The plugin system: discovery, loading and the registry of device backends.
+
+``import ember`` loads every plugin declared in the entry-point group ``ember.backends``
+unless ``EMBER_DEVICE_BACKEND_AUTOLOAD=0``; ``load(name)`` loads one by hand.  Loading a
+plugin registers its device types and runtime modules; kernels load on first use.
+"""
+import importlib
+import os
+import sys
+
+from ember.backends.hookspecs import RUNTIME_API, DeviceModule, DeviceSpec, hookimpl
+
+__all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugins",
+           "register", "set_num_threads", "get_num_threads", "AUTOLOAD_ENV", "GROUP"]
+
+GROUP = "ember.backends"
+AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
+
+_pm = None
+_loaded = {}          # plugin name -> record dict (dist, version, devices, module)
+
+
+class PluginLoadError(RuntimeError):
+    """A plugin failed to load; the message names it and the opt-out variable."""
+
+
+def _manager():
+    global _pm
+    if _pm is None:
+        import pluggy
+
+        from ember.backends import hookspecs
+        _pm = pluggy.PluginManager("ember")
+        _pm.add_hookspecs(hookspecs)
+    return _pm
+
+
+def _call(plugin, hook, **kwargs):
+    """Call one plugin's implementation of ``hook`` (None if it has none)."""
+    for impl in getattr(_manager().hook, hook).get_hookimpls():
+        if impl.plugin is plugin:
+            return impl.function(*[kwargs[a] for a in impl.argnames])
+    return None
+
+
+def register(module, name=None, dist=None, version=""):
+    """Register a module of hookimpls as a plugin; returns the device types it brings."""
+    from ember.core import _device
+
+    name = name or module.__name__
+    if name in _loaded:
+        return _loaded[name]["devices"]
+    pm = _manager()
+    pm.register(module, name=name)
+    try:
+        specs = _call(module, "ember_devices") or []
+        types = []
+        for spec in specs:
+            if not isinstance(spec, DeviceSpec):
+                raise TypeError(f"ember_devices() must return DeviceSpec objects, got {spec!r}")
+            runtime = _call(module, "ember_device_module", device_type=spec.type)
+            if runtime is not None:
+                missing = [m for m in RUNTIME_API if not callable(getattr(runtime, m, None))]
+                if missing:
+                    raise TypeError(f"runtime module {runtime.__name__!r} for device type "
+                                    f"'{spec.type}' lacks {', '.join(missing)}")
+                from ember import _register_device_module
+                _register_device_module(spec.type, runtime, _replace=True)
+            _device.register_backend(spec.type, _table_loader(module, spec.type), name,
+                                     dist or name)
+            types.append(spec.type)
+    except BaseException:
+        pm.unregister(module)
+        raise
+    _loaded[name] = {"dist": dist or name, "version": version, "devices": types,
+                     "module": module, "descriptions": {s.type: s.description for s in specs}}
+    return types
+
+
+def _table_loader(module, device_type):
+    def load_table():
+        return _call(module, "ember_kernel_table", device_type=device_type)
+    return load_table
+
+
+def _load_entry_point(ep):
+    try:
+        module = importlib.import_module(ep.module)
+        return register(module, ep.name, ep.dist, ep.version)
+    except Exception as e:
+        raise PluginLoadError(
+            f"ember backend plugin '{ep.name}' from distribution '{ep.dist}' failed to load: "
+            f"{type(e).__name__}: {e}. Set {AUTOLOAD_ENV}=0 to start ember without "
+            f"autoloading plugins.") from e
+
+
+def autoload():
+    """Load every plugin of the entry-point group ``ember.backends``."""
+    from ember.backends._discovery import entry_points
+    for ep in entry_points(GROUP):
+        if ep.name not in _loaded:
+            _load_entry_point(ep)
+
+
+def load(name):
+    """Load the plugin whose entry point (in ``ember.backends``) is named ``name``."""
+    if name in _loaded:
+        return _loaded[name]["devices"]
+    from ember.backends._discovery import entry_points
+    for ep in entry_points(GROUP):
+        if ep.name == name:
+            return _load_entry_point(ep)
+    known = sorted(ep.name for ep in entry_points(GROUP))
+    raise RuntimeError(f"no ember backend plugin named '{name}' is installed "
+                       f"(installed: {', '.join(known) or 'none'})")
+
+
+def plugins():
+    """Discovered plugins: one dict each (name, dist, version, loaded, devices, error)."""
+    from ember.backends._discovery import entry_points
+    from ember.core import _device
+
+    rows = []
+    for ep in entry_points(GROUP):
+        row = {"name": ep.name, "dist": ep.dist, "version": ep.version,
+               "loaded": ep.name in _loaded, "devices": [], "error": None}
+        if not row["loaded"]:
+            try:
+                _load_entry_point(ep)
+                row["loaded"] = True
+            except PluginLoadError as e:
+                row["error"] = str(e)
+        for t in _loaded.get(ep.name, {}).get("devices", []):
+            runtime = sys.modules["ember"].get_device_module(t) if t else None
+            available, why = _availability(runtime)
+            row["devices"].append({"type": t, "available": available, "why": why,
+                                   "description": _loaded[ep.name]["descriptions"].get(t, ""),
+                                   "key": _device._backend_for_type(t).key})
+        rows.append(row)
+    return rows
+
+
+def _availability(runtime):
+    if runtime is None:
+        return False, "no runtime module"
+    try:
+        ok = bool(runtime.is_available())
+    except Exception as e:      # report, never crash the listing
+        return False, f"{type(e).__name__}: {e}"
+    if ok:
+        return True, ""
+    reason = getattr(runtime, "unavailable_reason", None)
+    return False, reason() if callable(reason) else "is_available() returned False"
+
+
+def set_num_threads(num_threads):
+    """Set the threads every plugin's kernels use (OpenMP and BLAS pools)."""
+    if not isinstance(num_threads, int) or num_threads < 1:
+        raise RuntimeError("set_num_threads expects a positive integer")
+    _manager().hook.ember_set_num_threads(num_threads=num_threads)
+
+
+def get_num_threads():
+    """The threads the CPU plugin's kernels use (1 when no plugin says)."""
+    n = _manager().hook.ember_get_num_threads()
+    return 1 if n is None else n
+
+
+def _autoload_enabled():
+    return os.environ.get(AUTOLOAD_ENV, "1") != "0"
+
+
+def unavailable_runtime(device_type, reason):
+    """A runtime module for a device type that is registered but cannot run here (stub
+    plugins, missing drivers): ``is_available()`` is False and says why."""
+    import types
+
+    mod = types.ModuleType(f"ember.{device_type}", f"{device_type}: unavailable ({reason})")
+
+    def fail(*args, **kwargs):
+        raise RuntimeError(f"{device_type} is not available: {reason}")
+
+    mod.is_available = lambda: False
+    mod.unavailable_reason = lambda: reason
+    mod.device_count = lambda: 0
+    mod.current_device = mod.set_device = mod.synchronize = fail
+    return mod
+
+
+def stub_hookimpls(stub_type, title):
+    """The three registration hooks of a stub plugin: the device type exists and reports
+    itself unavailable; any op on it raises saying so.  A stub plugin module does
+    ``ember_devices, ember_device_module, ember_kernel_table = stub_hookimpls(...)``."""
+    reason = f"ember-{stub_type} is a stub: no {title} kernels are implemented yet"
+    runtime = unavailable_runtime(stub_type, reason)
+
+    @hookimpl
+    def ember_devices():
+        return [DeviceSpec(stub_type, f"{title} (stub)")]
+
+    @hookimpl
+    def ember_device_module(device_type):
+        return runtime if device_type == stub_type else None
+
+    @hookimpl
+    def ember_kernel_table(device_type):
+        if device_type == stub_type:
+            raise RuntimeError(f"cannot run ops on '{device_type}' tensors: {reason}")
+        return None
+
+    return ember_devices, ember_device_module, ember_kernel_table

@@ -1,0 +1,29 @@
+"""python -m ember.backends: list discovered plugins, their devices and availability."""
+import os
+import sys
+
+
+def main():
+    # list what is installed even when autoload is off: loading is what we report on
+    os.environ.setdefault("EMBER_DEVICE_BACKEND_AUTOLOAD", "1")
+    import ember
+    from ember import backends
+
+    rows = backends.plugins()
+    print(f"ember {ember.__version__}: {len(rows)} backend plugin(s) in entry-point group "
+          f"'{backends.GROUP}'")
+    for row in rows:
+        print(f"\n{row['name']}  ({row['dist']} {row['version']})")
+        if row["error"]:
+            print(f"  failed to load: {row['error']}")
+            continue
+        for d in row["devices"]:
+            state = "available" if d["available"] else f"unavailable: {d['why']}"
+            desc = f" - {d['description']}" if d["description"] else ""
+            print(f"  device '{d['type']}' (dispatch key {d['key']}){desc}: {state}")
+    print(f"\nthreads: {backends.get_num_threads()}")
+    return 1 if any(r["error"] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""The backend plugin contract: every hook a device plugin may implement.
+
+A plugin is a module of ``@hookimpl`` functions (``ember.backends.hookimpl``), named by an
+entry point in the group ``ember.backends``.  Hooks are grouped by lifecycle:
+
+1. registration, at ``import ember`` (cheap: no device initialisation, no kernel import);
+2. first use of a device type (kernels are loaded here);
+3. runtime control (threads).
+
+A hook implementation may accept a subset of the arguments below.  Hooks marked
+``firstresult`` stop at the first plugin returning something other than None.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Protocol, runtime_checkable
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("ember")
+hookimpl = pluggy.HookimplMarker("ember")
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    """What a plugin says about one device type it provides."""
+
+    type: str                 # device type name, as in ``ember.device("cpu")``
+    description: str = ""     # one line for ``python -m ember.backends``
+
+
+@runtime_checkable
+class DeviceModule(Protocol):
+    """The runtime module of a device type: what ``ember.cuda``, ``ember.mps`` … are.
+
+    Checked at registration; a module missing one of these is rejected with a message
+    naming the plugin and the missing attribute.
+    """
+
+    def is_available(self) -> bool: ...
+    def device_count(self) -> int: ...
+    def current_device(self) -> int: ...
+    def set_device(self, device) -> None: ...
+    def synchronize(self, device=None) -> None: ...
+
+
+# the functions a runtime module must define, read off the Protocol above
+RUNTIME_API = tuple(n for n, v in vars(DeviceModule).items()
+                    if callable(v) and not n.startswith("_"))
+
+
+# 1. registration ------------------------------------------------------------------------
+
+@hookspec
+def ember_devices() -> list[DeviceSpec]:
+    """Return the device types this plugin provides.  Called once, when the plugin loads;
+    it must not initialise any device."""
+
+
+@hookspec(firstresult=True)
+def ember_device_module(device_type: str) -> ModuleType | None:
+    """Return the runtime module for ``device_type`` (see ``DeviceModule``), or None if this
+    plugin does not provide that type.  Importing it must be cheap."""
+
+
+# 2. first use ---------------------------------------------------------------------------
+
+@hookspec(firstresult=True)
+def ember_kernel_table(device_type: str) -> object | None:
+    """Return a PyCapsule named ``"ember.kernel_table"`` holding a pointer to an
+    ``ember_kernel_table`` (``ember/abi.h`` under ``ember.get_include()``), or None if this
+    plugin does not provide ``device_type``.  Called the first time a tensor is made on the
+    device type, so this is where a plugin imports its compiled kernels.  The capsule (and
+    the table it points to) must stay alive for the life of the process.
+
+    A plugin whose device is unavailable (no driver, a stub) raises RuntimeError here with
+    a message saying why; the core passes it on to the user."""
+
+
+# 3. runtime control ---------------------------------------------------------------------
+
+@hookspec
+def ember_set_num_threads(num_threads: int) -> None:
+    """Set the number of threads the plugin's kernels use (its OpenMP and BLAS pools)."""
+
+
+@hookspec(firstresult=True)
+def ember_get_num_threads() -> int | None:
+    """Return the number of threads the plugin's kernels use."""

@@ -1,0 +1,154 @@
+# Copies and casts: the backend's `copy` (strided, any dtype to any dtype), `fill`, and
+# host staging for copies between devices.
+
+from cpython.bytearray cimport PyByteArray_AS_STRING
+
+cdef Op op_copy = Op("copy_", "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)",
+                     FAMILY_COPY, 0, _rules.elementwise)
+cdef Op op_fill = Op("fill_", "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
+                     FAMILY_FILL, 0, None)
+
+
+cdef int run_copy(TensorBase dst, TensorBase src) except -1:
+    """dst[...] = src on one device; src broadcasts to dst's shape; casts dtypes."""
+    if dst._backend.is_meta or dst.numel_c() == 0:
+        return 0
+    cdef int64_t sizes[MAX_DIM]
+    memcpy(sizes, dst._sizes, dst._ndim * sizeof(int64_t))
+    cdef ember_view vd, vs
+    dst.view_c(&vd)
+    expanded_view(src, dst._ndim, sizes, &vs)
+    cdef ember_kernel_table* t = dst._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    cdef int rc
+    if dst.numel_c() > GIL_CUTOFF:
+        with nogil:
+            rc = t.copy(&ctx, &vd, &vs)
+    else:
+        rc = t.copy(&ctx, &vd, &vs)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    return 0
+
+
+cdef TensorBase contiguous_copy(TensorBase t):
+    cdef TensorBase r = empty_c(t._ndim, t._sizes, t._dtype, t._device)
+    run_copy(r, t)
+    return r
+
+
+cdef TensorBase to_device(TensorBase src, device dev, dtype dt):
+    """A contiguous copy of src on `dev` with dtype `dt`, staged through host memory."""
+    cdef TensorBase s = cast_to(src, dt) if src._dtype is not dt else src
+    if not s.contiguous_c() or s._offset:
+        s = contiguous_copy(s)
+    cdef TensorBase r = empty_c(s._ndim, s._sizes, dt, dev)
+    cdef int64_t nbytes = s.numel_c() * dt.itemsize
+    if nbytes == 0 or r._backend.is_meta:
+        return r
+    if s._backend.is_meta:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
+    cdef ember_kernel_table* ts = s._backend.kernels()
+    cdef ember_kernel_table* td = r._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    host = bytearray(nbytes)
+    cdef char* h = PyByteArray_AS_STRING(host)
+    cdef int rc
+    with nogil:
+        rc = ts.to_host(&ctx, h, s._storage.data, nbytes)
+        if rc == 0:
+            rc = td.from_host(&ctx, r._storage.data, h, nbytes)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    return r
+
+
+cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
+    """dst.copy_(src): broadcasting, casting, across devices."""
+    cdef int k = op_copy.resolve(effective_keys(dst._keys | src._keys))
+    if (op_copy._kernel_mask >> k) & 1:
+        op_copy._table[k](dst, src)
+        return 0
+    cdef int64_t sizes[MAX_DIM]
+    memcpy(sizes, dst._sizes, dst._ndim * sizeof(int64_t))
+    if src._ndim > dst._ndim:
+        raise RuntimeError(f"{op}: source of shape {list(src.shape)} cannot be broadcast to "
+                           f"destination of shape {list(dst.shape)}")
+    broadcast_into(dst._ndim, sizes, src)
+    for i in range(dst._ndim):
+        if sizes[i] != dst._sizes[i]:
+            raise RuntimeError(f"{op}: source of shape {list(src.shape)} cannot be broadcast "
+                               f"to destination of shape {list(dst.shape)}")
+    if src._device != dst._device:
+        src = to_device(src, dst._device, src._dtype)
+    run_copy(dst, src)
+    dst.bump()
+    return 0
+
+
+cdef int fill_c(TensorBase dst, object value) except -1:
+    """dst[...] = value (a Python number or a one-element tensor)."""
+    cdef int k = op_fill.resolve(effective_keys(dst._keys))
+    if (op_fill._kernel_mask >> k) & 1:
+        op_fill._table[k](dst, value)
+        return 0
+    if isinstance(value, TensorBase):
+        if (<TensorBase>value)._ndim != 0:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {(<TensorBase>value)._ndim} dimensions.")
+        value = item_c(<TensorBase>value)
+    elif not is_scalar(value):
+        raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
+    dst.bump()
+    if dst._backend.is_meta or dst.numel_c() == 0:
+        return 0
+    cdef scalar_buf buf
+    write_scalar(value, dst._dtype, &buf, "fill_")
+    cdef ember_view v
+    dst.view_c(&v)
+    cdef ember_kernel_table* t = dst._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    cdef int rc
+    if dst.numel_c() > GIL_CUTOFF:
+        with nogil:
+            rc = t.fill(&ctx, &v, &buf)
+    else:
+        rc = t.fill(&ctx, &v, &buf)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    return 0
+
+
+cdef object to_c(TensorBase t, object dev, object dt, bint copy):
+    """Tensor.to: t itself when nothing changes (unless copy), else a converted copy."""
+    cdef device d = t._device if dev is None else as_device(dev)
+    cdef dtype target = t._dtype if dt is None else as_dtype(dt, "to", "dtype")
+    if d == t._device:
+        if target is t._dtype:
+            return clone_c(t) if copy else t
+        return cast_to(t, target) if not copy or t._dtype is not target else clone_c(t)
+    return to_device(t, d, target)
+
+
+cdef TensorBase clone_c(TensorBase t):
+    """A copy with the same strides when t is dense, else contiguous (preserve_format)."""
+    return contiguous_copy(t)
+
+
+def _parse_to(args, kwargs):
+    """Tensor.to's overloads: to(dtype), to(device, dtype=None), to(other), keywords."""
+    dev, dt = kwargs.get("device"), kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, TensorBase):
+            dev, dt = (<TensorBase>a)._device, (<TensorBase>a)._dtype
+        elif isinstance(a, dtype):
+            dt = a
+        elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
+            dev = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__})")
+    return dev, dt

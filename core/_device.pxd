@@ -1,0 +1,28 @@
+# Devices and the backend registry: device type name <-> backend dispatch key <-> the
+# kernel table a plugin hands over.
+from ember.core._abi cimport ember_kernel_table
+
+
+cdef class device:
+    cdef readonly str type
+    cdef readonly object index        # int or None
+    cdef object _prev                 # for `with device(...)`
+    cdef Py_hash_t _hash
+
+
+cdef class Backend:
+    cdef readonly str type            # device type name
+    cdef readonly int key             # its backend dispatch key
+    cdef readonly str package         # the distribution that provides it, for messages
+    cdef readonly bint is_meta        # shape-only: no storage, no kernels
+    cdef public object plugin         # the plugin's name once one registered the type
+    cdef object _loader               # () -> PyCapsule of an ember_kernel_table
+    cdef object _capsule
+    cdef ember_kernel_table* _table
+    cdef ember_kernel_table* kernels(self) except NULL
+
+
+cdef Backend backend_for(device d)
+cdef Backend backend_at(int key)
+cdef device cpu_device()
+cdef device as_device(object obj)           # device, str, int; None -> default device

@@ -1,0 +1,150 @@
+"""Dispatch keys and operator tables.
+
+Why each key sits where it does (outermost first, as in PyTorch's DispatchKey.h):
+
+* PythonMode: a user's mode (``__torch_dispatch__``-style) sees every call before
+  anything else, so it can trace or override the whole stack below.
+* Autocast: casts inputs per op before autograd records anything, so the graph sees the
+  dtypes the kernels actually run on.
+* Autograd: records the backward graph, then redispatches below itself with Autograd
+  excluded; everything under it is "just compute".
+* ADInplaceOrView: bumps version counters and sets up view metadata for in-place and
+  view ops, below autograd so autograd has already saved its inputs' versions.
+* Python: tensor subclasses that override ops at the tensor level.
+* BackendSelect: factory functions with no tensor argument pick a backend from their
+  ``device=`` argument.
+* Backend keys (CPU, CUDA, MPS, XPU, Meta, and the keys plugins receive at run time)
+  sit lowest: they own the data and run the kernels.  No device name is special-cased:
+  a backend key only indexes the backend registry (_device.pyx).
+"""
+from libc.stdint cimport uint64_t
+
+cdef uint64_t BACKEND_MASK = ((<uint64_t>1 << 32) - 1) & ~(<uint64_t>1)
+cdef uint64_t DEFAULT_TENSOR_KEYS = ((<uint64_t>1 << DispatchKey.Autograd)
+                                     | (<uint64_t>1 << DispatchKey.ADInplaceOrView))
+# Functionality keys fall through until a layer registers kernels for them.
+cdef uint64_t _fallthrough = ~BACKEND_MASK & ~(<uint64_t>1)
+
+FALLTHROUGH = object()      # register this to skip a key for one op
+cdef dict _ops = {}         # name -> Op: every operator the core defines
+
+
+def get_op(name):
+    """The Op named ``name`` (KeyError if none)."""
+    return _ops[name]
+
+
+def all_ops():
+    return dict(_ops)
+
+
+def key_name(int key):
+    """The name of dispatch key ``key`` (dynamic backend keys are named by device type)."""
+    try:
+        return DispatchKey(key).name
+    except ValueError:
+        from ember.core._device import _backend_for_key
+        b = _backend_for_key(key)
+        return f"Backend[{b.type}]" if b is not None else f"Key{key}"
+
+
+def keyset_names(uint64_t keys):
+    """The keys of a 64-bit key set, highest priority first."""
+    out = []
+    while keys:
+        k = highest_key(keys)
+        out.append(key_name(k))
+        keys &= ~(<uint64_t>1 << k)
+    return out
+
+
+def set_fallthrough(int key, bint fallthrough):
+    """Make ``key`` fall through (or not) for every op with no kernel of its own there."""
+    global _fallthrough
+    if fallthrough:
+        _fallthrough |= (<uint64_t>1 << key)
+    else:
+        _fallthrough &= ~(<uint64_t>1 << key)
+
+
+cdef class Op:
+    """One operator: its schema, shape rule, derivative and per-key kernel table."""
+
+    def __init__(self, str name, str schema, int family, int code, shape_rule=None):
+        if name in _ops:
+            raise RuntimeError(f"op '{name}' is already defined")
+        _ops[name] = self
+        self.name = name
+        self.schema = schema
+        self.family = family
+        self.code = code
+        self.shape_rule = shape_rule
+        self.derivative = None
+        self._table = [None] * NUM_KEYS
+        self._kernel_mask = 0
+        self._ft_mask = 0
+
+    def register(self, int key, kernel):
+        """Register ``kernel`` (a callable, or FALLTHROUGH) for dispatch key ``key``."""
+        if not 0 < key < NUM_KEYS:
+            raise ValueError(f"{self.name}: dispatch key {key} is out of range")
+        self.unregister(key)
+        self._table[key] = kernel
+        if kernel is FALLTHROUGH:
+            self._ft_mask |= (<uint64_t>1 << key)
+        else:
+            self._kernel_mask |= (<uint64_t>1 << key)
+
+    def unregister(self, int key):
+        self._table[key] = None
+        self._kernel_mask &= ~(<uint64_t>1 << key)
+        self._ft_mask &= ~(<uint64_t>1 << key)
+
+    cdef int resolve(self, uint64_t keys) except -1:
+        # a functionality key is live if this op has a kernel there, or if neither the op
+        # nor the global table lets it fall through
+        cdef uint64_t live = (keys & ~BACKEND_MASK) & (
+            self._kernel_mask | ~(_fallthrough | self._ft_mask))
+        cdef int k
+        if live:
+            k = highest_key(live)
+            if not (self._kernel_mask >> k) & 1:
+                raise NotImplementedError(
+                    f"{self.name}: no kernel registered for dispatch key {key_name(k)}")
+            return k
+        k = highest_key(keys & BACKEND_MASK)
+        if k == 0:
+            raise RuntimeError(f"{self.name}: no backend dispatch key among the inputs")
+        return k
+
+    def _resolve(self, uint64_t keys):
+        return self.resolve(keys)
+
+    def trace(self, uint64_t keys):
+        """[(key name, what happens there)] for a call with dispatch key set ``keys``,
+        highest priority first, ending at the key that handles the call."""
+        steps = []
+        cdef uint64_t rest = keys
+        cdef int k
+        while rest:
+            k = highest_key(rest)
+            rest &= ~(<uint64_t>1 << k)
+            name = key_name(k)
+            if (self._kernel_mask >> k) & 1:
+                steps.append((name, f"kernel {getattr(self._table[k], '__qualname__', self._table[k])!r}"))
+                return steps
+            if (BACKEND_MASK >> k) & 1:
+                from ember.core._device import _backend_for_key
+                b = _backend_for_key(k)
+                steps.append((name, f"backend '{b.type}' primitive kernels from plugin "
+                                    f"{b.plugin!r}" if b is not None else "unregistered backend"))
+                return steps
+            if ((_fallthrough | self._ft_mask) >> k) & 1:
+                steps.append((name, "fallthrough"))
+            else:
+                steps.append((name, "no kernel: NotImplementedError"))
+                return steps
+        return steps
+
+    def __repr__(self):
+        return f"<ember op {self.name}: {self.schema}>"

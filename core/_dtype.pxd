@@ -1,0 +1,31 @@
+# dtypes as objects, and PyTorch's type promotion.  Codes are abi.h's EMBER_<dtype>.
+
+cdef extern from "ember/abi.h":
+    enum:
+        EMBER_UINT8, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64
+        EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_BOOL, EMBER_BFLOAT16
+
+# categories, ordered: a higher category wins in combine_categories
+cdef enum:
+    CAT_BOOL = 0
+    CAT_INTEGRAL = 1
+    CAT_FLOATING = 2
+
+
+cdef class dtype:
+    cdef readonly int code              # EMBER_<dtype>
+    cdef readonly int itemsize
+    cdef readonly bint is_floating_point
+    cdef readonly bint is_signed
+    cdef readonly bint is_complex       # always False for now (kept for PyTorch's API)
+    cdef readonly int category          # CAT_*
+    cdef readonly str name              # "float32"
+    cdef readonly object np_dtype       # numpy.dtype, or None (bfloat16: NumPy has none)
+
+
+cdef dtype dtype_from_code(int code)                 # every code of abi.h; None otherwise
+cdef dtype promote(dtype a, dtype b)                 # PyTorch's promote_types table
+# PyTorch's combine_categories(higher, lower) for result_type's tiers; None = undefined
+cdef dtype combine_categories(dtype higher, dtype lower)
+cpdef dtype as_dtype(object obj, str op=*, str arg=*)  # ember/NumPy dtype or float/int/bool
+cpdef dtype dtype_from_numpy(object np_dtype)        # TypeError naming unsupported ones

@@ -1,0 +1,251 @@
+# cython: language_level=3
+"""ember's dtypes: singleton `dtype` objects and PyTorch's type-promotion rules.
+
+A dtype's `code` is abi.h's EMBER_<dtype> (= PyTorch's ScalarType numbering), which is
+what kernels receive.  Promotion follows PyTorch's `promote_types` table, never NumPy's
+`result_type` (NumPy 2 promotes e.g. int8 + uint8 and float16 + bfloat16 differently).
+"""
+from cpython.ref cimport PyObject
+
+import numpy as np
+
+# The promotion table, written once, in PyTorch's layout (c10/core/ScalarType.cpp) for
+# ember's ten dtypes.  It is static C data: `promote` is two array loads, no Python.
+# Rows/columns are in EMBER_IDX_* order; codes are sparse (0..15), hence the index map.
+cdef extern from *:
+    """
+    #define EMBER_NDTYPES 10
+    #define EMBER_NCODES 16
+    #define u1 EMBER_UINT8
+    #define i1 EMBER_INT8
+    #define i2 EMBER_INT16
+    #define i4 EMBER_INT32
+    #define i8 EMBER_INT64
+    #define f2 EMBER_FLOAT16
+    #define f4 EMBER_FLOAT32
+    #define f8 EMBER_FLOAT64
+    #define b1 EMBER_BOOL
+    #define bf EMBER_BFLOAT16
+    /* code -> row/column of the table below; -1 for codes ember does not have */
+    static const signed char ember_dtype_index[EMBER_NCODES] = {
+        /* 0 u1 */ 0, /* 1 i1 */ 1, /* 2 i2 */ 2, /* 3 i4 */ 3, /* 4 i8 */ 4,
+        /* 5 f2 */ 5, /* 6 f4 */ 6, /* 7 f8 */ 7, -1, -1, -1, /* 11 b1 */ 8,
+        -1, -1, -1, /* 15 bf */ 9
+    };
+    static const signed char ember_promote_table[EMBER_NDTYPES][EMBER_NDTYPES] = {
+        /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf */
+        /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf},
+        /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf},
+        /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf},
+        /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf},
+        /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf},
+        /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4},
+        /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4},
+        /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
+        /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf},
+        /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf},
+    };
+    #undef u1
+    #undef i1
+    #undef i2
+    #undef i4
+    #undef i8
+    #undef f2
+    #undef f4
+    #undef f8
+    #undef b1
+    #undef bf
+    """
+    enum:
+        EMBER_NDTYPES
+        EMBER_NCODES
+    const signed char ember_dtype_index[]
+    const signed char ember_promote_table[][10]
+
+
+# code -> dtype, borrowed references (the objects live in `all_dtypes` for ever)
+cdef PyObject* _by_code[EMBER_NCODES]
+
+
+cdef class dtype:
+    """A tensor element type.  One instance per type: compare with `is` or `==`."""
+
+    def __init__(self, *args, **kwargs):
+        # like torch.dtype: the ten instances are made by this module only
+        raise TypeError("cannot create 'ember.dtype' instances")
+
+    def __repr__(self):
+        return "ember." + self.name
+
+    def __str__(self):
+        return "ember." + self.name
+
+    # Singletons: pickle stores a global name; `obj.__module__` (this module) has it,
+    # so unpickling gives back the very same object (as torch.dtype does).
+    def __reduce__(self):
+        return self.name
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+cdef dtype _make(int code, int itemsize, int category, bint is_signed, str name, np_type):
+    cdef dtype d = dtype.__new__(dtype)     # skips __init__, which refuses
+    d.code = code
+    d.itemsize = itemsize
+    d.category = category
+    d.is_floating_point = category == CAT_FLOATING
+    d.is_signed = is_signed
+    d.is_complex = False
+    d.name = name
+    d.np_dtype = None if np_type is None else np.dtype(np_type)
+    _by_code[code] = <PyObject*>d
+    return d
+
+
+# PyTorch: bool and uint8 are unsigned; every float is signed.
+float32 = _make(EMBER_FLOAT32, 4, CAT_FLOATING, True, "float32", np.float32)
+float64 = _make(EMBER_FLOAT64, 8, CAT_FLOATING, True, "float64", np.float64)
+float16 = _make(EMBER_FLOAT16, 2, CAT_FLOATING, True, "float16", np.float16)
+bfloat16 = _make(EMBER_BFLOAT16, 2, CAT_FLOATING, True, "bfloat16", None)  # NumPy has none
+int8 = _make(EMBER_INT8, 1, CAT_INTEGRAL, True, "int8", np.int8)
+int16 = _make(EMBER_INT16, 2, CAT_INTEGRAL, True, "int16", np.int16)
+int32 = _make(EMBER_INT32, 4, CAT_INTEGRAL, True, "int32", np.int32)
+int64 = _make(EMBER_INT64, 8, CAT_INTEGRAL, True, "int64", np.int64)
+uint8 = _make(EMBER_UINT8, 1, CAT_INTEGRAL, False, "uint8", np.uint8)
+cdef dtype _bool = _make(EMBER_BOOL, 1, CAT_BOOL, False, "bool", np.bool_)
+cdef dtype _float64 = float64, _int64 = int64   # typed handles for as_dtype's fast paths
+
+all_dtypes = (float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, _bool)
+
+# Every public name, aliases included (PyTorch's: float, double, half, long, int, short),
+# for the façade to re-export.  `bool`, `int`, `float`, ... would shadow builtins (and some
+# are C keywords in Cython), so they enter the module namespace through globals() only;
+# code in this module still sees the builtins.
+_dtype_by_name = {d.name: d for d in all_dtypes}
+_dtype_by_name.update(float=float32, double=float64, half=float16, long=int64, int=int32,
+                      short=int16)
+globals().update(_dtype_by_name)
+
+# Canonical names only, for as_dtype("float32"): aliases are ambiguous as strings
+# (NumPy's "float"/"int" mean float64/int64, ember's float/int mean float32/int32).
+cdef dict _dtype_by_canonical_name = {d.name: d for d in all_dtypes}
+
+# NumPy (kind, itemsize) -> dtype.  Keyed by kind and size, not by scalar type, so that
+# C-named duplicates (np.longlong, np.intc, ...) and non-native byte orders map too;
+# byte order is the caller's business (from_numpy rejects it, tensor() converts).
+cdef dict _dtype_by_np_kind = {
+    ("f", 8): float64, ("f", 4): float32, ("f", 2): float16,
+    ("i", 8): int64, ("i", 4): int32, ("i", 2): int16, ("i", 1): int8,
+    ("u", 1): uint8, ("b", 1): _bool,
+}
+
+_NUMPY_SUPPORTED = ("The only supported types are: float64, float32, float16, int64, "
+                    "int32, int16, int8, uint8, and bool.")
+
+
+cdef dtype dtype_from_code(int code):
+    if code < 0 or code >= EMBER_NCODES or _by_code[code] == NULL:
+        return None
+    return <dtype>_by_code[code]
+
+
+cdef dtype promote(dtype a, dtype b):
+    # None plays PyTorch's ScalarType::Undefined: promoteTypes(ud, x) is ud
+    if a is None or b is None:
+        return None
+    if a is b:
+        return a
+    return <dtype>_by_code[ember_promote_table[ember_dtype_index[a.code]]
+                                              [ember_dtype_index[b.code]]]
+
+
+cdef inline dtype _promote_skip_undefined(dtype a, dtype b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return promote(a, b)
+
+
+cdef dtype combine_categories(dtype higher, dtype lower):
+    # c10's ResultType.cpp: result_type ranks operands in tiers (dim tensors > zero-dim
+    # tensors > wrapped Python scalars); a lower tier only matters if it is of a higher
+    # category: int32 tensor + 2.5 -> float, uint8 tensor + 300 -> uint8,
+    # bool tensor + 1 -> int64.  None is Undefined (no operand in that tier).
+    if higher is None:
+        return lower
+    if higher.category == CAT_FLOATING:
+        return higher
+    if higher.category == CAT_BOOL or (lower is not None and lower.category == CAT_FLOATING):
+        return _promote_skip_undefined(higher, lower)
+    return higher
+
+
+cdef str _type_error(str op, str arg, str what):
+    prefix = f"{op}(): " if op else ""
+    return f"{prefix}argument '{arg}' must be ember.dtype, not {what}"
+
+
+cpdef dtype as_dtype(object obj, str op="", str arg="dtype"):
+    """An ember dtype from an ember dtype, a NumPy dtype / scalar type, a canonical name
+    ("float32"), or Python's float/int/bool (float64/int64/bool, as `Tensor.to(float)`)."""
+    if type(obj) is dtype:
+        return <dtype>obj
+    # Python's types: PyTorch maps them to double, long and bool
+    if obj is float:
+        return _float64
+    if obj is int:
+        return _int64
+    if obj is bool:
+        return _bool
+    if isinstance(obj, str):
+        d = _dtype_by_canonical_name.get(obj)
+        if d is None:
+            raise TypeError(_type_error(op, arg, f"str {obj!r}"))
+        return <dtype>d
+    if isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
+        try:
+            np_dt = np.dtype(obj)
+        except TypeError:               # abstract scalar types: np.floating, np.number
+            raise TypeError(_type_error(op, arg, f"numpy.{obj.__name__}")) from None
+        d = _dtype_by_np_kind.get((np_dt.kind, np_dt.itemsize))
+        if d is None:
+            raise TypeError(_type_error(op, arg, f"numpy.{np_dt.type.__name__}") +
+                            " (ember has no such dtype)")
+        return <dtype>d
+    raise TypeError(_type_error(op, arg, type(obj).__name__))
+
+
+cpdef dtype dtype_from_numpy(object np_dtype):
+    """The ember dtype of a NumPy dtype (or of anything np.dtype() accepts)."""
+    if not isinstance(np_dtype, np.dtype):
+        np_dtype = np.dtype(np_dtype)
+    d = _dtype_by_np_kind.get((np_dtype.kind, np_dtype.itemsize))
+    if d is None:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{np_dtype.type.__name__}. "
+                        + _NUMPY_SUPPORTED)
+    return <dtype>d
+
+
+cpdef dtype promote_types(type1, type2):
+    """torch.promote_types: the smallest dtype both `type1` and `type2` convert to."""
+    if type(type1) is not dtype:
+        raise TypeError("promote_types(): argument 'type1' (position 1) must be ember.dtype, "
+                        f"not {type(type1).__name__}")
+    if type(type2) is not dtype:
+        raise TypeError("promote_types(): argument 'type2' (position 2) must be ember.dtype, "
+                        f"not {type(type2).__name__}")
+    return promote(<dtype>type1, <dtype>type2)
+
+
+# Python-visible handles on the cdef functions, for tests only
+def _dtype_from_code(int code):
+    return dtype_from_code(code)
+
+
+def _combine_categories(higher, lower):
+    return combine_categories(higher, lower)

@@ -1,0 +1,326 @@
+# Elementwise ops: broadcasting, type promotion, Python scalars on either side, out=,
+# in-place; all run the backend's `unary`/`binary` primitive.
+
+cdef enum:
+    FAMILY_VIEW = 0
+    FAMILY_UNARY = 1
+    FAMILY_BINARY = 2
+    FAMILY_REDUCE = 3
+    FAMILY_MATMUL = 4
+    FAMILY_COPY = 5
+    FAMILY_FILL = 6
+    FAMILY_RANDOM = 7
+
+DEF GIL_CUTOFF = 32768      # below this many elements, keep the GIL (releasing costs more)
+
+cdef Op op_add = Op("add", "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                    FAMILY_BINARY, EMBER_BINARY_ADD, _rules.elementwise)
+cdef Op op_sub = Op("sub", "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                    FAMILY_BINARY, EMBER_BINARY_SUB, _rules.elementwise)
+cdef Op op_mul = Op("mul", "mul(Tensor self, Tensor other) -> Tensor",
+                    FAMILY_BINARY, EMBER_BINARY_MUL, _rules.elementwise)
+cdef Op op_div = Op("div", "div(Tensor self, Tensor other) -> Tensor",
+                    FAMILY_BINARY, EMBER_BINARY_DIV, _rules.elementwise)
+cdef Op op_neg = Op("neg", "neg(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_NEG,
+                    _rules.elementwise)
+cdef Op op_exp = Op("exp", "exp(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_EXP,
+                    _rules.elementwise)
+cdef Op op_relu = Op("relu", "relu(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_RELU,
+                     _rules.elementwise)
+
+
+cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
+    msg = ctx.error[:].decode("utf-8", "replace") or f"kernel failed with code {rc}"
+    if rc == EMBER_ERR_INDEX:
+        raise IndexError(msg)
+    if rc == EMBER_ERR_VALUE:
+        raise ValueError(msg)
+    if rc == EMBER_ERR_TYPE:
+        raise TypeError(msg)
+    if rc == EMBER_ERR_NOT_IMPLEMENTED:
+        raise NotImplementedError(msg)
+    if rc == EMBER_ERR_MEMORY:
+        raise MemoryError(msg)
+    raise RuntimeError(msg)
+
+
+cdef inline void init_ctx(ember_ctx* ctx) noexcept:
+    ctx.deterministic = _state.deterministic()
+    ctx.error[0] = 0
+
+
+cdef inline uint64_t effective_keys(uint64_t keys) noexcept:
+    return (keys | _state.tls_included()) & ~_state.tls_excluded()
+
+
+cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1:
+    """Broadcast t's shape into out[:nd] (both right-aligned)."""
+    cdef int i, j
+    for i in range(t._ndim):
+        j = nd - t._ndim + i
+        if out[j] == 1:
+            out[j] = t._sizes[i]
+        elif t._sizes[i] != 1 and t._sizes[i] != out[j]:
+            raise RuntimeError(
+                f"The size of tensor a ({out[j]}) must match the size of tensor b "
+                f"({t._sizes[i]}) at non-singleton dimension {i}")
+    return 0
+
+
+cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) noexcept:
+    """t viewed at the broadcast shape: leading and size-1 dims get stride 0."""
+    t.view_c(v)
+    cdef int i, j, shift = nd - t._ndim
+    for i in range(nd - 1, -1, -1):
+        j = i - shift
+        v.strides[i] = t._strides[j] if j >= 0 and t._sizes[j] == sizes[i] else 0
+        v.sizes[i] = sizes[i]
+    v.ndim = nd
+
+
+cdef TensorBase cast_to(TensorBase t, dtype dt):
+    """t itself if it already has dtype dt, else a contiguous converted copy."""
+    if t._dtype is dt:
+        return t
+    cdef TensorBase r = empty_c(t._ndim, t._sizes, dt, t._device)
+    run_copy(r, t)
+    return r
+
+
+cdef TensorBase prepare_out(object out, int nd, const int64_t* sizes, dtype dt,
+                            device dev, str op):
+    """A fresh result, or `out` checked (device, castable dtype) and resized if needed."""
+    if out is None:
+        return empty_c(nd, sizes, dt, dev)
+    cdef TensorBase o = as_tensor_arg(out, op, "out")
+    if o._device != dev:
+        raise RuntimeError(f"{op}: Expected out tensor to be on device {dev}, but got {o._device}")
+    if not can_cast(dt, o._dtype):
+        raise RuntimeError(f"result type {st_name(dt)} can't be cast to the desired output "
+                           f"type {st_name(o._dtype)}")
+    resize_out(o, nd, sizes, op)
+    return o
+
+
+cdef int resize_out(TensorBase o, int nd, const int64_t* sizes, str op) except -1:
+    cdef int i
+    if o._ndim == nd:
+        for i in range(nd):
+            if o._sizes[i] != sizes[i]:
+                break
+        else:
+            return 0
+    if o.numel_c():
+        import warnings
+        warnings.warn(f"{op}: An output with one or more elements was resized since it had "
+                      f"shape {list(o.shape)}, which does not match the required output shape "
+                      f"{[sizes[i] for i in range(nd)]}.", UserWarning, stacklevel=3)
+    cdef int64_t strides[MAX_DIM]
+    cdef int64_t n = contiguous_strides(nd, sizes, strides)
+    o._storage = allocate(o._backend, o._device, n * o._dtype.itemsize)
+    o._ndim = nd
+    memcpy(o._sizes, sizes, nd * sizeof(int64_t))
+    memcpy(o._strides, strides, nd * sizeof(int64_t))
+    o._offset = 0
+    return 0
+
+
+cdef object binary_op(Op op, object a, object b, object alpha, object out):
+    """The whole path of a binary elementwise op, scalars allowed on either side."""
+    cdef TensorBase ta = a if isinstance(a, TensorBase) else None
+    cdef TensorBase tb = b if isinstance(b, TensorBase) else None
+    if ta is None and not is_scalar(a) or tb is None and not is_scalar(b):
+        raise TypeError(f"{op.name}(): unsupported operand type(s): "
+                        f"'{type(a).__name__}' and '{type(b).__name__}'")
+    cdef uint64_t keys = effective_keys((ta._keys if ta is not None else 0)
+                                        | (tb._keys if tb is not None else 0))
+    cdef int k = op.resolve(keys)
+    if (op._kernel_mask >> k) & 1:
+        return op._table[k](a, b, alpha=alpha, out=out)
+
+    cdef dtype ct = result_type2(a, b, op.name)
+    cdef int code = op.code
+    if ct.code == EMBER_BOOL and code == EMBER_BINARY_SUB:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if code == EMBER_BINARY_DIV and not ct.is_floating_point:
+        ct = <dtype>_state.default_dtype()
+    # a 0-dim CPU tensor next to a tensor on another device acts as a scalar (PyTorch)
+    if ta is not None and tb is not None and ta._device is not tb._device \
+            and ta._device != tb._device:
+        if tb._ndim == 0 and tb._device.type == "cpu":
+            b, tb = item_c(tb), None
+        elif ta._ndim == 0 and ta._device.type == "cpu":
+            a, ta = item_c(ta), None
+        else:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {ta._device} and {tb._device}!")
+    if alpha is not 1 and alpha != 1:
+        if isinstance(alpha, float) and not ct.is_floating_point:
+            raise RuntimeError("For integral input tensors, argument alpha must not be a "
+                               "floating point number.")
+        b = binary_op(op_mul, b, alpha, 1, None) if tb is not None else b * alpha
+        tb = b if tb is not None else None
+
+    cdef TensorBase ref = ta if ta is not None else tb
+    cdef int nd = max(ta._ndim if ta is not None else 0, tb._ndim if tb is not None else 0)
+    cdef int64_t sizes[MAX_DIM]
+    cdef int i
+    for i in range(nd):
+        sizes[i] = 1
+    if ta is not None:
+        broadcast_into(nd, sizes, ta)
+    if tb is not None:
+        broadcast_into(nd, sizes, tb)
+    cdef TensorBase o = prepare_out(out, nd, sizes, ct, ref._device, op.name)
+    if o._backend.is_meta:
+        return o
+    cdef TensorBase dst = o if o._dtype is ct else empty_c(nd, sizes, ct, o._device)
+    cdef ember_view vo, va, vb
+    cdef scalar_buf sa, sb
+    cdef TensorBase ca, cb          # converted operands, alive through the kernel call
+    dst.view_c(&vo)
+    if ta is not None:
+        ca = cast_to(ta, ct)
+        expanded_view(ca, nd, sizes, &va)
+    else:
+        write_scalar(a, ct, &sa, op.name)
+        scalar_view(&va, nd, sizes, &sa, ct.code)
+    if tb is not None:
+        cb = cast_to(tb, ct)
+        expanded_view(cb, nd, sizes, &vb)
+    else:
+        write_scalar(b, ct, &sb, op.name)
+        scalar_view(&vb, nd, sizes, &sb, ct.code)
+    cdef ember_kernel_table* t = o._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    cdef int rc
+    if dst.numel_c() > GIL_CUTOFF:
+        with nogil:
+            rc = t.binary(&ctx, code, &vo, &va, &vb)
+    else:
+        rc = t.binary(&ctx, code, &vo, &va, &vb)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    if dst is not o:
+        run_copy(o, dst)
+    if out is not None:
+        o.bump()
+    return o
+
+
+cdef object binary_inplace(Op op, TensorBase self, object other, object alpha):
+    """self.op_(other): the result must keep self's shape and be castable to its dtype."""
+    cdef dtype ct = result_type2(self, other, op.name)
+    if op.code == EMBER_BINARY_DIV and not ct.is_floating_point:
+        ct = <dtype>_state.default_dtype()
+    if not can_cast(ct, self._dtype):
+        raise RuntimeError(f"result type {st_name(ct)} can't be cast to the desired output "
+                           f"type {st_name(self._dtype)}")
+    cdef int64_t sizes[MAX_DIM]
+    cdef int i
+    for i in range(self._ndim):
+        sizes[i] = self._sizes[i]
+    if isinstance(other, TensorBase):
+        if (<TensorBase>other)._ndim > self._ndim:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                               f"broadcast shape {list(_rules.broadcast_shapes(self.shape, other.shape))}")
+        broadcast_into(self._ndim, sizes, <TensorBase>other)
+        for i in range(self._ndim):
+            if sizes[i] != self._sizes[i]:
+                raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the "
+                                   f"broadcast shape {[sizes[j] for j in range(self._ndim)]}")
+    binary_op(op, self, other, alpha, self)
+    return self
+
+
+cdef bint unary_to_float(int code) noexcept:
+    return code != EMBER_UNARY_NEG and code != EMBER_UNARY_RELU and code != EMBER_UNARY_ABS \
+        and code != EMBER_UNARY_SQUARE
+
+
+cdef object unary_op(Op op, TensorBase a, object out):
+    """The whole path of a unary elementwise op."""
+    cdef int k = op.resolve(effective_keys(a._keys))
+    if (op._kernel_mask >> k) & 1:
+        return op._table[k](a, out=out)
+    cdef dtype ct = a._dtype
+    if op.code == EMBER_UNARY_NEG and ct.code == EMBER_BOOL:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    if unary_to_float(op.code) and not ct.is_floating_point:
+        ct = <dtype>_state.default_dtype()
+    cdef TensorBase src = cast_to(a, ct)
+    cdef TensorBase o = prepare_out(out, a._ndim, a._sizes, ct, a._device, op.name)
+    if o._backend.is_meta:
+        return o
+    cdef TensorBase dst = o if o._dtype is ct else empty_c(a._ndim, a._sizes, ct, o._device)
+    cdef ember_view vo, va
+    dst.view_c(&vo)
+    src.view_c(&va)
+    cdef ember_kernel_table* t = o._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    cdef int rc
+    if dst.numel_c() > GIL_CUTOFF:
+        with nogil:
+            rc = t.unary(&ctx, op.code, &vo, &va)
+    else:
+        rc = t.unary(&ctx, op.code, &vo, &va)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    if dst is not o:
+        run_copy(o, dst)
+    if out is not None:
+        o.bump()
+    return o
+
+
+def add(input, other, *, alpha=1, out=None):
+    """input + alpha * other, with broadcasting and type promotion."""
+    return binary_op(op_add, input, other, alpha, out)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """input - alpha * other, with broadcasting and type promotion."""
+    return binary_op(op_sub, input, other, alpha, out)
+
+
+def mul(input, other, *, out=None):
+    """input * other, with broadcasting and type promotion."""
+    return binary_op(op_mul, input, other, 1, out)
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """input / other (true division: integer inputs give the default float dtype)."""
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                             f"'floor' but found '{rounding_mode}'")
+        raise NotImplementedError(f"div(): rounding_mode='{rounding_mode}' arrives with the "
+                                  "op catalogue (floor/trunc kernels)")
+    return binary_op(op_div, input, other, 1, out)
+
+
+true_divide = div
+
+
+def neg(input, *, out=None):
+    """-input."""
+    return unary_op(op_neg, as_tensor_arg(input, "neg", "input"), out)
+
+
+negative = neg
+
+
+def exp(input, *, out=None):
+    """e ** input, elementwise (integer inputs give the default float dtype)."""
+    return unary_op(op_exp, as_tensor_arg(input, "exp", "input"), out)
+
+
+def relu(input):
+    """max(input, 0), elementwise."""
+    return unary_op(op_relu, as_tensor_arg(input, "relu", "input"), None)

@@ -1,0 +1,44 @@
+"""One validation vocabulary: each helper maps to one exception type.
+
+``message`` is a callable returning the message (built only on failure), or a string.
+Conditions may be plain bools or symbolic booleans (a later issue records guards here).
+"""
+
+
+def _msg(message, default):
+    if message is None:
+        return default
+    return message() if callable(message) else str(message)
+
+
+def _check_with(error_type, cond, message=None):
+    """Raise ``error_type(message())`` unless ``cond``."""
+    if not isinstance(error_type, type) or not issubclass(error_type, Exception):
+        raise TypeError(f"_check_with(): error_type must be an Exception type, got {error_type!r}")
+    if not bool(cond):
+        raise error_type(_msg(message, f"Expected cond to be True, but got {cond}"))
+
+
+def _check(cond, message=None):
+    """RuntimeError unless ``cond``."""
+    _check_with(RuntimeError, cond, message)
+
+
+def _check_index(cond, message=None):
+    """IndexError unless ``cond``."""
+    _check_with(IndexError, cond, message)
+
+
+def _check_value(cond, message=None):
+    """ValueError unless ``cond``."""
+    _check_with(ValueError, cond, message)
+
+
+def _check_type(cond, message=None):
+    """TypeError unless ``cond``."""
+    _check_with(TypeError, cond, message)
+
+
+def _check_not_implemented(cond, message=None):
+    """NotImplementedError unless ``cond``."""
+    _check_with(NotImplementedError, cond, message)

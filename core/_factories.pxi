@@ -1,0 +1,221 @@
+# Factory functions: tensor, empty, zeros, ones, full, arange, rand, randn and *_like.
+
+cdef object _np = None
+
+
+cdef object numpy():
+    global _np
+    if _np is None:
+        import numpy as np
+        _np = np
+    return _np
+
+
+cdef int check_requires_grad(object requires_grad, str op) except -1:
+    if requires_grad:
+        raise NotImplementedError(f"{op}(): requires_grad=True needs the autograd engine, "
+                                  "which is not part of this build yet")
+    return 0
+
+
+cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
+    cdef int64_t sizes[MAX_DIM]
+    cdef int nd = parse_shape(size, sizes, op)
+    cdef int i
+    for i in range(nd):
+        if sizes[i] < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {sizes[i]}: "
+                               f"{[sizes[j] for j in range(nd)]}")
+    cdef dtype d = <dtype>_state.default_dtype() if dt is None else as_dtype(dt, op, "dtype")
+    return empty_c(nd, sizes, d, as_device(dev))
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs):
+    """An uninitialised tensor of shape ``size``."""
+    check_requires_grad(requires_grad, "empty")
+    return new_empty(size, dtype, device, "empty")
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    """A tensor of shape ``size`` filled with 0."""
+    check_requires_grad(requires_grad, "zeros")
+    cdef TensorBase t = new_empty(size, dtype, device, "zeros")
+    fill_c(t, 0)
+    return t
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+    """A tensor of shape ``size`` filled with 1."""
+    check_requires_grad(requires_grad, "ones")
+    cdef TensorBase t = new_empty(size, dtype, device, "ones")
+    fill_c(t, 1)
+    return t
+
+
+cdef dtype fill_value_dtype(object fill_value):
+    if isinstance(fill_value, TensorBase):
+        return (<TensorBase>fill_value)._dtype
+    return scalar_dtype(fill_value, "full")
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
+    """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
+    check_requires_grad(requires_grad, "full")
+    cdef TensorBase t = new_empty((size,), fill_value_dtype(fill_value) if dtype is None
+                                  else dtype, device, "full")
+    fill_c(t, fill_value)
+    return t
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """An uninitialised tensor shaped like ``input``."""
+    cdef TensorBase a = as_tensor_arg(input, "empty_like", "input")
+    check_requires_grad(requires_grad, "empty_like")
+    return new_empty((a.shape,), a._dtype if dtype is None else dtype,
+                     a._device if device is None else device, "empty_like")
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Zeros shaped like ``input``."""
+    cdef TensorBase t = empty_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    fill_c(t, 0)
+    return t
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """Ones shaped like ``input``."""
+    cdef TensorBase t = empty_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    fill_c(t, 1)
+    return t
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None):
+    """``fill_value`` everywhere, shaped like ``input``."""
+    cdef TensorBase t = empty_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    fill_c(t, fill_value)
+    return t
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Uniform samples from [0, 1)."""
+    check_requires_grad(requires_grad, "rand")
+    return random_fill(op_uniform, new_empty(size, dtype, device, "rand"), 0.0, 1.0, generator)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Samples from the standard normal distribution."""
+    check_requires_grad(requires_grad, "randn")
+    return random_fill(op_normal, new_empty(size, dtype, device, "randn"), 0.0, 1.0, generator)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return random_fill(op_uniform, empty_like(input, dtype=dtype, device=device,
+                                              requires_grad=requires_grad), 0.0, 1.0, None)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return random_fill(op_normal, empty_like(input, dtype=dtype, device=device,
+                                             requires_grad=requires_grad), 0.0, 1.0, None)
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           out=None):
+    """Values from ``start`` to ``end`` (exclusive) by ``step``."""
+    check_requires_grad(requires_grad, "arange")
+    if end is None:
+        start, end = 0, start
+    for name, v in (("start", start), ("end", end), ("step", step)):
+        if isinstance(v, TensorBase):
+            v = item_c(v)
+        if not is_scalar(v):
+            raise TypeError(f"arange(): argument '{name}' must be Number, not {type(v).__name__}")
+    cdef DType d
+    if dtype is not None:
+        d = as_dtype(dtype, "arange", "dtype")
+    elif any(isinstance(v, float) for v in (start, end, step)):
+        d = <DType>_state.default_dtype()
+    else:
+        d = _dtypes.int64
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (step > 0 and end < start) or (step < 0 and end > start):
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    import math
+    n = math.ceil((end - start) / step) if d.is_floating_point or isinstance(start, float) \
+        or isinstance(end, float) or isinstance(step, float) else -((start - end) // step)
+    np = numpy()
+    if d.is_floating_point:
+        host = start + np.arange(n, dtype=np.float64) * step
+    else:
+        host = np.arange(start, start + n * step, step, dtype=np.int64)[:n]
+    return from_host_array(host, d, as_device(device))
+
+
+cdef TensorBase from_host_array(object arr, dtype dt, device dev):
+    """A new tensor on `dev` with dtype `dt` holding the NumPy array `arr` (copied)."""
+    np = numpy()
+    host_dt = dt if dt.np_dtype is not None else _dtypes.float32   # bfloat16: via float32
+    a = np.ascontiguousarray(arr, dtype=host_dt.np_dtype)
+    cdef int64_t sizes[MAX_DIM]
+    cdef int nd = a.ndim
+    if nd > MAX_DIM:
+        raise RuntimeError(f"ember supports at most {MAX_DIM} dimensions, got {nd}")
+    cdef int i
+    for i in range(nd):
+        sizes[i] = a.shape[i]
+    cdef TensorBase t = empty_c(nd, sizes, host_dt, dev)
+    cdef int64_t nbytes = a.nbytes
+    cdef ember_ctx ctx
+    cdef int rc
+    cdef char* src
+    if nbytes and not t._backend.is_meta:
+        src = <char*><size_t>a.ctypes.data
+        init_ctx(&ctx)
+        rc = t._backend.kernels().from_host(&ctx, t._storage.data, src, nbytes)
+        if rc:
+            raise_kernel_error(rc, &ctx)
+    return cast_to(t, dt)
+
+
+cdef dtype infer_host_dtype(object data, object arr):
+    """PyTorch's dtype inference: Python floats -> default dtype, ints -> int64."""
+    np = numpy()
+    kind = arr.dtype.kind
+    if kind == "c":
+        raise TypeError("ember does not support complex tensors yet")
+    if kind not in "biuf":
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if isinstance(data, (np.ndarray, np.generic)):
+        return dtype_from_numpy_cached(arr.dtype)
+    if kind == "f":
+        return <dtype>_state.default_dtype()
+    if kind in "iu":
+        return _dtypes.int64
+    return _dtypes.bool
+
+
+cdef dtype dtype_from_numpy_cached(object npd):
+    from ember.core._dtype import dtype_from_numpy
+    return dtype_from_numpy(npd)
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new tensor holding a copy of ``data`` (a number, nested sequences, an array)."""
+    check_requires_grad(requires_grad, "tensor")
+    cdef DType d
+    if isinstance(data, TensorBase):
+        return to_c(<TensorBase>data, device, dtype, True)
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    np = numpy()
+    try:
+        arr = np.asarray(data)
+    except ValueError as e:
+        raise ValueError(f"tensor(): could not build a tensor from ragged nested sequences "
+                         f"({e})") from None
+    if arr.dtype == object:
+        raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__} "
+                        f"(nested sequences must hold numbers or tensors)")
+    d = infer_host_dtype(data, arr) if dtype is None else as_dtype(dtype, "tensor", "dtype")
+    return from_host_array(arr, d, as_device(device))

@@ -1,0 +1,107 @@
+"""Tensor.__repr__ formatted like PyTorch's (precision 4, sci mode when needed,
+summarised past 1000 elements)."""
+import math
+
+PRECISION = 4
+THRESHOLD = 1000
+EDGEITEMS = 3
+LINEWIDTH = 80
+
+
+class _Formatter:
+    """Decides one width and notation for every element, as PyTorch's _Formatter does."""
+
+    def __init__(self, values, floating):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        finite = [v for v in values if math.isfinite(v)] if floating else values
+        if not floating:
+            self.width = max((len(str(v)) for v in values), default=1)
+            return
+        if not finite:
+            self.width = max((len(self._special(v)) for v in values), default=1)
+            return
+        self.int_mode = all(v == math.floor(v) for v in finite)
+        nonzero = [abs(v) for v in finite if v != 0]
+        amax = max(nonzero, default=0.0)
+        amin = min(nonzero, default=0.0)
+        if self.int_mode:
+            if amax > 1e8:
+                self.sci_mode = True
+        elif amax and (amax / amin > 1000.0 or amax > 1e8 or amin < 1e-4):
+            self.sci_mode = True
+        self.width = max(len(self.format(v)) for v in values)
+
+    @staticmethod
+    def _special(v):
+        return "nan" if v != v else ("inf" if v > 0 else "-inf")
+
+    def format(self, v):
+        if not self.floating:
+            s = str(v)
+        elif not math.isfinite(v):
+            s = self._special(v)
+        elif self.sci_mode:
+            s = f"{v:.{PRECISION}e}"
+        elif self.int_mode:
+            s = f"{v:.0f}."
+        else:
+            s = f"{v:.{PRECISION}f}"
+        return s.rjust(getattr(self, "width", 0))
+
+
+def _summarise(arr, summarize):
+    import numpy as np
+    if not summarize or arr.ndim == 0:
+        return arr.reshape(-1)
+    parts = []
+    for sub in (arr[:EDGEITEMS], arr[-EDGEITEMS:]) if arr.shape[0] > 2 * EDGEITEMS else (arr,):
+        for row in sub:
+            parts.append(_summarise(row, True) if arr.ndim > 1 else np.asarray([row]))
+    return np.concatenate(parts) if parts else arr.reshape(-1)
+
+
+def _fmt(arr, fmt, indent, summarize):
+    if arr.ndim == 0:
+        return fmt.format(arr.item())
+    if arr.ndim == 1:
+        items = [fmt.format(v) for v in arr.tolist()]
+        if summarize and len(items) > 2 * EDGEITEMS:
+            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
+        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+    rows = list(range(arr.shape[0]))
+    if summarize and len(rows) > 2 * EDGEITEMS:
+        rows = rows[:EDGEITEMS] + [None] + rows[-EDGEITEMS:]
+    sep = "," + "\n" * (arr.ndim - 1) + " " * (indent + 1)
+    body = [("..." if r is None else _fmt(arr[r], fmt, indent + 1, summarize)) for r in rows]
+    return "[" + sep.join(body) + "]"
+
+
+def tensor_repr(t):
+    """PyTorch-style repr: tensor([...], dtype=..., device=...)."""
+    from ember.core import _state
+    dtype, device = t.dtype, t.device
+    suffixes = []
+    if device.type != "cpu":
+        suffixes.append(f"device='{device}'")
+    if t.is_meta:
+        body = "..."
+        suffixes.insert(0, f"size={tuple(t.shape)}")
+    elif t.numel() == 0:
+        body = "[]"
+        if t.dim() != 1:
+            suffixes.append(f"size={tuple(t.shape)}")
+    else:
+        arr = t.numpy(force=True)
+        summarize = arr.size > THRESHOLD
+        values = _summarise(arr, summarize).tolist()
+        fmt = _Formatter(values, dtype.is_floating_point)
+        body = _fmt(arr, fmt, len("tensor("), summarize)
+    default_float = dtype is _state.get_default_dtype()
+    implicit = default_float or dtype.name in ("int64", "bool")
+    if not implicit or (t.numel() == 0 and dtype.name != "float32" and not default_float):
+        suffixes.append(f"dtype={dtype}")
+    return "tensor(" + ", ".join([body] + suffixes) + ")"

@@ -1,0 +1,153 @@
+# Type promotion (PyTorch's result_type tiers) and Python scalars as kernel operands.
+
+ctypedef union scalar_buf:
+    uint8_t u8
+    int8_t i8
+    int16_t i16
+    int32_t i32
+    int64_t i64
+    uint16_t u16
+    float f32
+    double f64
+
+cdef extern from "ember/half.h":
+    uint16_t ember_float_to_half(float f) nogil
+    uint16_t ember_float_to_bf16(float f) nogil
+    float ember_half_to_float(uint16_t h) nogil
+    float ember_bf16_to_float(uint16_t h) nogil
+
+
+cdef inline bint is_scalar(object x):
+    return isinstance(x, (int, float, bool))
+
+
+cdef dtype scalar_dtype(object x, str op):
+    """The dtype a Python scalar takes part in promotion as (its 'wrapped' tier)."""
+    if isinstance(x, bool):
+        return _dtypes.bool
+    if isinstance(x, int):
+        return _dtypes.int64
+    if isinstance(x, float):
+        return <dtype>_state.default_dtype()
+    raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
+
+
+cdef dtype result_type2(object a, object b, str op):
+    """PyTorch's result_type over two operands (tensors or Python scalars)."""
+    cdef dtype dim_r = None, zero_r = None, wrapped = None, d
+    for x in (a, b):
+        if isinstance(x, TensorBase):
+            d = (<TensorBase>x)._dtype
+            if (<TensorBase>x)._ndim:
+                dim_r = d if dim_r is None else promote(dim_r, d)
+            else:
+                zero_r = d if zero_r is None else promote(zero_r, d)
+        else:
+            d = scalar_dtype(x, op)
+            wrapped = d if wrapped is None else promote(wrapped, d)
+    return combine_categories(dim_r, combine_categories(zero_r, wrapped))
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` produces."""
+    for x, name in ((tensor1, "tensor1"), (tensor2, "tensor2")):
+        if not isinstance(x, TensorBase) and not is_scalar(x):
+            raise TypeError(f"result_type(): argument '{name}' must be Tensor or Number, not "
+                            f"{type(x).__name__}")
+    return result_type2(tensor1, tensor2, "result_type")
+
+
+cdef bint can_cast(dtype src, dtype dst) noexcept:
+    """PyTorch's canCast: no float -> integral, no non-bool -> bool."""
+    if src.category == CAT_FLOATING and dst.category == CAT_INTEGRAL:
+        return False
+    if dst.code == EMBER_BOOL and src.code != EMBER_BOOL:
+        return False
+    return True
+
+
+cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1:
+    """Store a Python number as one element of ``dt`` (what kernels read for scalars)."""
+    cdef int code = dt.code
+    cdef double f
+    cdef int64_t i
+    if code == EMBER_BOOL:
+        buf.u8 = 1 if value else 0
+    elif dt.category == CAT_FLOATING:
+        f = <double>value
+        if code == EMBER_FLOAT64:
+            buf.f64 = f
+        elif code == EMBER_FLOAT32:
+            buf.f32 = <float>f
+        elif code == EMBER_FLOAT16:
+            buf.u16 = ember_float_to_half(<float>f)
+        else:
+            buf.u16 = ember_float_to_bf16(<float>f)
+    else:
+        if isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} "
+                                   f"without overflow")
+            value = int(value)
+        try:
+            i = value
+        except OverflowError:
+            raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} without "
+                               "overflow") from None
+        if code == EMBER_INT64:
+            buf.i64 = i
+        elif code == EMBER_INT32:
+            buf.i32 = <int32_t>i
+        elif code == EMBER_INT16:
+            buf.i16 = <int16_t>i
+        elif code == EMBER_INT8:
+            buf.i8 = <int8_t>i
+        else:
+            buf.u8 = <uint8_t>i
+    return 0
+
+
+cdef object read_scalar(const char* p, int code):
+    """One element at ``p`` as a Python number."""
+    if code == EMBER_FLOAT32:
+        return (<float*>p)[0]
+    if code == EMBER_FLOAT64:
+        return (<double*>p)[0]
+    if code == EMBER_FLOAT16:
+        return ember_half_to_float((<uint16_t*>p)[0])
+    if code == EMBER_BFLOAT16:
+        return ember_bf16_to_float((<uint16_t*>p)[0])
+    if code == EMBER_INT64:
+        return (<int64_t*>p)[0]
+    if code == EMBER_INT32:
+        return (<int32_t*>p)[0]
+    if code == EMBER_INT16:
+        return (<int16_t*>p)[0]
+    if code == EMBER_INT8:
+        return (<int8_t*>p)[0]
+    if code == EMBER_UINT8:
+        return (<uint8_t*>p)[0]
+    return (<uint8_t*>p)[0] != 0
+
+
+cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf* buf,
+                      int code) noexcept:
+    """A broadcast view of one element: every stride 0."""
+    v.data = <char*>buf
+    v.ndim = ndim
+    v.dtype = code
+    cdef int i
+    for i in range(ndim):
+        v.sizes[i] = sizes[i]
+        v.strides[i] = 0
+
+
+cdef dict _SCALAR_TYPE_NAMES = {
+    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+    "bool": "Bool"}
+
+
+cdef str st_name(dtype d):
+    """PyTorch's ScalarType name of d, as its error messages spell it ("Float")."""
+    return _SCALAR_TYPE_NAMES[d.name]

@@ -1,0 +1,111 @@
+# Reductions over dims (sum, mean): the kept dims lead, the reduced dims trail, and the
+# backend's `reduce` primitive folds the trailing ones.
+
+cdef Op op_sum = Op("sum", "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
+                    "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_SUM,
+                    _rules.reduction)
+cdef Op op_mean = Op("mean", "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
+                     "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_MEAN,
+                     _rules.reduction)
+
+
+cdef int reduce_mask(TensorBase a, object dim, bint* mask, str op) except -1:
+    """Mark the reduced dims; returns how many.  None or () reduces every dim."""
+    cdef int i, d, n = 0
+    memset(mask, 0, MAX_DIM * sizeof(bint))
+    if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
+        for i in range(a._ndim):
+            mask[i] = True
+        return a._ndim
+    for x in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+        d = wrap_dim(x, a._ndim, op)
+        if a._ndim == 0:
+            continue
+        if mask[d]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        mask[d] = True
+        n += 1
+    return n
+
+
+cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtype_arg,
+                      object out):
+    cdef int k = op.resolve(effective_keys(a._keys))
+    if (op._kernel_mask >> k) & 1:
+        return op._table[k](a, dim, keepdim, dtype=dtype_arg, out=out)
+    cdef dtype ct
+    if dtype_arg is not None:
+        ct = as_dtype(dtype_arg, op.name, "dtype")
+    elif op.code == EMBER_REDUCE_SUM and not a._dtype.is_floating_point:
+        ct = _dtypes.int64
+    else:
+        ct = a._dtype
+    if op.code == EMBER_REDUCE_MEAN and not ct.is_floating_point:
+        raise RuntimeError(f"mean(): could not infer output dtype. "
+                           f"{'Optional' if dtype_arg is not None else 'Input'} dtype must be "
+                           f"either a floating point or complex dtype. Got: {st_name(ct)}")
+    cdef bint mask[MAX_DIM]
+    cdef int nred = reduce_mask(a, dim, mask, op.name)
+    # result shape, and the kernel's view of it (reduced dims dropped even with keepdim)
+    cdef int64_t osizes[MAX_DIM]
+    cdef ember_view va, vo
+    cdef int i, n = 0, nk = 0
+    for i in range(a._ndim):
+        if not mask[i]:
+            osizes[n] = a._sizes[i]
+            n += 1
+        elif keepdim:
+            osizes[n] = 1
+            n += 1
+    cdef TensorBase o = prepare_out(out, n, osizes, ct, a._device, op.name)
+    if o._backend.is_meta:
+        return o
+    cdef TensorBase dst = o if o._dtype is ct else empty_c(n, osizes, ct, o._device)
+    cdef TensorBase src = cast_to(a, ct)
+    src.view_c(&va)
+    dst.view_c(&vo)
+    for i in range(a._ndim):          # permute: kept dims first, reduced dims last
+        if not mask[i]:
+            va.sizes[nk] = src._sizes[i]
+            va.strides[nk] = src._strides[i]
+            nk += 1
+    for i in range(a._ndim):
+        if mask[i]:
+            va.sizes[nk] = src._sizes[i]
+            va.strides[nk] = src._strides[i]
+            nk += 1
+    vo.ndim = 0
+    n = 0
+    for i in range(a._ndim):          # the output as the kernel sees it: kept dims only
+        if not mask[i]:
+            vo.sizes[vo.ndim] = dst._sizes[n]
+            vo.strides[vo.ndim] = dst._strides[n]
+            vo.ndim += 1
+        if not mask[i] or keepdim:
+            n += 1
+    cdef ember_kernel_table* t = o._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    cdef int rc
+    if src.numel_c() > GIL_CUTOFF:
+        with nogil:
+            rc = t.reduce(&ctx, op.code, &vo, &va, nred)
+    else:
+        rc = t.reduce(&ctx, op.code, &vo, &va, nred)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    if dst is not o:
+        run_copy(o, dst)
+    if out is not None:
+        o.bump()
+    return o
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum of ``input`` over ``dim`` (an int, a tuple of ints, or None for all dims)."""
+    return reduce_op(op_sum, as_tensor_arg(input, "sum", "input"), dim, keepdim, dtype, out)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean of ``input`` over ``dim``; floating dtypes only (or pass ``dtype``)."""
+    return reduce_op(op_mean, as_tensor_arg(input, "mean", "input"), dim, keepdim, dtype, out)

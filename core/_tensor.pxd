@@ -1,0 +1,51 @@
+# The Tensor: storage + strided metadata + dispatch keys + version counter.
+from libc.stdint cimport int64_t, uint64_t
+
+from ember.core._device cimport Backend, device
+from ember.core._dispatch cimport Op
+from ember.core._dtype cimport dtype
+
+from ember.core._abi cimport ember_ctx, ember_view
+
+
+cdef class Storage:
+    cdef char* data
+    cdef int64_t _nbytes
+    cdef Backend backend
+    cdef readonly device device
+    cdef object owner                 # keeps foreign memory alive (NumPy array, DLPack)
+    cdef bint owned                   # freed through the backend's allocator
+
+
+cdef class VersionCounter:
+    cdef public int64_t value
+
+
+cdef class TensorBase:
+    cdef Storage _storage
+    cdef dtype _dtype
+    cdef device _device
+    cdef Backend _backend
+    cdef int _ndim
+    cdef int64_t _sizes[16]
+    cdef int64_t _strides[16]
+    cdef int64_t _offset              # in elements
+    cdef uint64_t _keys
+    cdef VersionCounter _version      # created on first need, shared with views
+    cdef object _base_ref             # the tensor this is a view of, or None
+    cdef dict __dict__
+    cdef object __weakref__
+
+    cdef int64_t numel_c(self) noexcept
+    cdef bint contiguous_c(self) noexcept
+    cdef void view_c(self, ember_view* v) noexcept
+    cdef VersionCounter version(self)
+    cdef void bump(self)
+
+
+cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
+                           const int64_t* strides, int64_t offset)
+cdef TensorBase empty_c(int ndim, const int64_t* sizes, dtype dt, device dev)
+cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
+                          const int64_t* strides, int64_t offset)
+cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1

@@ -1,0 +1,683 @@
+"""The Tensor data model and its ops.
+
+One extension module, split by concern into the .pxi files included at the bottom, so
+that the per-op path is direct C calls: dunder -> op -> dispatch -> backend kernel.
+"""
+cimport cython
+from cpython.ref cimport PyObject
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
+
+from ember.core._abi cimport *
+from libc.string cimport memcpy, memset
+
+from ember.core cimport _state
+from ember.core._device cimport (
+    Backend, as_device, backend_at, backend_for, cpu_device, device, ember_kernel_table)
+from ember.core._dispatch cimport (
+    BACKEND_MASK, DEFAULT_TENSOR_KEYS, DispatchKey, Op, highest_key)
+from ember.core._dtype cimport (
+    CAT_BOOL, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_BOOL, EMBER_FLOAT16,
+    EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64,
+    EMBER_UINT8, as_dtype, combine_categories, dtype, dtype_from_code, promote)
+from ember.core._dtype cimport dtype as DType
+
+from ember.core import _dtype as _dtypes
+from ember.core import shape_rules as _rules
+from ember.core._dispatch import FALLTHROUGH, keyset_names  # noqa: F401
+from ember.core._size import Size
+
+DEF MAX_DIM = 16
+
+cdef type _tensor_cls = TensorBase
+
+
+def _set_tensor_class(cls):
+    """The Python-level class (ember.Tensor) that ops return."""
+    global _tensor_cls
+    if not issubclass(cls, TensorBase):
+        raise TypeError("the tensor class must subclass TensorBase")
+    _tensor_cls = cls
+
+
+# --- storage and version counter -----------------------------------------------------
+
+cdef class Storage:
+    """A device buffer: (data pointer, nbytes, device, owner)."""
+
+    def __dealloc__(self):
+        if self.owned and self.data is not NULL and self.backend is not None:
+            self.backend._table.free(self.data)
+            self.data = NULL
+
+    def data_ptr(self):
+        return <size_t>self.data
+
+    def nbytes(self):
+        return self._nbytes
+
+    def size(self):
+        return self._nbytes
+
+    def __len__(self):
+        return self._nbytes
+
+    def __repr__(self):
+        return f"<ember storage of {self._nbytes} bytes on {self.device}>"
+
+
+cdef Storage allocate(Backend b, device dev, int64_t nbytes):
+    cdef Storage s = Storage.__new__(Storage)
+    s.backend = b
+    s.device = dev
+    s._nbytes = nbytes
+    s.owner = None
+    if b.is_meta:
+        s.data = NULL
+        s.owned = False
+        return s
+    cdef ember_kernel_table* t = b.kernels()
+    s.data = <char*>t.alloc(nbytes)
+    if s.data is NULL:
+        raise RuntimeError(f"{dev}: out of memory trying to allocate {nbytes} bytes")
+    s.owned = True
+    return s
+
+
+cdef Storage foreign_storage(Backend b, device dev, char* data, int64_t nbytes, object owner):
+    cdef Storage s = Storage.__new__(Storage)
+    s.backend = b
+    s.device = dev
+    s.data = data
+    s._nbytes = nbytes
+    s.owner = owner
+    s.owned = False
+    return s
+
+
+cdef class VersionCounter:
+    """Counts in-place writes; shared by a tensor and all its views."""
+
+
+# --- the tensor ----------------------------------------------------------------------
+
+cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
+                           const int64_t* strides, int64_t offset):
+    cdef TensorBase t = TensorBase.__new__(_tensor_cls)
+    t._storage = s
+    t._dtype = dt
+    t._device = s.device
+    t._backend = s.backend
+    t._ndim = ndim
+    if ndim:
+        memcpy(t._sizes, sizes, ndim * sizeof(int64_t))
+        memcpy(t._strides, strides, ndim * sizeof(int64_t))
+    t._offset = offset
+    t._keys = DEFAULT_TENSOR_KEYS | (<uint64_t>1 << s.backend.key)
+    return t
+
+
+cdef TensorBase empty_c(int ndim, const int64_t* sizes, dtype dt, device dev):
+    cdef int64_t strides[MAX_DIM]
+    cdef int64_t n = contiguous_strides(ndim, sizes, strides)
+    cdef Backend b = backend_for(dev)
+    return new_tensor(allocate(b, dev, n * dt.itemsize), dt, ndim, sizes, strides, 0)
+
+
+cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
+                          const int64_t* strides, int64_t offset):
+    cdef TensorBase t = new_tensor(base._storage, base._dtype, ndim, sizes, strides, offset)
+    t._version = base.version()
+    t._base_ref = base._base_ref if base._base_ref is not None else base
+    return t
+
+
+cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:
+    """Fill row-major strides; return numel."""
+    cdef int64_t n = 1
+    cdef int i
+    for i in range(ndim - 1, -1, -1):
+        strides[i] = n
+        n *= sizes[i]
+    return n
+
+
+cdef class TensorBase:
+    """The core tensor type; ``ember.Tensor`` subclasses it in Python."""
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False):
+        """An instance of ``cls`` (a Python subclass) aliasing ``data``'s storage and
+        metadata: how ``Parameter(t)`` is built."""
+        if not isinstance(cls, type) or not issubclass(cls, TensorBase):
+            raise TypeError(f"_make_subclass(): cls must be a Tensor subclass, not {cls!r}")
+        cdef TensorBase src = as_tensor_arg(data, "_make_subclass", "data")
+        cdef TensorBase t = TensorBase.__new__(cls)
+        t._storage, t._dtype, t._device, t._backend = src._storage, src._dtype, src._device, src._backend
+        t._ndim, t._offset, t._keys = src._ndim, src._offset, src._keys
+        memcpy(t._sizes, src._sizes, src._ndim * sizeof(int64_t))
+        memcpy(t._strides, src._strides, src._ndim * sizeof(int64_t))
+        t._version = src.version()
+        return t
+
+    # metadata --------------------------------------------------------------------------
+    cdef int64_t numel_c(self) noexcept:
+        cdef int64_t n = 1
+        cdef int i
+        for i in range(self._ndim):
+            n *= self._sizes[i]
+        return n
+
+    cdef bint contiguous_c(self) noexcept:
+        cdef int64_t expected = 1
+        cdef int i
+        for i in range(self._ndim - 1, -1, -1):
+            if self._sizes[i] != 1:
+                if self._strides[i] != expected:
+                    return False
+                expected *= self._sizes[i]
+        return True
+
+    cdef void view_c(self, ember_view* v) noexcept:
+        v.data = self._storage.data + self._offset * self._dtype.itemsize \
+            if self._storage.data is not NULL else NULL
+        v.ndim = self._ndim
+        v.dtype = self._dtype.code
+        if self._ndim:
+            memcpy(v.sizes, self._sizes, self._ndim * sizeof(int64_t))
+            memcpy(v.strides, self._strides, self._ndim * sizeof(int64_t))
+
+    cdef VersionCounter version(self):
+        if self._version is None:
+            self._version = VersionCounter.__new__(VersionCounter)
+        return self._version
+
+    cdef void bump(self):
+        if self._version is not None:
+            self._version.value += 1
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def device(self):
+        return self._device
+
+    @property
+    def shape(self):
+        return Size([self._sizes[i] for i in range(self._ndim)])
+
+    def size(self, dim=None):
+        """Size of the tensor, or of dimension ``dim``."""
+        if dim is None:
+            return Size([self._sizes[i] for i in range(self._ndim)])
+        return self._sizes[wrap_dim(dim, self._ndim, "size")]
+
+    def stride(self, dim=None):
+        """Strides in elements, or the stride of dimension ``dim``."""
+        if dim is None:
+            return tuple([self._strides[i] for i in range(self._ndim)])
+        return self._strides[wrap_dim(dim, self._ndim, "stride")]
+
+    def dim(self):
+        return self._ndim
+
+    def ndimension(self):
+        return self._ndim
+
+    @property
+    def ndim(self):
+        return self._ndim
+
+    def numel(self):
+        return self.numel_c()
+
+    def nelement(self):
+        return self.numel_c()
+
+    def storage_offset(self):
+        return self._offset
+
+    def is_contiguous(self, memory_format=None):
+        return self.contiguous_c()
+
+    def element_size(self):
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return self.numel_c() * self._dtype.itemsize
+
+    def data_ptr(self):
+        if self._storage.data is NULL:
+            return 0
+        return <size_t>(self._storage.data + self._offset * self._dtype.itemsize)
+
+    def untyped_storage(self):
+        return self._storage
+
+    @property
+    def _base(self):
+        return self._base_ref
+
+    @property
+    def _version(self):
+        return 0 if self._version is None else self._version.value
+
+    @property
+    def _keys(self):
+        """This tensor's dispatch key set as a 64-bit mask."""
+        return self._keys
+
+    @property
+    def is_cpu(self):
+        return self._device.type == "cpu"
+
+    @property
+    def is_cuda(self):
+        return self._device.type == "cuda"
+
+    @property
+    def is_meta(self):
+        return self._backend.is_meta
+
+    def is_floating_point(self):
+        return self._dtype.is_floating_point
+
+    def is_complex(self):
+        return False
+
+    def is_signed(self):
+        return self._dtype.is_signed
+
+    def get_device(self):
+        return -1 if self._device.type == "cpu" else (self._device.index or 0)
+
+    def __len__(self):
+        if self._ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._sizes[0]
+
+    def __iter__(self):
+        if self._ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter([select_c(self, 0, i) for i in range(self._sizes[0])])
+
+    def __hash__(self):
+        return id(self)
+
+    # Python number protocol on one-element tensors (_interop.pxi)
+    def __bool__(self):
+        if self.numel_c() != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if self.numel_c() == 0 else 'more than one value'} is ambiguous")
+        return bool(item_c(self))
+
+    def __int__(self):
+        return int(item_c(one_element(self, "int")))
+
+    def __float__(self):
+        return float(item_c(one_element(self, "float")))
+
+    def __index__(self):
+        if self._dtype.is_floating_point or self._dtype.code == EMBER_BOOL:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(item_c(one_element(self, "index")))
+
+    def __complex__(self):
+        return complex(item_c(one_element(self, "complex")))
+
+    def __format__(self, spec):
+        if self._ndim == 0 or (self.numel_c() == 1 and spec):
+            return format(item_c(self), spec)
+        return object.__format__(self, spec)
+
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        return item_c(one_element(self, "item"))
+
+    # arithmetic (_elementwise.pxi) -----------------------------------------------------
+    def __add__(self, other):
+        return binary_op(op_add, self, other, 1, None)
+
+    def __radd__(self, other):
+        return binary_op(op_add, other, self, 1, None)
+
+    def __iadd__(self, other):
+        return binary_inplace(op_add, self, other, 1)
+
+    def __sub__(self, other):
+        return binary_op(op_sub, self, other, 1, None)
+
+    def __rsub__(self, other):
+        return binary_op(op_sub, other, self, 1, None)
+
+    def __isub__(self, other):
+        return binary_inplace(op_sub, self, other, 1)
+
+    def __mul__(self, other):
+        return binary_op(op_mul, self, other, 1, None)
+
+    def __rmul__(self, other):
+        return binary_op(op_mul, other, self, 1, None)
+
+    def __imul__(self, other):
+        return binary_inplace(op_mul, self, other, 1)
+
+    def __truediv__(self, other):
+        return binary_op(op_div, self, other, 1, None)
+
+    def __rtruediv__(self, other):
+        return binary_op(op_div, other, self, 1, None)
+
+    def __itruediv__(self, other):
+        return binary_inplace(op_div, self, other, 1)
+
+    def __neg__(self):
+        return unary_op(op_neg, self, None)
+
+    def __pos__(self):
+        return self
+
+    def __matmul__(self, other):
+        return matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return matmul(other, self)
+
+    def __getitem__(self, index):
+        return getitem(self, index)
+
+    def __setitem__(self, index, value):
+        setitem(self, index, value)
+
+    def __repr__(self):
+        from ember.core._formatting import tensor_repr
+        return tensor_repr(self)
+
+    # views (_views.pxi) ----------------------------------------------------------------
+    def view(self, *shape):
+        """A view with shape ``shape`` (one dim may be -1); never copies."""
+        return view_c(self, shape)
+
+    def view_as(self, other):
+        return view_c(self, (other.shape,))
+
+    def reshape(self, *shape):
+        """A view with shape ``shape`` when the strides allow it, else a copy."""
+        return reshape_c(self, shape)
+
+    def reshape_as(self, other):
+        return reshape_c(self, (other.shape,))
+
+    def permute(self, *dims):
+        """A view with dims reordered to ``dims``."""
+        return permute_c(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list))
+                         else dims)
+
+    def transpose(self, dim0, dim1):
+        return transpose_c(self, dim0, dim1)
+
+    def t(self):
+        """Transpose of a tensor with at most 2 dims."""
+        if self._ndim > 2:
+            raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                               f"{self._ndim}D")
+        return transpose_c(self, 0, self._ndim - 1 if self._ndim else 0)
+
+    @property
+    def T(self):
+        return permute_c(self, list(range(self._ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        if self._ndim < 2:
+            raise RuntimeError("tensor.mT is only supported on matrices or batches of "
+                               f"matrices. Got {self._ndim}-D tensor.")
+        return transpose_c(self, -2, -1)
+
+    def movedim(self, source, destination):
+        return movedim(self, source, destination)
+
+    moveaxis = movedim
+
+    def expand(self, *sizes):
+        """A view broadcasting size-1 dims to ``sizes`` (-1 keeps a dim)."""
+        return expand_c(self, sizes)
+
+    def expand_as(self, other):
+        return expand_c(self, (other.shape,))
+
+    def squeeze(self, dim=None):
+        return squeeze_c(self, dim)
+
+    def unsqueeze(self, dim):
+        return unsqueeze_c(self, dim)
+
+    def flatten(self, start_dim=0, end_dim=-1):
+        return flatten(self, start_dim, end_dim)
+
+    def unflatten(self, dim, sizes):
+        return unflatten(self, dim, sizes)
+
+    def narrow(self, dim, start, length):
+        return narrow_c(self, dim, start, length)
+
+    def select(self, dim, index):
+        return select_c(self, dim, index)
+
+    def unbind(self, dim=0):
+        return unbind(self, dim)
+
+    def split(self, split_size, dim=0):
+        return split(self, split_size, dim)
+
+    def chunk(self, chunks, dim=0):
+        return chunk(self, chunks, dim)
+
+    def diagonal(self, offset=0, dim1=0, dim2=1):
+        return diagonal_c(self, offset, dim1, dim2)
+
+    def as_strided(self, size, stride, storage_offset=None):
+        return as_strided_c(self, size, stride, storage_offset)
+
+    # copies and casts (_copy.pxi) --------------------------------------------------------
+    def contiguous(self, memory_format=None):
+        """self if already contiguous, else a contiguous copy."""
+        return self if self.contiguous_c() else contiguous_copy(self)
+
+    def clone(self, *, memory_format=None):
+        return clone_c(self)
+
+    def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
+        """Convert to another device and/or dtype: to(dtype), to(device), to(other)."""
+        dev, dt = _parse_to(args, kwargs)
+        return to_c(self, dev, dt, copy)
+
+    def cpu(self):
+        return to_c(self, "cpu", None, False)
+
+    def cuda(self, device=None, non_blocking=False):
+        return to_c(self, "cuda" if device is None else device, None, False)
+
+    def type(self, dtype=None, non_blocking=False):
+        if dtype is None:
+            return f"ember.{st_name(self._dtype)}Tensor"
+        return to_c(self, None, dtype, False)
+
+    def float(self):
+        return cast_to(self, _dtypes.float32)
+
+    def double(self):
+        return cast_to(self, _dtypes.float64)
+
+    def half(self):
+        return cast_to(self, _dtypes.float16)
+
+    def bfloat16(self):
+        return cast_to(self, _dtypes.bfloat16)
+
+    def long(self):
+        return cast_to(self, _dtypes.int64)
+
+    def int(self):
+        return cast_to(self, _dtypes.int32)
+
+    def short(self):
+        return cast_to(self, _dtypes.int16)
+
+    def char(self):
+        return cast_to(self, _dtypes.int8)
+
+    def byte(self):
+        return cast_to(self, _dtypes.uint8)
+
+    def bool(self):
+        return cast_to(self, _dtypes.bool)
+
+    def copy_(self, src, non_blocking=False):
+        """Copy ``src`` (broadcast, cast, from any device) into self; returns self."""
+        copy_into(self, as_tensor_arg(src, "copy_", "src"), "copy_")
+        return self
+
+    def fill_(self, value):
+        fill_c(self, value)
+        return self
+
+    def zero_(self):
+        fill_c(self, 0)
+        return self
+
+    def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
+        return random_fill(op_uniform, self, kwargs.get("from", from_), to, generator)
+
+    def normal_(self, mean=0.0, std=1.0, *, generator=None):
+        return random_fill(op_normal, self, mean, std, generator)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return new_empty(size, self._dtype if dtype is None else dtype,
+                         self._device if device is None else device, "new_empty")
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self.new_empty(*size, dtype=dtype, device=device).zero_()
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self.new_empty(*size, dtype=dtype, device=device).fill_(1)
+
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+        return self.new_empty(size, dtype=dtype, device=device).fill_(fill_value)
+
+    def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+        return tensor(data, dtype=self._dtype if dtype is None else dtype,
+                      device=self._device if device is None else device)
+
+    # math (_elementwise.pxi, _reduce.pxi, _matmul.pxi) -----------------------------------
+    def add(self, other, *, alpha=1, out=None):
+        return binary_op(op_add, self, other, alpha, out)
+
+    def add_(self, other, *, alpha=1):
+        return binary_inplace(op_add, self, other, alpha)
+
+    def sub(self, other, *, alpha=1, out=None):
+        return binary_op(op_sub, self, other, alpha, out)
+
+    def sub_(self, other, *, alpha=1):
+        return binary_inplace(op_sub, self, other, alpha)
+
+    def mul(self, other, *, out=None):
+        return binary_op(op_mul, self, other, 1, out)
+
+    def mul_(self, other):
+        return binary_inplace(op_mul, self, other, 1)
+
+    def div(self, other, *, rounding_mode=None, out=None):
+        return div(self, other, rounding_mode=rounding_mode, out=out)
+
+    def div_(self, other, *, rounding_mode=None):
+        if rounding_mode is not None:
+            div(self, other, rounding_mode=rounding_mode)
+        return binary_inplace(op_div, self, other, 1)
+
+    true_divide = div
+
+    def neg(self):
+        return unary_op(op_neg, self, None)
+
+    negative = neg
+
+    def neg_(self):
+        return unary_op(op_neg, self, self)
+
+    def exp(self):
+        return unary_op(op_exp, self, None)
+
+    def exp_(self):
+        return unary_op(op_exp, self, self)
+
+    def relu(self):
+        return unary_op(op_relu, self, None)
+
+    def relu_(self):
+        return unary_op(op_relu, self, self)
+
+    def sum(self, dim=None, keepdim=False, *, dtype=None):
+        return reduce_op(op_sum, self, dim, keepdim, dtype, None)
+
+    def mean(self, dim=None, keepdim=False, *, dtype=None):
+        return reduce_op(op_mean, self, dim, keepdim, dtype, None)
+
+    def matmul(self, other):
+        return matmul(self, other)
+
+    # interop (_interop.pxi) --------------------------------------------------------------
+    def numpy(self, *, force=False):
+        """A NumPy array sharing this CPU tensor's memory (``force`` copies instead)."""
+        return numpy_view(self, force)
+
+    def tolist(self):
+        """The values as (nested) Python lists of numbers."""
+        return host_array(self).tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        arr = numpy_view(self, False) if self._device.type == "cpu" and \
+            self._dtype.np_dtype is not None else host_array(self)
+        if dtype is not None and arr.dtype != dtype:
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return numpy_view(self, False).__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        if self._device.type != "cpu":
+            raise BufferError(f"__dlpack__: only CPU tensors can be exported yet, not "
+                              f"{self._device}")
+        return (1, 0)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_tensor, (host_array(self), self._dtype.name, str(self._device)))
+
+    def __deepcopy__(self, memo):
+        return clone_c(self)
+
+
+
+
+include "_views.pxi"
+include "_promotion.pxi"
+include "_elementwise.pxi"
+include "_reduce.pxi"
+include "_matmul.pxi"
+include "_copy.pxi"
+include "_random.pxi"
+include "_factories.pxi"
+include "_interop.pxi"

@@ -1,0 +1,539 @@
+# View ops: metadata only, one implementation for every device.  A view shares its
+# base's storage and version counter and records `_base`.
+
+cdef op_view = Op("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", 0, 0,
+                  _rules.infer_view_shape)
+
+
+cdef int wrap_dim(object dim, int ndim, str op) except -100:
+    """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
+    cdef int64_t d
+    try:
+        d = dim.__index__()
+    except AttributeError:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    cdef int n = ndim if ndim > 0 else 1
+    if d < -n or d >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return <int>(d + n if d < 0 else d)
+
+
+cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
+    """Sizes given as varargs or as one sequence; returns the number of dims."""
+    cdef object seq = args
+    if len(args) == 1 and not hasattr(args[0], "__index__"):
+        seq = args[0]
+    cdef int n = len(seq)
+    if n > MAX_DIM:
+        raise RuntimeError(f"{op}(): ember supports at most {MAX_DIM} dimensions, got {n}")
+    cdef int i
+    for i in range(n):
+        s = seq[i]
+        if not hasattr(s, "__index__") or isinstance(s, float):
+            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}")
+        out[i] = s.__index__()
+    return n
+
+
+cdef TensorBase as_tensor_arg(object x, str op, str arg):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return <TensorBase>x
+
+
+cdef bint view_strides(TensorBase t, int nd, const int64_t* shape, int64_t* strides):
+    """PyTorch's computeStride: strides for viewing t as `shape` without a copy, if any."""
+    cdef int64_t numel = t.numel_c()
+    if numel == 0:
+        contiguous_strides(nd, shape, strides)
+        return True
+    cdef int64_t one = 1
+    cdef const int64_t* osz = t._sizes
+    cdef const int64_t* ost = t._strides
+    cdef int ond = t._ndim
+    if ond == 0:
+        osz = &one
+        ost = &one
+        ond = 1
+    cdef int view_d = nd - 1
+    cdef int64_t chunk = ost[ond - 1], tensor_numel = 1, view_numel = 1
+    cdef int d
+    for d in range(ond - 1, -1, -1):
+        tensor_numel *= osz[d]
+        if d == 0 or (osz[d - 1] != 1 and ost[d - 1] != tensor_numel * chunk):
+            while view_d >= 0 and (view_numel < tensor_numel or shape[view_d] == 1):
+                strides[view_d] = view_numel * chunk
+                view_numel *= shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return False
+            if d > 0:
+                chunk = ost[d - 1]
+                tensor_numel = 1
+                view_numel = 1
+    return view_d == -1
+
+
+cdef int resolve_shape(TensorBase t, tuple args, int64_t* shape, str op) except -1:
+    cdef int nd = parse_shape(args, shape, op)
+    cdef int i, infer = -1
+    cdef int64_t known = 1, numel = t.numel_c()
+    for i in range(nd):
+        if shape[i] == -1:
+            if infer >= 0:
+                raise RuntimeError("only one dimension can be inferred")
+            infer = i
+        elif shape[i] < 0:
+            raise RuntimeError(f"invalid shape dimension {shape[i]}")
+        else:
+            known *= shape[i]
+    if infer >= 0:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(args[0] if len(args) == 1 else args)}' is "
+                               f"invalid for input of size {numel}")
+        shape[infer] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{[shape[i] for i in range(nd)]}' is invalid for input "
+                           f"of size {numel}")
+    return nd
+
+
+cdef TensorBase view_c(TensorBase t, tuple args):
+    cdef int64_t shape[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int nd = resolve_shape(t, args, shape, "view")
+    if not view_strides(t, nd, shape, strides):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride "
+                           "(at least one dimension spans across two contiguous subspaces). "
+                           "Use .reshape(...) instead.")
+    return make_view(t, nd, shape, strides, t._offset)
+
+
+cdef TensorBase reshape_c(TensorBase t, tuple args):
+    cdef int64_t shape[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int nd = resolve_shape(t, args, shape, "reshape")
+    if view_strides(t, nd, shape, strides):
+        return make_view(t, nd, shape, strides, t._offset)
+    cdef TensorBase c = contiguous_copy(t)
+    contiguous_strides(nd, shape, strides)
+    return new_tensor(c._storage, c._dtype, nd, shape, strides, 0)
+
+
+cdef TensorBase permute_c(TensorBase t, object dims):
+    cdef int n = t._ndim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
+                           f"does not match the length of the desired ordering of dimensions "
+                           f"i.e. input.dim() = {n} is not equal to len(dims) = {len(dims)}")
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef bint seen[MAX_DIM]
+    cdef int i, d
+    memset(seen, 0, sizeof(seen))
+    for i in range(n):
+        d = wrap_dim(dims[i], n, "permute")
+        if seen[d]:
+            raise RuntimeError("permute(): duplicate dims are not allowed.")
+        seen[d] = True
+        sizes[i] = t._sizes[d]
+        strides[i] = t._strides[d]
+    return make_view(t, n, sizes, strides, t._offset)
+
+
+cdef TensorBase transpose_c(TensorBase t, object dim0, object dim1):
+    cdef int a = wrap_dim(dim0, t._ndim, "transpose"), b = wrap_dim(dim1, t._ndim, "transpose")
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    if t._ndim == 0:
+        return make_view(t, 0, sizes, strides, t._offset)
+    memcpy(sizes, t._sizes, t._ndim * sizeof(int64_t))
+    memcpy(strides, t._strides, t._ndim * sizeof(int64_t))
+    sizes[a], sizes[b] = sizes[b], sizes[a]
+    strides[a], strides[b] = strides[b], strides[a]
+    return make_view(t, t._ndim, sizes, strides, t._offset)
+
+
+cdef TensorBase expand_c(TensorBase t, tuple args):
+    cdef int64_t want[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int nd = parse_shape(args, want, "expand")
+    if nd < t._ndim:
+        raise RuntimeError(f"expand(size={[want[i] for i in range(nd)]}): the number of sizes provided ({nd}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({t._ndim})")
+    cdef int i, j
+    for i in range(nd - 1, -1, -1):
+        j = i - (nd - t._ndim)
+        if j >= 0:
+            if want[i] == -1:
+                want[i] = t._sizes[j]
+            if t._sizes[j] == want[i]:
+                strides[i] = t._strides[j]
+            elif t._sizes[j] == 1:
+                strides[i] = 0
+            else:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({want[i]}) must match the existing size "
+                    f"({t._sizes[j]}) at non-singleton dimension {i}.  Target sizes: "
+                    f"{[want[k] for k in range(nd)]}.  Tensor sizes: {list(t.shape)}")
+        else:
+            if want[i] < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({want[i]}) isn't allowed "
+                                   f"in a leading, non-existing dimension {i}")
+            strides[i] = 0
+    return make_view(t, nd, want, strides, t._offset)
+
+
+cdef TensorBase squeeze_c(TensorBase t, object dim):
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef bint drop[MAX_DIM]
+    cdef int i, n = 0
+    memset(drop, 0, sizeof(drop))
+    if dim is None:
+        for i in range(t._ndim):
+            drop[i] = t._sizes[i] == 1
+    else:
+        for d in (dim if isinstance(dim, (tuple, list)) else (dim,)):
+            i = wrap_dim(d, t._ndim, "squeeze")
+            if t._ndim:
+                drop[i] = t._sizes[i] == 1
+    for i in range(t._ndim):
+        if not drop[i]:
+            sizes[n] = t._sizes[i]
+            strides[n] = t._strides[i]
+            n += 1
+    return make_view(t, n, sizes, strides, t._offset)
+
+
+cdef TensorBase unsqueeze_c(TensorBase t, object dim):
+    cdef int d = wrap_dim(dim, t._ndim + 1, "unsqueeze")
+    if t._ndim + 1 > MAX_DIM:
+        raise RuntimeError(f"unsqueeze(): ember supports at most {MAX_DIM} dimensions")
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int i, j = 0
+    for i in range(t._ndim + 1):
+        if i == d:
+            sizes[i] = 1
+            strides[i] = t._strides[d] * t._sizes[d] if d < t._ndim else 1
+        else:
+            sizes[i] = t._sizes[j]
+            strides[i] = t._strides[j]
+            j += 1
+    return make_view(t, t._ndim + 1, sizes, strides, t._offset)
+
+
+cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length, int64_t step=1):
+    if t._ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    cdef int d = wrap_dim(dim, t._ndim, "narrow")
+    cdef int64_t size = t._sizes[d]
+    if start < 0:
+        start += size
+    if start < 0 or start > size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], "
+                         f"but got {start})")
+    if length < 0 or start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    memcpy(sizes, t._sizes, t._ndim * sizeof(int64_t))
+    memcpy(strides, t._strides, t._ndim * sizeof(int64_t))
+    sizes[d] = (length + step - 1) // step
+    strides[d] = t._strides[d] * step
+    return make_view(t, t._ndim, sizes, strides, t._offset + start * t._strides[d])
+
+
+cdef TensorBase select_c(TensorBase t, object dim, int64_t index):
+    if t._ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
+    cdef int d = wrap_dim(dim, t._ndim, "select")
+    cdef int64_t size = t._sizes[d]
+    if index < -size or index >= size:
+        raise IndexError(f"index {index} is out of bounds for dimension {d} with size {size}")
+    if index < 0:
+        index += size
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int i, j = 0
+    for i in range(t._ndim):
+        if i != d:
+            sizes[j] = t._sizes[i]
+            strides[j] = t._strides[i]
+            j += 1
+    return make_view(t, t._ndim - 1, sizes, strides, t._offset + index * t._strides[d])
+
+
+cdef TensorBase diagonal_c(TensorBase t, int64_t offset, object dim1, object dim2):
+    cdef int a = wrap_dim(dim1, t._ndim, "diagonal"), b = wrap_dim(dim2, t._ndim, "diagonal")
+    if a == b:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    cdef int64_t n, start = t._offset
+    if offset >= 0:
+        n = max(0, min(t._sizes[a], t._sizes[b] - offset))
+        if n:
+            start += offset * t._strides[b]
+    else:
+        n = max(0, min(t._sizes[a] + offset, t._sizes[b]))
+        if n:
+            start -= offset * t._strides[a]
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int i, j = 0
+    for i in range(t._ndim):
+        if i != a and i != b:
+            sizes[j] = t._sizes[i]
+            strides[j] = t._strides[i]
+            j += 1
+    sizes[j] = n
+    strides[j] = t._strides[a] + t._strides[b]
+    return make_view(t, t._ndim - 1, sizes, strides, start)
+
+
+cdef TensorBase as_strided_c(TensorBase t, object size, object stride, object storage_offset):
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int nd = parse_shape((size,), sizes, "as_strided")
+    if parse_shape((stride,), strides, "as_strided") != nd:
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    cdef int64_t off = t._offset if storage_offset is None else storage_offset
+    cdef int64_t hi = off, i
+    if off < 0:
+        raise RuntimeError(f"as_strided: Negative storage offset {off}")
+    cdef bint empty = False
+    for i in range(nd):
+        if sizes[i] < 0 or strides[i] < 0:
+            raise RuntimeError("as_strided: negative sizes and strides are not supported")
+        empty = empty or sizes[i] == 0
+        hi += (sizes[i] - 1) * strides[i]
+    if not empty and (hi + 1) * t._dtype.itemsize > t._storage._nbytes:
+        raise RuntimeError(
+            f"setStorage: sizes {[sizes[k] for k in range(nd)]}, strides "
+            f"{[strides[k] for k in range(nd)]}, storage offset {off}, and itemsize "
+            f"{t._dtype.itemsize} requiring a storage size of {(hi + 1) * t._dtype.itemsize} "
+            f"are out of bounds for storage of size {t._storage._nbytes}")
+    return make_view(t, nd, sizes, strides, off)
+
+
+def movedim(TensorBase input, source, destination):
+    """Move the dims ``source`` of ``input`` to the positions ``destination``."""
+    src = [source] if not isinstance(source, (tuple, list)) else list(source)
+    dst = [destination] if not isinstance(destination, (tuple, list)) else list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({src} dims) "
+                           f"should contain the same number of dims as destination ({dst} dims)")
+    n = input._ndim
+    src = [wrap_dim(d, n, "movedim") for d in src]
+    dst = [wrap_dim(d, n, "movedim") for d in dst]
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: repeated dim in `source` or `destination`")
+    order = [-1] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    order = [o if o != -1 else next(rest) for o in order]
+    return permute_c(input, order)
+
+
+def flatten(TensorBase input, start_dim=0, end_dim=-1):
+    """Flatten dims ``start_dim`` .. ``end_dim`` into one (a view when possible)."""
+    if input._ndim == 0:
+        return reshape_c(input, ((1,),))
+    s = wrap_dim(start_dim, input._ndim, "flatten")
+    e = wrap_dim(end_dim, input._ndim, "flatten")
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return input
+    shape = list(input.shape)
+    return reshape_c(input, (tuple(shape[:s] + [-1] + shape[e + 1:]),))
+
+
+def unflatten(TensorBase input, dim, sizes):
+    """Expand dim ``dim`` of ``input`` into ``sizes`` (one may be -1)."""
+    d = wrap_dim(dim, input._ndim, "unflatten")
+    sizes = list(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    inner = _rules.infer_view_shape(sizes, input._sizes[d]) if -1 in sizes else tuple(sizes)
+    prod = 1
+    for s in inner:
+        prod *= s
+    if prod != input._sizes[d]:
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size "
+                           f"of dim {dim} ({input._sizes[d]}) in the input tensor")
+    shape = list(input.shape)
+    return view_c(input, (tuple(shape[:d] + list(inner) + shape[d + 1:]),))
+
+
+def split(TensorBase tensor, split_size_or_sections, dim=0):
+    """Split into chunks of ``split_size_or_sections`` (an int or a list of sizes)."""
+    d = wrap_dim(dim, tensor._ndim, "split")
+    size = tensor._sizes[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and not (step == 0 and size == 0):
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={step}")
+        if size == 0:
+            return (tensor,)
+        sections = [min(step, size - i) for i in range(0, size, step)]
+    else:
+        sections = list(split_size_or_sections)
+        total = 0
+        for s in sections:
+            total += s
+        if total != size:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sections}")
+    out, start = [], 0
+    for s in sections:
+        out.append(narrow_c(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(TensorBase input, int chunks, dim=0):
+    """Split into ``chunks`` pieces of (nearly) equal size along ``dim``."""
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: "
+                           f"{chunks}")
+    d = wrap_dim(dim, input._ndim, "chunk")
+    size = input._sizes[d]
+    step = max(1, (size + chunks - 1) // chunks)
+    return split(input, step, d)
+
+
+def unbind(TensorBase input, dim=0):
+    """Remove dim ``dim``, returning a tuple of all slices along it."""
+    d = wrap_dim(dim, input._ndim, "unbind")
+    return tuple(select_c(input, d, i) for i in range(input._sizes[d]))
+
+
+# --- basic indexing: ints, slices (positive steps), None, Ellipsis --------------------
+
+cdef TensorBase index_view(TensorBase t, object index):
+    if not isinstance(index, tuple):
+        index = (index,)
+    cdef int consumed = 0
+    cdef bint ellipsis = False
+    for ix in index:
+        if ix is Ellipsis:
+            if ellipsis:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis = True
+        elif ix is not None:
+            if isinstance(ix, TensorBase) and (<TensorBase>ix)._ndim > 0 or isinstance(ix, (list, bool)):
+                raise NotImplementedError(
+                    "indexing with tensors, lists or bools (advanced indexing) is not "
+                    "supported yet; use basic indexing (ints, slices, None, ...)")
+            consumed += 1
+    if consumed > t._ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t._ndim}")
+    cdef TensorBase r = t
+    cdef int d = 0
+    cdef int64_t start, stop, step, size
+    for ix in index:
+        if ix is Ellipsis:
+            d += t._ndim - consumed
+        elif ix is None:
+            r = unsqueeze_c(r, d)
+            d += 1
+        elif isinstance(ix, slice):
+            size = r._sizes[d]
+            step = 1 if ix.step is None else ix.step.__index__()
+            if step <= 0:
+                raise ValueError("step must be greater than zero")
+            start, stop, _ = slice(ix.start, ix.stop, 1).indices(size)
+            r = narrow_c(r, d, start, max(0, stop - start), step)
+            d += 1
+        elif hasattr(ix, "__index__"):
+            if isinstance(ix, TensorBase) and (<TensorBase>ix)._dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            r = select_c(r, d, ix.__index__())
+        else:
+            raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
+                             f"byte Variables are valid indices (got {type(ix).__name__})")
+    if r is t:
+        return make_view(t, t._ndim, t._sizes, t._strides, t._offset)
+    return r
+
+
+cdef object getitem(TensorBase t, object index):
+    return index_view(t, index)
+
+
+cdef object setitem(TensorBase t, object index, object value):
+    cdef TensorBase dst = index_view(t, index)
+    if isinstance(value, TensorBase):
+        copy_into(dst, <TensorBase>value, "copy_")
+    else:
+        fill_c(dst, value)
+
+
+# function forms (torch.reshape, torch.permute, ...)
+
+def reshape(input, shape):
+    """``input`` with shape ``shape``: a view when possible, else a copy."""
+    return reshape_c(as_tensor_arg(input, "reshape", "input"), (shape,))
+
+
+def permute(input, dims):
+    return permute_c(as_tensor_arg(input, "permute", "input"), dims)
+
+
+def transpose(input, dim0, dim1):
+    return transpose_c(as_tensor_arg(input, "transpose", "input"), dim0, dim1)
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    return as_tensor_arg(input, "t", "input").t()
+
+
+def squeeze(input, dim=None):
+    return squeeze_c(as_tensor_arg(input, "squeeze", "input"), dim)
+
+
+def unsqueeze(input, dim):
+    return unsqueeze_c(as_tensor_arg(input, "unsqueeze", "input"), dim)
+
+
+def narrow(input, dim, start, length):
+    return narrow_c(as_tensor_arg(input, "narrow", "input"), dim, start, length)
+
+
+def select(input, dim, index):
+    return select_c(as_tensor_arg(input, "select", "input"), dim, index)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return diagonal_c(as_tensor_arg(input, "diagonal", "input"), offset, dim1, dim2)
+
+
+def as_strided(input, size, stride, storage_offset=None):
+    return as_strided_c(as_tensor_arg(input, "as_strided", "input"), size, stride,
+                        storage_offset)
+
+
+def clone(input, *, memory_format=None):
+    return clone_c(as_tensor_arg(input, "clone", "input"))
+
+
+def numel(input):
+    return as_tensor_arg(input, "numel", "input").numel_c()
+
+
+def is_tensor(obj):
+    """True if ``obj`` is an ember tensor."""
+    return isinstance(obj, TensorBase)
+
+
+def is_floating_point(input):
+    return as_tensor_arg(input, "is_floating_point", "input")._dtype.is_floating_point

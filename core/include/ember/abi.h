@@ -1,0 +1,126 @@
+/* ember kernel ABI: what a backend plugin implements.
+ *
+ * The core hands kernels plain data only (pointers, sizes, strides, dtype codes, op
+ * codes, and state such as deterministic mode in `ember_ctx`), never Python objects, so a
+ * plugin builds with a C compiler (or Cython) and this header alone.  A plugin fills one
+ * `ember_kernel_table` and hands it to the core inside a PyCapsule named
+ * EMBER_KERNEL_TABLE_CAPSULE from its `ember_kernel_table` hook.
+ *
+ * Conventions every entry point follows:
+ *   - strides are in elements, not bytes; `data` already points at element [0, ..., 0]
+ *     (the storage offset is applied by the core);
+ *   - a stride may be 0 (broadcast) or any positive value (non-contiguous views);
+ *   - inputs of elementwise kernels are already broadcast by the core to `out`'s shape;
+ *   - unless stated otherwise every operand has the same dtype as `out` (the core casts
+ *     first through `copy`);
+ *   - a kernel returns EMBER_OK or an error code and writes a message into ctx->error;
+ *     it never aborts the process, so data-dependent errors become Python exceptions.
+ */
+#ifndef EMBER_ABI_H
+#define EMBER_ABI_H
+
+#include <stdint.h>
+
+#define EMBER_ABI_VERSION 1
+#define EMBER_MAX_DIM 16
+#define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
+#define EMBER_ERROR_LEN 256
+
+/* dtype codes: PyTorch's ScalarType numbering */
+enum {
+    EMBER_UINT8 = 0, EMBER_INT8 = 1, EMBER_INT16 = 2, EMBER_INT32 = 3, EMBER_INT64 = 4,
+    EMBER_FLOAT16 = 5, EMBER_FLOAT32 = 6, EMBER_FLOAT64 = 7, EMBER_BOOL = 11,
+    EMBER_BFLOAT16 = 15
+};
+
+/* return codes; the core raises the named Python exception with ctx->error */
+enum {
+    EMBER_OK = 0,
+    EMBER_ERR_RUNTIME = 1,         /* RuntimeError */
+    EMBER_ERR_INDEX = 2,           /* IndexError */
+    EMBER_ERR_VALUE = 3,           /* ValueError */
+    EMBER_ERR_TYPE = 4,            /* TypeError */
+    EMBER_ERR_NOT_IMPLEMENTED = 5, /* NotImplementedError: e.g. dtype not supported */
+    EMBER_ERR_MEMORY = 6           /* MemoryError */
+};
+
+/* elementwise unary op codes: out = f(a) */
+enum {
+    EMBER_UNARY_NEG = 0, EMBER_UNARY_EXP = 1, EMBER_UNARY_RELU = 2, EMBER_UNARY_ABS = 3,
+    EMBER_UNARY_LOG = 4, EMBER_UNARY_SQRT = 5, EMBER_UNARY_SIN = 6, EMBER_UNARY_COS = 7,
+    EMBER_UNARY_TANH = 8, EMBER_UNARY_SIGMOID = 9, EMBER_UNARY_RECIPROCAL = 10,
+    EMBER_UNARY_SQUARE = 11,
+    EMBER_UNARY_COUNT = 12
+};
+
+/* elementwise binary op codes: out = f(a, b) */
+enum {
+    EMBER_BINARY_ADD = 0, EMBER_BINARY_SUB = 1, EMBER_BINARY_MUL = 2,
+    EMBER_BINARY_DIV = 3,          /* true division; integer dtypes never reach it */
+    EMBER_BINARY_MAXIMUM = 4, EMBER_BINARY_MINIMUM = 5, EMBER_BINARY_POW = 6,
+    EMBER_BINARY_COUNT = 7
+};
+
+/* reductions over the trailing `nreduce` dims of `a`; out has a->ndim - nreduce dims */
+enum {
+    EMBER_REDUCE_SUM = 0,
+    EMBER_REDUCE_MEAN = 1,         /* floating dtypes only; empty reduction gives NaN */
+    EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3, EMBER_REDUCE_MIN = 4,
+    EMBER_REDUCE_COUNT = 5
+};
+
+/* random fills, counter-based: the same (seed, offset) gives the same numbers for any
+ * thread count; element i of the output (in row-major order of `out`) uses counter
+ * offset + i.  The core advances its generator's offset by out's numel after each call. */
+enum {
+    EMBER_RANDOM_UNIFORM = 0,      /* U[p0, p1) */
+    EMBER_RANDOM_NORMAL = 1,       /* N(mean=p0, std=p1) */
+    EMBER_RANDOM_COUNT = 2
+};
+
+typedef struct {
+    char *data;                       /* address of element [0, ..., 0] */
+    int64_t sizes[EMBER_MAX_DIM];
+    int64_t strides[EMBER_MAX_DIM];   /* in elements */
+    int32_t ndim;
+    int32_t dtype;                    /* an EMBER_<dtype> code */
+} ember_view;
+
+typedef struct {
+    int32_t deterministic;            /* ember.use_deterministic_algorithms state */
+    int32_t reserved;
+    char error[EMBER_ERROR_LEN];      /* message when a kernel returns an error code */
+} ember_ctx;
+
+typedef struct {
+    int32_t abi_version;              /* EMBER_ABI_VERSION the plugin was built against */
+    int32_t reserved;
+
+    /* memory: device allocations; `alloc` returns NULL on failure */
+    void *(*alloc)(int64_t nbytes);
+    void (*free)(void *ptr);
+    /* out = a, elementwise, any dtypes on both sides (a cast), shapes equal */
+    int (*copy)(ember_ctx *ctx, const ember_view *out, const ember_view *a);
+    /* out[...] = *value, where `value` points at one element of out's dtype (host memory) */
+    int (*fill)(ember_ctx *ctx, const ember_view *out, const void *value);
+    /* copies between host memory and this device (contiguous, nbytes) */
+    int (*to_host)(ember_ctx *ctx, void *host_dst, const void *device_src, int64_t nbytes);
+    int (*from_host)(ember_ctx *ctx, void *device_dst, const void *host_src, int64_t nbytes);
+
+    /* elementwise */
+    int (*unary)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a);
+    int (*binary)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                  const ember_view *b);
+    /* reductions: out's dims are a's leading dims; a's trailing `nreduce` dims are reduced */
+    int (*reduce)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                  int32_t nreduce);
+    /* batched matmul: out [B, M, N] = a [B, M, K] @ b [B, K, N]; 3-d views, any strides
+     * (batch strides may be 0); floating dtypes */
+    int (*matmul)(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                  const ember_view *b);
+    /* random fills, see EMBER_RANDOM_* */
+    int (*random)(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_t seed,
+                  uint64_t offset, double p0, double p1);
+} ember_kernel_table;
+
+#endif

@@ -1,0 +1,158 @@
+"""ember: a deep learning framework with PyTorch's programming model.
+
+This façade re-exports the public names of the core and wires in device plugins (loaded
+from the entry-point group ``ember.backends`` unless EMBER_DEVICE_BACKEND_AUTOLOAD=0).
+"""
+import os as _os
+
+from ember.core import _dtype as _dtypes
+from ember.core._device import device as device
+from ember.core._dispatch import DispatchKey as DispatchKey
+from ember.core._dtype import dtype as dtype
+from ember.core._dtype import promote_types as promote_types
+from ember.core._errors import _check as _check
+from ember.core._errors import _check_index as _check_index
+from ember.core._errors import _check_not_implemented as _check_not_implemented
+from ember.core._errors import _check_type as _check_type
+from ember.core._errors import _check_value as _check_value
+from ember.core._errors import _check_with as _check_with
+from ember.core._size import Size as Size
+from ember.core._state import get_default_dtype as get_default_dtype
+from ember.core._state import set_default_dtype as set_default_dtype
+from ember.core._tensor import Generator as Generator
+from ember.core._tensor import add as add
+from ember.core._tensor import arange as arange
+from ember.core._tensor import as_strided as as_strided
+from ember.core._tensor import chunk as chunk
+from ember.core._tensor import clone as clone
+from ember.core._tensor import diagonal as diagonal
+from ember.core._tensor import div as div
+from ember.core._tensor import empty as empty
+from ember.core._tensor import empty_like as empty_like
+from ember.core._tensor import exp as exp
+from ember.core._tensor import flatten as flatten
+from ember.core._tensor import from_dlpack as from_dlpack
+from ember.core._tensor import from_numpy as from_numpy
+from ember.core._tensor import full as full
+from ember.core._tensor import full_like as full_like
+from ember.core._tensor import initial_seed as initial_seed
+from ember.core._tensor import is_floating_point as is_floating_point
+from ember.core._tensor import is_tensor as is_tensor
+from ember.core._tensor import manual_seed as manual_seed
+from ember.core._tensor import matmul as matmul
+from ember.core._tensor import mean as mean
+from ember.core._tensor import movedim as movedim
+from ember.core._tensor import mul as mul
+from ember.core._tensor import narrow as narrow
+from ember.core._tensor import neg as neg
+from ember.core._tensor import negative as negative
+from ember.core._tensor import numel as numel
+from ember.core._tensor import ones as ones
+from ember.core._tensor import ones_like as ones_like
+from ember.core._tensor import permute as permute
+from ember.core._tensor import rand as rand
+from ember.core._tensor import rand_like as rand_like
+from ember.core._tensor import randn as randn
+from ember.core._tensor import randn_like as randn_like
+from ember.core._tensor import relu as relu
+from ember.core._tensor import reshape as reshape
+from ember.core._tensor import result_type as result_type
+from ember.core._tensor import seed as seed
+from ember.core._tensor import select as select
+from ember.core._tensor import split as split
+from ember.core._tensor import squeeze as squeeze
+from ember.core._tensor import sub as sub
+from ember.core._tensor import sum as sum
+from ember.core._tensor import swapaxes as swapaxes
+from ember.core._tensor import swapdims as swapdims
+from ember.core._tensor import t as t
+from ember.core._tensor import tensor as tensor
+from ember.core._tensor import transpose as transpose
+from ember.core._tensor import true_divide as true_divide
+from ember.core._tensor import unbind as unbind
+from ember.core._tensor import unflatten as unflatten
+from ember.core._tensor import unsqueeze as unsqueeze
+from ember.core._tensor import zeros as zeros
+from ember.core._tensor import zeros_like as zeros_like
+from ember.core.tensor import Tensor as Tensor
+
+__version__ = "0.1.0"
+
+# dtypes: ember.float32, ember.long, ...  (ember.bool/int/float shadow the builtins here
+# exactly as torch.bool/int/float do)
+globals().update(_dtypes._dtype_by_name)
+
+_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed"}
+
+
+def get_include():
+    """The folder holding ``ember/abi.h``, the kernel ABI plugins compile against."""
+    return _os.path.join(_os.path.dirname(_dtypes.__file__), "include")
+
+
+def typename(obj):
+    """A string naming the type of ``obj`` (tensors as PyTorch's legacy names)."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in ("builtins", None) else f"{module}.{name}"
+
+
+def set_default_device(device):
+    """Make ``device`` the default for factory functions on this thread (None: cpu)."""
+    from ember.core import _state
+    from ember.core._device import device as _device_cls
+    _state._set_default_device(None if device is None else _device_cls(device))
+
+
+def get_default_device():
+    """This thread's default device."""
+    from ember.core import _state
+    d = _state._get_default_device()
+    return device("cpu") if d is None else d
+
+
+def _register_device_module(device_type, module, _replace=False):
+    """Make ``module`` the runtime module of ``device_type`` (``ember.<device_type>``)."""
+    from ember import _device_modules
+    _device_modules.register(device_type, module, _replace)
+
+
+def get_device_module(device=None):
+    """The runtime module of ``device`` (a device, a type name, or the default device)."""
+    from ember import _device_modules
+    if device is None:
+        device = get_default_device()
+    dtype_name = device.type if hasattr(device, "type") else str(device).partition(":")[0]
+    return _device_modules.get(dtype_name)
+
+
+def set_num_threads(num_threads):
+    """Threads used by the CPU plugin's kernels (its OpenMP pool and the BLAS pools)."""
+    from ember import backends
+    backends.set_num_threads(num_threads)
+
+
+def get_num_threads():
+    from ember import backends
+    return backends.get_num_threads()
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        return importlib.import_module(f"ember.{name}")
+    from ember.core._device import _backend_for_type
+    if _backend_for_type(name) is not None and name != "meta":
+        return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
+
+
+def _autoload():
+    from ember import backends
+    if backends._autoload_enabled():
+        backends.autoload()
+
+
+_autoload()

@@ -1,0 +1,51 @@
+"""Builds ember's Cython core (no OpenMP: threads belong to the device plugins).
+
+Cython does not see setuptools' package-dir mapping, so we stage an include folder
+(build/cy/ember/core -> core/) for cimports of `ember.core.*` to resolve to our .pxd files.
+"""
+import os
+
+import numpy as np
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORE_MODULES = ["_dtype", "_state", "_dispatch", "_device", "_tensor"]
+
+
+def staged_include():
+    root = os.path.join(HERE, "build", "cy")
+    pkg = os.path.join(root, "ember")
+    os.makedirs(pkg, exist_ok=True)
+    open(os.path.join(pkg, "__init__.pxd"), "a").close()
+    link = os.path.join(pkg, "core")
+    if not os.path.islink(link):
+        os.symlink(os.path.join(HERE, "core"), link)
+    return root
+
+
+extensions = [
+    Extension(
+        f"ember.core.{name}",
+        [os.path.join("core", f"{name}.pyx")],
+        include_dirs=[os.path.join(HERE, "core", "include"), np.get_include()],
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+        extra_compile_args=["-O3"],
+    )
+    for name in CORE_MODULES
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        include_path=[staged_include()],
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+        nthreads=2,
+    )
+)
