@@ -53,25 +53,31 @@ def register(module, name=None, dist=None, version=""):
     pm = _manager()
     pm.register(module, name=name)
     try:
+        # validate every device type first, so a rejected plugin changes nothing
         specs = _call(module, "ember_devices") or []
-        types = []
+        runtimes = {}
         for spec in specs:
             if not isinstance(spec, DeviceSpec):
-                raise TypeError(f"ember_devices() must return DeviceSpec objects, got {spec!r}")
+                raise TypeError(f"plugin {name!r}: ember_devices() must return DeviceSpec "
+                                f"objects, got {spec!r}")
+            _device.check_backend(spec.type, name)
             runtime = _call(module, "ember_device_module", device_type=spec.type)
             if runtime is not None:
                 missing = [m for m in RUNTIME_API if not callable(getattr(runtime, m, None))]
                 if missing:
-                    raise TypeError(f"runtime module {runtime.__name__!r} for device type "
+                    raise TypeError(f"plugin {name!r}: runtime module "
+                                    f"{getattr(runtime, '__name__', runtime)!r} for device type "
                                     f"'{spec.type}' lacks {', '.join(missing)}")
-                from ember import _register_device_module
-                _register_device_module(spec.type, runtime, _replace=True)
-            _device.register_backend(spec.type, _table_loader(module, spec.type), name,
-                                     dist or name)
-            types.append(spec.type)
+            runtimes[spec.type] = runtime
     except BaseException:
         pm.unregister(module)
         raise
+    from ember import _register_device_module
+    for spec in specs:
+        if runtimes[spec.type] is not None:
+            _register_device_module(spec.type, runtimes[spec.type], _replace=True)
+        _device.register_backend(spec.type, _table_loader(module, spec.type), name, dist or name)
+    types = [spec.type for spec in specs]
     _loaded[name] = {"dist": dist or name, "version": version, "devices": types,
                      "module": module, "descriptions": {s.type: s.description for s in specs}}
     return types
@@ -94,12 +100,21 @@ def _load_entry_point(ep):
             f"autoloading plugins.") from e
 
 
-def autoload():
-    """Load every plugin of the entry-point group ``ember.backends``."""
+_failed = {}          # plugin name -> error message (autoload with strict=False)
+
+
+def autoload(strict=True):
+    """Load every plugin of the entry-point group ``ember.backends``.  With ``strict``
+    False a failing plugin is recorded (see ``plugins()``) instead of raising."""
     from ember.backends._discovery import entry_points
     for ep in entry_points(GROUP):
         if ep.name not in _loaded:
-            _load_entry_point(ep)
+            try:
+                _load_entry_point(ep)
+            except PluginLoadError as e:
+                if strict:
+                    raise
+                _failed[ep.name] = str(e)
 
 
 def load(name):
@@ -124,7 +139,9 @@ def plugins():
     for ep in entry_points(GROUP):
         row = {"name": ep.name, "dist": ep.dist, "version": ep.version,
                "loaded": ep.name in _loaded, "devices": [], "error": None}
-        if not row["loaded"]:
+        if ep.name in _failed:
+            row["error"] = _failed[ep.name]
+        elif not row["loaded"]:
             try:
                 _load_entry_point(ep)
                 row["loaded"] = True

@@ -1,11 +1,8 @@
 """python -m ember.backends: list discovered plugins, their devices and availability."""
-import os
 import sys
 
 
 def main():
-    # list what is installed even when autoload is off: loading is what we report on
-    os.environ.setdefault("EMBER_DEVICE_BACKEND_AUTOLOAD", "1")
     import ember
     from ember import backends
 

@@ -90,8 +90,7 @@ def register_backend(str type, loader, str plugin, str package=None):
 
     Built-in types keep their key; a new type receives the next free dynamic backend key.
     Returns the Backend."""
-    if not type.isidentifier() or type != type.lower():
-        raise ValueError(f"device type name must be a lowercase identifier, got {type!r}")
+    check_backend(type, plugin)
     cdef Backend b = _backends.get(type)
     cdef int key
     if b is None:
@@ -103,16 +102,26 @@ def register_backend(str type, loader, str plugin, str package=None):
         b = Backend(type, key, package or plugin)
         _backends[type] = b
         _by_key[key] = b
-    elif b.is_meta:
-        raise ValueError("device type 'meta' belongs to the core")
-    elif b.plugin is not None and b.plugin != plugin:
-        raise RuntimeError(f"device type '{type}' is already provided by plugin {b.plugin!r}; "
-                           f"plugin {plugin!r} cannot register it again")
     b.plugin = plugin
     if package is not None:
         b.package = package
     b._loader = loader
     return b
+
+
+def check_backend(str type, str plugin):
+    """Raise if ``plugin`` may not register device type ``type``; changes nothing."""
+    if not type.isidentifier() or type != type.lower():
+        raise ValueError(f"device type name must be a lowercase identifier, got {type!r}")
+    cdef Backend b = _backends.get(type)
+    if b is None:
+        if all(x is not None for x in _by_key[FIRST_DYNAMIC_BACKEND:LAST_DYNAMIC_BACKEND + 1]):
+            raise RuntimeError("no free backend dispatch key left for device type " + type)
+    elif b.is_meta:
+        raise ValueError("device type 'meta' belongs to the core")
+    elif b.plugin is not None and b.plugin != plugin:
+        raise RuntimeError(f"device type '{type}' is already provided by plugin {b.plugin!r}; "
+                           f"plugin {plugin!r} cannot register it again")
 
 
 def _backend_for_key(int key):

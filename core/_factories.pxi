@@ -156,7 +156,7 @@ cdef TensorBase from_host_array(object arr, dtype dt, device dev):
     """A new tensor on `dev` with dtype `dt` holding the NumPy array `arr` (copied)."""
     np = numpy()
     host_dt = dt if dt.np_dtype is not None else _dtypes.float32   # bfloat16: via float32
-    a = np.ascontiguousarray(arr, dtype=host_dt.np_dtype)
+    a = np.asarray(arr, dtype=host_dt.np_dtype, order="C")      # keeps 0-d arrays 0-d
     cdef int64_t sizes[MAX_DIM]
     cdef int nd = a.ndim
     if nd > MAX_DIM:

@@ -26,10 +26,7 @@ class _Formatter:
         nonzero = [abs(v) for v in finite if v != 0]
         amax = max(nonzero, default=0.0)
         amin = min(nonzero, default=0.0)
-        if self.int_mode:
-            if amax > 1e8:
-                self.sci_mode = True
-        elif amax and (amax / amin > 1000.0 or amax > 1e8 or amin < 1e-4):
+        if amax and (amax / amin > 1000.0 or amax > 1e8 or (not self.int_mode and amin < 1e-4)):
             self.sci_mode = True
         self.width = max(len(self.format(v)) for v in values)
 
@@ -68,7 +65,7 @@ def _fmt(arr, fmt, indent, summarize):
     if arr.ndim == 1:
         items = [fmt.format(v) for v in arr.tolist()]
         if summarize and len(items) > 2 * EDGEITEMS:
-            items = items[:EDGEITEMS] + ["..."] + items[-EDGEITEMS:]
+            items = items[:EDGEITEMS] + [" ..."] + items[-EDGEITEMS:]
         per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"

@@ -63,12 +63,15 @@ cdef class Generator:
 
 
 cdef dict _default_generators = {}
+cdef object _last_manual_seed = None     # seeds default generators created later too
 
 
 cdef Generator default_generator_for(device dev):
     g = _default_generators.get(dev.type)
     if g is None:
         g = Generator(dev.type)
+        if _last_manual_seed is not None:
+            g.manual_seed(_last_manual_seed)
         _default_generators[dev.type] = g
     return <Generator>g
 
@@ -78,8 +81,10 @@ def _default_generator(dev="cpu"):
 
 
 def manual_seed(seed):
-    """Seed every device type's default generator."""
+    """Seed every device type's default generator (including ones created later)."""
+    global _last_manual_seed
     default_generator_for(cpu_device()).manual_seed(seed)
+    _last_manual_seed = seed
     for g in _default_generators.values():
         g.manual_seed(seed)
     return default_generator_for(cpu_device())
@@ -99,8 +104,8 @@ def initial_seed():
 cdef object random_fill(Op op, TensorBase t, double p0, double p1, object generator):
     """Fill t in place from the counter-based generator; advances it by t.numel()."""
     if not t._dtype.is_floating_point:
-        raise NotImplementedError(f"\"{op.name[:-1]}_kernel_cpu\" not implemented for "
-                                  f"'{st_name(t._dtype)}'")
+        raise NotImplementedError(f"\"{op.name[:-1]}\" not implemented for "
+                                  f"'{st_name(t._dtype)}' (random fills need a floating dtype)")
     cdef Generator g = default_generator_for(t._device) if generator is None else generator
     cdef uint64_t offset = g.advance(t.numel_c())
     t.bump()

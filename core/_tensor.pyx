@@ -266,7 +266,7 @@ cdef class TensorBase:
 
     @property
     def _version(self):
-        return 0 if self._version is None else self._version.value
+        return self.version().value       # observed from now on: later writes must bump
 
     @property
     def _keys(self):

@@ -150,9 +150,13 @@ def __getattr__(name):
 
 
 def _autoload():
+    import sys
+
     from ember import backends
     if backends._autoload_enabled():
-        backends.autoload()
+        # `python -m ember.backends` lists broken plugins instead of dying on them
+        listing = sys.orig_argv[-2:] == ["-m", "ember.backends"]
+        backends.autoload(strict=not listing)
 
 
 _autoload()

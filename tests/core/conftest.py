@@ -30,7 +30,7 @@ def to_torch(t):
     """An ember tensor's values as a torch tensor of the same dtype (via host memory)."""
     import torch
     arr = t.numpy(force=True)
-    out = torch.from_numpy(np.ascontiguousarray(arr))
+    out = torch.from_numpy(np.array(arr, order="C", copy=True))
     return out.to(torch_dtype(t.dtype))
 
 

@@ -179,7 +179,7 @@ def test_mean(dim, keepdim, device, oracle):
     a, ta = make((3, 4, 5), ember.float32, device)
     kw = {} if dim is None else {"dim": dim, "keepdim": keepdim}
     oracle.assert_matches(a.mean(**kw), ta.mean(**kw))
-    oracle.assert_matches(ember.mean(a.t(), **kw), torch.mean(ta.t(), **kw))
+    oracle.assert_matches(ember.mean(a.transpose(0, 2), **kw), torch.mean(ta.transpose(0, 2), **kw))
     i = ember.tensor([1, 2], device=device)
     with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
         i.mean()
@@ -286,7 +286,8 @@ def test_copy_fill_clone(device, oracle):
     oracle.assert_matches(d, td)
     d.zero_()
     assert d.sum().item() == 0
-    with pytest.raises(RuntimeError, match="cannot be broadcast"):
+    with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(2\)"):
         d.copy_(ember.ones(2, 4, device=device))
     assert a.to(ember.float32) is a and a.to(ember.float32, copy=True) is not a
     assert a.contiguous() is a and not a.t().contiguous() is a.t()

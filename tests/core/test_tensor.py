@@ -33,7 +33,7 @@ VIEWS = [
     ("movedim(0, -1)", "movedim(0, -1)"), ("movedim((0, 1), (2, 0))", "movedim((0, 1), (2, 0))"),
     ("unsqueeze(1)", "unsqueeze(1)"), ("unsqueeze(-1)", "unsqueeze(-1)"),
     ("unsqueeze(0).expand(5, 2, 3, 4)", "unsqueeze(0).expand(5, 2, 3, 4)"),
-    ("unsqueeze(2).expand(-1, -1, 3, -1, -1)", "unsqueeze(2).expand(-1, -1, 3, -1, -1)"),
+    ("unsqueeze(2).expand(-1, -1, 3, -1)", "unsqueeze(2).expand(-1, -1, 3, -1)"),
     ("unsqueeze(0).squeeze()", "unsqueeze(0).squeeze()"), ("unsqueeze(1).squeeze(1)", "unsqueeze(1).squeeze(1)"),
     ("squeeze(0)", "squeeze(0)"),
     ("flatten()", "flatten()"), ("flatten(1)", "flatten(1)"), ("unflatten(2, (2, 2))", "unflatten(2, (2, 2))"),
@@ -41,7 +41,7 @@ VIEWS = [
     ("select(1, -1)", "select(1, -1)"), ("diagonal()", "diagonal()"), ("diagonal(1, 1, 2)", "diagonal(1, 1, 2)"),
     ("diagonal(-1, 2, 0)", "diagonal(-1, 2, 0)"),
     ("as_strided((3, 3), (1, 2), 1)", "as_strided((3, 3), (1, 2), 1)"),
-    ("transpose(1, 2).view(2, 12)", None),
+    ("transpose(1, 2).view(2, 12)", "transpose(1, 2).view(2, 12)"),
     ("transpose(0, 1)[1:].reshape(-1)", "transpose(0, 1)[1:].reshape(-1)"),
     ("t()" if False else "select(0, 0).t()", "select(0, 0).t()"),
 ]
@@ -50,13 +50,13 @@ VIEWS = [
 @pytest.mark.parametrize("expr,texpr", VIEWS)
 def test_views_match_torch(expr, texpr):
     e, t = pair()
-    if texpr is None:
+    try:
+        tv = eval("t." + texpr)
+    except RuntimeError:
         with pytest.raises(RuntimeError, match="view size is not compatible"):
             eval("e." + expr)
-        with pytest.raises(RuntimeError):
-            eval("t." + texpr)
         return
-    ev, tv = eval("e." + expr), eval("t." + texpr)
+    ev = eval("e." + expr)
     shares = tv.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
     same_view(ev, tv, e if shares else None)
     if shares:
