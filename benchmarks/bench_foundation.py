@@ -1,0 +1,85 @@
+"""Foundation benchmarks: ember vs NumPy vs PyTorch, side by side in one run, at 1 and 2
+threads.  Prints per-call times and the ratios ember/NumPy and ember/PyTorch (< 1 means
+ember is faster).  Not a test: run `make bench` (or python benchmarks/bench_foundation.py).
+"""
+import os
+import statistics
+import subprocess
+import sys
+import timeit
+
+import numpy as np
+import torch
+from threadpoolctl import threadpool_limits
+
+import ember
+
+
+def per_call(fn, number, repeat=7):
+    """Median seconds per call over `repeat` runs of `number` calls."""
+    fn()
+    return statistics.median(t / number for t in timeit.repeat(fn, number=number, repeat=repeat))
+
+
+def import_time(stmt, runs=7):
+    def wall(code):
+        out = []
+        for _ in range(runs):
+            t = timeit.default_timer()
+            subprocess.run([sys.executable, "-c", code], check=True)
+            out.append(timeit.default_timer() - t)
+        return statistics.median(out)
+    return wall(stmt) - wall("pass")
+
+
+def fmt(s):
+    return f"{s * 1e6:10.2f} us" if s < 1e-3 else f"{s * 1e3:10.2f} ms"
+
+
+def cases():
+    small_e, small_n, small_t = ember.rand(10), np.random.rand(10).astype(np.float32), torch.rand(10)
+    m4_e, m4_n, m4_t = ember.rand(4, 4), np.random.rand(4, 4).astype(np.float32), torch.rand(4, 4)
+    big_e, big_n, big_t = ember.rand(10_000_000), np.random.rand(10_000_000).astype(np.float32), \
+        torch.rand(10_000_000)
+    big2_e, big2_n, big2_t = ember.rand(10_000_000), big_n.copy(), big_t.clone()
+    out_e, out_n, out_t = ember.empty(10_000_000), np.empty_like(big_n), torch.empty(10_000_000)
+    mm_e = ember.rand(1024, 1024)
+    mm_n = np.random.rand(1024, 1024).astype(np.float32)
+    mm_t = torch.rand(1024, 1024)
+    return [
+        ("a + b, 10 float32", 20000, lambda: small_e + small_e, lambda: small_n + small_n,
+         lambda: small_t + small_t),
+        ("relu, 10 float32", 20000, lambda: ember.relu(small_e), lambda: np.maximum(small_n, 0),
+         lambda: torch.relu(small_t)),
+        ("matmul 4x4 float32", 20000, lambda: m4_e @ m4_e, lambda: m4_n @ m4_n, lambda: m4_t @ m4_t),
+        ("add 10M float32 (out=)", 10, lambda: ember.add(big_e, big2_e, out=out_e),
+         lambda: np.add(big_n, big2_n, out=out_n), lambda: torch.add(big_t, big2_t, out=out_t)),
+        ("sum 10M float32", 10, lambda: big_e.sum(), lambda: big_n.sum(), lambda: big_t.sum()),
+        ("matmul 1024^3 float32", 3, lambda: mm_e @ mm_e, lambda: mm_n @ mm_n,
+         lambda: mm_t @ mm_t),
+    ]
+
+
+def main():
+    print(f"ember {ember.__version__}, NumPy {np.__version__}, PyTorch {torch.__version__}; "
+          f"{os.cpu_count()} cores; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+    e_imp = import_time("import ember")
+    n_imp = import_time("import numpy")
+    t_imp = import_time("import torch")
+    print(f"\nimport (median wall time of fresh processes minus `python -c pass`):")
+    print(f"  ember {e_imp * 1e3:.0f} ms   numpy {n_imp * 1e3:.0f} ms   torch {t_imp * 1e3:.0f} ms"
+          f"   ember/torch {e_imp / t_imp:.2f}   (goal: ember <= 150 ms)")
+    table = cases()
+    for threads in (1, 2):
+        ember.set_num_threads(threads)
+        torch.set_num_threads(threads)
+        with threadpool_limits(threads):
+            print(f"\n{threads} thread(s)  {'op':26s}{'ember':>13s}{'numpy':>13s}{'torch':>13s}"
+                  f"{'e/np':>8s}{'e/torch':>9s}")
+            for name, number, fe, fn, ft in table:
+                te, tn, tt = per_call(fe, number), per_call(fn, number), per_call(ft, number)
+                print(f"{'':12s}{name:26s}{fmt(te)}{fmt(tn)}{fmt(tt)}{te / tn:8.2f}{te / tt:9.2f}")
+
+
+if __name__ == "__main__":
+    main()

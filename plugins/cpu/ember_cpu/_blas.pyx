@@ -1,0 +1,173 @@
+# Floating-point matmul through SciPy's BLAS.  Importing scipy.linalg.cython_blas costs
+# ~0.17 s, so this module is imported by the matmul entry of _kernels at the first
+# floating-point matmul, never when the plugin or the kernel table loads; it hands its
+# entry point over as the capsule `matmul_capsule`.
+#
+# BLAS is column-major; a row-major C = A @ B is computed as C^T = B^T A^T.  An operand
+# is passed in place when one of its matrix strides is 1 and the other a valid leading
+# dimension (the other layout is a transpose flag); otherwise it is copied to a
+# contiguous temporary, as is every float16/bfloat16 operand (converted to float32).
+from cpython.pycapsule cimport PyCapsule_New
+from libc.limits cimport INT_MAX
+from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+from scipy.linalg.cython_blas cimport sgemm, dgemm
+
+from ember_cpu._abi cimport (
+    ember_ctx, ember_view, matmul_fn, EMBER_OK, EMBER_ERR_RUNTIME, EMBER_ERR_MEMORY,
+    EMBER_FLOAT32, EMBER_FLOAT64,
+)
+from ember_cpu._strided cimport load, store, set_error
+
+ctypedef fused real_t:
+    float
+    double
+
+
+ctypedef struct Operand:       # one matrix of one batch entry, as BLAS gets it
+    char *data
+    bint row_major             # strides (ld, 1); otherwise (1, ld)
+    int64_t ld
+
+
+# 2-d matrix at `data` with sizes (r, c) and strides (s0, s1): usable in place?
+cdef bint as_blas(Operand *m, char *data, int64_t r, int64_t c, int64_t s0,
+                  int64_t s1) noexcept nogil:
+    # the stride of an extent-1 dim is never followed: pick one BLAS accepts
+    if r == 1:
+        s0 = max(c, 1)
+    if c == 1:
+        s1 = max(r, 1)
+    m.data = data
+    m.row_major = s1 == 1 and s0 >= max(c, 1)
+    m.ld = s0 if m.row_major else s1
+    if m.row_major:
+        return s0 <= INT_MAX
+    return s0 == 1 and s1 >= max(r, 1) and s1 <= INT_MAX
+
+
+# copy (converting) the 2-d matrix into a contiguous row-major temporary
+cdef void to_temp(Operand *m, real_t *tmp, const char *data, int dtype, int64_t itemsize,
+                  int64_t r, int64_t c, int64_t s0, int64_t s1) noexcept nogil:
+    cdef int64_t i
+    for i in range(r):
+        load(tmp + i * c, data + i * s0 * itemsize, dtype, c, s1)
+    set_contiguous(m, tmp, c)
+
+
+cdef inline void set_contiguous(Operand *m, real_t *tmp, int64_t c) noexcept nogil:
+    m.data = <char *>tmp
+    m.row_major = True
+    m.ld = max(c, 1)
+
+
+cdef void gemm(Operand *c, const Operand *a, const Operand *b, int64_t M, int64_t N,
+               int64_t K, real_t *tag) noexcept nogil:
+    cdef char ta, tb
+    cdef int m, n, k, lda, ldb, ldc
+    cdef real_t one = 1, zero = 0
+    k = <int>K
+    lda = <int>a.ld
+    ldb = <int>b.ld
+    ldc = <int>c.ld
+    if c.row_major:
+        # C^T (N x M, column-major) = B^T A^T: a row-major operand is its own transpose
+        # in column-major terms, so it goes untransposed
+        ta = b'N' if b.row_major else b'T'
+        tb = b'N' if a.row_major else b'T'
+        m = <int>N
+        n = <int>M
+        if real_t is float:
+            sgemm(&ta, &tb, &m, &n, &k, &one, <float *>b.data, &ldb, <float *>a.data, &lda,
+                  &zero, <float *>c.data, &ldc)
+        elif real_t is double:
+            dgemm(&ta, &tb, &m, &n, &k, &one, <double *>b.data, &ldb, <double *>a.data, &lda,
+                  &zero, <double *>c.data, &ldc)
+    else:
+        ta = b'T' if a.row_major else b'N'
+        tb = b'T' if b.row_major else b'N'
+        m = <int>M
+        n = <int>N
+        if real_t is float:
+            sgemm(&ta, &tb, &m, &n, &k, &one, <float *>a.data, &lda, <float *>b.data, &ldb,
+                  &zero, <float *>c.data, &ldc)
+        elif real_t is double:
+            dgemm(&ta, &tb, &m, &n, &k, &one, <double *>a.data, &lda, <double *>b.data, &ldb,
+                  &zero, <double *>c.data, &ldc)
+
+
+# out[B, M, N] = a[B, M, K] @ b[B, K, N]; the caller checked shapes, dtypes and that
+# B, M, N, K > 0
+cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                 const ember_view *b, real_t *tag) noexcept nogil:
+    cdef int64_t B = a.sizes[0], M = a.sizes[1], K = a.sizes[2], N = b.sizes[2]
+    cdef bint native = a.dtype == EMBER_FLOAT32 or a.dtype == EMBER_FLOAT64
+    cdef int64_t size = sizeof(real_t) if native else 2     # float16/bfloat16: 2 bytes
+    cdef int64_t as0 = a.strides[1], os0 = out.strides[1], i, r
+    cdef Operand A, Bm, C
+    cdef real_t *ta = NULL
+    cdef real_t *tb = NULL
+    cdef real_t *tc = NULL
+    cdef bint a_ok, b_ok, c_ok
+    cdef char *pa
+    cdef char *pb
+    cdef char *po
+    # a batch of rows times one shared matrix is one (B*M, K) @ (K, N) product
+    if M == 1:
+        as0 = a.strides[0]
+        os0 = out.strides[0]
+    if B > 1 and b.strides[0] == 0 and a.strides[0] == M * as0 and out.strides[0] == M * os0:
+        M = B * M
+        B = 1
+    if max(M, max(N, K)) > INT_MAX:
+        return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", "matrix too large for 32-bit BLAS")
+    # strides are the same for every batch entry: decide once which operands need a copy
+    a_ok = as_blas(&A, a.data, M, K, as0, a.strides[2]) and native
+    b_ok = as_blas(&Bm, b.data, K, N, b.strides[1], b.strides[2]) and native
+    c_ok = as_blas(&C, out.data, M, N, os0, out.strides[2]) and native
+    if not a_ok:
+        ta = <real_t *>malloc(M * K * sizeof(real_t))
+    if not b_ok:
+        tb = <real_t *>malloc(K * N * sizeof(real_t))
+    if not c_ok:
+        tc = <real_t *>malloc(M * N * sizeof(real_t))
+    if (not a_ok and ta == NULL) or (not b_ok and tb == NULL) or (not c_ok and tc == NULL):
+        free(ta)
+        free(tb)
+        free(tc)
+        return set_error(ctx, EMBER_ERR_MEMORY, "matmul", "out of memory")
+    if not c_ok:
+        set_contiguous(&C, tc, N)
+    for i in range(B):
+        pa = a.data + i * a.strides[0] * size
+        pb = b.data + i * b.strides[0] * size
+        po = out.data + i * out.strides[0] * size
+        if a_ok:
+            A.data = pa
+        elif i == 0 or a.strides[0] != 0:
+            to_temp(&A, ta, pa, a.dtype, size, M, K, as0, a.strides[2])
+        if b_ok:
+            Bm.data = pb
+        elif i == 0 or b.strides[0] != 0:
+            to_temp(&Bm, tb, pb, b.dtype, size, K, N, b.strides[1], b.strides[2])
+        if c_ok:
+            C.data = po
+        gemm(&C, &A, &Bm, M, N, K, tag)
+        if not c_ok:
+            for r in range(M):
+                store(po + r * os0 * size, out.dtype, tc + r * N, N, out.strides[2])
+    free(ta)
+    free(tb)
+    free(tc)
+    return EMBER_OK
+
+
+cdef int blas_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                     const ember_view *b) noexcept nogil:
+    if a.dtype == EMBER_FLOAT64:
+        return batched(ctx, out, a, b, <double *>NULL)
+    # float32, and float16/bfloat16 through float32 temporaries
+    return batched(ctx, out, a, b, <float *>NULL)
+
+
+matmul_capsule = PyCapsule_New(<void *><matmul_fn>blas_matmul, "ember_cpu._blas.matmul", NULL)

@@ -1,0 +1,172 @@
+# Memory kernels: allocation, strided copy with dtype casts, fill, host transfers.
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free
+from libc.string cimport memcpy
+
+from ember_cpu._abi cimport EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64
+from ember_cpu._strided cimport (
+    CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating,
+    iter_init, iter_run, load_ct, store_ct, set_error,
+)
+
+cdef extern from "<stdlib.h>" nogil:
+    int posix_memalign(void **memptr, size_t alignment, size_t size)
+
+
+cdef void *mem_alloc(int64_t nbytes) noexcept nogil:
+    cdef void *p = NULL
+    if nbytes < 0:
+        return NULL
+    # 64-byte aligned (a cache line, any SIMD width); a 0-byte request still gets a
+    # unique pointer that free() accepts
+    if posix_memalign(&p, 64, <size_t>(nbytes if nbytes > 0 else 1)) != 0:
+        return NULL
+    return p
+
+
+cdef void mem_free(void *ptr) noexcept nogil:
+    free(ptr)
+
+
+# -- copy -----------------------------------------------------------------------------------
+
+ctypedef struct CastCall:
+    int ct            # compute type the values pass through (exact for both dtypes)
+    int out_dtype
+    int in_dtype
+    int64_t out_size
+    int64_t in_size
+
+
+# same dtype: move bytes
+cdef int raw_copy_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
+                      int64_t index) noexcept nogil:
+    cdef int64_t i, size = (<const int64_t *>arg)[0], so = st[0], sa = st[1]
+    if so == 1 and sa == 1:
+        memcpy(ptrs[0], ptrs[1], n * size)
+    elif size == 1:
+        for i in range(n):
+            (<uint8_t *>ptrs[0])[i * so] = (<const uint8_t *>ptrs[1])[i * sa]
+    elif size == 2:
+        for i in range(n):
+            (<uint16_t *>ptrs[0])[i * so] = (<const uint16_t *>ptrs[1])[i * sa]
+    elif size == 4:
+        for i in range(n):
+            (<uint32_t *>ptrs[0])[i * so] = (<const uint32_t *>ptrs[1])[i * sa]
+    else:
+        for i in range(n):
+            (<uint64_t *>ptrs[0])[i * so] = (<const uint64_t *>ptrs[1])[i * sa]
+    return EMBER_OK
+
+
+# different dtypes: load a block into the compute type, store it converted
+cdef int cast_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
+                  int64_t index) noexcept nogil:
+    cdef const CastCall *c = <const CastCall *>arg
+    cdef StageBuf buf
+    cdef int64_t i = 0, m
+    while i < n:
+        m = min(<int64_t>BUF_LEN, n - i)
+        load_ct(c.ct, &buf, ptrs[1] + i * st[1] * c.in_size, c.in_dtype, m, st[1])
+        store_ct(c.ct, ptrs[0] + i * st[0] * c.out_size, c.out_dtype, &buf, m, st[0])
+        i += m
+    return EMBER_OK
+
+
+cdef int copy_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *a) noexcept nogil:
+    cdef StridedIter it
+    cdef const ember_view *views[2]
+    cdef CastCall c
+    cdef int64_t size
+    cdef int status
+    views[0] = out
+    views[1] = a
+    status = iter_init(&it, ctx, "copy", 2, views, True)
+    if status != EMBER_OK:
+        return status
+    if out.dtype == a.dtype:
+        size = it.itemsize[0]
+        return iter_run(&it, raw_copy_row, &size, it.numel)
+    # integers and bool pass through int64, floating values through double (float when
+    # both sides fit in float32); both are exact for the source
+    if not is_floating(a.dtype):
+        c.ct = CT_I64
+    elif a.dtype == EMBER_FLOAT64 or out.dtype == EMBER_FLOAT64 or not is_floating(out.dtype):
+        c.ct = CT_F64
+    else:
+        c.ct = CT_F32
+    c.out_dtype = out.dtype
+    c.in_dtype = a.dtype
+    c.out_size = it.itemsize[0]
+    c.in_size = it.itemsize[1]
+    return iter_run(&it, cast_row, &c, it.numel)
+
+
+# -- fill -----------------------------------------------------------------------------------
+
+ctypedef struct FillCall:
+    const void *value
+    int64_t size
+
+
+cdef int fill_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
+                  int64_t index) noexcept nogil:
+    cdef const FillCall *f = <const FillCall *>arg
+    cdef int64_t i, s = st[0]
+    cdef uint8_t v1
+    cdef uint16_t v2
+    cdef uint32_t v4
+    cdef uint64_t v8
+    if f.size == 1:
+        v1 = (<const uint8_t *>f.value)[0]
+        for i in range(n):
+            (<uint8_t *>ptrs[0])[i * s] = v1
+    elif f.size == 2:
+        v2 = (<const uint16_t *>f.value)[0]
+        for i in range(n):
+            (<uint16_t *>ptrs[0])[i * s] = v2
+    elif f.size == 4:
+        v4 = (<const uint32_t *>f.value)[0]
+        for i in range(n):
+            (<uint32_t *>ptrs[0])[i * s] = v4
+    else:
+        v8 = (<const uint64_t *>f.value)[0]
+        for i in range(n):
+            (<uint64_t *>ptrs[0])[i * s] = v8
+    return EMBER_OK
+
+
+cdef int fill_kernel(ember_ctx *ctx, const ember_view *out, const void *value) noexcept nogil:
+    cdef StridedIter it
+    cdef const ember_view *views[1]
+    cdef FillCall f
+    cdef int status
+    if value == NULL:
+        return set_error(ctx, EMBER_ERR_VALUE, "fill", "no value")
+    views[0] = out
+    status = iter_init(&it, ctx, "fill", 1, views, True)
+    if status != EMBER_OK:
+        return status
+    f.value = value
+    f.size = it.itemsize[0]
+    return iter_run(&it, fill_row, &f, it.numel)
+
+
+# -- host transfers (the device is the host) --------------------------------------------------
+
+cdef int to_host_kernel(ember_ctx *ctx, void *host_dst, const void *device_src,
+                        int64_t nbytes) noexcept nogil:
+    if nbytes < 0:
+        return set_error(ctx, EMBER_ERR_VALUE, "to_host", "negative byte count")
+    if nbytes > 0:
+        memcpy(host_dst, device_src, nbytes)
+    return EMBER_OK
+
+
+cdef int from_host_kernel(ember_ctx *ctx, void *device_dst, const void *host_src,
+                          int64_t nbytes) noexcept nogil:
+    if nbytes < 0:
+        return set_error(ctx, EMBER_ERR_VALUE, "from_host", "negative byte count")
+    if nbytes > 0:
+        memcpy(device_dst, host_src, nbytes)
+    return EMBER_OK

@@ -1,0 +1,285 @@
+# Elementwise unary and binary kernels.
+#
+# A row of the strided iteration is processed in blocks: each operand is either used in
+# place (stored as its compute type, stride 1), broadcast (stride 0: loaded once into a
+# buffer), or gathered/converted into a staging buffer; the op then runs as one
+# contiguous loop per (op, compute type), which the compiler vectorizes.  Only the three
+# compute types (int64, float, double) get loops: narrow integers, bool, float16 and
+# bfloat16 are converted on load and store.
+from libc.math cimport (
+    exp, expf, log, logf, sqrt, sqrtf, sin, sinf, cos, cosf, tanh, tanhf, pow, powf,
+)
+from libc.stdint cimport int32_t, int64_t
+
+from ember_cpu._abi cimport (
+    EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_RUNTIME, EMBER_BOOL,
+    EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU, EMBER_UNARY_ABS, EMBER_UNARY_LOG,
+    EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS, EMBER_UNARY_TANH,
+    EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL, EMBER_UNARY_SQUARE, EMBER_UNARY_COUNT,
+    EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
+    EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_COUNT,
+)
+from ember_cpu._scalar cimport _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow
+from ember_cpu._strided cimport (
+    ct_t, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, compute_type, is_native,
+    is_floating, iter_init, iter_run, load_ct, store_ct, set_error, error_dtype,
+)
+
+cdef extern from *:
+    """
+    static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
+        "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square"};
+    static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
+        "minimum", "pow"};
+    """
+    const char *ember_unary_names[]
+    const char *ember_binary_names[]
+
+
+ctypedef struct EwCall:
+    int op
+    int nin           # 1: unary, 2: binary
+    int ct            # compute type
+    int dtype         # of every operand
+    int64_t itemsize
+    bint native       # dtype is stored as its compute type
+
+
+# -- contiguous loops ---------------------------------------------------------------------
+
+cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
+    cdef int64_t i
+    if op == EMBER_UNARY_NEG:
+        for i in range(n):
+            o[i] = _neg(a[i])
+    elif op == EMBER_UNARY_ABS:
+        for i in range(n):
+            o[i] = _abs(a[i])
+    elif op == EMBER_UNARY_RELU:
+        for i in range(n):
+            o[i] = _relu(a[i])
+    elif op == EMBER_UNARY_SQUARE:
+        for i in range(n):
+            o[i] = _mul(a[i], a[i])
+    elif ct_t is float:
+        if op == EMBER_UNARY_EXP:
+            for i in range(n):
+                o[i] = expf(a[i])
+        elif op == EMBER_UNARY_LOG:
+            for i in range(n):
+                o[i] = logf(a[i])
+        elif op == EMBER_UNARY_SQRT:
+            for i in range(n):
+                o[i] = sqrtf(a[i])
+        elif op == EMBER_UNARY_SIN:
+            for i in range(n):
+                o[i] = sinf(a[i])
+        elif op == EMBER_UNARY_COS:
+            for i in range(n):
+                o[i] = cosf(a[i])
+        elif op == EMBER_UNARY_TANH:
+            for i in range(n):
+                o[i] = tanhf(a[i])
+        elif op == EMBER_UNARY_SIGMOID:
+            for i in range(n):
+                o[i] = 1 / (1 + expf(-a[i]))
+        elif op == EMBER_UNARY_RECIPROCAL:
+            for i in range(n):
+                o[i] = 1 / a[i]
+    elif ct_t is double:
+        if op == EMBER_UNARY_EXP:
+            for i in range(n):
+                o[i] = exp(a[i])
+        elif op == EMBER_UNARY_LOG:
+            for i in range(n):
+                o[i] = log(a[i])
+        elif op == EMBER_UNARY_SQRT:
+            for i in range(n):
+                o[i] = sqrt(a[i])
+        elif op == EMBER_UNARY_SIN:
+            for i in range(n):
+                o[i] = sin(a[i])
+        elif op == EMBER_UNARY_COS:
+            for i in range(n):
+                o[i] = cos(a[i])
+        elif op == EMBER_UNARY_TANH:
+            for i in range(n):
+                o[i] = tanh(a[i])
+        elif op == EMBER_UNARY_SIGMOID:
+            for i in range(n):
+                o[i] = 1 / (1 + exp(-a[i]))
+        elif op == EMBER_UNARY_RECIPROCAL:
+            for i in range(n):
+                o[i] = 1 / a[i]
+    return EMBER_OK
+
+
+cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) noexcept nogil:
+    cdef int64_t i
+    if op == EMBER_BINARY_ADD:
+        for i in range(n):
+            o[i] = _add(a[i], b[i])
+    elif op == EMBER_BINARY_SUB:
+        for i in range(n):
+            o[i] = _sub(a[i], b[i])
+    elif op == EMBER_BINARY_MUL:
+        for i in range(n):
+            o[i] = _mul(a[i], b[i])
+    elif op == EMBER_BINARY_MAXIMUM:
+        for i in range(n):
+            o[i] = _max(a[i], b[i])
+    elif op == EMBER_BINARY_MINIMUM:
+        for i in range(n):
+            o[i] = _min(a[i], b[i])
+    elif op == EMBER_BINARY_POW:
+        if ct_t is int64_t:
+            for i in range(n):
+                if b[i] < 0:
+                    return EMBER_ERR_RUNTIME
+                o[i] = _ipow(a[i], b[i])
+        elif ct_t is float:
+            for i in range(n):
+                o[i] = powf(a[i], b[i])
+        else:
+            for i in range(n):
+                o[i] = pow(a[i], b[i])
+    elif op == EMBER_BINARY_DIV:
+        if ct_t is not int64_t:       # integer dtypes never reach div
+            for i in range(n):
+                o[i] = a[i] / b[i]
+    return EMBER_OK
+
+
+cdef int run_block(const EwCall *e, void *o, const void *a, const void *b,
+                   int64_t n) noexcept nogil:
+    if e.nin == 1:
+        if e.ct == CT_F32:
+            return unary_loop(e.op, <float *>o, <const float *>a, n)
+        if e.ct == CT_F64:
+            return unary_loop(e.op, <double *>o, <const double *>a, n)
+        return unary_loop(e.op, <int64_t *>o, <const int64_t *>a, n)
+    if e.ct == CT_F32:
+        return binary_loop(e.op, <float *>o, <const float *>a, <const float *>b, n)
+    if e.ct == CT_F64:
+        return binary_loop(e.op, <double *>o, <const double *>a, <const double *>b, n)
+    return binary_loop(e.op, <int64_t *>o, <const int64_t *>a, <const int64_t *>b, n)
+
+
+# -- one row of the iteration ---------------------------------------------------------------
+
+cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
+                int64_t index) noexcept nogil:
+    cdef const EwCall *e = <const EwCall *>arg
+    cdef StageBuf bufs[3]
+    cdef void *blk[3]
+    cdef bint direct[3]
+    cdef bint all_direct = True
+    cdef int k, status
+    cdef int64_t i = 0, m, step = BUF_LEN
+    for k in range(e.nin + 1):
+        direct[k] = e.native and strides[k] == 1
+        all_direct = all_direct and direct[k]
+        if k > 0 and strides[k] == 0:
+            # broadcast input: one value for the whole row, loaded once
+            load_ct(e.ct, &bufs[k], ptrs[k], e.dtype, min(n, BUF_LEN), 0)
+    if all_direct:
+        step = n
+    while i < n:
+        m = min(step, n - i)
+        for k in range(e.nin + 1):
+            if direct[k]:
+                blk[k] = ptrs[k] + i * e.itemsize
+            else:
+                blk[k] = &bufs[k]
+                if k > 0 and strides[k] != 0:
+                    load_ct(e.ct, &bufs[k], ptrs[k] + i * strides[k] * e.itemsize, e.dtype,
+                            m, strides[k])
+        status = run_block(e, blk[0], blk[1], blk[2] if e.nin == 2 else NULL, m)
+        if status != EMBER_OK:
+            return status
+        if not direct[0]:
+            store_ct(e.ct, ptrs[0] + i * strides[0] * e.itemsize, e.dtype, &bufs[0], m,
+                     strides[0])
+        i += m
+    return EMBER_OK
+
+
+# number of elements when `v` is row-major contiguous with out's shape, else -1
+cdef inline int64_t contiguous_numel(const ember_view *v, const ember_view *out) noexcept nogil:
+    cdef int64_t n = 1
+    cdef int d
+    if v.ndim != out.ndim or out.ndim > EMBER_MAX_DIM:
+        return -1
+    for d in range(out.ndim - 1, -1, -1):
+        if v.sizes[d] != out.sizes[d] or out.sizes[d] < 0 or (
+                out.sizes[d] != 1 and v.strides[d] != n):
+            return -1
+        n *= out.sizes[d]
+    return n
+
+
+cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
+                         const ember_view **views) noexcept nogil:
+    cdef StridedIter it
+    cdef int k, status
+    cdef int64_t n = 0
+    for k in range(1, e.nin + 1):
+        if views[k].dtype != views[0].dtype:
+            return set_error(ctx, EMBER_ERR_TYPE, name, "operands must have out's dtype")
+    e.dtype = views[0].dtype
+    e.ct = compute_type(e.dtype)
+    e.native = is_native(e.dtype)
+    # small contiguous operands of a native dtype: straight to the loop, no iterator
+    if e.native:
+        for k in range(e.nin + 1):
+            n = contiguous_numel(views[k], views[0])
+            if n < 0:
+                break
+        if 0 <= n < PARALLEL_CUTOFF:
+            return run_block(e, views[0].data, views[1].data,
+                             views[2].data if e.nin == 2 else NULL, n)
+    status = iter_init(&it, ctx, name, e.nin + 1, views, True)
+    if status != EMBER_OK:
+        return status
+    e.itemsize = it.itemsize[0]
+    return iter_run(&it, ew_row, e, it.numel)
+
+
+cdef int unary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
+                      const ember_view *a) noexcept nogil:
+    cdef EwCall e
+    cdef const ember_view *views[2]
+    if op < 0 or op >= EMBER_UNARY_COUNT:
+        return set_error(ctx, EMBER_ERR_VALUE, "unary", "unknown op code")
+    # bool has no unary op (as in PyTorch); integers only the ones closed over integers
+    if out.dtype == EMBER_BOOL or not (
+            is_floating(out.dtype) or op == EMBER_UNARY_NEG or op == EMBER_UNARY_ABS
+            or op == EMBER_UNARY_RELU or op == EMBER_UNARY_SQUARE):
+        return error_dtype(ctx, ember_unary_names[op], out.dtype)
+    e.op = op
+    e.nin = 1
+    views[0] = out
+    views[1] = a
+    return run_elementwise(ctx, ember_unary_names[op], &e, views)
+
+
+cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
+                       const ember_view *a, const ember_view *b) noexcept nogil:
+    cdef EwCall e
+    cdef const ember_view *views[3]
+    cdef int status
+    if op < 0 or op >= EMBER_BINARY_COUNT:
+        return set_error(ctx, EMBER_ERR_VALUE, "binary", "unknown op code")
+    # bool computes in int64 and stores != 0: add is logical or, mul logical and
+    if (op == EMBER_BINARY_DIV and not is_floating(out.dtype)) or (
+            out.dtype == EMBER_BOOL and (op == EMBER_BINARY_SUB or op == EMBER_BINARY_POW)):
+        return error_dtype(ctx, ember_binary_names[op], out.dtype)
+    e.op = op
+    e.nin = 2
+    views[0] = out
+    views[1] = a
+    views[2] = b
+    status = run_elementwise(ctx, ember_binary_names[op], &e, views)
+    if status == EMBER_ERR_RUNTIME and op == EMBER_BINARY_POW:
+        return set_error(ctx, status, "pow", "Integers to negative integer powers are not allowed.")
+    return status

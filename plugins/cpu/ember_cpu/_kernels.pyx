@@ -1,0 +1,406 @@
+# The kernel table: the CPU plugin's whole contract with the core, handed over as one
+# PyCapsule named "ember.kernel_table" (kernel_table()).  The core calls the function
+# pointers directly, possibly without the GIL.
+#
+# Also here: the matmul entry (integer matmul in plain loops; floating matmul in _blas,
+# imported at the first call so that SciPy loads only when used), thread control, and
+# test twins that call each table entry on NumPy arrays.
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t, uint64_t, uintptr_t
+from libc.stdio cimport snprintf
+
+from ember_cpu._abi cimport (
+    ember_ctx, ember_view, ember_kernel_table, matmul_fn, EMBER_ABI_VERSION, EMBER_MAX_DIM,
+    EMBER_ERROR_LEN, EMBER_KERNEL_TABLE_CAPSULE, EMBER_OK, EMBER_ERR_RUNTIME,
+    EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_BOOL, EMBER_UINT8, EMBER_INT8, EMBER_INT16,
+    EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
+)
+from ember_cpu._copy cimport (
+    mem_alloc, mem_free, copy_kernel, fill_kernel, to_host_kernel, from_host_kernel,
+)
+from ember_cpu._elementwise cimport unary_kernel, binary_kernel
+from ember_cpu._openmp_helpers cimport (
+    EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
+)
+from ember_cpu._random cimport random_kernel
+from ember_cpu._reduce cimport reduce_kernel
+from ember_cpu._strided cimport (
+    BUF_LEN, MAX_CHUNKS, PARALLEL_CUTOFF, dtype_itemsize, is_floating, load, store,
+    num_threads, set_num_threads, set_error, error_dtype,
+)
+
+cnp.import_array()
+
+
+# -- matmul ---------------------------------------------------------------------------------
+
+cdef matmul_fn _blas_matmul = NULL
+
+
+cdef int load_blas(ember_ctx *ctx) noexcept nogil:
+    global _blas_matmul
+    with gil:
+        try:
+            from ember_cpu import _blas, _threads
+            _threads.blas_loaded()
+            _blas_matmul = <matmul_fn>PyCapsule_GetPointer(_blas.matmul_capsule,
+                                                           "ember_cpu._blas.matmul")
+        except BaseException as exc:
+            msg = repr(exc).encode("utf-8", "replace")
+            snprintf(ctx.error, EMBER_ERROR_LEN, "matmul: could not load BLAS: %s",
+                     <const char *>msg)
+            return EMBER_ERR_RUNTIME
+    return EMBER_OK
+
+
+ctypedef struct IntMatmul:
+    const ember_view *out
+    const ember_view *a
+    const ember_view *b
+    int64_t size
+
+
+# one output row out[bi, mi, :], accumulated in int64 (wrapping) over k, a tile of
+# columns at a time
+cdef void int_matmul_row(const IntMatmul *c, int64_t row) noexcept nogil:
+    cdef int64_t acc[BUF_LEN]
+    cdef int64_t brow[BUF_LEN]
+    cdef int64_t av, k, j, w
+    cdef const ember_view *a = c.a
+    cdef const ember_view *b = c.b
+    cdef const ember_view *o = c.out
+    cdef int64_t M = o.sizes[1], N = o.sizes[2], K = a.sizes[2], size = c.size
+    cdef int64_t bi = row // M, mi = row % M
+    cdef char *pa = a.data + (bi * a.strides[0] + mi * a.strides[1]) * size
+    cdef char *pb = b.data + bi * b.strides[0] * size
+    cdef char *po = o.data + (bi * o.strides[0] + mi * o.strides[1]) * size
+    cdef int64_t n0 = 0
+    while n0 < N:
+        w = min(<int64_t>BUF_LEN, N - n0)
+        for j in range(w):
+            acc[j] = 0
+        for k in range(K):
+            load(&av, pa + k * a.strides[2] * size, a.dtype, 1, 1)
+            load(brow, pb + (k * b.strides[1] + n0 * b.strides[2]) * size, b.dtype, w,
+                 b.strides[2])
+            for j in range(w):
+                acc[j] = <int64_t>(<uint64_t>acc[j] + <uint64_t>av * <uint64_t>brow[j])
+        store(po + n0 * o.strides[2] * size, o.dtype, acc, w, o.strides[2])
+        n0 += w
+
+
+cdef int int_matmul(const ember_view *out, const ember_view *a,
+                    const ember_view *b) noexcept nogil:
+    cdef IntMatmul c
+    cdef int64_t rows = out.sizes[0] * out.sizes[1], r
+    cdef int nt = num_threads()
+    c.out = out
+    c.a = a
+    c.b = b
+    c.size = dtype_itemsize(out.dtype)
+    if rows * out.sizes[2] * a.sizes[2] >= PARALLEL_CUTOFF and nt > 1:
+        for r in prange(rows, nogil=True, schedule='static', num_threads=nt):
+            int_matmul_row(&c, r)
+    else:
+        for r in range(rows):
+            int_matmul_row(&c, r)
+    return EMBER_OK
+
+
+cdef int matmul_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                       const ember_view *b) noexcept nogil:
+    cdef int64_t zero = 0
+    cdef int status, d
+    if out.ndim != 3 or a.ndim != 3 or b.ndim != 3:
+        return set_error(ctx, EMBER_ERR_VALUE, "matmul", "expects 3-d views")
+    for d in range(3):
+        if out.sizes[d] < 0 or a.sizes[d] < 0 or b.sizes[d] < 0:
+            return set_error(ctx, EMBER_ERR_VALUE, "matmul", "negative size")
+    if (a.sizes[0] != out.sizes[0] or b.sizes[0] != out.sizes[0]
+            or a.sizes[1] != out.sizes[1] or b.sizes[2] != out.sizes[2]
+            or b.sizes[1] != a.sizes[2]):
+        return set_error(ctx, EMBER_ERR_VALUE, "matmul", "shapes do not match")
+    if a.dtype != out.dtype or b.dtype != out.dtype:
+        return set_error(ctx, EMBER_ERR_TYPE, "matmul", "operands must have out's dtype")
+    if dtype_itemsize(out.dtype) == 0:
+        return set_error(ctx, EMBER_ERR_TYPE, "matmul", "unknown dtype code")
+    if out.dtype == EMBER_BOOL:
+        return error_dtype(ctx, "matmul", out.dtype)
+    if out.sizes[0] == 0 or out.sizes[1] == 0 or out.sizes[2] == 0:
+        return EMBER_OK
+    if a.sizes[2] == 0:
+        return fill_kernel(ctx, out, &zero)     # all-zero bytes are 0 in every dtype
+    if not is_floating(out.dtype):
+        return int_matmul(out, a, b)
+    if _blas_matmul == NULL:
+        status = load_blas(ctx)
+        if status != EMBER_OK:
+            return status
+    return _blas_matmul(ctx, out, a, b)
+
+
+# -- the table ------------------------------------------------------------------------------
+
+cdef ember_kernel_table TABLE
+TABLE.abi_version = EMBER_ABI_VERSION
+TABLE.reserved = 0
+TABLE.alloc = mem_alloc
+TABLE.free = mem_free
+TABLE.copy = copy_kernel
+TABLE.fill = fill_kernel
+TABLE.to_host = to_host_kernel
+TABLE.from_host = from_host_kernel
+TABLE.unary = unary_kernel
+TABLE.binary = binary_kernel
+TABLE.reduce = reduce_kernel
+TABLE.matmul = matmul_kernel
+TABLE.random = random_kernel
+
+# the table is a module global: it lives as long as the process keeps this module
+_capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
+
+
+def kernel_table():
+    """The PyCapsule "ember.kernel_table" holding this plugin's ember_kernel_table."""
+    return _capsule
+
+
+# -- threads --------------------------------------------------------------------------------
+
+def _set_num_threads(int n):
+    """Team size of every parallel region of the kernels (and omp_set_num_threads)."""
+    if n < 1:
+        raise ValueError(f"number of threads must be positive, got {n}")
+    set_num_threads(n)
+
+
+def _get_num_threads():
+    return num_threads()
+
+
+def _openmp_enabled():
+    return bool(EMBER_OPENMP_ENABLED)
+
+
+def _team_size():
+    """(team size, distinct thread ids) seen inside one parallel region of the kernels."""
+    cdef int n = min(num_threads(), MAX_CHUNKS), i, team = 1, distinct = 0
+    cdef int ids[MAX_CHUNKS]
+    cdef bint seen[MAX_CHUNKS]
+    for i in prange(n, nogil=True, schedule='static', num_threads=n):
+        ids[i] = omp_get_thread_num()
+        team = omp_get_num_threads()
+    for i in range(n):
+        seen[i] = False
+    for i in range(n):
+        if not seen[ids[i]]:
+            seen[ids[i]] = True
+            distinct += 1
+    return team, distinct
+
+
+# -- test twins: each table entry on NumPy arrays ------------------------------------------
+
+_ERRORS = {1: RuntimeError, 2: IndexError, 3: ValueError, 4: TypeError,
+           5: NotImplementedError, 6: MemoryError}
+
+
+cdef int _numpy_code(cnp.ndarray arr) except -1:
+    cdef int t = cnp.PyArray_TYPE(arr)
+    cdef int size = cnp.PyArray_ITEMSIZE(arr)
+    if t == cnp.NPY_BOOL:
+        return EMBER_BOOL
+    if t == cnp.NPY_UINT8:
+        return EMBER_UINT8
+    if t == cnp.NPY_INT8:
+        return EMBER_INT8
+    if t == cnp.NPY_INT16:
+        return EMBER_INT16
+    if t == cnp.NPY_INT or t == cnp.NPY_LONG or t == cnp.NPY_LONGLONG:
+        return EMBER_INT64 if size == 8 else EMBER_INT32
+    if t == cnp.NPY_FLOAT16:
+        return EMBER_FLOAT16
+    if t == cnp.NPY_FLOAT32:
+        return EMBER_FLOAT32
+    if t == cnp.NPY_FLOAT64:
+        return EMBER_FLOAT64
+    raise TypeError(f"no ember dtype for {arr.dtype} (bfloat16: pass uint16 and dtype=15)")
+
+
+# `code` >= 0 overrides the dtype NumPy reports (bfloat16 travels as uint16)
+cdef int _view(ember_view *v, cnp.ndarray arr, int code, bint writable) except -1:
+    cdef int d, nd = cnp.PyArray_NDIM(arr)
+    cdef int64_t size = cnp.PyArray_ITEMSIZE(arr), s
+    if nd > EMBER_MAX_DIM:
+        raise ValueError(f"at most {EMBER_MAX_DIM} dims")
+    if writable and not cnp.PyArray_ISWRITEABLE(arr):
+        raise ValueError("out is read-only")
+    v.dtype = _numpy_code(arr) if code < 0 else code
+    if dtype_itemsize(v.dtype) != size:
+        raise TypeError(f"dtype code {v.dtype} does not match itemsize {size}")
+    v.data = <char *>cnp.PyArray_DATA(arr)
+    v.ndim = nd
+    for d in range(nd):
+        s = cnp.PyArray_STRIDES(arr)[d]
+        if s % size:
+            raise ValueError("strides must be whole elements")
+        v.sizes[d] = cnp.PyArray_DIMS(arr)[d]
+        v.strides[d] = s // size
+    return 0
+
+
+cdef inline void _ctx(ember_ctx *ctx) noexcept nogil:
+    ctx.deterministic = 0
+    ctx.reserved = 0
+    ctx.error[0] = 0
+
+
+cdef int _check(int rc, ember_ctx *ctx) except -1:
+    if rc != EMBER_OK:
+        raise _ERRORS.get(rc, RuntimeError)((<bytes>ctx.error).decode("utf-8", "replace"))
+    return 0
+
+
+# small calls keep the GIL (releasing it costs more than a 10-element kernel)
+cdef inline bint _big(cnp.ndarray out):
+    return cnp.PyArray_SIZE(out) >= PARALLEL_CUTOFF
+
+
+def _test_unary(int op, cnp.ndarray out, cnp.ndarray a, int dtype=-1):
+    cdef ember_ctx ctx
+    cdef ember_view vo, va
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&va, a, dtype, False)
+    if _big(out):
+        with nogil:
+            rc = TABLE.unary(&ctx, op, &vo, &va)
+    else:
+        rc = TABLE.unary(&ctx, op, &vo, &va)
+    _check(rc, &ctx)
+
+
+def _test_binary(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b, int dtype=-1):
+    cdef ember_ctx ctx
+    cdef ember_view vo, va, vb
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&va, a, dtype, False)
+    _view(&vb, b, dtype, False)
+    if _big(out):
+        with nogil:
+            rc = TABLE.binary(&ctx, op, &vo, &va, &vb)
+    else:
+        rc = TABLE.binary(&ctx, op, &vo, &va, &vb)
+    _check(rc, &ctx)
+
+
+def _test_reduce(int op, cnp.ndarray out, cnp.ndarray a, int nreduce, int dtype=-1):
+    cdef ember_ctx ctx
+    cdef ember_view vo, va
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&va, a, dtype, False)
+    with nogil:
+        rc = TABLE.reduce(&ctx, op, &vo, &va, nreduce)
+    _check(rc, &ctx)
+
+
+def _test_copy(cnp.ndarray out, cnp.ndarray a, int out_dtype=-1, int a_dtype=-1):
+    cdef ember_ctx ctx
+    cdef ember_view vo, va
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, out_dtype, True)
+    _view(&va, a, a_dtype, False)
+    with nogil:
+        rc = TABLE.copy(&ctx, &vo, &va)
+    _check(rc, &ctx)
+
+
+def _test_fill(cnp.ndarray out, cnp.ndarray value, int dtype=-1):
+    """out[...] = value, a one-element array of out's dtype."""
+    cdef ember_ctx ctx
+    cdef ember_view vo
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    if cnp.PyArray_SIZE(value) != 1 or cnp.PyArray_ITEMSIZE(value) != cnp.PyArray_ITEMSIZE(out):
+        raise ValueError("value must be one element of out's dtype")
+    rc = TABLE.fill(&ctx, &vo, cnp.PyArray_DATA(value))
+    _check(rc, &ctx)
+
+
+def _test_matmul(cnp.ndarray out, cnp.ndarray a, cnp.ndarray b, int dtype=-1):
+    cdef ember_ctx ctx
+    cdef ember_view vo, va, vb
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&va, a, dtype, False)
+    _view(&vb, b, dtype, False)
+    with nogil:     # as the core may call it: the first call imports _blas under `with gil`
+        rc = TABLE.matmul(&ctx, &vo, &va, &vb)
+    _check(rc, &ctx)
+
+
+def _test_random(int op, cnp.ndarray out, uint64_t seed, uint64_t offset, double p0,
+                 double p1, int dtype=-1):
+    cdef ember_ctx ctx
+    cdef ember_view vo
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    with nogil:
+        rc = TABLE.random(&ctx, op, &vo, seed, offset, p0, p1)
+    _check(rc, &ctx)
+
+
+def _test_alloc(int64_t nbytes):
+    """Address of a fresh allocation (0 on failure); release it with _test_free."""
+    return <uintptr_t>TABLE.alloc(nbytes)
+
+
+def _test_free(uintptr_t address):
+    TABLE.free(<void *>address)
+
+
+def _test_transfer(cnp.ndarray dst, cnp.ndarray src, bint to_host=True):
+    """memcpy of src.nbytes through to_host (or from_host)."""
+    cdef ember_ctx ctx
+    cdef int rc
+    cdef int64_t nbytes = cnp.PyArray_NBYTES(src)
+    _ctx(&ctx)
+    if cnp.PyArray_NBYTES(dst) < nbytes or not cnp.PyArray_ISCONTIGUOUS(dst) \
+            or not cnp.PyArray_ISCONTIGUOUS(src):
+        raise ValueError("contiguous arrays, dst at least as large as src")
+    if to_host:
+        rc = TABLE.to_host(&ctx, cnp.PyArray_DATA(dst), cnp.PyArray_DATA(src), nbytes)
+    else:
+        rc = TABLE.from_host(&ctx, cnp.PyArray_DATA(dst), cnp.PyArray_DATA(src), nbytes)
+    _check(rc, &ctx)
+
+
+def _bench_binary(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b, int64_t reps):
+    """Seconds per call of the table's binary entry, called `reps` times from C."""
+    from time import perf_counter
+    cdef ember_ctx ctx
+    cdef ember_view vo, va, vb
+    cdef int64_t i
+    cdef int rc = EMBER_OK
+    _ctx(&ctx)
+    _view(&vo, out, -1, True)
+    _view(&va, a, -1, False)
+    _view(&vb, b, -1, False)
+    t0 = perf_counter()
+    with nogil:
+        for i in range(reps):
+            rc |= TABLE.binary(&ctx, op, &vo, &va, &vb)
+    t1 = perf_counter()
+    _check(rc, &ctx)
+    return (t1 - t0) / reps

@@ -1,0 +1,311 @@
+# The strided-iteration driver and the dtype converters (declared in _strided.pxd).
+from cython.parallel cimport prange
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdio cimport snprintf
+
+from ember_cpu._abi cimport (
+    EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_NOT_IMPLEMENTED,
+    ember_half_to_float, ember_float_to_half, ember_bf16_to_float, ember_float_to_bf16,
+)
+from ember_cpu._openmp_helpers cimport omp_get_max_threads, omp_set_num_threads
+
+cdef int _num_threads = max(1, omp_get_max_threads())
+
+
+cdef int num_threads() noexcept nogil:
+    return _num_threads
+
+
+cdef void set_num_threads(int n) noexcept nogil:
+    global _num_threads
+    _num_threads = max(1, n)
+    omp_set_num_threads(_num_threads)
+
+
+cdef const char *dtype_name(int dtype) noexcept nogil:
+    if dtype == EMBER_UINT8:
+        return "uint8"
+    if dtype == EMBER_INT8:
+        return "int8"
+    if dtype == EMBER_INT16:
+        return "int16"
+    if dtype == EMBER_INT32:
+        return "int32"
+    if dtype == EMBER_INT64:
+        return "int64"
+    if dtype == EMBER_FLOAT16:
+        return "float16"
+    if dtype == EMBER_FLOAT32:
+        return "float32"
+    if dtype == EMBER_FLOAT64:
+        return "float64"
+    if dtype == EMBER_BOOL:
+        return "bool"
+    if dtype == EMBER_BFLOAT16:
+        return "bfloat16"
+    return "unknown dtype"
+
+
+cdef int set_error(ember_ctx *ctx, int code, const char *op, const char *msg) noexcept nogil:
+    if ctx != NULL:
+        snprintf(ctx.error, EMBER_ERROR_LEN, "%s: %s", op, msg)
+    return code
+
+
+cdef int error_dtype(ember_ctx *ctx, const char *op, int dtype) noexcept nogil:
+    if ctx != NULL:
+        snprintf(ctx.error, EMBER_ERROR_LEN, "%s: not implemented for '%s'", op,
+                 dtype_name(dtype))
+    return EMBER_ERR_NOT_IMPLEMENTED
+
+
+# -- iteration ----------------------------------------------------------------------------
+
+cdef int iter_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,
+                   const ember_view **views, bint reorder) noexcept nogil:
+    cdef int k, d, j, nd = views[0].ndim
+    cdef int64_t s
+    if nd < 0 or nd > EMBER_MAX_DIM:
+        return set_error(ctx, EMBER_ERR_VALUE, op, "bad number of dimensions")
+    it.nargs = nargs
+    for k in range(nargs):
+        if views[k].ndim != nd:
+            return set_error(ctx, EMBER_ERR_VALUE, op, "operand shapes do not match")
+        it.itemsize[k] = dtype_itemsize(views[k].dtype)
+        if it.itemsize[k] == 0:
+            return set_error(ctx, EMBER_ERR_TYPE, op, "unknown dtype code")
+        it.data[k] = views[k].data
+    for d in range(nd):
+        if views[0].sizes[d] < 0:
+            return set_error(ctx, EMBER_ERR_VALUE, op, "negative size")
+        it.sizes[d] = views[0].sizes[d]
+        for k in range(nargs):
+            if views[k].sizes[d] != it.sizes[d]:
+                return set_error(ctx, EMBER_ERR_VALUE, op, "operand shapes do not match")
+            it.strides[k][d] = views[k].strides[d]
+    it.ndim = nd
+    if reorder:
+        # stable insertion sort, out's largest |stride| outermost, so that an out laid out
+        # like its inputs (e.g. all transposed) iterates in memory order
+        for d in range(1, nd):
+            j = d
+            while j > 0 and _abs64(it.strides[0][j]) > _abs64(it.strides[0][j - 1]):
+                _swap_dims(it, j, j - 1)
+                j -= 1
+    iter_coalesce(it)
+    return EMBER_OK
+
+
+cdef inline int64_t _abs64(int64_t x) noexcept nogil:
+    return -x if x < 0 else x
+
+
+cdef inline void _swap_dims(StridedIter *it, int a, int b) noexcept nogil:
+    cdef int k
+    cdef int64_t t
+    t = it.sizes[a]
+    it.sizes[a] = it.sizes[b]
+    it.sizes[b] = t
+    for k in range(it.nargs):
+        t = it.strides[k][a]
+        it.strides[k][a] = it.strides[k][b]
+        it.strides[k][b] = t
+
+
+cdef void iter_coalesce(StridedIter *it) noexcept nogil:
+    cdef int d, k, m = 0
+    cdef bint merge
+    it.numel = 1
+    for d in range(it.ndim):
+        it.numel *= it.sizes[d]
+        if it.sizes[d] == 1:
+            continue
+        # merge dim d into the previous kept dim when every operand steps over the
+        # previous one exactly as over d's whole extent
+        merge = m > 0
+        for k in range(it.nargs):
+            merge = merge and it.strides[k][m - 1] == it.strides[k][d] * it.sizes[d]
+        if merge:
+            it.sizes[m - 1] *= it.sizes[d]
+            for k in range(it.nargs):
+                it.strides[k][m - 1] = it.strides[k][d]
+        else:
+            it.sizes[m] = it.sizes[d]
+            for k in range(it.nargs):
+                it.strides[k][m] = it.strides[k][d]
+            m += 1
+    if m == 0:
+        # a single element: one contiguous run of length 1
+        it.sizes[0] = 1
+        for k in range(it.nargs):
+            it.strides[k][0] = 1
+        m = 1
+    it.ndim = m
+
+
+cdef int run_range(const StridedIter *it, char **bases, row_fn fn, void *arg,
+                   int64_t start, int64_t end) noexcept nogil:
+    cdef int64_t idx[EMBER_MAX_DIM]
+    cdef char *ptrs[MAX_OPERANDS]
+    cdef int64_t inner[MAX_OPERANDS]
+    cdef int64_t step[MAX_OPERANDS]
+    cdef int last = it.ndim - 1, d, k, status
+    cdef int64_t rem = start, pos = start, n
+    if start >= end:
+        return EMBER_OK
+    for d in range(last, -1, -1):
+        if rem == 0:                # skips the divisions for the common start at 0
+            idx[d] = 0
+        else:
+            idx[d] = rem % it.sizes[d]
+            rem = rem // it.sizes[d]
+    for k in range(it.nargs):
+        step[k] = it.itemsize[k]
+        inner[k] = it.strides[k][last]
+        ptrs[k] = bases[k]
+        for d in range(last + 1):
+            ptrs[k] += idx[d] * it.strides[k][d] * step[k]
+    while True:
+        n = min(it.sizes[last] - idx[last], end - pos)
+        status = fn(arg, ptrs, inner, n, pos)
+        if status != EMBER_OK:
+            return status
+        pos += n
+        if pos >= end:
+            return EMBER_OK
+        # back to the start of the row, then carry into the outer dims
+        for k in range(it.nargs):
+            ptrs[k] -= idx[last] * inner[k] * step[k]
+        idx[last] = 0
+        d = last - 1
+        while d >= 0:
+            idx[d] += 1
+            for k in range(it.nargs):
+                ptrs[k] += it.strides[k][d] * step[k]
+            if idx[d] < it.sizes[d]:
+                break
+            for k in range(it.nargs):
+                ptrs[k] -= it.strides[k][d] * it.sizes[d] * step[k]
+            idx[d] = 0
+            d -= 1
+
+
+cdef int iter_run(const StridedIter *it, row_fn fn, void *arg, int64_t work) noexcept nogil:
+    cdef int nt = _num_threads, c, nchunks
+    cdef int status[MAX_CHUNKS]
+    cdef int64_t chunk, numel = it.numel
+    if numel == 0:
+        return EMBER_OK
+    if work < PARALLEL_CUTOFF or nt <= 1 or numel < 2:
+        return run_range(it, <char **>it.data, fn, arg, 0, numel)
+    nchunks = <int>min(<int64_t>min(nt, MAX_CHUNKS), numel)
+    chunk = (numel + nchunks - 1) // nchunks
+    if chunk > 64:
+        chunk = (chunk + 63) // 64 * 64      # chunk ends on whole cache lines (most dtypes)
+    for c in prange(nchunks, nogil=True, schedule='static', num_threads=nt):
+        status[c] = run_range(it, <char **>it.data, fn, arg, min(c * chunk, numel),
+                              min((c + 1) * chunk, numel))
+    for c in range(nchunks):
+        if status[c] != EMBER_OK:
+            return status[c]
+    return EMBER_OK
+
+
+# -- converters ---------------------------------------------------------------------------
+# Casts follow PyTorch/C: float -> integer truncates toward zero (through int64, so that
+# out-of-range values wrap like PyTorch on x86 instead of being undefined for narrow
+# types), anything -> bool is != 0, float16/bfloat16 round to nearest even via half.h
+# (from double: through float32, as c10::Half does).
+
+cdef inline int64_t _to_i64(ct_t x) noexcept nogil:
+    return <int64_t>x
+
+
+cdef void load(ct_t *dst, const char *src, int dtype, int64_t n,
+               int64_t stride) noexcept nogil:
+    cdef int64_t i
+    if dtype == EMBER_FLOAT32:
+        for i in range(n):
+            dst[i] = <ct_t>(<const float *>src)[i * stride]
+    elif dtype == EMBER_FLOAT64:
+        for i in range(n):
+            dst[i] = <ct_t>(<const double *>src)[i * stride]
+    elif dtype == EMBER_INT64:
+        for i in range(n):
+            dst[i] = <ct_t>(<const int64_t *>src)[i * stride]
+    elif dtype == EMBER_INT32:
+        for i in range(n):
+            dst[i] = <ct_t>(<const int32_t *>src)[i * stride]
+    elif dtype == EMBER_INT16:
+        for i in range(n):
+            dst[i] = <ct_t>(<const int16_t *>src)[i * stride]
+    elif dtype == EMBER_INT8:
+        for i in range(n):
+            dst[i] = <ct_t>(<const int8_t *>src)[i * stride]
+    elif dtype == EMBER_UINT8:
+        for i in range(n):
+            dst[i] = <ct_t>(<const uint8_t *>src)[i * stride]
+    elif dtype == EMBER_BOOL:
+        for i in range(n):
+            dst[i] = <ct_t>((<const uint8_t *>src)[i * stride] != 0)
+    elif dtype == EMBER_FLOAT16:
+        for i in range(n):
+            dst[i] = <ct_t>ember_half_to_float((<const uint16_t *>src)[i * stride])
+    elif dtype == EMBER_BFLOAT16:
+        for i in range(n):
+            dst[i] = <ct_t>ember_bf16_to_float((<const uint16_t *>src)[i * stride])
+
+
+cdef void store(char *dst, int dtype, const ct_t *src, int64_t n,
+                int64_t stride) noexcept nogil:
+    cdef int64_t i
+    if dtype == EMBER_FLOAT32:
+        for i in range(n):
+            (<float *>dst)[i * stride] = <float>src[i]
+    elif dtype == EMBER_FLOAT64:
+        for i in range(n):
+            (<double *>dst)[i * stride] = <double>src[i]
+    elif dtype == EMBER_INT64:
+        for i in range(n):
+            (<int64_t *>dst)[i * stride] = _to_i64(src[i])
+    elif dtype == EMBER_INT32:
+        for i in range(n):
+            (<int32_t *>dst)[i * stride] = <int32_t>_to_i64(src[i])
+    elif dtype == EMBER_INT16:
+        for i in range(n):
+            (<int16_t *>dst)[i * stride] = <int16_t>_to_i64(src[i])
+    elif dtype == EMBER_INT8:
+        for i in range(n):
+            (<int8_t *>dst)[i * stride] = <int8_t>_to_i64(src[i])
+    elif dtype == EMBER_UINT8:
+        for i in range(n):
+            (<uint8_t *>dst)[i * stride] = <uint8_t>_to_i64(src[i])
+    elif dtype == EMBER_BOOL:
+        for i in range(n):
+            (<uint8_t *>dst)[i * stride] = src[i] != 0
+    elif dtype == EMBER_FLOAT16:
+        for i in range(n):
+            (<uint16_t *>dst)[i * stride] = ember_float_to_half(<float>src[i])
+    elif dtype == EMBER_BFLOAT16:
+        for i in range(n):
+            (<uint16_t *>dst)[i * stride] = ember_float_to_bf16(<float>src[i])
+
+
+cdef void load_ct(int ct, void *dst, const char *src, int dtype, int64_t n,
+                  int64_t stride) noexcept nogil:
+    if ct == CT_F32:
+        load(<float *>dst, src, dtype, n, stride)
+    elif ct == CT_F64:
+        load(<double *>dst, src, dtype, n, stride)
+    else:
+        load(<int64_t *>dst, src, dtype, n, stride)
+
+
+cdef void store_ct(int ct, char *dst, int dtype, const void *src, int64_t n,
+                   int64_t stride) noexcept nogil:
+    if ct == CT_F32:
+        store(dst, dtype, <const float *>src, n, stride)
+    elif ct == CT_F64:
+        store(dst, dtype, <const double *>src, n, stride)
+    else:
+        store(dst, dtype, <const int64_t *>src, n, stride)

@@ -1,0 +1,46 @@
+"""ember's plugin hooks for the "cpu" device type (the ``ember.backends`` entry point).
+
+Imported at ``import ember``: registration only.  The compiled kernels load at the first
+use of the device (``ember_kernel_table``) and SciPy's BLAS at the first matmul.
+"""
+
+from ember.backends.hookspecs import DeviceSpec, hookimpl
+
+DEVICE_TYPE = "cpu"
+
+
+@hookimpl
+def ember_devices():
+    return [DeviceSpec(DEVICE_TYPE, "host CPU: OpenMP kernels, BLAS matmul")]
+
+
+@hookimpl
+def ember_device_module(device_type):
+    if device_type != DEVICE_TYPE:
+        return None
+    from ember_cpu import runtime
+
+    return runtime
+
+
+@hookimpl
+def ember_kernel_table(device_type):
+    if device_type != DEVICE_TYPE:
+        return None
+    from ember_cpu import _kernels
+
+    return _kernels.kernel_table()
+
+
+@hookimpl
+def ember_set_num_threads(num_threads):
+    from ember_cpu import _threads
+
+    _threads.set_num_threads(num_threads)
+
+
+@hookimpl
+def ember_get_num_threads():
+    from ember_cpu import _threads
+
+    return _threads.get_num_threads()

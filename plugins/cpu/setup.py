@@ -1,0 +1,78 @@
+"""Builds ember-cpu's Cython extensions (metadata lives in pyproject.toml).
+
+OpenMP: -fopenmp at compile and link time (without it every prange runs serially, so a
+compiler without OpenMP gets a serial build and a warning).  -O3 without -ffast-math:
+reductions rely on exact IEEE semantics for their fixed summation order; -fno-math-errno
+only lets sqrt inline (no library call setting errno).
+"""
+import os
+import subprocess
+import sys
+import sysconfig
+import tempfile
+
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_random", "_blas", "_kernels"]
+
+
+def ember_include():
+    """Folder holding ember/abi.h: the repo's core, $EMBER_INCLUDE, or the installed ember."""
+    in_repo = os.path.normpath(os.path.join(HERE, "..", "..", "core", "include"))
+    if os.path.isfile(os.path.join(in_repo, "ember", "abi.h")):
+        return in_repo
+    if os.environ.get("EMBER_INCLUDE"):
+        return os.environ["EMBER_INCLUDE"]
+    os.environ["EMBER_DEVICE_BACKEND_AUTOLOAD"] = "0"
+    import ember
+
+    return ember.get_include()
+
+
+def openmp_flag():
+    """'-fopenmp' when the C compiler builds and links an OpenMP program, else None."""
+    cc = os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "omp.c")
+        with open(src, "w") as f:
+            f.write("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+        cmd = cc.split() + ["-fopenmp", src, "-o", os.path.join(tmp, "omp")]
+        ok = subprocess.run(cmd, capture_output=True).returncode == 0
+    if not ok:
+        print("ember-cpu: the C compiler has no OpenMP; building serial kernels",
+              file=sys.stderr)
+    return "-fopenmp" if ok else None
+
+
+omp = openmp_flag()
+compile_args = ["-O3", "-fno-math-errno"] + ([omp] if omp else [])
+link_args = [omp] if omp else []
+include_dirs = [ember_include(), numpy.get_include()]
+
+extensions = [
+    Extension(
+        f"ember_cpu.{name}",
+        [os.path.join("ember_cpu", f"{name}.pyx")],
+        include_dirs=include_dirs,
+        extra_compile_args=compile_args,
+        extra_link_args=link_args,
+        define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
+    )
+    for name in MODULES
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives={
+            "language_level": 3,
+            "boundscheck": False,
+            "wraparound": False,
+            "cdivision": True,
+            "initializedcheck": False,
+        },
+    ),
+)

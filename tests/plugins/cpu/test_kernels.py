@@ -1,0 +1,913 @@
+"""ember-cpu's kernel table against NumPy, through the test twins of ember_cpu._kernels.
+
+Each twin builds ember_views from NumPy arrays (bfloat16 travels as uint16 with its dtype
+code) and calls the table's function pointer, raising the exception of the error code.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ember_cpu
+from ember_cpu import _kernels as K
+from ember_cpu import _random
+
+# abi.h codes
+UNARY = ["neg", "exp", "relu", "abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
+         "reciprocal", "square"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
+REDUCE = ["sum", "mean", "prod", "max", "min"]
+UNIFORM, NORMAL = 0, 1
+CODE = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
+        "float32": 6, "float64": 7, "bool": 11, "bfloat16": 15}
+DTYPES = list(CODE)
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+FLOATS = ["float16", "float32", "float64", "bfloat16"]
+CUTOFF = 32768      # elements: above it kernels run in parallel
+
+
+# -- dtype helpers ---------------------------------------------------------------------------
+
+def storage(name):
+    return np.dtype(np.uint16 if name == "bfloat16" else name)
+
+
+def bf16_from_f32(x):
+    """float32 -> bfloat16 bits, round to nearest even (NaN stays a quiet NaN)."""
+    x = np.asarray(x, np.float32)
+    u = x.view(np.uint32).astype(np.uint64)
+    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
+    return np.where(np.isnan(x), (u >> 16) | 0x40, rounded).astype(np.uint16)
+
+
+def bf16_to_f32(h):
+    return (np.asarray(h, np.uint16).astype(np.uint32) << 16).view(np.float32)
+
+
+def values(arr, name):
+    """The numbers an array holds, as float64 (floats) or int64 (integers, bool)."""
+    if name == "bfloat16":
+        return bf16_to_f32(arr).astype(np.float64)
+    if name in FLOATS:
+        return arr.astype(np.float64)
+    return arr.astype(np.int64)
+
+
+def to_dtype(x, name):
+    """Numbers -> storage of dtype `name`, with ember's casts: float16/bfloat16 through
+    float32 rounding to nearest even, float -> integer truncating through int64."""
+    x = np.asarray(x)
+    if name == "bool":
+        return x != 0
+    if name == "bfloat16":
+        return bf16_from_f32(x.astype(np.float32))
+    if name == "float16":
+        with np.errstate(over="ignore"):        # beyond 65504: inf, as intended
+            return x.astype(np.float32).astype(np.float16)
+    if name in INTS and x.dtype.kind == "f":
+        return np.trunc(x).astype(np.int64).astype(name)
+    return x.astype(storage(name))
+
+
+def make(name, shape, rng, low=-4, high=5):
+    """An array (never a NumPy scalar, even for shape ()) of values in [low, high)."""
+    if name == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    if name in INTS:
+        lo = max(low, 0) if name == "uint8" else low
+        return np.asarray(rng.integers(lo, high, size=shape).astype(name))
+    return np.asarray(to_dtype(rng.uniform(low, high, size=shape), name))
+
+
+def tol(name):
+    return {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6, "float64": 1e-13}.get(name, 0)
+
+
+def assert_same(got, want, name, rtol=None):
+    """`got` (storage of `name`) equals `want` (storage) exactly, or within rtol of the
+    largest magnitude (sums and sines near zero have large relative errors)."""
+    g, w = values(got, name), values(want, name)
+    if rtol is None or name not in FLOATS:
+        np.testing.assert_array_equal(g, w)
+    else:
+        finite = np.abs(w[np.isfinite(w)])
+        scale = max(1.0, finite.max()) if finite.size else 1.0
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=rtol * scale, equal_nan=True)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def threads():
+    """Restores the kernels' thread count after the test."""
+    old = K._get_num_threads()
+    yield K._set_num_threads
+    K._set_num_threads(old)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("nbytes", [0, 1, 63, 64, 1000, 1 << 20])
+def test_alloc_is_aligned_and_freeable(nbytes):
+    address = K._test_alloc(nbytes)
+    assert address != 0 and address % 64 == 0
+    K._test_free(address)
+
+
+def test_alloc_failure_returns_null():
+    assert K._test_alloc(-1) == 0
+    assert K._test_alloc(1 << 62) == 0
+
+
+def test_host_transfers(rng):
+    src = rng.integers(0, 255, 1000).astype(np.uint8)
+    for to_host in (True, False):
+        dst = np.zeros_like(src)
+        K._test_transfer(dst, src, to_host)
+        np.testing.assert_array_equal(dst, src)
+
+
+# -- copy and fill ---------------------------------------------------------------------------
+
+CAST_VALUES = [-130.7, -128.0, -3.7, -1.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.5, 3.99, 100.2, 127.0,
+               200.0, 255.0, 256.5, 1000.25, 40000.0, 65504.0]
+
+
+def cast_source(name):
+    x = np.array(CAST_VALUES)
+    if name == "bool":
+        return x != 0
+    if name in INTS:
+        return np.trunc(x).astype(np.int64).astype(name)
+    return to_dtype(x, name)
+
+
+def cast_reference(src, a, b):
+    """ember's cast of `src` (dtype a) to dtype b."""
+    v = values(src, a)
+    if b == "bool":
+        return v != 0
+    if b in INTS:
+        return (np.trunc(v).astype(np.int64) if a in FLOATS else v).astype(b)
+    if b == "float64":
+        return v.astype(np.float64)
+    # one rounding to float32 (integers too), then to the half type
+    return to_dtype(v.astype(np.float32), b)
+
+
+@pytest.mark.parametrize("a", DTYPES)
+@pytest.mark.parametrize("b", DTYPES)
+def test_copy_casts(a, b):
+    src = cast_source(a)
+    want = cast_reference(src, a, b)
+    out = np.zeros(src.shape, storage(b))
+    K._test_copy(out, src, CODE[b], CODE[a])
+    assert_same(out, want, b)
+    # the same through strided views on both sides
+    big = np.zeros((2 * src.size,), storage(b))
+    srcs = np.repeat(src, 3)[::3]
+    K._test_copy(big[::2], srcs, CODE[b], CODE[a])
+    assert_same(big[::2], want, b)
+
+
+def test_copy_rounds_to_nearest_even():
+    # 1 + 2^-11 is half-way between two float16s: ties go to the even one (1.0)
+    x = np.array([1 + 2.0 ** -11, 1 + 3 * 2.0 ** -11, 65520.0, -65520.0, 1e-8, 2.0 ** -25],
+                 np.float32)
+    out = np.empty(x.shape, np.float16)
+    K._test_copy(out, x)
+    np.testing.assert_array_equal(out, to_dtype(x, "float16"))
+    b = np.empty(x.shape, np.uint16)
+    K._test_copy(b, x, CODE["bfloat16"], CODE["float32"])
+    np.testing.assert_array_equal(b, bf16_from_f32(x))
+    y = np.array([1 + 2.0 ** -8, 1 + 3 * 2.0 ** -8], np.float32)   # bfloat16 ties
+    b2 = np.empty(2, np.uint16)
+    K._test_copy(b2, y, CODE["bfloat16"], CODE["float32"])
+    np.testing.assert_array_equal(bf16_to_f32(b2), [1.0, 1 + 4 * 2.0 ** -8])
+
+
+def test_copy_nan_and_inf():
+    x = np.array([np.nan, np.inf, -np.inf, -0.0], np.float64)
+    for name in FLOATS:
+        out = np.empty(4, storage(name))
+        K._test_copy(out, x, CODE[name], CODE["float64"])
+        v = values(out, name)
+        assert np.isnan(v[0]) and v[1] == np.inf and v[2] == -np.inf and np.signbit(v[3])
+    out = np.empty(4, bool)
+    K._test_copy(out, x)
+    np.testing.assert_array_equal(out, [True, True, True, False])
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_copy_strided_layouts(name, rng):
+    base = make(name, (37, 53), rng)
+    for src in [base.T, base[::3, ::2], base[:, 5], np.broadcast_to(base[:1], (37, 53)),
+                base[:0], base[3, 4, ...]]:
+        out = np.zeros(src.shape, storage(name))
+        K._test_copy(out, src, CODE[name], CODE[name])
+        np.testing.assert_array_equal(out, src)
+        out_t = np.zeros(src.shape[::-1], storage(name)).T       # transposed out
+        K._test_copy(out_t, src, CODE[name], CODE[name])
+        np.testing.assert_array_equal(out_t, src)
+
+
+def test_copy_large_parallel(rng, threads):
+    base = rng.random((500, 301)).astype(np.float32)
+    for n in (1, 2):
+        threads(n)
+        out = np.empty((301, 500), np.float64)
+        K._test_copy(out, base.T)
+        np.testing.assert_array_equal(out, base.T.astype(np.float64))
+        out2 = np.empty((301, 500), np.float32)
+        K._test_copy(out2, base.T)
+        np.testing.assert_array_equal(out2, base.T)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_fill(name):
+    value = to_dtype(np.array([3.0]), name)
+    for shape in [(5, 7), (0, 3), (), (300, 200)]:
+        out = np.zeros(shape, storage(name))
+        K._test_fill(out, value, CODE[name])
+        assert (out == value[0]).all()
+    out = np.zeros((10, 20), storage(name))
+    K._test_fill(out[::2, ::3], value, CODE[name])
+    want = np.zeros((10, 20), storage(name))
+    want[::2, ::3] = value[0]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_wrong_shape_or_dtype_is_an_error():
+    with pytest.raises(ValueError, match="copy"):
+        K._test_copy(np.zeros((2, 3)), np.zeros((3, 2)))
+    with pytest.raises(TypeError, match="add"):
+        K._test_binary(0, np.zeros(3), np.zeros(3), np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_binary(99, np.zeros(3), np.zeros(3), np.zeros(3))
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_unary(-1, np.zeros(3), np.zeros(3))
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_reduce(7, np.zeros(()), np.zeros(3), 1)
+
+
+# -- unary -----------------------------------------------------------------------------------
+
+INT_UNARY = {"neg", "abs", "relu", "square"}
+
+
+def unary_reference(op, x, name):
+    if name in INTS:
+        f = {"neg": np.negative, "abs": np.abs, "relu": lambda v: np.maximum(v, 0),
+             "square": lambda v: np.multiply(v, v)}[op]
+        return f(x)
+    v = values(x, name)
+    if name != "float64":
+        v = v.astype(np.float32)
+    with np.errstate(all="ignore"):
+        r = {"neg": np.negative, "exp": np.exp, "relu": lambda t: np.where(t < 0, 0, t),
+             "abs": np.abs, "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos,
+             "tanh": np.tanh, "sigmoid": lambda t: 1 / (1 + np.exp(-t)),
+             "reciprocal": lambda t: 1 / t, "square": lambda t: t * t}[op](v)
+    return to_dtype(r, name)
+
+
+def unary_supported(op, name):
+    return name in FLOATS or (name in INTS and op in INT_UNARY)
+
+
+def unary_input(op, name, shape, rng):
+    if op in ("log", "sqrt", "reciprocal") and name in FLOATS:
+        return make(name, shape, rng, 0.1, 5)
+    if name in INTS and op != "relu":
+        return make(name, shape, rng, -100 if name != "uint8" else 0, 100)
+    return make(name, shape, rng)
+
+
+def exact_unary(op, name):
+    return name in INTS or op in ("neg", "relu", "abs", "square", "sqrt", "reciprocal")
+
+
+def run_unary(op, out, a, name):
+    K._test_unary(UNARY.index(op), out, a, CODE[name])
+
+
+@pytest.mark.parametrize("op", UNARY)
+@pytest.mark.parametrize("name", DTYPES)
+def test_unary(op, name, rng):
+    a = unary_input(op, name, (6, 9), rng)
+    out = np.zeros_like(a)
+    if not unary_supported(op, name):
+        with pytest.raises(NotImplementedError, match=f"{op}: not implemented for '{name}'"):
+            run_unary(op, out, a, name)
+        return
+    run_unary(op, out, a, name)
+    rtol = None if exact_unary(op, name) else tol(name) * 4
+    assert_same(out, unary_reference(op, a, name), name, rtol)
+    # transposed input, strided output
+    big = np.zeros((9, 12), storage(name))
+    run_unary(op, big[:, ::2], a.T[:, :6], name)
+    assert_same(big[:, ::2], unary_reference(op, a.T[:, :6], name), name, rtol)
+
+
+@pytest.mark.parametrize("op,name", [(op, name) for op in UNARY
+                                     for name in ["float32", "float64", "int32", "float16"]
+                                     if unary_supported(op, name)])
+def test_unary_large_and_empty(op, name, rng, threads):
+    a = unary_input(op, name, (257, 301), rng)
+    rtol = None if exact_unary(op, name) else tol(name) * 4
+    for n in (1, 2):
+        threads(n)
+        out = np.zeros((301, 257), storage(name))
+        run_unary(op, out, a.T, name)
+        assert_same(out, unary_reference(op, a.T, name), name, rtol)
+    out = np.zeros((0, 4), storage(name))
+    run_unary(op, out, out.copy(), name)
+
+
+def test_unary_special_values():
+    x = np.array([np.nan, -0.0, -np.inf, np.inf, -1.0, 0.0], np.float32)
+    out = np.empty_like(x)
+    run_unary("relu", out, x, "float32")
+    assert np.isnan(out[0]) and out[2] == 0 and out[3] == np.inf and out[4] == 0
+    run_unary("sigmoid", out, x, "float32")
+    assert np.isnan(out[0]) and out[2] == 0 and out[3] == 1
+    i = np.array([-128, 127, 0], np.int8)
+    o = np.empty_like(i)
+    run_unary("abs", o, i, "int8")
+    np.testing.assert_array_equal(o, [-128, 127, 0])   # wraps, as in PyTorch/NumPy
+    run_unary("neg", o, i, "int8")
+    np.testing.assert_array_equal(o, [-128, -127, 0])
+
+
+# -- binary ----------------------------------------------------------------------------------
+
+def binary_supported(op, name):
+    if op == "div":
+        return name in FLOATS
+    if name == "bool":
+        return op not in ("sub", "pow")
+    return True
+
+
+def binary_inputs(op, name, shape_a, shape_b, rng):
+    a = make(name, shape_a, rng)
+    if op == "pow":
+        b = make(name, shape_b, rng, 0, 4)
+        if name in FLOATS:
+            a = make(name, shape_a, rng, 0.1, 3)
+    elif op == "div":
+        b = make(name, shape_b, rng, 0.5, 4)
+    else:
+        b = make(name, shape_b, rng)
+    return a, b
+
+
+def binary_reference(op, a, b, name):
+    if name == "bool":
+        f = {"add": np.logical_or, "mul": np.logical_and, "maximum": np.maximum,
+             "minimum": np.minimum}[op]
+        return f(a, b)
+    if name in INTS:
+        f = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "maximum": np.maximum,
+             "minimum": np.minimum, "pow": np.power}[op]
+        return f(a, b)
+    # exact results rounded once to float32 (float64), then to the dtype: the same as
+    # computing in float32 for + - * / (float32 has more than 2p+2 bits of a half type)
+    va, vb = values(a, name), values(b, name)
+    with np.errstate(all="ignore"):
+        if op == "pow":
+            t = np.float64 if name == "float64" else np.float32
+            r = np.power(va.astype(t), vb.astype(t))
+        else:
+            r = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+                 "maximum": np.maximum, "minimum": np.minimum}[op](va, vb)
+    if name != "float64":
+        r = r.astype(np.float32)
+    return to_dtype(r, name)
+
+
+def run_binary(op, out, a, b, name):
+    K._test_binary(BINARY.index(op), out, a, b, CODE[name])
+
+
+@pytest.mark.parametrize("op", BINARY)
+@pytest.mark.parametrize("name", DTYPES)
+def test_binary(op, name, rng):
+    a, b = binary_inputs(op, name, (7, 9), (7, 9), rng)
+    out = np.zeros_like(a)
+    if not binary_supported(op, name):
+        with pytest.raises(NotImplementedError, match=f"{op}: not implemented for '{name}'"):
+            run_binary(op, out, a, b, name)
+        return
+    rtol = tol(name) * 2 if op == "pow" else None
+    run_binary(op, out, a, b, name)
+    assert_same(out, binary_reference(op, a, b, name), name, rtol)
+
+
+LAYOUTS = ["broadcast_b", "broadcast_a", "transposed", "stepped", "out_strided", "empty",
+           "scalar", "large", "large_contiguous"]
+
+
+def binary_layout(layout, op, name, rng):
+    """(out, a, b) views of one of the layouts."""
+    if layout == "broadcast_b":
+        a, b = binary_inputs(op, name, (6, 11), (1, 1), rng)
+        b = np.broadcast_to(b[0, 0], a.shape)
+    elif layout == "broadcast_a":
+        a, b = binary_inputs(op, name, (1, 11), (6, 11), rng)
+        a = np.broadcast_to(a, b.shape)
+    elif layout == "transposed":
+        a, b = binary_inputs(op, name, (11, 6), (6, 11), rng)
+        a = a.T
+    elif layout == "stepped":
+        a, b = binary_inputs(op, name, (12, 22), (6, 33), rng)
+        a, b = a[::2, ::2], b[:, ::3]
+    elif layout == "out_strided":
+        a, b = binary_inputs(op, name, (6, 11), (11, 6), rng)
+        b = b.T
+        return np.zeros((22, 6), storage(name))[::2].T, a, b
+    elif layout == "empty":
+        a, b = binary_inputs(op, name, (0, 5), (0, 5), rng)
+    elif layout == "scalar":
+        a, b = binary_inputs(op, name, (), (), rng)
+    elif layout == "large":
+        a, b = binary_inputs(op, name, (301, 257), (257, 1), rng)
+        a, b = a.T, np.broadcast_to(b, (257, 301))
+    else:
+        a, b = binary_inputs(op, name, (100_003,), (100_003,), rng)
+    return np.zeros(a.shape, storage(name)), a, b
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op,name", [(op, name) for op in BINARY
+                                     for name in ["float32", "float64", "int8", "int64",
+                                                  "float16", "bfloat16", "bool", "uint8"]
+                                     if binary_supported(op, name)])
+def test_binary_layouts(layout, op, name, rng, threads):
+    rtol = tol(name) * 2 if op == "pow" else None
+    for n in (1, 2):
+        threads(n)
+        out, a, b = binary_layout(layout, op, name, rng)
+        run_binary(op, out, a, b, name)
+        assert_same(out, binary_reference(op, a, b, name), name, rtol)
+
+
+def test_binary_in_place(rng):
+    a = rng.random((50, 40)).astype(np.float32)
+    b = rng.random((50, 40)).astype(np.float32)
+    want = a + b
+    run_binary("add", a, a, b, "float32")
+    np.testing.assert_array_equal(a, want)
+    t = a.T
+    want = t * 2
+    run_binary("add", t, t, t, "float32")
+    np.testing.assert_array_equal(t, want)
+
+
+def test_binary_nan_propagation():
+    a = np.array([np.nan, 1.0, np.nan, 2.0, -0.0], np.float32)
+    b = np.array([1.0, np.nan, np.nan, 1.0, 0.0], np.float32)
+    out = np.empty_like(a)
+    for op in ("maximum", "minimum"):
+        run_binary(op, out, a, b, "float32")
+        assert np.isnan(out[:3]).all()
+        assert out[3] == (2.0 if op == "maximum" else 1.0)
+    h = to_dtype(a, "bfloat16")
+    hb = to_dtype(b, "bfloat16")
+    ho = np.empty_like(h)
+    run_binary("maximum", ho, h, hb, "bfloat16")
+    assert np.isnan(bf16_to_f32(ho)[:3]).all()
+
+
+def test_integer_overflow_wraps():
+    i32 = np.array([2 ** 31 - 1, -2 ** 31], np.int32)
+    out = np.empty_like(i32)
+    run_binary("add", out, i32, np.array([1, -1], np.int32), "int32")
+    np.testing.assert_array_equal(out, [-2 ** 31, 2 ** 31 - 1])
+    i64 = np.array([2 ** 62, -2 ** 63], np.int64)
+    o64 = np.empty_like(i64)
+    run_binary("mul", o64, i64, np.array([4, -1], np.int64), "int64")
+    np.testing.assert_array_equal(o64, [0, -2 ** 63])
+    u8 = np.array([250, 3], np.uint8)
+    o8 = np.empty_like(u8)
+    run_binary("sub", o8, np.array([3, 250], np.uint8), u8, "uint8")
+    np.testing.assert_array_equal(o8, [9, 247])
+    run_binary("pow", o8, np.array([3, 2], np.uint8), np.array([5, 9], np.uint8), "uint8")
+    np.testing.assert_array_equal(o8, [243, 0])
+
+
+def test_integer_negative_power_is_an_error():
+    a = np.array([2, 3], np.int64)
+    out = np.empty_like(a)
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed."):
+        run_binary("pow", out, a, np.array([1, -1], np.int64), "int64")
+
+
+def test_bool_arithmetic():
+    a = np.array([True, True, False, False])
+    b = np.array([True, False, True, False])
+    out = np.empty_like(a)
+    run_binary("add", out, a, b, "bool")
+    np.testing.assert_array_equal(out, a | b)
+    run_binary("mul", out, a, b, "bool")
+    np.testing.assert_array_equal(out, a & b)
+    with pytest.raises(NotImplementedError, match="sub: not implemented for 'bool'"):
+        run_binary("sub", out, a, b, "bool")
+
+
+def test_concurrent_calls_from_threads(rng):
+    from concurrent.futures import ThreadPoolExecutor
+
+    a = rng.random(200_000).astype(np.float32)
+    b = rng.random(200_000).astype(np.float32)
+    want = a + b
+
+    def work(_):
+        out = np.empty_like(a)
+        run_binary("add", out, a, b, "float32")     # releases the GIL at this size
+        return np.array_equal(out, want)
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(work, range(16)))
+
+
+# -- reductions ------------------------------------------------------------------------------
+
+def reduce_input(op, name, shape, rng):
+    if op == "prod" and name in FLOATS:
+        width = 0.001 if np.prod(shape) > 10_000 else 0.1     # keep products near 1
+        return make(name, shape, rng, 1 - width, 1 + width)
+    if op == "prod" and name in INTS:
+        return make(name, shape, rng, -2, 3)
+    return make(name, shape, rng)
+
+
+def reduce_tol(op, name, nred):
+    """Accumulation in float32 (float64) adds up to ~nred rounding errors to a product."""
+    if op in ("max", "min"):
+        return None
+    eps = 1.2e-16 if name == "float64" else 6e-8
+    return 2 * tol(name) + (nred * eps if op == "prod" else 0)
+
+
+def reduce_reference(op, a, name, nreduce):
+    axes = tuple(range(a.ndim - nreduce, a.ndim))
+    v = values(a, name)
+    if name == "bool":
+        f = {"sum": np.any, "prod": np.all, "max": np.any, "min": np.all}[op]
+        return f(a, axis=axes)
+    f = {"sum": np.sum, "mean": np.mean, "prod": np.prod, "max": np.max, "min": np.min}[op]
+    return to_dtype(f(v, axis=axes), name)
+
+
+def run_reduce(op, out, a, nreduce, name):
+    K._test_reduce(REDUCE.index(op), out, a, nreduce, CODE[name])
+
+
+REDUCE_LAYOUTS = {
+    # name: (base shape, view of the base, nreduce)
+    "full": ((1000,), lambda x: x, 1),
+    "last": ((20, 300), lambda x: x, 1),
+    "first": ((300, 20), lambda x: x.T, 1),                 # outer layout
+    "two_trailing": ((4, 30, 5), lambda x: x.transpose(2, 0, 1), 2),
+    "tiny_inner": ((50, 5), lambda x: x, 1),
+    "keep_two": ((6, 7, 50), lambda x: x, 1),
+    "all_of_3d": ((5, 6, 7), lambda x: x[:, ::2, 1:], 3),
+    "stepped_outer": ((40, 30), lambda x: x[::3, ::2].T, 1),
+    "one_element": ((3, 1), lambda x: x, 1),
+    "large_full": ((100_003,), lambda x: x, 1),
+    "large_rows": ((1000, 101), lambda x: x, 1),
+    "large_outer": ((1000, 101), lambda x: x.T, 1),
+    "large_two": ((3, 50_000), lambda x: x, 1),
+}
+
+
+def reduce_supported(op, name):
+    return op != "mean" or name in FLOATS
+
+
+@pytest.mark.parametrize("layout", list(REDUCE_LAYOUTS))
+@pytest.mark.parametrize("op", REDUCE)
+@pytest.mark.parametrize("name", DTYPES)
+def test_reduce(layout, op, name, rng, threads):
+    shape, view, nreduce = REDUCE_LAYOUTS[layout]
+    a = view(reduce_input(op, name, shape, rng))
+    out = np.zeros(a.shape[: a.ndim - nreduce], storage(name))
+    if not reduce_supported(op, name):
+        with pytest.raises(NotImplementedError, match=f"mean: not implemented for '{name}'"):
+            run_reduce(op, out, a, nreduce, name)
+        return
+    want = reduce_reference(op, a, name, nreduce)
+    rtol = reduce_tol(op, name, int(np.prod(a.shape[a.ndim - nreduce:])))
+    for n in (1, 2):
+        threads(n)
+        run_reduce(op, out, a, nreduce, name)
+        assert_same(out, want, name, rtol)
+
+
+@pytest.mark.parametrize("op", REDUCE)
+def test_reduce_into_strided_out(op, rng):
+    a = rng.random((30, 200)).astype(np.float32) + 0.5
+    big = np.zeros((30, 3), np.float32)
+    run_reduce(op, big[:, 1], a, 1, "float32")
+    np.testing.assert_allclose(big[:, 1], reduce_reference(op, a, "float32", 1), rtol=1e-5)
+    assert not big[:, [0, 2]].any()
+
+
+@pytest.mark.parametrize("name", ["float32", "float16", "int64", "bool"])
+def test_reduce_empty(name):
+    a = np.zeros((4, 0), storage(name))
+    for op, want in [("sum", 0), ("prod", 1), ("mean", np.nan)]:
+        if not reduce_supported(op, name):
+            continue
+        out = np.full(4, 9, storage(name))
+        run_reduce(op, out, a, 1, name)
+        np.testing.assert_array_equal(values(out, name), values(to_dtype(np.full(4, want), name), name))
+    for op in ("max", "min"):
+        with pytest.raises(RuntimeError, match=f"{op}: cannot reduce over an empty"):
+            run_reduce(op, np.zeros(4, storage(name)), a, 1, name)
+    # nothing to compute when out is empty
+    run_reduce("max", np.zeros(0, storage(name)), np.zeros((0, 5), storage(name)), 1, name)
+
+
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16"])
+def test_reduce_max_min_propagate_nan(name):
+    x = np.arange(600, dtype=np.float64).reshape(20, 30)
+    x[3, 17] = np.nan
+    a = to_dtype(x, name)
+    for view, axis in [(a, 1), (a.T, 0)]:
+        for op in ("max", "min"):
+            out = np.zeros(view.shape[0], storage(name))
+            run_reduce(op, out, view, 1, name)
+            got = values(out, name)
+            assert np.isnan(got).sum() == 1
+            assert np.isnan(got[3 if axis == 1 else 17])
+    full = np.zeros((), storage(name))
+    run_reduce("max", full, a.reshape(-1), 1, name)
+    assert np.isnan(values(full, name))
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["sum", "mean", "prod"])
+@pytest.mark.parametrize("layout", ["full", "rows", "few_rows", "outer"])
+def test_reduce_is_bitwise_deterministic_across_thread_counts(name, op, layout, rng, threads):
+    n = 3_000_017
+    x = rng.uniform(-1, 1, n) if op != "prod" else rng.uniform(0.9999, 1.0001, n)
+    x = x.astype(name)
+    a = {"full": x, "rows": x[: 3000 * 1000].reshape(3000, 1000),
+         "few_rows": x[: 3 * 1_000_000].reshape(3, 1_000_000),
+         "outer": x[: 3000 * 1000].reshape(3000, 1000).T}[layout]
+    results = []
+    for nt in (1, 2, 1, 2):
+        threads(nt)
+        out = np.zeros(a.shape[:-1], name)
+        run_reduce(op, out, a, 1, name)
+        results.append(out.copy())
+    for r in results[1:]:
+        assert r.tobytes() == results[0].tobytes()
+    assert_same(results[0], reduce_reference(op, a, name, 1), name,
+                reduce_tol(op, name, a.shape[-1]))
+
+
+def test_sum_accuracy_10m_float32(rng, threads):
+    ones = np.ones(10_000_000, np.float32)
+    out = np.zeros((), np.float32)
+    run_reduce("sum", out, ones, 1, "float32")
+    assert out == 10_000_000
+    x = rng.random(10_000_000).astype(np.float32)
+    ref = x.astype(np.float64).sum()
+    for n in (1, 2):
+        threads(n)
+        run_reduce("sum", out, x, 1, "float32")
+        assert abs(float(out) - ref) / ref < 1e-6            # NumPy's pairwise level
+    # a long outer reduction is blocked too
+    cols = x.reshape(-1, 8)
+    out8 = np.zeros(8, np.float32)
+    run_reduce("sum", out8, cols.T, 1, "float32")
+    np.testing.assert_allclose(out8, cols.astype(np.float64).sum(0), rtol=1e-6)
+
+
+def test_integer_sum_wraps_like_the_dtype():
+    a = np.full(1000, 100, np.int8)
+    out = np.zeros((), np.int8)
+    run_reduce("sum", out, a, 1, "int8")
+    assert out == np.int8(np.int64(100_000).astype(np.int8))
+
+
+# -- matmul ----------------------------------------------------------------------------------
+
+def run_matmul(out, a, b, name):
+    K._test_matmul(out, a, b, CODE[name])
+
+
+def matmul_reference(a, b, name):
+    if name in INTS:
+        return np.matmul(a.astype(np.int64), b.astype(np.int64)).astype(name)
+    va, vb = values(a, name), values(b, name)
+    return np.matmul(va, vb)
+
+
+MATMUL_CASES = {
+    # name: (a, b, out) as functions of (B, M, K, N) building views
+    "contiguous": (lambda s: s.a((2, 5, 7)), lambda s: s.a((2, 7, 3)), lambda s: s.o((2, 5, 3))),
+    "a_transposed": (lambda s: s.a((2, 7, 5)).transpose(0, 2, 1), lambda s: s.a((2, 7, 3)),
+                     lambda s: s.o((2, 5, 3))),
+    "b_transposed": (lambda s: s.a((2, 5, 7)), lambda s: s.a((2, 3, 7)).transpose(0, 2, 1),
+                     lambda s: s.o((2, 5, 3))),
+    "out_transposed": (lambda s: s.a((2, 5, 7)), lambda s: s.a((2, 7, 3)),
+                       lambda s: s.o((2, 3, 5)).transpose(0, 2, 1)),
+    "strided": (lambda s: s.a((2, 10, 14))[:, ::2, ::2], lambda s: s.a((2, 7, 9))[:, :, ::3],
+                lambda s: s.o((2, 5, 6))[:, :, ::2]),
+    "batch_last": (lambda s: s.a((5, 7, 2)).transpose(2, 0, 1), lambda s: s.a((7, 3, 2)).transpose(2, 0, 1),
+                   lambda s: s.o((5, 3, 2)).transpose(2, 0, 1)),
+    "broadcast_b": (lambda s: s.a((4, 5, 7)), lambda s: np.broadcast_to(s.a((1, 7, 3)), (4, 7, 3)),
+                    lambda s: s.o((4, 5, 3))),
+    "broadcast_a": (lambda s: np.broadcast_to(s.a((1, 5, 7)), (4, 5, 7)), lambda s: s.a((4, 7, 3)),
+                    lambda s: s.o((4, 5, 3))),
+    "broadcast_b_rows": (lambda s: s.a((4, 1, 7)), lambda s: np.broadcast_to(s.a((1, 7, 3)), (4, 7, 3)),
+                         lambda s: s.o((4, 1, 3))),
+    "vector_rows": (lambda s: s.a((3, 1, 7)), lambda s: s.a((3, 7, 1)), lambda s: s.o((3, 1, 1))),
+    "k_one": (lambda s: s.a((2, 5, 1)), lambda s: s.a((2, 1, 3)), lambda s: s.o((2, 5, 3))),
+    "larger": (lambda s: s.a((3, 64, 70)), lambda s: s.a((3, 70, 65)).transpose(0, 1, 2),
+               lambda s: s.o((3, 64, 65))),
+}
+
+
+class _Maker:
+    def __init__(self, name, rng):
+        self.name, self.rng = name, rng
+
+    def a(self, shape):
+        return make(self.name, shape, self.rng)
+
+    def o(self, shape):
+        return np.zeros(shape, storage(self.name))
+
+
+@pytest.mark.parametrize("case", list(MATMUL_CASES))
+@pytest.mark.parametrize("name", ["float32", "float64", "float16", "bfloat16", "int64",
+                                  "int8", "int32", "uint8"])
+def test_matmul(case, name, rng):
+    s = _Maker(name, rng)
+    fa, fb, fo = MATMUL_CASES[case]
+    a, b, out = fa(s), fb(s), fo(s)
+    run_matmul(out, a, b, name)
+    want = matmul_reference(a, b, name)
+    if name in INTS:
+        np.testing.assert_array_equal(out, want)
+    else:
+        # half types: products of the rounded inputs summed in float32, rounded once
+        rtol = {"float32": 1e-5, "float64": 1e-12, "float16": 2e-3, "bfloat16": 1.6e-2}[name]
+        np.testing.assert_allclose(values(out, name), want, rtol=rtol, atol=rtol * 10)
+
+
+def test_matmul_edge_sizes():
+    out = np.full((2, 3, 4), 7.0, np.float32)
+    run_matmul(out, np.zeros((2, 3, 0), np.float32), np.zeros((2, 0, 4), np.float32), "float32")
+    assert not out.any()                                    # K == 0: zeros
+    out = np.full((2, 3, 4), 7, np.int16)
+    run_matmul(out, np.zeros((2, 3, 0), np.int16), np.zeros((2, 0, 4), np.int16), "int16")
+    assert not out.any()
+    run_matmul(np.zeros((2, 0, 4)), np.zeros((2, 0, 3)), np.zeros((2, 3, 4)), "float64")
+    run_matmul(np.zeros((0, 2, 4)), np.zeros((0, 2, 3)), np.zeros((0, 3, 4)), "float64")
+
+
+def test_matmul_errors():
+    with pytest.raises(ValueError, match="matmul"):
+        run_matmul(np.zeros((1, 2, 2)), np.zeros((1, 2, 3)), np.zeros((1, 2, 2)), "float64")
+    with pytest.raises(NotImplementedError, match="matmul: not implemented for 'bool'"):
+        run_matmul(np.zeros((1, 2, 2), bool), np.zeros((1, 2, 3), bool),
+                   np.zeros((1, 3, 2), bool), "bool")
+    with pytest.raises(TypeError, match="matmul"):
+        K._test_matmul(np.zeros((1, 2, 2)), np.zeros((1, 2, 3)), np.zeros((1, 3, 2), np.float32))
+
+
+def test_matmul_integer_wraps():
+    a = np.full((1, 2, 300), 100, np.int8)
+    b = np.full((1, 300, 2), 3, np.int8)
+    out = np.zeros((1, 2, 2), np.int8)
+    run_matmul(out, a, b, "int8")
+    assert (out == np.int64(90_000).astype(np.int8)).all()
+
+
+# -- random ----------------------------------------------------------------------------------
+
+def test_philox_known_answers():
+    # Random123's kat_vectors for Philox4x32-10
+    assert _random._philox(0, 0, 0, 0, 0, 0) == (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)
+    ff = 0xFFFFFFFF
+    assert _random._philox(ff, ff, ff, ff, ff, ff) == (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)
+    assert _random._philox(0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344, 0xA4093822,
+                           0x299F31D0) == (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)
+
+
+def run_random(op, out, seed, offset, p0, p1, name):
+    K._test_random(op, out, seed, offset, p0, p1, CODE[name])
+
+
+@pytest.mark.parametrize("name", FLOATS)
+@pytest.mark.parametrize("op", [UNIFORM, NORMAL])
+def test_random_reproducible_for_any_thread_count(name, op, threads):
+    runs = []
+    for n in (1, 2, 1):
+        threads(n)
+        out = np.zeros(200_001, storage(name))
+        run_random(op, out, 42, 7, -1.0, 3.0, name)
+        runs.append(out)
+    assert runs[0].tobytes() == runs[1].tobytes() == runs[2].tobytes()
+    other = np.zeros_like(runs[0])
+    run_random(op, other, 43, 7, -1.0, 3.0, name)
+    assert other.tobytes() != runs[0].tobytes()
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+def test_random_counter_layout(name):
+    """Element i of out (row-major) draws counter offset + i, whatever out's strides."""
+    full = np.zeros(1000, name)
+    run_random(NORMAL, full, 5, 100, 0.0, 1.0, name)
+    tail = np.zeros(600, name)
+    run_random(NORMAL, tail, 5, 500, 0.0, 1.0, name)
+    np.testing.assert_array_equal(tail, full[400:])
+    strided = np.zeros((2000,), name)[::2]
+    run_random(NORMAL, strided, 5, 100, 0.0, 1.0, name)
+    np.testing.assert_array_equal(strided, full)
+    t = np.zeros((25, 40), name).T                       # row-major order of the view
+    run_random(NORMAL, t, 5, 100, 0.0, 1.0, name)
+    np.testing.assert_array_equal(t.reshape(-1), full)
+
+
+@pytest.mark.parametrize("name", FLOATS)
+def test_random_distributions(name):
+    n = 1_000_000
+    u = np.zeros(n, storage(name))
+    run_random(UNIFORM, u, 1, 0, 2.0, 5.0, name)
+    v = values(u, name)
+    assert v.min() >= 2.0 and (v.max() < 5.0 or name in ("float16", "bfloat16"))
+    assert abs(v.mean() - 3.5) < 0.01 and abs(v.std() - 3 / 12 ** 0.5) < 0.01
+    g = np.zeros(n, storage(name))
+    run_random(NORMAL, g, 1, 0, -2.0, 0.5, name)
+    w = values(g, name)
+    assert abs(w.mean() + 2.0) < 0.01 and abs(w.std() - 0.5) < 0.01
+    assert abs(((w + 2) / 0.5 > 1.96).mean() - 0.025) < 0.002   # tails of a normal
+
+
+def test_random_errors():
+    with pytest.raises(NotImplementedError, match="uniform_: not implemented for 'int64'"):
+        run_random(UNIFORM, np.zeros(3, np.int64), 0, 0, 0.0, 1.0, "int64")
+    with pytest.raises(RuntimeError, match="normal_"):
+        run_random(NORMAL, np.zeros(3), 0, 0, 0.0, -1.0, "float64")
+    with pytest.raises(RuntimeError, match="uniform_"):
+        run_random(UNIFORM, np.zeros(3), 0, 0, 1.0, 0.0, "float64")
+
+
+# -- threads and lazy BLAS -------------------------------------------------------------------
+
+def test_two_threads_are_really_used(threads):
+    assert K._openmp_enabled(), "built without OpenMP: kernels run serially"
+    threads(2)
+    assert K._get_num_threads() == 2
+    assert K._team_size() == (2, 2)
+    threads(1)
+    assert K._team_size() == (1, 1)
+    with pytest.raises(ValueError):
+        threads(0)
+
+
+def _run_python(code):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ember_cpu.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_scipy_loads_only_at_the_first_floating_matmul():
+    _run_python("""
+import sys
+import numpy as np
+from ember_cpu import _kernels as K
+
+def scipy_loaded():
+    return sorted(m for m in sys.modules if m == "scipy" or m.startswith("scipy."))
+
+cap = K.kernel_table()
+assert type(cap).__name__ == "PyCapsule"
+a = np.ones(10, np.float32)
+out = np.empty_like(a)
+K._test_binary(0, out, a, a)
+K._test_reduce(0, np.empty((), np.float32), a, 1)
+K._test_matmul(np.empty((1, 2, 2), np.int64), np.ones((1, 2, 3), np.int64),
+               np.ones((1, 3, 2), np.int64))
+assert not scipy_loaded(), scipy_loaded()
+assert "ember_cpu._blas" not in sys.modules
+x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
+y = np.ones((1, 3, 2), np.float32)
+o = np.empty((1, 2, 2), np.float32)
+K._test_matmul(o, x, y)
+assert "scipy.linalg.cython_blas" in sys.modules
+assert np.allclose(o[0], x[0] @ y[0])
+""")
