@@ -28,7 +28,6 @@ def _manager():
     global _pm
     if _pm is None:
         import pluggy
-
         from ember.backends import hookspecs
         _pm = pluggy.PluginManager("ember")
         _pm.add_hookspecs(hookspecs)

@@ -66,7 +66,7 @@ def main():
     e_imp = import_time("import ember")
     n_imp = import_time("import numpy")
     t_imp = import_time("import torch")
-    print(f"\nimport (median wall time of fresh processes minus `python -c pass`):")
+    print("\nimport (median wall time of fresh processes minus `python -c pass`):")
     print(f"  ember {e_imp * 1e3:.0f} ms   numpy {n_imp * 1e3:.0f} ms   torch {t_imp * 1e3:.0f} ms"
           f"   ember/torch {e_imp / t_imp:.2f}   (goal: ember <= 150 ms)")
     table = cases()

@@ -77,6 +77,10 @@ cdef object numpy_view(TensorBase t, bint force):
 
 def from_numpy(ndarray):
     """A CPU tensor sharing memory with the NumPy array ``ndarray``."""
+    return from_numpy_c(ndarray, True)
+
+
+cdef object from_numpy_c(object ndarray, bint warn_readonly):
     np = numpy()
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
@@ -106,7 +110,7 @@ def from_numpy(ndarray):
         span += (sizes[i] - 1) * strides[i]
     if ndarray.size == 0:
         span = 0
-    if not ndarray.flags.writeable:
+    if warn_readonly and not ndarray.flags.writeable:
         import warnings
         warnings.warn("The given NumPy array is not writable, and ember does not support "
                       "non-writable tensors. This means writing to this tensor will result in "
@@ -140,7 +144,8 @@ def from_dlpack(ext_tensor):
     src = ext_tensor if hasattr(ext_tensor, "__dlpack__") else _Capsule(ext_tensor)
     if hasattr(src, "__dlpack_device__") and src.__dlpack_device__()[0] != 1:
         raise BufferError("from_dlpack: only CPU (kDLCPU) memory can be imported yet")
-    return from_numpy(np.from_dlpack(src))
+    # NumPy marks DLPack imports read-only; the memory is the exporter's to share
+    return from_numpy_c(np.from_dlpack(src), False)
 
 
 def _rebuild_tensor(array, str dtype_name, str device_str):

@@ -4,7 +4,7 @@ Run with `make demo`."""
 import subprocess
 import sys
 
-import ember as torch   # ember runs PyTorch-style code
+import ember as torch  # ember runs PyTorch-style code
 
 print("== tensors")
 x = torch.arange(6, dtype=torch.float32).reshape(2, 3)

@@ -3,10 +3,10 @@ keys, thread-local exclusion, backend overrides, and dispatch_trace."""
 import threading
 
 import pytest
-
-import ember
 from ember.core import _dispatch, _state, dispatch_trace
 from ember.core._dispatch import DispatchKey
+
+import ember
 
 K = DispatchKey
 

@@ -21,8 +21,9 @@ from ember_cpu._abi cimport (
 )
 from ember_cpu._scalar cimport _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow
 from ember_cpu._strided cimport (
-    ct_t, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, compute_type, is_native,
-    is_floating, iter_init, iter_run, load_ct, store_ct, set_error, error_dtype,
+    ct_t, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, compute_type,
+    is_native, is_floating, dtype_itemsize, iter_init, iter_run, load_ct, store_ct,
+    set_error, error_dtype,
 )
 
 cdef extern from *:
@@ -204,44 +205,57 @@ cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
     return EMBER_OK
 
 
-# number of elements when `v` is row-major contiguous with out's shape, else -1
-cdef inline int64_t contiguous_numel(const ember_view *v, const ember_view *out) noexcept nogil:
+# 1 when `v` is row-major contiguous over out's shape, 0 when it broadcasts one element
+# (stride 0 wherever out's size is not 1), else -1; numel[0] = out's element count
+cdef inline int64_t flat_stride(const ember_view *v, const ember_view *out,
+                                int64_t *numel) noexcept nogil:
     cdef int64_t n = 1
+    cdef bint contiguous = True, scalar = True
     cdef int d
     if v.ndim != out.ndim or out.ndim > EMBER_MAX_DIM:
         return -1
     for d in range(out.ndim - 1, -1, -1):
-        if v.sizes[d] != out.sizes[d] or out.sizes[d] < 0 or (
-                out.sizes[d] != 1 and v.strides[d] != n):
+        if v.sizes[d] != out.sizes[d] or out.sizes[d] < 0:
             return -1
+        if out.sizes[d] != 1:
+            contiguous = contiguous and v.strides[d] == n
+            scalar = scalar and v.strides[d] == 0
         n *= out.sizes[d]
-    return n
+    numel[0] = n
+    return 1 if contiguous else (0 if scalar else -1)
 
 
 cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
                          const ember_view **views) noexcept nogil:
     cdef StridedIter it
+    cdef char *ptrs[3]
+    cdef int64_t st[3]
     cdef int k, status
     cdef int64_t n = 0
+    cdef bint contiguous = True
     for k in range(1, e.nin + 1):
         if views[k].dtype != views[0].dtype:
             return set_error(ctx, EMBER_ERR_TYPE, name, "operands must have out's dtype")
     e.dtype = views[0].dtype
     e.ct = compute_type(e.dtype)
     e.native = is_native(e.dtype)
-    # small contiguous operands of a native dtype: straight to the loop, no iterator
-    if e.native:
+    e.itemsize = dtype_itemsize(e.dtype)
+    # small calls whose operands are each contiguous or a broadcast scalar are one row:
+    # no iterator (the per-call cost of a 10-element add is a few tens of ns)
+    if e.itemsize != 0 and flat_stride(views[0], views[0], &n) == 1 and n < PARALLEL_CUTOFF:
         for k in range(e.nin + 1):
-            n = contiguous_numel(views[k], views[0])
-            if n < 0:
+            st[k] = flat_stride(views[k], views[0], &n)
+            if st[k] < 0:
                 break
-        if 0 <= n < PARALLEL_CUTOFF:
-            return run_block(e, views[0].data, views[1].data,
-                             views[2].data if e.nin == 2 else NULL, n)
+            ptrs[k] = views[k].data
+            contiguous = contiguous and st[k] == 1
+        else:
+            if e.native and contiguous:
+                return run_block(e, ptrs[0], ptrs[1], ptrs[2] if e.nin == 2 else NULL, n)
+            return ew_row(e, ptrs, st, n, 0)
     status = iter_init(&it, ctx, name, e.nin + 1, views, True)
     if status != EMBER_OK:
         return status
-    e.itemsize = it.itemsize[0]
     return iter_run(&it, ew_row, e, it.numel)
 
 

@@ -9,11 +9,10 @@ cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t, uint64_t, uintptr_t
-from libc.stdio cimport snprintf
 
 from ember_cpu._abi cimport (
     ember_ctx, ember_view, ember_kernel_table, matmul_fn, EMBER_ABI_VERSION, EMBER_MAX_DIM,
-    EMBER_ERROR_LEN, EMBER_KERNEL_TABLE_CAPSULE, EMBER_OK, EMBER_ERR_RUNTIME,
+    EMBER_KERNEL_TABLE_CAPSULE, EMBER_OK, EMBER_ERR_RUNTIME,
     EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_BOOL, EMBER_UINT8, EMBER_INT8, EMBER_INT16,
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
 )
@@ -48,10 +47,8 @@ cdef int load_blas(ember_ctx *ctx) noexcept nogil:
             _blas_matmul = <matmul_fn>PyCapsule_GetPointer(_blas.matmul_capsule,
                                                            "ember_cpu._blas.matmul")
         except BaseException as exc:
-            msg = repr(exc).encode("utf-8", "replace")
-            snprintf(ctx.error, EMBER_ERROR_LEN, "matmul: could not load BLAS: %s",
-                     <const char *>msg)
-            return EMBER_ERR_RUNTIME
+            msg = f"could not load BLAS: {exc!r}".encode("utf-8", "replace")
+            return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", msg)
     return EMBER_OK
 
 

@@ -58,7 +58,7 @@ cdef void generate_f32(const RandomCall *r, float *dst, int64_t n,
     cdef uint32_t c[4]
     cdef int64_t i
     cdef uint64_t ctr
-    cdef float lo = <float>r.p0, hi = <float>r.p1, v
+    cdef float p0 = <float>r.p0, p1 = <float>r.p1, v
     for i in range(n):
         ctr = first + <uint64_t>i
         c[0] = <uint32_t>ctr
@@ -67,11 +67,11 @@ cdef void generate_f32(const RandomCall *r, float *dst, int64_t n,
         c[3] = 0
         philox4x32_10(c, r.k0, r.k1)
         if r.op == EMBER_RANDOM_UNIFORM:
-            v = lo + (hi - lo) * _u24(c[0])
-            if v >= hi and hi > lo:       # rounding reached the open end
-                v = nextafterf(hi, -INFINITY)
-        else:
-            v = lo + hi * (sqrtf(-2 * logf(_u24(c[0]) + <float>(1.0 / 16777216.0)))
+            v = p0 + (p1 - p0) * _u24(c[0])
+            if v >= p1 and p1 > p0:       # rounding reached the open end
+                v = nextafterf(p1, -INFINITY)
+        else:                             # mean p0, std p1; log of a uniform in (0, 1]
+            v = p0 + p1 * (sqrtf(-2 * logf(_u24(c[0]) + <float>(1.0 / 16777216.0)))
                            * cosf(<float>TWO_PI * _u24(c[1])))
         dst[i] = v
 

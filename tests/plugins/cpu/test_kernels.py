@@ -7,10 +7,9 @@ import os
 import subprocess
 import sys
 
+import ember_cpu
 import numpy as np
 import pytest
-
-import ember_cpu
 from ember_cpu import _kernels as K
 from ember_cpu import _random
 
