@@ -1,16 +1,6 @@
 # Elementwise ops: broadcasting, type promotion, Python scalars on either side, out=,
 # in-place; all run the backend's `unary`/`binary` primitive.
 
-cdef enum:
-    FAMILY_VIEW = 0
-    FAMILY_UNARY = 1
-    FAMILY_BINARY = 2
-    FAMILY_REDUCE = 3
-    FAMILY_MATMUL = 4
-    FAMILY_COPY = 5
-    FAMILY_FILL = 6
-    FAMILY_RANDOM = 7
-
 DEF GIL_CUTOFF = 32768      # below this many elements, keep the GIL (releasing costs more)
 
 cdef Op op_add = Op("add", "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",

@@ -104,7 +104,7 @@ def initial_seed():
 cdef object random_fill(Op op, TensorBase t, double p0, double p1, object generator):
     """Fill t in place from the counter-based generator; advances it by t.numel()."""
     if not t._dtype.is_floating_point:
-        raise NotImplementedError(f"\"{op.name[:-1]}\" not implemented for "
+        raise NotImplementedError(f"\"{op.name.rstrip("_")}\" not implemented for "
                                   f"'{st_name(t._dtype)}' (random fills need a floating dtype)")
     cdef Generator g = default_generator_for(t._device) if generator is None else generator
     cdef uint64_t offset = g.advance(t.numel_c())

@@ -28,6 +28,17 @@ from ember.core._size import Size
 
 DEF MAX_DIM = 16
 
+# op families: which primitive of the kernel ABI an op runs on
+cdef enum:
+    FAMILY_VIEW = 0
+    FAMILY_UNARY = 1
+    FAMILY_BINARY = 2
+    FAMILY_REDUCE = 3
+    FAMILY_MATMUL = 4
+    FAMILY_COPY = 5
+    FAMILY_FILL = 6
+    FAMILY_RANDOM = 7
+
 cdef type _tensor_cls = TensorBase
 
 

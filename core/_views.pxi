@@ -1,8 +1,37 @@
 # View ops: metadata only, one implementation for every device.  A view shares its
 # base's storage and version counter and records `_base`.
 
-cdef op_view = Op("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", 0, 0,
-                  _rules.infer_view_shape)
+# Every view op goes through the dispatcher: a kernel registered at a key the tensor
+# carries (autograd, a mode, a backend override) runs instead of the core's metadata view.
+cdef Op op_view = Op("view", "view(Tensor(a) self, SymInt[] size) -> Tensor(a)", FAMILY_VIEW,
+                     0, _rules.infer_view_shape)
+cdef Op op_reshape = Op("reshape", "reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)",
+                        FAMILY_VIEW, 0, _rules.infer_view_shape)
+cdef Op op_permute = Op("permute", "permute(Tensor(a) self, int[] dims) -> Tensor(a)",
+                        FAMILY_VIEW, 0, None)
+cdef Op op_transpose = Op("transpose", "transpose(Tensor(a) self, int dim0, int dim1) -> "
+                          "Tensor(a)", FAMILY_VIEW, 0, None)
+cdef Op op_expand = Op("expand", "expand(Tensor(a) self, SymInt[] size) -> Tensor(a)",
+                       FAMILY_VIEW, 0, None)
+cdef Op op_squeeze = Op("squeeze", "squeeze(Tensor(a) self, int[]? dim=None) -> Tensor(a)",
+                        FAMILY_VIEW, 0, None)
+cdef Op op_unsqueeze = Op("unsqueeze", "unsqueeze(Tensor(a) self, int dim) -> Tensor(a)",
+                          FAMILY_VIEW, 0, None)
+cdef Op op_narrow = Op("narrow", "narrow(Tensor(a) self, int dim, SymInt start, SymInt length, "
+                       "int step=1) -> Tensor(a)", FAMILY_VIEW, 0, None)
+cdef Op op_select = Op("select", "select(Tensor(a) self, int dim, SymInt index) -> Tensor(a)",
+                       FAMILY_VIEW, 0, None)
+cdef Op op_diagonal = Op("diagonal", "diagonal(Tensor(a) self, int offset=0, int dim1=0, "
+                         "int dim2=1) -> Tensor(a)", FAMILY_VIEW, 0, None)
+cdef Op op_as_strided = Op("as_strided", "as_strided(Tensor(a) self, SymInt[] size, "
+                           "SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)",
+                           FAMILY_VIEW, 0, None)
+
+
+cdef inline object routed(Op op, TensorBase t):
+    """The kernel registered for this call's dispatch key, or None: run the core's view."""
+    cdef int k = op.resolve(effective_keys(t._keys))
+    return op._table[k] if (op._kernel_mask >> k) & 1 else None
 
 
 cdef int wrap_dim(object dim, int ndim, str op) except -100:
@@ -101,6 +130,9 @@ cdef int resolve_shape(TensorBase t, tuple args, int64_t* shape, str op) except 
 
 
 cdef TensorBase view_c(TensorBase t, tuple args):
+    kernel = routed(op_view, t)
+    if kernel is not None:
+        return kernel(t, *args)
     cdef int64_t shape[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
     cdef int nd = resolve_shape(t, args, shape, "view")
@@ -112,6 +144,9 @@ cdef TensorBase view_c(TensorBase t, tuple args):
 
 
 cdef TensorBase reshape_c(TensorBase t, tuple args):
+    kernel = routed(op_reshape, t)
+    if kernel is not None:
+        return kernel(t, *args)
     cdef int64_t shape[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
     cdef int nd = resolve_shape(t, args, shape, "reshape")
@@ -123,6 +158,9 @@ cdef TensorBase reshape_c(TensorBase t, tuple args):
 
 
 cdef TensorBase permute_c(TensorBase t, object dims):
+    kernel = routed(op_permute, t)
+    if kernel is not None:
+        return kernel(t, dims)
     cdef int n = t._ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
@@ -144,6 +182,9 @@ cdef TensorBase permute_c(TensorBase t, object dims):
 
 
 cdef TensorBase transpose_c(TensorBase t, object dim0, object dim1):
+    kernel = routed(op_transpose, t)
+    if kernel is not None:
+        return kernel(t, dim0, dim1)
     cdef int a = wrap_dim(dim0, t._ndim, "transpose"), b = wrap_dim(dim1, t._ndim, "transpose")
     cdef int64_t sizes[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
@@ -157,6 +198,9 @@ cdef TensorBase transpose_c(TensorBase t, object dim0, object dim1):
 
 
 cdef TensorBase expand_c(TensorBase t, tuple args):
+    kernel = routed(op_expand, t)
+    if kernel is not None:
+        return kernel(t, *args)
     cdef int64_t want[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
     cdef int nd = parse_shape(args, want, "expand")
@@ -187,6 +231,9 @@ cdef TensorBase expand_c(TensorBase t, tuple args):
 
 
 cdef TensorBase squeeze_c(TensorBase t, object dim):
+    kernel = routed(op_squeeze, t)
+    if kernel is not None:
+        return kernel(t, dim)
     cdef int64_t sizes[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
     cdef bint drop[MAX_DIM]
@@ -209,6 +256,9 @@ cdef TensorBase squeeze_c(TensorBase t, object dim):
 
 
 cdef TensorBase unsqueeze_c(TensorBase t, object dim):
+    kernel = routed(op_unsqueeze, t)
+    if kernel is not None:
+        return kernel(t, dim)
     cdef int d = wrap_dim(dim, t._ndim + 1, "unsqueeze")
     if t._ndim + 1 > MAX_DIM:
         raise RuntimeError(f"unsqueeze(): ember supports at most {MAX_DIM} dimensions")
@@ -227,6 +277,9 @@ cdef TensorBase unsqueeze_c(TensorBase t, object dim):
 
 
 cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length, int64_t step=1):
+    kernel = routed(op_narrow, t)
+    if kernel is not None:      # basic indexing's stepped slices pass `step` too
+        return kernel(t, dim, start, length) if step == 1 else kernel(t, dim, start, length, step)
     if t._ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     cdef int d = wrap_dim(dim, t._ndim, "narrow")
@@ -248,6 +301,9 @@ cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length
 
 
 cdef TensorBase select_c(TensorBase t, object dim, int64_t index):
+    kernel = routed(op_select, t)
+    if kernel is not None:
+        return kernel(t, dim, index)
     if t._ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     cdef int d = wrap_dim(dim, t._ndim, "select")
@@ -268,6 +324,9 @@ cdef TensorBase select_c(TensorBase t, object dim, int64_t index):
 
 
 cdef TensorBase diagonal_c(TensorBase t, int64_t offset, object dim1, object dim2):
+    kernel = routed(op_diagonal, t)
+    if kernel is not None:
+        return kernel(t, offset, dim1, dim2)
     cdef int a = wrap_dim(dim1, t._ndim, "diagonal"), b = wrap_dim(dim2, t._ndim, "diagonal")
     if a == b:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
@@ -294,6 +353,9 @@ cdef TensorBase diagonal_c(TensorBase t, int64_t offset, object dim1, object dim
 
 
 cdef TensorBase as_strided_c(TensorBase t, object size, object stride, object storage_offset):
+    kernel = routed(op_as_strided, t)
+    if kernel is not None:
+        return kernel(t, size, stride, storage_offset)
     cdef int64_t sizes[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
     cdef int nd = parse_shape((size,), sizes, "as_strided")

@@ -132,3 +132,32 @@ def test_shape_rules_agree_with_eager():
         assert (ember.ones(*sa) + ember.ones(*sb)).shape == shape_rules.broadcast_shapes(sa, sb)
     for sa, sb in [((3,), (3, 2)), ((4, 1, 2, 3), (5, 3, 1)), ((2, 3), (3,))]:
         assert (ember.ones(*sa) @ ember.ones(*sb)).shape == shape_rules.matmul(sa, sb)
+
+
+def test_view_ops_go_through_the_dispatcher():
+    calls = []
+
+    def traced(name):
+        def kernel(t, *args):
+            calls.append(name)
+            included, excluded = _state._get_tls_keys()
+            _state._set_tls_keys(included, excluded | bit(K.Python))   # run the core's view
+            try:
+                return getattr(t, name)(*args)
+            finally:
+                _state._set_tls_keys(included, excluded)
+        return kernel
+
+    names = ["view", "transpose", "unsqueeze", "narrow", "select", "expand"]
+    x = ember.ones(2, 3)
+    included, excluded = _state._get_tls_keys()
+    for n in names:
+        _dispatch.get_op(n).register(K.Python, traced(n))
+    _state._set_tls_keys(included | bit(K.Python), excluded)
+    try:
+        y = x.view(3, 2).transpose(0, 1).unsqueeze(0).narrow(2, 0, 1).select(0, 0).expand(2, 4)
+        assert y.shape == (2, 4) and calls == names
+    finally:
+        _state._set_tls_keys(included, excluded)
+        for n in names:
+            _dispatch.get_op(n).unregister(K.Python)

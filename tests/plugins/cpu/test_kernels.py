@@ -24,7 +24,6 @@ CODE = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
 DTYPES = list(CODE)
 INTS = ["uint8", "int8", "int16", "int32", "int64"]
 FLOATS = ["float16", "float32", "float64", "bfloat16"]
-CUTOFF = 32768      # elements: above it kernels run in parallel
 
 
 # -- dtype helpers ---------------------------------------------------------------------------
