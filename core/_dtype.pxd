@@ -20,7 +20,8 @@ cdef class dtype:
     cdef readonly bint is_complex       # always False for now (kept for PyTorch's API)
     cdef readonly int category          # CAT_*
     cdef readonly str name              # "float32"
-    cdef readonly object np_dtype       # numpy.dtype, or None (bfloat16: NumPy has none)
+    cdef object _np_dtype               # numpy.dtype, made on first use (NumPy loads lazily)
+    cdef str _np_name                   # its name, or None (bfloat16: NumPy has none)
 
 
 cdef dtype dtype_from_code(int code)                 # every code of abi.h; None otherwise

@@ -7,7 +7,7 @@ what kernels receive.  Promotion follows PyTorch's `promote_types` table, never 
 """
 from cpython.ref cimport PyObject
 
-import numpy as np
+import sys
 
 # The promotion table, written once, in PyTorch's layout (c10/core/ScalarType.cpp) for
 # ember's ten dtypes.  It is static C data: `promote` is two array loads, no Python.
@@ -88,6 +88,14 @@ cdef class dtype:
     def __copy__(self):
         return self
 
+    @property
+    def np_dtype(self):
+        """The numpy.dtype of this dtype, or None (bfloat16 has none)."""
+        if self._np_dtype is None and self._np_name is not None:
+            import numpy
+            self._np_dtype = numpy.dtype(self._np_name)
+        return self._np_dtype
+
     def __deepcopy__(self, memo):
         return self
 
@@ -101,22 +109,22 @@ cdef dtype _make(int code, int itemsize, int category, bint is_signed, str name,
     d.is_signed = is_signed
     d.is_complex = False
     d.name = name
-    d.np_dtype = None if np_type is None else np.dtype(np_type)
+    d._np_name = np_type       # NumPy's name for it; the numpy.dtype is made on first use
     _by_code[code] = <PyObject*>d
     return d
 
 
 # PyTorch: bool and uint8 are unsigned; every float is signed.
-float32 = _make(EMBER_FLOAT32, 4, CAT_FLOATING, True, "float32", np.float32)
-float64 = _make(EMBER_FLOAT64, 8, CAT_FLOATING, True, "float64", np.float64)
-float16 = _make(EMBER_FLOAT16, 2, CAT_FLOATING, True, "float16", np.float16)
+float32 = _make(EMBER_FLOAT32, 4, CAT_FLOATING, True, "float32", "float32")
+float64 = _make(EMBER_FLOAT64, 8, CAT_FLOATING, True, "float64", "float64")
+float16 = _make(EMBER_FLOAT16, 2, CAT_FLOATING, True, "float16", "float16")
 bfloat16 = _make(EMBER_BFLOAT16, 2, CAT_FLOATING, True, "bfloat16", None)  # NumPy has none
-int8 = _make(EMBER_INT8, 1, CAT_INTEGRAL, True, "int8", np.int8)
-int16 = _make(EMBER_INT16, 2, CAT_INTEGRAL, True, "int16", np.int16)
-int32 = _make(EMBER_INT32, 4, CAT_INTEGRAL, True, "int32", np.int32)
-int64 = _make(EMBER_INT64, 8, CAT_INTEGRAL, True, "int64", np.int64)
-uint8 = _make(EMBER_UINT8, 1, CAT_INTEGRAL, False, "uint8", np.uint8)
-cdef dtype _bool = _make(EMBER_BOOL, 1, CAT_BOOL, False, "bool", np.bool_)
+int8 = _make(EMBER_INT8, 1, CAT_INTEGRAL, True, "int8", "int8")
+int16 = _make(EMBER_INT16, 2, CAT_INTEGRAL, True, "int16", "int16")
+int32 = _make(EMBER_INT32, 4, CAT_INTEGRAL, True, "int32", "int32")
+int64 = _make(EMBER_INT64, 8, CAT_INTEGRAL, True, "int64", "int64")
+uint8 = _make(EMBER_UINT8, 1, CAT_INTEGRAL, False, "uint8", "uint8")
+cdef dtype _bool = _make(EMBER_BOOL, 1, CAT_BOOL, False, "bool", "bool")
 cdef dtype _float64 = float64, _int64 = int64   # typed handles for as_dtype's fast paths
 
 all_dtypes = (float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, _bool)
@@ -207,7 +215,9 @@ cpdef dtype as_dtype(object obj, str op="", str arg="dtype"):
         if d is None:
             raise TypeError(_type_error(op, arg, f"str {obj!r}"))
         return <dtype>d
-    if isinstance(obj, np.dtype) or (isinstance(obj, type) and issubclass(obj, np.generic)):
+    np = sys.modules.get("numpy")     # a NumPy dtype implies NumPy is already loaded
+    if np is not None and (isinstance(obj, np.dtype)
+                           or (isinstance(obj, type) and issubclass(obj, np.generic))):
         try:
             np_dt = np.dtype(obj)
         except TypeError:               # abstract scalar types: np.floating, np.number
@@ -222,6 +232,7 @@ cpdef dtype as_dtype(object obj, str op="", str arg="dtype"):
 
 cpdef dtype dtype_from_numpy(object np_dtype):
     """The ember dtype of a NumPy dtype (or of anything np.dtype() accepts)."""
+    import numpy as np
     if not isinstance(np_dtype, np.dtype):
         np_dtype = np.dtype(np_dtype)
     d = _dtype_by_np_kind.get((np_dtype.kind, np_dtype.itemsize))
