@@ -38,7 +38,7 @@ extensions = [
 setup(
     ext_modules=cythonize(
         extensions,
-        include_path=[staged_include()],
+        include_path=[staged_include(), os.path.join(HERE, "core", "include")],
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,

@@ -1,6 +1,6 @@
 # Devices and the backend registry: device type name <-> backend dispatch key <-> the
 # kernel table a plugin hands over.
-from ember.core._abi cimport ember_kernel_table
+from ember_abi cimport ember_kernel_table
 
 
 cdef class device:

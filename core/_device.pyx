@@ -7,7 +7,7 @@ keys; any other type a plugin brings receives a free key at run time.
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 
 from ember.core cimport _state
-from ember.core._abi cimport EMBER_ABI_VERSION
+from ember_abi cimport EMBER_ABI_VERSION
 from ember.core import _state as _state_py
 from ember.core._dispatch cimport DispatchKey, FIRST_DYNAMIC_BACKEND, LAST_DYNAMIC_BACKEND
 

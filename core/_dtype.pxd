@@ -1,9 +1,8 @@
 # dtypes as objects, and PyTorch's type promotion.  Codes are abi.h's EMBER_<dtype>.
 
-cdef extern from "ember/abi.h":
-    enum:
-        EMBER_UINT8, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64
-        EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_BOOL, EMBER_BFLOAT16
+from ember_abi cimport (
+    EMBER_BFLOAT16, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT8,
+    EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8)
 
 # categories, ordered: a higher category wins in combine_categories
 cdef enum:

@@ -10,12 +10,6 @@ ctypedef union scalar_buf:
     float f32
     double f64
 
-cdef extern from "ember/half.h":
-    uint16_t ember_float_to_half(float f) nogil
-    uint16_t ember_float_to_bf16(float f) nogil
-    float ember_half_to_float(uint16_t h) nogil
-    float ember_bf16_to_float(uint16_t h) nogil
-
 
 cdef inline bint is_scalar(object x):
     return isinstance(x, (int, float, bool))

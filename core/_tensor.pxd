@@ -5,7 +5,7 @@ from ember.core._device cimport Backend, device
 from ember.core._dispatch cimport Op
 from ember.core._dtype cimport dtype
 
-from ember.core._abi cimport ember_ctx, ember_view
+from ember_abi cimport ember_ctx, ember_view
 
 
 cdef class Storage:

@@ -7,7 +7,7 @@ cimport cython
 from cpython.ref cimport PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 
-from ember.core._abi cimport *
+from ember_abi cimport *
 from libc.string cimport memcpy, memset
 
 from ember.core cimport _state

@@ -67,6 +67,7 @@ extensions = [
 setup(
     ext_modules=cythonize(
         extensions,
+        include_path=[ember_include()],        # ember_abi.pxd ships beside ember/abi.h
         compiler_directives={
             "language_level": 3,
             "boundscheck": False,

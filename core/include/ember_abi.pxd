@@ -1,0 +1,76 @@
+# The kernel ABI (ember/abi.h) and the float16/bfloat16 conversions (ember/half.h), as
+# Cython sees them: `from ember_abi cimport ...` with ember.get_include() on Cython's
+# include path.  The core and every plugin cimport the ABI from this one file.
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
+
+cdef extern from "ember/abi.h":
+    enum:
+        EMBER_ABI_VERSION
+        EMBER_MAX_DIM
+        EMBER_ERROR_LEN
+    const char *EMBER_KERNEL_TABLE_CAPSULE
+
+    enum:
+        EMBER_UINT8, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64
+        EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_BOOL, EMBER_BFLOAT16
+
+    enum:
+        EMBER_OK, EMBER_ERR_RUNTIME, EMBER_ERR_INDEX, EMBER_ERR_VALUE, EMBER_ERR_TYPE
+        EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_MEMORY
+
+    enum:
+        EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU, EMBER_UNARY_ABS
+        EMBER_UNARY_LOG, EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS
+        EMBER_UNARY_TANH, EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL
+        EMBER_UNARY_SQUARE, EMBER_UNARY_COUNT
+
+    enum:
+        EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV
+        EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_COUNT
+
+    enum:
+        EMBER_REDUCE_SUM, EMBER_REDUCE_MEAN, EMBER_REDUCE_PROD, EMBER_REDUCE_MAX
+        EMBER_REDUCE_MIN, EMBER_REDUCE_COUNT
+
+    enum:
+        EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
+
+    ctypedef struct ember_view:
+        char *data
+        int64_t sizes[EMBER_MAX_DIM]
+        int64_t strides[EMBER_MAX_DIM]
+        int32_t ndim
+        int32_t dtype
+
+    ctypedef struct ember_ctx:
+        int32_t deterministic
+        int32_t reserved
+        char error[EMBER_ERROR_LEN]
+
+    ctypedef struct ember_kernel_table:
+        int32_t abi_version
+        int32_t reserved
+        void *(*alloc)(int64_t nbytes) noexcept nogil
+        void (*free)(void *ptr) noexcept nogil
+        int (*copy)(ember_ctx *ctx, const ember_view *out, const ember_view *a) noexcept nogil
+        int (*fill)(ember_ctx *ctx, const ember_view *out, const void *value) noexcept nogil
+        int (*to_host)(ember_ctx *ctx, void *host_dst, const void *device_src,
+                       int64_t nbytes) noexcept nogil
+        int (*from_host)(ember_ctx *ctx, void *device_dst, const void *host_src,
+                         int64_t nbytes) noexcept nogil
+        int (*unary)(ember_ctx *ctx, int32_t op, const ember_view *out,
+                     const ember_view *a) noexcept nogil
+        int (*binary)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                      const ember_view *b) noexcept nogil
+        int (*reduce)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                      int32_t nreduce) noexcept nogil
+        int (*matmul)(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                      const ember_view *b) noexcept nogil
+        int (*random)(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_t seed,
+                      uint64_t offset, double p0, double p1) noexcept nogil
+
+cdef extern from "ember/half.h":
+    float ember_half_to_float(uint16_t h) noexcept nogil
+    uint16_t ember_float_to_half(float f) noexcept nogil
+    float ember_bf16_to_float(uint16_t h) noexcept nogil
+    uint16_t ember_float_to_bf16(float f) noexcept nogil
