@@ -109,6 +109,7 @@ cdef int resize_out(TensorBase o, int nd, const int64_t* sizes, str op) except -
     cdef int64_t n = contiguous_strides(nd, sizes, strides)
     o._storage = allocate(o._backend, o._device, n * o._dtype.itemsize)
     o._ndim = nd
+    o._shape = None
     memcpy(o._sizes, sizes, nd * sizeof(int64_t))
     memcpy(o._strides, strides, nd * sizeof(int64_t))
     o._offset = 0

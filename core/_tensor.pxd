@@ -33,6 +33,7 @@ cdef class TensorBase:
     cdef uint64_t _keys
     cdef VersionCounter _version      # created on first need, shared with views
     cdef object _base_ref             # the tensor this is a view of, or None
+    cdef object _shape                # cached ember.Size (sizes never change in place)
     cdef dict __dict__
     cdef object __weakref__
 

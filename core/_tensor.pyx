@@ -4,7 +4,7 @@ One extension module, split by concern into the .pxi files included at the botto
 that the per-op path is direct C calls: dunder -> op -> dispatch -> backend kernel.
 """
 cimport cython
-from cpython.ref cimport PyObject
+from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 
 from ember_abi cimport *
@@ -111,9 +111,23 @@ cdef class VersionCounter:
 
 # --- the tensor ----------------------------------------------------------------------
 
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        PyObject* (*tp_new)(PyTypeObject*, PyObject*, PyObject*)
+
+cdef tuple _no_args = ()
+
+
 cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
                            const int64_t* strides, int64_t offset):
-    cdef TensorBase t = TensorBase.__new__(_tensor_cls)
+    # the tensor class's tp_new slot directly: `TensorBase.__new__(cls)` would be a
+    # Python-level method call costing more than the rest of this function
+    cdef PyTypeObject* tp = <PyTypeObject*>_tensor_cls
+    cdef PyObject* obj = tp.tp_new(tp, <PyObject*>_no_args, NULL)
+    if obj is NULL:
+        raise MemoryError()
+    cdef TensorBase t = <TensorBase>obj
+    Py_DECREF(<object>obj)
     t._storage = s
     t._dtype = dt
     t._device = s.device
@@ -140,6 +154,16 @@ cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
     t._version = base.version()
     t._base_ref = base._base_ref if base._base_ref is not None else base
     return t
+
+
+cdef object _tuple_new = tuple.__new__
+
+
+cdef object shape_c(TensorBase t):
+    """t.shape as an ember.Size, built once per tensor."""
+    if t._shape is None:
+        t._shape = _tuple_new(Size, [t._sizes[i] for i in range(t._ndim)])
+    return t._shape
 
 
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:
@@ -216,12 +240,12 @@ cdef class TensorBase:
 
     @property
     def shape(self):
-        return Size([self._sizes[i] for i in range(self._ndim)])
+        return shape_c(self)
 
     def size(self, dim=None):
         """Size of the tensor, or of dimension ``dim``."""
         if dim is None:
-            return Size([self._sizes[i] for i in range(self._ndim)])
+            return shape_c(self)
         return self._sizes[wrap_dim(dim, self._ndim, "size")]
 
     def stride(self, dim=None):

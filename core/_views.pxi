@@ -51,19 +51,23 @@ cdef int wrap_dim(object dim, int ndim, str op) except -100:
 cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
     """Sizes given as varargs or as one sequence; returns the number of dims."""
     cdef object seq = args
-    if len(args) == 1 and not hasattr(args[0], "__index__"):
+    if len(args) == 1 and type(args[0]) is not int and (
+            isinstance(args[0], (tuple, list)) or not hasattr(args[0], "__index__")):
         seq = args[0]
-    cdef int n = len(seq)
+    cdef Py_ssize_t n = len(seq)
     if n > MAX_DIM:
         raise RuntimeError(f"{op}(): ember supports at most {MAX_DIM} dimensions, got {n}")
-    cdef int i
+    cdef Py_ssize_t i
     for i in range(n):
         s = seq[i]
-        if not hasattr(s, "__index__") or isinstance(s, float):
+        if type(s) is int:                  # the common case, without a method call
+            out[i] = s
+        elif isinstance(s, float) or not hasattr(s, "__index__"):
             raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found "
                             f"element of type {type(s).__name__} at pos {i}")
-        out[i] = s.__index__()
-    return n
+        else:
+            out[i] = s.__index__()
+    return <int>n
 
 
 cdef TensorBase as_tensor_arg(object x, str op, str arg):

@@ -7,7 +7,7 @@ import sys
 import ember as torch  # ember runs PyTorch-style code
 
 print("== tensors")
-x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+x = torch.tensor([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])
 print("x =", x)
 print("x.shape =", x.shape, " dtype =", x.dtype, " device =", x.device)
 w = torch.randn(3, 4, generator=torch.Generator().manual_seed(0))

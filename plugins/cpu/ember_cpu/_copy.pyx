@@ -1,6 +1,6 @@
 # Memory kernels: allocation, strided copy with dtype casts, fill, host transfers.
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport free
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from ember_cpu._abi cimport EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64
@@ -17,9 +17,13 @@ cdef void *mem_alloc(int64_t nbytes) noexcept nogil:
     cdef void *p = NULL
     if nbytes < 0:
         return NULL
-    # 64-byte aligned (a cache line, any SIMD width); a 0-byte request still gets a
-    # unique pointer that free() accepts
-    if posix_memalign(&p, 64, <size_t>(nbytes if nbytes > 0 else 1)) != 0:
+    # Small buffers come from malloc's thread cache (16-byte aligned, ~10x cheaper than
+    # posix_memalign, which dominated the cost of a 10-element op); larger ones are
+    # 64-byte aligned (a cache line, any SIMD width).  A 0-byte request still gets a
+    # unique pointer that free() accepts.
+    if nbytes <= 1024:
+        return malloc(<size_t>(nbytes if nbytes > 0 else 1))
+    if posix_memalign(&p, 64, <size_t>nbytes) != 0:
         return NULL
     return p
 
