@@ -15,10 +15,16 @@ from threadpoolctl import threadpool_limits
 import ember
 
 
-def per_call(fn, number, repeat=7):
-    """Median seconds per call over `repeat` runs of `number` calls."""
-    fn()
-    return statistics.median(t / number for t in timeit.repeat(fn, number=number, repeat=repeat))
+def per_call(fns, number, repeat=9):
+    """Median seconds per call of each of `fns`, timed in interleaved rounds (one run of
+    `number` calls each per round) so that load changes on a shared machine hit all alike."""
+    for fn in fns:
+        fn()
+    samples = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, out in zip(fns, samples):
+            out.append(timeit.timeit(fn, number=number) / number)
+    return [statistics.median(s) for s in samples]
 
 
 def import_time(stmt, runs=7):
@@ -77,7 +83,7 @@ def main():
             print(f"\n{threads} thread(s)  {'op':26s}{'ember':>13s}{'numpy':>13s}{'torch':>13s}"
                   f"{'e/np':>8s}{'e/torch':>9s}")
             for name, number, fe, fn, ft in table:
-                te, tn, tt = per_call(fe, number), per_call(fn, number), per_call(ft, number)
+                te, tn, tt = per_call((fe, fn, ft), number)
                 print(f"{'':12s}{name:26s}{fmt(te)}{fmt(tn)}{fmt(tt)}{te / tn:8.2f}{te / tt:9.2f}")
 
 
