@@ -106,8 +106,8 @@ cdef int resize_out(TensorBase o, int nd, const int64_t* sizes, str op) except -
                       f"shape {list(o.shape)}, which does not match the required output shape "
                       f"{[sizes[i] for i in range(nd)]}.", UserWarning, stacklevel=3)
     cdef int64_t strides[MAX_DIM]
-    cdef int64_t n = contiguous_strides(nd, sizes, strides)
-    o._storage = allocate(o._backend, o._device, n * o._dtype.itemsize)
+    o._storage = allocate(o._backend, o._device,
+                          storage_nbytes(nd, sizes, strides, o._dtype.itemsize))
     o._ndim = nd
     o._shape = None
     memcpy(o._sizes, sizes, nd * sizeof(int64_t))

@@ -143,9 +143,30 @@ cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
 
 cdef TensorBase empty_c(int ndim, const int64_t* sizes, dtype dt, device dev):
     cdef int64_t strides[MAX_DIM]
-    cdef int64_t n = contiguous_strides(ndim, sizes, strides)
-    cdef Backend b = backend_for(dev)
-    return new_tensor(allocate(b, dev, n * dt.itemsize), dt, ndim, sizes, strides, 0)
+    cdef int64_t nbytes = storage_nbytes(ndim, sizes, strides, dt.itemsize)
+    return new_tensor(allocate(backend_for(dev), dev, nbytes), dt, ndim, sizes, strides, 0)
+
+
+cdef extern from *:
+    bint mul_overflow "__builtin_mul_overflow"(int64_t a, int64_t b, int64_t* out) nogil
+    bint __builtin_add_overflow(int64_t a, int64_t b, int64_t* out) nogil
+
+
+cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
+                            int itemsize) except -1:
+    """Contiguous strides for `sizes` and the bytes they span; RuntimeError (never a
+    wrapped-around small buffer) when that does not fit in 64 bits."""
+    cdef int64_t n = 1
+    cdef int i
+    for i in range(ndim - 1, -1, -1):
+        strides[i] = n
+        if mul_overflow(n, sizes[i], &n):
+            break
+    else:
+        if not mul_overflow(n, itemsize, &n):
+            return n
+    raise RuntimeError(f"Storage size calculation overflowed with sizes="
+                       f"{[sizes[j] for j in range(ndim)]}")
 
 
 cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
@@ -436,7 +457,10 @@ cdef class TensorBase:
 
     # views (_views.pxi) ----------------------------------------------------------------
     def view(self, *shape):
-        """A view with shape ``shape`` (one dim may be -1); never copies."""
+        """A view with shape ``shape`` (one dim may be -1), or with dtype ``shape[0]``
+        (the same bytes reinterpreted); never copies."""
+        if len(shape) == 1 and isinstance(shape[0], dtype):
+            return view_dtype_c(self, shape[0])
         return view_c(self, shape)
 
     def view_as(self, other):

@@ -147,6 +147,49 @@ cdef TensorBase view_c(TensorBase t, tuple args):
     return make_view(t, nd, shape, strides, t._offset)
 
 
+cdef TensorBase view_dtype_c(TensorBase t, dtype dt):
+    """t's bytes reinterpreted as dtype `dt` (Tensor.view(dtype)): the last dim scales by
+    the itemsize ratio, as PyTorch does."""
+    cdef int old = t._dtype.itemsize, new = dt.itemsize, i
+    cdef int64_t sizes[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    memcpy(sizes, t._sizes, t._ndim * sizeof(int64_t))
+    memcpy(strides, t._strides, t._ndim * sizeof(int64_t))
+    cdef int64_t offset = t._offset
+    cdef TensorBase r
+    if old != new:
+        if t._ndim == 0:
+            raise RuntimeError("self.dim() cannot be 0 to view "
+                               f"{st_name(t._dtype)} as {st_name(dt)} (different element sizes)")
+        if t._strides[t._ndim - 1] != 1:
+            raise RuntimeError("self.stride(-1) must be 1 to view "
+                               f"{st_name(t._dtype)} as {st_name(dt)} (different element sizes), "
+                               f"but got {t._strides[t._ndim - 1]}")
+        if new > old:
+            ratio = new // old
+            if sizes[t._ndim - 1] % ratio or offset % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} to view "
+                                   f"{st_name(t._dtype)} as {st_name(dt)} (different element "
+                                   "sizes), and so must the storage offset")
+            for i in range(t._ndim - 1):
+                if strides[i] % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio} to view "
+                                       f"{st_name(t._dtype)} as {st_name(dt)} (different "
+                                       "element sizes)")
+                strides[i] //= ratio
+            sizes[t._ndim - 1] //= ratio
+            offset //= ratio
+        else:
+            ratio = old // new
+            for i in range(t._ndim - 1):
+                strides[i] *= ratio
+            sizes[t._ndim - 1] *= ratio
+            offset *= ratio
+    r = make_view(t, t._ndim, sizes, strides, offset)
+    r._dtype = dt
+    return r
+
+
 cdef TensorBase reshape_c(TensorBase t, tuple args):
     kernel = routed(op_reshape, t)
     if kernel is not None:
@@ -366,21 +409,24 @@ cdef TensorBase as_strided_c(TensorBase t, object size, object stride, object st
     if parse_shape((stride,), strides, "as_strided") != nd:
         raise RuntimeError(f"mismatch in length of strides and shape")
     cdef int64_t off = t._offset if storage_offset is None else storage_offset
-    cdef int64_t hi = off, i
+    cdef int64_t hi = off, i, span
     if off < 0:
         raise RuntimeError(f"as_strided: Negative storage offset {off}")
-    cdef bint empty = False
+    cdef bint empty = False, overflow = False
     for i in range(nd):
         if sizes[i] < 0 or strides[i] < 0:
             raise RuntimeError("as_strided: negative sizes and strides are not supported")
         empty = empty or sizes[i] == 0
-        hi += (sizes[i] - 1) * strides[i]
-    if not empty and (hi + 1) * t._dtype.itemsize > t._storage._nbytes:
+        if sizes[i] > 0:
+            overflow = overflow or mul_overflow(sizes[i] - 1, strides[i], &span) \
+                or __builtin_add_overflow(hi, span, &hi)
+    if not empty and (overflow or mul_overflow(hi + 1, t._dtype.itemsize, &span)
+                      or span > t._storage._nbytes):
         raise RuntimeError(
             f"setStorage: sizes {[sizes[k] for k in range(nd)]}, strides "
             f"{[strides[k] for k in range(nd)]}, storage offset {off}, and itemsize "
-            f"{t._dtype.itemsize} requiring a storage size of {(hi + 1) * t._dtype.itemsize} "
-            f"are out of bounds for storage of size {t._storage._nbytes}")
+            f"{t._dtype.itemsize} are out of bounds for storage of size "
+            f"{t._storage._nbytes}")
     return make_view(t, nd, sizes, strides, off)
 
 

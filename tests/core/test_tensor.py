@@ -271,3 +271,31 @@ def test_subclass_from_python():
     assert type(m + 1) is ember.Tensor and type(m.view(4)) is ember.Tensor
     m.fill_(3.0)
     assert x.tolist() == [[3.0, 3.0], [3.0, 3.0]]
+
+
+def test_view_as_dtype():
+    e, t = pair((2, 4))
+    for dt in ["int32", "int16", "float64", "uint8", "bfloat16", "int64"]:
+        got, want = e.view(getattr(ember, dt)), t.view(getattr(torch, dt))
+        assert got.shape == want.shape and got.stride() == want.stride()
+        assert got.storage_offset() == want.storage_offset()
+        assert got.data_ptr() == e.data_ptr() and got._base is e
+        assert (got.float() if dt == "bfloat16" else got).tolist() == \
+            (want.float() if dt == "bfloat16" else want).tolist()
+    with pytest.raises(RuntimeError, match="stride\\(-1\\) must be 1"):
+        e.t().view(ember.float64)
+    with pytest.raises(RuntimeError, match="divisible by 2"):
+        e[:, :3].view(ember.float64)
+
+
+def test_sizes_that_overflow_raise():
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        ember.empty(1 << 62)
+    with pytest.raises(RuntimeError, match="Storage size calculation overflowed"):
+        ember.empty(1 << 40, 1 << 40)
+    with pytest.raises(RuntimeError, match="overflowed"):
+        ember.ones(1).expand(1 << 40, 1 << 40) + 1
+    with pytest.raises(RuntimeError, match="out of bounds for storage"):
+        ember.ones(4).as_strided((2,), (1 << 62,))
+    with pytest.raises(RuntimeError, match="out of memory"):
+        ember.empty(1 << 45)
