@@ -129,12 +129,13 @@ cdef object to_c(TensorBase t, object dev, object dt, bint copy):
     if d == t._device:
         if target is t._dtype:
             return clone_c(t) if copy else t
-        return cast_to(t, target) if not copy or t._dtype is not target else clone_c(t)
+        return cast_to(t, target)             # a new tensor either way
     return to_device(t, d, target)
 
 
 cdef TensorBase clone_c(TensorBase t):
-    """A copy with the same strides when t is dense, else contiguous (preserve_format)."""
+    """A contiguous copy (PyTorch's preserve_format keeps a dense tensor's strides; ember
+    makes it contiguous for now)."""
     return contiguous_copy(t)
 
 

@@ -23,6 +23,5 @@ cdef class Backend:
 
 
 cdef Backend backend_for(device d)
-cdef Backend backend_at(int key)
 cdef device cpu_device()
 cdef device as_device(object obj)           # device, str, int; None -> default device

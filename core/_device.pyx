@@ -136,10 +136,6 @@ def _backends_snapshot():
     return dict(_backends)
 
 
-cdef Backend backend_at(int key):
-    return <Backend>_by_key[key]
-
-
 cdef Backend backend_for(device d):
     cdef Backend b = _backends.get(d.type)
     if b is None:   # cannot happen for a constructed device, kept as a guard

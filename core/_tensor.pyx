@@ -3,7 +3,6 @@
 One extension module, split by concern into the .pxi files included at the bottom, so
 that the per-op path is direct C calls: dunder -> op -> dispatch -> backend kernel.
 """
-cimport cython
 from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 
@@ -12,18 +11,16 @@ from libc.string cimport memcpy, memset
 
 from ember.core cimport _state
 from ember.core._device cimport (
-    Backend, as_device, backend_at, backend_for, cpu_device, device, ember_kernel_table)
-from ember.core._dispatch cimport (
-    BACKEND_MASK, DEFAULT_TENSOR_KEYS, DispatchKey, Op, highest_key)
+    Backend, as_device, backend_for, cpu_device, device, ember_kernel_table)
+from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op
 from ember.core._dtype cimport (
-    CAT_BOOL, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_BOOL, EMBER_FLOAT16,
-    EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64,
-    EMBER_UINT8, as_dtype, combine_categories, dtype, dtype_from_code, promote)
+    CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
+    EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8, as_dtype,
+    combine_categories, dtype, promote)
 from ember.core._dtype cimport dtype as DType
 
 from ember.core import _dtype as _dtypes
 from ember.core import shape_rules as _rules
-from ember.core._dispatch import FALLTHROUGH, keyset_names  # noqa: F401
 from ember.core._size import Size
 
 DEF MAX_DIM = 16
