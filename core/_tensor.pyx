@@ -184,6 +184,16 @@ cdef object shape_c(TensorBase t):
     return t._shape
 
 
+cdef void adopt(TensorBase t, TensorBase src):
+    """Make the fresh object t an alias of src: same storage, metadata and version."""
+    t._storage, t._dtype, t._device, t._backend = src._storage, src._dtype, src._device, \
+        src._backend
+    t._ndim, t._offset, t._keys = src._ndim, src._offset, src._keys
+    memcpy(t._sizes, src._sizes, src._ndim * sizeof(int64_t))
+    memcpy(t._strides, src._strides, src._ndim * sizeof(int64_t))
+    t._version = src.version()
+
+
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:
     """Fill row-major strides; return numel."""
     cdef int64_t n = 1
@@ -197,19 +207,30 @@ cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides
 cdef class TensorBase:
     """The core tensor type; ``ember.Tensor`` subclasses it in Python."""
 
+    def __init__(self, *args, device=None):
+        """PyTorch's legacy constructor: Tensor() (empty), Tensor(*sizes) (uninitialised),
+        Tensor(data) (a copy, default dtype), Tensor(tensor) (an alias)."""
+        if self._storage is not None:      # already built (ops, _make_subclass, __new__)
+            return
+        cdef TensorBase src
+        if len(args) == 1 and isinstance(args[0], TensorBase):
+            src = <TensorBase>args[0]
+        elif not args or all(type(a) is int or isinstance(a, Size) for a in args):
+            src = new_empty(args if args else (0,), None, device, "Tensor")
+        else:
+            if len(args) != 1:
+                raise TypeError("Tensor(): expected sizes (ints) or one data argument")
+            src = tensor(args[0], dtype=_state.default_dtype(), device=device)
+        adopt(self, src)
+
     @staticmethod
     def _make_subclass(cls, data, require_grad=False):
         """An instance of ``cls`` (a Python subclass) aliasing ``data``'s storage and
         metadata: how ``Parameter(t)`` is built."""
         if not isinstance(cls, type) or not issubclass(cls, TensorBase):
             raise TypeError(f"_make_subclass(): cls must be a Tensor subclass, not {cls!r}")
-        cdef TensorBase src = as_tensor_arg(data, "_make_subclass", "data")
         cdef TensorBase t = TensorBase.__new__(cls)
-        t._storage, t._dtype, t._device, t._backend = src._storage, src._dtype, src._device, src._backend
-        t._ndim, t._offset, t._keys = src._ndim, src._offset, src._keys
-        memcpy(t._sizes, src._sizes, src._ndim * sizeof(int64_t))
-        memcpy(t._strides, src._strides, src._ndim * sizeof(int64_t))
-        t._version = src.version()
+        adopt(t, as_tensor_arg(data, "_make_subclass", "data"))
         return t
 
     # metadata --------------------------------------------------------------------------

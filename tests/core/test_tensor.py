@@ -299,3 +299,15 @@ def test_sizes_that_overflow_raise():
         ember.ones(4).as_strided((2,), (1 << 62,))
     with pytest.raises(RuntimeError, match="out of memory"):
         ember.empty(1 << 45)
+
+
+def test_legacy_constructor():
+    for args in [(), (2, 3), ([1, 2],), ([[1.5]],), (ember.Size([4]),)]:
+        e, t = ember.Tensor(*args), torch.Tensor(*args)
+        assert e.shape == t.shape and e.dtype == ember.float32
+        if args and not isinstance(args[0], int) and not isinstance(args[0], tuple):
+            assert e.tolist() == t.tolist()
+    x = ember.ones(2)
+    alias = ember.Tensor(x)
+    assert alias.data_ptr() == x.data_ptr() and type(alias) is ember.Tensor
+    assert ember.core._tensor.TensorBase().numpy().shape == (0,)
