@@ -215,7 +215,7 @@ cdef class TensorBase:
         cdef TensorBase src
         if len(args) == 1 and isinstance(args[0], TensorBase):
             src = <TensorBase>args[0]
-        elif not args or all(type(a) is int or isinstance(a, Size) for a in args):
+        elif all(type(a) is int for a in args):        # a Size is data, as in PyTorch
             src = new_empty(args if args else (0,), None, device, "Tensor")
         else:
             if len(args) != 1:
