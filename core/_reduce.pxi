@@ -1,9 +1,16 @@
-# Reductions over dims (sum, mean): the kept dims lead, the reduced dims trail, and the
+# Reductions over dims (sum, mean, prod, amax, amin): the kept dims lead, the reduced dims trail, and the
 # backend's `reduce` primitive folds the trailing ones.
 
 cdef Op op_sum = Op("sum", "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
                     "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_SUM,
                     _rules.reduction)
+cdef Op op_prod = Op("prod", "prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
+                     "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_PROD,
+                     _rules.reduction)
+cdef Op op_amax = Op("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+                     FAMILY_REDUCE, EMBER_REDUCE_MAX, _rules.reduction)
+cdef Op op_amin = Op("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
+                     FAMILY_REDUCE, EMBER_REDUCE_MIN, _rules.reduction)
 cdef Op op_mean = Op("mean", "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
                      "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_MEAN,
                      _rules.reduction)
@@ -36,8 +43,11 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
     cdef dtype ct
     if dtype_arg is not None:
         ct = as_dtype(dtype_arg, op.name, "dtype")
-    elif op.code == EMBER_REDUCE_SUM and not a._dtype.is_floating_point:
-        ct = _dtypes.int64
+    elif (op.code == EMBER_REDUCE_SUM or op.code == EMBER_REDUCE_PROD) \
+            and not a._dtype.is_floating_point:
+        ct = _dtypes.int64                   # integer and bool sums/products widen
+    elif (op.code == EMBER_REDUCE_MAX or op.code == EMBER_REDUCE_MIN) and dtype_arg is not None:
+        raise TypeError(f"{op.name}() got an unexpected keyword argument 'dtype'")
     else:
         ct = a._dtype
     if op.code == EMBER_REDUCE_MEAN and not ct.is_floating_point:
@@ -45,11 +55,16 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
                            f"{'Optional' if dtype_arg is not None else 'Input'} dtype must be "
                            f"either a floating point or complex dtype. Got: {st_name(ct)}")
     cdef bint mask[MAX_DIM]
-    cdef int nred = reduce_mask(a, dim, mask, op.name)
+    cdef int i, nred = reduce_mask(a, dim, mask, op.name)
+    if op.code == EMBER_REDUCE_MAX or op.code == EMBER_REDUCE_MIN:
+        for i in range(a._ndim):      # no identity element: an empty reduction is an error
+            if mask[i] and a._sizes[i] == 0:
+                raise IndexError(f"{op.name}(): Expected reduction dim {i} to have non-zero "
+                                 f"size.")
     # result shape, and the kernel's view of it (reduced dims dropped even with keepdim)
     cdef int64_t osizes[MAX_DIM]
     cdef ember_view va, vo
-    cdef int i, n = 0, nk = 0
+    cdef int n = 0, nk = 0
     for i in range(a._ndim):
         if not mask[i]:
             osizes[n] = a._sizes[i]
@@ -109,3 +124,18 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of ``input`` over ``dim``; floating dtypes only (or pass ``dtype``)."""
     return reduce_op(op_mean, as_tensor_arg(input, "mean", "input"), dim, keepdim, dtype, out)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Product of ``input`` over ``dim`` (integer inputs give int64)."""
+    return reduce_op(op_prod, as_tensor_arg(input, "prod", "input"), dim, keepdim, dtype, out)
+
+
+def amax(input, dim=(), keepdim=False, *, out=None):
+    """Maximum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
+    return reduce_op(op_amax, as_tensor_arg(input, "amax", "input"), dim, keepdim, None, out)
+
+
+def amin(input, dim=(), keepdim=False, *, out=None):
+    """Minimum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
+    return reduce_op(op_amin, as_tensor_arg(input, "amin", "input"), dim, keepdim, None, out)

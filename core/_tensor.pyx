@@ -21,6 +21,7 @@ from ember.core._dtype cimport dtype as DType
 
 from ember.core import _dtype as _dtypes
 from ember.core import shape_rules as _rules
+from ember.core._dispatch import get_op
 from ember.core._size import Size
 
 DEF MAX_DIM = 16
@@ -454,6 +455,18 @@ cdef class TensorBase:
     def __neg__(self):
         return unary_op(op_neg, self, None)
 
+    def __abs__(self):
+        return unary_op(op_abs, self, None)
+
+    def __pow__(self, other, modulo):
+        return binary_op(op_pow, self, other, 1, None)
+
+    def __rpow__(self, other, modulo):
+        return binary_op(op_pow, other, self, 1, None)
+
+    def __ipow__(self, other):
+        return binary_inplace(op_pow, self, other, 1)
+
     def __pos__(self):
         return self
 
@@ -701,6 +714,27 @@ cdef class TensorBase:
     def relu_(self):
         return unary_op(op_relu, self, self)
 
+    def pow(self, exponent):
+        return binary_op(op_pow, self, exponent, 1, None)
+
+    def pow_(self, exponent):
+        return binary_inplace(op_pow, self, exponent, 1)
+
+    def maximum(self, other):
+        return maximum(self, other)
+
+    def minimum(self, other):
+        return minimum(self, other)
+
+    def prod(self, dim=None, keepdim=False, *, dtype=None):
+        return reduce_op(op_prod, self, dim, keepdim, dtype, None)
+
+    def amax(self, dim=(), keepdim=False):
+        return reduce_op(op_amax, self, dim, keepdim, None, None)
+
+    def amin(self, dim=(), keepdim=False):
+        return reduce_op(op_amin, self, dim, keepdim, None, None)
+
     def sum(self, dim=None, keepdim=False, *, dtype=None):
         return reduce_op(op_sum, self, dim, keepdim, dtype, None)
 
@@ -753,6 +787,7 @@ include "_views.pxi"
 include "_promotion.pxi"
 include "_elementwise.pxi"
 include "_reduce.pxi"
+include "_math.pxi"
 include "_matmul.pxi"
 include "_copy.pxi"
 include "_random.pxi"
