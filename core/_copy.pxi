@@ -81,6 +81,7 @@ cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
         if sizes[i] != dst._sizes[i]:
             raise RuntimeError(f"{op}: source of shape {list(src.shape)} cannot be broadcast "
                                f"to destination of shape {list(dst.shape)}")
+    check_writable(dst, src, None)
     if src._device != dst._device:
         src = to_device(src, dst._device, src._dtype)
     run_copy(dst, src)
@@ -101,6 +102,7 @@ cdef int fill_c(TensorBase dst, object value) except -1:
         value = item_c(<TensorBase>value)
     elif not is_scalar(value):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
+    check_writable(dst, None, None)
     dst.bump()
     if dst._backend.is_meta or dst.numel_c() == 0:
         return 0

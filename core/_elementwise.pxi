@@ -77,6 +77,48 @@ cdef TensorBase cast_to(TensorBase t, dtype dt):
     return r
 
 
+cdef int check_writable(TensorBase o, object a, object b) except -1:
+    """PyTorch's overlap rules for an op writing into `o` (out= or in-place): no two of
+    o's elements may share memory, and an input may alias o only exactly."""
+    cdef int i
+    if o.numel_c() == 0:
+        return 0
+    for i in range(o._ndim):
+        if o._strides[i] == 0 and o._sizes[i] > 1:
+            raise RuntimeError("unsupported operation: more than one element of the written-to "
+                               "tensor refers to a single memory location. Please clone() the "
+                               "tensor before performing the operation.")
+    for x in (a, b):
+        if isinstance(x, TensorBase) and partial_overlap(o, <TensorBase>x):
+            raise RuntimeError("unsupported operation: some elements of the input tensor and "
+                               "the written-to tensor refer to a single memory location. "
+                               "Please clone() the tensor before performing the operation.")
+    return 0
+
+
+cdef bint partial_overlap(TensorBase o, TensorBase x) noexcept:
+    """Same storage, intersecting byte ranges, and not the very same view."""
+    if o._storage is not x._storage or o.numel_c() == 0 or x.numel_c() == 0:
+        return False
+    if o._offset == x._offset and o._dtype is x._dtype and o._ndim == x._ndim and \
+            memcmp(o._sizes, x._sizes, o._ndim * sizeof(int64_t)) == 0 and \
+            memcmp(o._strides, x._strides, o._ndim * sizeof(int64_t)) == 0:
+        return False
+    cdef int64_t olo, ohi, xlo, xhi
+    byte_range(o, &olo, &ohi)
+    byte_range(x, &xlo, &xhi)
+    return olo < xhi and xlo < ohi
+
+
+cdef void byte_range(TensorBase t, int64_t* lo, int64_t* hi) noexcept:
+    cdef int64_t end = t._offset
+    cdef int i
+    for i in range(t._ndim):
+        end += (t._sizes[i] - 1) * t._strides[i]
+    lo[0] = t._offset * t._dtype.itemsize
+    hi[0] = (end + 1) * t._dtype.itemsize
+
+
 cdef TensorBase prepare_out(object out, int nd, const int64_t* sizes, dtype dt,
                             device dev, str op):
     """A fresh result, or `out` checked (device, castable dtype) and resized if needed."""
@@ -165,6 +207,8 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
     if tb is not None:
         broadcast_into(nd, sizes, tb)
     cdef TensorBase o = prepare_out(out, nd, sizes, ct, ref._device, op.name)
+    if out is not None:
+        check_writable(o, ta, tb)
     if o._backend.is_meta:
         return o
     cdef TensorBase dst = o if o._dtype is ct else empty_c(nd, sizes, ct, o._device)
@@ -246,6 +290,8 @@ cdef object unary_op(Op op, TensorBase a, object out):
         ct = <dtype>_state.default_dtype()
     cdef TensorBase src = cast_to(a, ct)
     cdef TensorBase o = prepare_out(out, a._ndim, a._sizes, ct, a._device, op.name)
+    if out is not None:
+        check_writable(o, a, None)
     if o._backend.is_meta:
         return o
     cdef TensorBase dst = o if o._dtype is ct else empty_c(a._ndim, a._sizes, ct, o._device)

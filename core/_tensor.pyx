@@ -7,7 +7,7 @@ from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 
 from ember_abi cimport *
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 
 from ember.core cimport _state
 from ember.core._device cimport (

@@ -368,3 +368,22 @@ def test_meta_device_runs_shape_rules():
     assert ember.exp(a).dtype == ember.float32
     with pytest.raises(RuntimeError, match="must match"):
         a + ember.empty(4, device="meta")
+
+
+def test_overlapping_writes_are_refused(device):
+    x = ember.arange(9.0, device=device).view(3, 3)
+    assert x.add_(x).tolist() == (ember.arange(9.0) * 2).view(3, 3).tolist()   # exact alias
+    with pytest.raises(RuntimeError, match="some elements of the input tensor and the "
+                                           "written-to tensor refer to a single memory"):
+        x.add_(x.t())
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        x.t().copy_(x)
+    with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+        ember.ones(1, device=device).expand(3).add_(1)
+    with pytest.raises(RuntimeError, match="more than one element"):
+        ember.ones(1, device=device).expand(3).fill_(1)
+    y = ember.arange(6.0, device=device)
+    y[:3].copy_(y[3:])                                   # same storage, disjoint: fine
+    assert y.tolist() == [3.0, 4.0, 5.0, 3.0, 4.0, 5.0]
+    ember.exp(y[:3], out=y[3:])
+    assert y[3:].tolist() == pytest.approx(np.exp([3.0, 4.0, 5.0]).tolist())
