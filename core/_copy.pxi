@@ -155,3 +155,19 @@ def _parse_to(args, kwargs):
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__})")
     return dev, dt
+
+
+def _cast_methods():
+    """{name: method} for Tensor's dtype shorthands: t.float(), t.long(), t.bool(), ..."""
+    def caster(dtype dt):
+        def method(self):
+            return cast_to(self, dt)
+        method.__name__ = method.__qualname__ = name
+        method.__doc__ = f"self.to({dt})"
+        return method
+    out = {}
+    for name, dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
+                     ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
+                     ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")):
+        out[name] = caster(_dtypes._dtype_by_name[dt])
+    return out

@@ -206,12 +206,13 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         broadcast_into(nd, sizes, ta)
     if tb is not None:
         broadcast_into(nd, sizes, tb)
-    cdef TensorBase o = prepare_out(out, nd, sizes, ct, ref._device, op.name)
+    cdef dtype rt = _dtypes.bool if is_predicate(code) else ct    # result dtype
+    cdef TensorBase o = prepare_out(out, nd, sizes, rt, ref._device, op.name)
     if out is not None:
         check_writable(o, ta, tb)
     if o._backend.is_meta:
         return o
-    cdef TensorBase dst = o if o._dtype is ct else empty_c(nd, sizes, ct, o._device)
+    cdef TensorBase dst = o if o._dtype is rt else empty_c(nd, sizes, rt, o._device)
     cdef ember_view vo, va, vb
     cdef scalar_buf sa, sb
     cdef TensorBase ca, cb          # converted operands, alive through the kernel call
@@ -244,6 +245,11 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
     if out is not None:
         o.bump()
     return o
+
+
+cdef inline bint is_predicate(int code) noexcept:
+    """Comparisons and logical ops: bool results from operands of one common dtype."""
+    return EMBER_BINARY_EQ <= code <= EMBER_BINARY_LOGICAL_XOR
 
 
 cdef object binary_inplace(Op op, TensorBase self, object other, object alpha):

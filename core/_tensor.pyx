@@ -458,6 +458,36 @@ cdef class TensorBase:
     def __abs__(self):
         return unary_op(op_abs, self, None)
 
+    def __eq__(self, other):
+        return compare(op_eq, self, other)
+
+    def __ne__(self, other):
+        return compare(op_ne, self, other)
+
+    def __lt__(self, other):
+        return compare(op_lt, self, other)
+
+    def __le__(self, other):
+        return compare(op_le, self, other)
+
+    def __gt__(self, other):
+        return compare(op_gt, self, other)
+
+    def __ge__(self, other):
+        return compare(op_ge, self, other)
+
+    def __invert__(self):
+        return logical_op(op_eq, self, 0, "~")
+
+    def __and__(self, other):
+        return logical_op(op_logical_and, self, other, "&")
+
+    def __or__(self, other):
+        return logical_op(op_logical_or, self, other, "|")
+
+    def __xor__(self, other):
+        return logical_op(op_logical_xor, self, other, "^")
+
     def __pow__(self, other, modulo):
         return binary_op(op_pow, self, other, 1, None)
 
@@ -598,36 +628,6 @@ cdef class TensorBase:
         if dtype is None:
             return f"ember.{st_name(self._dtype)}Tensor"
         return to_c(self, None, dtype, False)
-
-    def float(self):
-        return cast_to(self, _dtypes.float32)
-
-    def double(self):
-        return cast_to(self, _dtypes.float64)
-
-    def half(self):
-        return cast_to(self, _dtypes.float16)
-
-    def bfloat16(self):
-        return cast_to(self, _dtypes.bfloat16)
-
-    def long(self):
-        return cast_to(self, _dtypes.int64)
-
-    def int(self):
-        return cast_to(self, _dtypes.int32)
-
-    def short(self):
-        return cast_to(self, _dtypes.int16)
-
-    def char(self):
-        return cast_to(self, _dtypes.int8)
-
-    def byte(self):
-        return cast_to(self, _dtypes.uint8)
-
-    def bool(self):
-        return cast_to(self, _dtypes.bool)
 
     def copy_(self, src, non_blocking=False):
         """Copy ``src`` (broadcast, cast, from any device) into self; returns self."""

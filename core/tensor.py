@@ -1,5 +1,5 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
-from ember.core._tensor import TensorBase, _math_methods, _set_tensor_class
+from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
 
@@ -15,6 +15,7 @@ class Tensor(TensorBase):
     __array_priority__ = 1000
 
 
-for _name, _method in _math_methods().items():     # t.abs(), t.abs_(), t.sigmoid(), ...
+# methods generated from the op tables: t.abs(), t.abs_(), t.eq(), t.float(), ...
+for _name, _method in {**_math_methods(), **_cast_methods()}.items():
     setattr(Tensor, _name, _method)
 _set_tensor_class(Tensor)

@@ -21,6 +21,8 @@ from ember.core._state import get_default_dtype as get_default_dtype
 from ember.core._state import set_default_dtype as set_default_dtype
 from ember.core._tensor import Generator as Generator
 from ember.core._tensor import _abs as abs  # noqa: F401  (named _abs in Cython: no builtin shadowing)
+from ember.core._tensor import _all as all  # noqa: F401
+from ember.core._tensor import _any as any  # noqa: F401
 from ember.core._tensor import _pow as pow  # noqa: F401
 from ember.core._tensor import add as add
 from ember.core._tensor import amax as amax
@@ -34,16 +36,30 @@ from ember.core._tensor import diagonal as diagonal
 from ember.core._tensor import div as div
 from ember.core._tensor import empty as empty
 from ember.core._tensor import empty_like as empty_like
+from ember.core._tensor import eq as eq
+from ember.core._tensor import equal as equal
 from ember.core._tensor import exp as exp
 from ember.core._tensor import flatten as flatten
 from ember.core._tensor import from_dlpack as from_dlpack
 from ember.core._tensor import from_numpy as from_numpy
 from ember.core._tensor import full as full
 from ember.core._tensor import full_like as full_like
+from ember.core._tensor import ge as ge
+from ember.core._tensor import greater as greater
+from ember.core._tensor import greater_equal as greater_equal
+from ember.core._tensor import gt as gt
 from ember.core._tensor import initial_seed as initial_seed
 from ember.core._tensor import is_floating_point as is_floating_point
 from ember.core._tensor import is_tensor as is_tensor
+from ember.core._tensor import le as le
+from ember.core._tensor import less as less
+from ember.core._tensor import less_equal as less_equal
 from ember.core._tensor import log as log
+from ember.core._tensor import logical_and as logical_and
+from ember.core._tensor import logical_not as logical_not
+from ember.core._tensor import logical_or as logical_or
+from ember.core._tensor import logical_xor as logical_xor
+from ember.core._tensor import lt as lt
 from ember.core._tensor import manual_seed as manual_seed
 from ember.core._tensor import matmul as matmul
 from ember.core._tensor import maximum as maximum
@@ -52,8 +68,10 @@ from ember.core._tensor import minimum as minimum
 from ember.core._tensor import movedim as movedim
 from ember.core._tensor import mul as mul
 from ember.core._tensor import narrow as narrow
+from ember.core._tensor import ne as ne
 from ember.core._tensor import neg as neg
 from ember.core._tensor import negative as negative
+from ember.core._tensor import not_equal as not_equal
 from ember.core._tensor import numel as numel
 from ember.core._tensor import ones as ones
 from ember.core._tensor import ones_like as ones_like

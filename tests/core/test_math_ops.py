@@ -125,3 +125,47 @@ def test_reduction_edge_cases(device, oracle):
     oracle.assert_matches(b.amax(0), tb.amax(0))
     nan = ember.tensor([1.0, float("nan"), 3.0], device=device)
     assert np.isnan(nan.amax().item()) and np.isnan(nan.amin().item())
+
+
+CMP = ["eq", "ne", "lt", "le", "gt", "ge"]
+
+
+@pytest.mark.parametrize("name", CMP + ["logical_and", "logical_or", "logical_xor"])
+@pytest.mark.parametrize("d1,d2", [("float32", "float32"), ("int64", "float64"),
+                                   ("uint8", "int8"), ("float16", "bfloat16"), ("int32", "int32")])
+def test_comparisons_and_logical(name, d1, d2, device, oracle):
+    a, ta = pair((3, 1), d1, device, seed=1)
+    b, tb = pair((4,), d2, device, seed=2)
+    a, ta = a[::1], ta[::1]
+    oracle.assert_matches(getattr(ember, name)(a, b), getattr(torch, name)(ta, tb))
+    oracle.assert_matches(getattr(a, name)(b), getattr(ta, name)(tb))
+    if name in CMP:                      # torch's logical_* take tensors only
+        oracle.assert_matches(getattr(ember, name)(a.t(), 1), getattr(torch, name)(ta.t(), 1))
+
+
+def test_comparison_operators_and_nan(device, oracle):
+    a, ta = pair((2, 3), "float32", device, seed=3)
+    for expr in ["a == b", "a != b", "a < b", "a <= b", "a > b", "a >= b", "a > 0", "0 < a",
+                 "a == 1.5", "~(a > 0)", "(a > 0) & (a < 1)", "(a > 0) | (a < -1)",
+                 "(a > 0) ^ (b > 0)"]:
+        b, tb = a.t().t() * 0 + 1, ta * 0 + 1
+        oracle.assert_matches(eval(expr), eval(expr, {"a": ta, "b": tb}))
+    nan = ember.tensor([float("nan"), 1.0], device=device)
+    assert (nan == nan).tolist() == [False, True] and (nan != nan).tolist() == [True, False]
+    assert (nan < 2).tolist() == [False, True]
+    assert ember.logical_not(ember.tensor([0.0, 2.0, float("nan")])).tolist() == [True, False, False]
+    assert (a == None) is False and (a != "x") is True      # noqa: E711
+    with pytest.raises(NotImplementedError, match="bool tensors only"):
+        ember.tensor([1, 2]) & ember.tensor([3, 4])
+
+
+def test_all_any_equal(device, oracle):
+    a, ta = pair((3, 4), "int32", device, seed=4)
+    for args in [(), (0,), (1, True)]:
+        oracle.assert_matches(ember.all(a > 0, *args), torch.all(ta > 0, *args))
+        oracle.assert_matches((a > -9).all(*args), (ta > -9).all(*args))
+        oracle.assert_matches(ember.any(a > 5, *args), torch.any(ta > 5, *args))
+    e = ember.zeros(0, 3, device=device)
+    assert ember.all(e).item() is True and ember.any(e).item() is False
+    assert ember.equal(a, a.clone()) and not ember.equal(a, a + 1)
+    assert not ember.equal(a, a.view(4, 3))

@@ -58,7 +58,12 @@ enum {
     EMBER_BINARY_ADD = 0, EMBER_BINARY_SUB = 1, EMBER_BINARY_MUL = 2,
     EMBER_BINARY_DIV = 3,          /* true division; integer dtypes never reach it */
     EMBER_BINARY_MAXIMUM = 4, EMBER_BINARY_MINIMUM = 5, EMBER_BINARY_POW = 6,
-    EMBER_BINARY_COUNT = 7
+    /* predicates: `out` is bool while a and b share any one dtype (NaN compares false,
+     * except NE); logical ops read "nonzero" as true */
+    EMBER_BINARY_EQ = 7, EMBER_BINARY_NE = 8, EMBER_BINARY_LT = 9, EMBER_BINARY_LE = 10,
+    EMBER_BINARY_GT = 11, EMBER_BINARY_GE = 12,
+    EMBER_BINARY_LOGICAL_AND = 13, EMBER_BINARY_LOGICAL_OR = 14, EMBER_BINARY_LOGICAL_XOR = 15,
+    EMBER_BINARY_COUNT = 16
 };
 
 /* reductions over the trailing `nreduce` dims of `a`; out has a->ndim - nreduce dims */

@@ -5,7 +5,9 @@
 # buffer), or gathered/converted into a staging buffer; the op then runs as one
 # contiguous loop per (op, compute type), which the compiler vectorizes.  Only the three
 # compute types (int64, float, double) get loops: narrow integers, bool, float16 and
-# bfloat16 are converted on load and store.
+# bfloat16 are converted on load and store.  The predicates (comparisons, logical ops)
+# run in their inputs' compute type too, giving 0/1 there, which the store converts to
+# the bool out: that is the one case where out's dtype differs from the inputs'.
 from libc.math cimport (
     exp, expf, log, logf, sqrt, sqrtf, sin, sinf, cos, cosf, tanh, tanhf, pow, powf,
 )
@@ -17,7 +19,10 @@ from ember_cpu._abi cimport (
     EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS, EMBER_UNARY_TANH,
     EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL, EMBER_UNARY_SQUARE, EMBER_UNARY_COUNT,
     EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
-    EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_COUNT,
+    EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_EQ,
+    EMBER_BINARY_NE, EMBER_BINARY_LT, EMBER_BINARY_LE, EMBER_BINARY_GT, EMBER_BINARY_GE,
+    EMBER_BINARY_LOGICAL_AND, EMBER_BINARY_LOGICAL_OR, EMBER_BINARY_LOGICAL_XOR,
+    EMBER_BINARY_COUNT,
 )
 from ember_cpu._scalar cimport _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow
 from ember_cpu._strided cimport (
@@ -31,7 +36,8 @@ cdef extern from *:
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
         "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square"};
     static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
-        "minimum", "pow"};
+        "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+        "logical_xor"};
     """
     const char *ember_unary_names[]
     const char *ember_binary_names[]
@@ -40,10 +46,13 @@ cdef extern from *:
 ctypedef struct EwCall:
     int op
     int nin           # 1: unary, 2: binary
-    int ct            # compute type
-    int dtype         # of every operand
+    int ct            # compute type (of the inputs)
+    int dtype         # of every input, and of out unless the op is a predicate
     int64_t itemsize
     bint native       # dtype is stored as its compute type
+    int out_dtype     # bool for the predicates, else dtype
+    int64_t out_itemsize
+    bint out_native   # out is stored as the compute type (out_dtype == dtype, native)
 
 
 # -- contiguous loops ---------------------------------------------------------------------
@@ -148,7 +157,41 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
         if ct_t is not int64_t:       # integer dtypes never reach div
             for i in range(n):
                 o[i] = a[i] / b[i]
+    # predicates: 0/1 in the compute type (IEEE comparisons: false on NaN but for !=;
+    # logical ops: NaN is nonzero, so true); `&`/`!=` on truth values, not `and`: no
+    # branch, so the loops vectorize
+    elif op == EMBER_BINARY_EQ:
+        for i in range(n):
+            o[i] = a[i] == b[i]
+    elif op == EMBER_BINARY_NE:
+        for i in range(n):
+            o[i] = a[i] != b[i]
+    elif op == EMBER_BINARY_LT:
+        for i in range(n):
+            o[i] = a[i] < b[i]
+    elif op == EMBER_BINARY_LE:
+        for i in range(n):
+            o[i] = a[i] <= b[i]
+    elif op == EMBER_BINARY_GT:
+        for i in range(n):
+            o[i] = a[i] > b[i]
+    elif op == EMBER_BINARY_GE:
+        for i in range(n):
+            o[i] = a[i] >= b[i]
+    elif op == EMBER_BINARY_LOGICAL_AND:
+        for i in range(n):
+            o[i] = (a[i] != 0) & (b[i] != 0)
+    elif op == EMBER_BINARY_LOGICAL_OR:
+        for i in range(n):
+            o[i] = (a[i] != 0) | (b[i] != 0)
+    elif op == EMBER_BINARY_LOGICAL_XOR:
+        for i in range(n):
+            o[i] = (a[i] != 0) != (b[i] != 0)
     return EMBER_OK
+
+
+cdef inline bint is_predicate(int op) noexcept nogil:
+    return op >= EMBER_BINARY_EQ and op <= EMBER_BINARY_LOGICAL_XOR
 
 
 cdef int run_block(const EwCall *e, void *o, const void *a, const void *b,
@@ -178,7 +221,7 @@ cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
     cdef int k, status
     cdef int64_t i = 0, m, step = BUF_LEN
     for k in range(e.nin + 1):
-        direct[k] = e.native and strides[k] == 1
+        direct[k] = (e.out_native if k == 0 else e.native) and strides[k] == 1
         all_direct = all_direct and direct[k]
         if k > 0 and strides[k] == 0:
             # broadcast input: one value for the whole row, loaded once
@@ -189,7 +232,7 @@ cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
         m = min(step, n - i)
         for k in range(e.nin + 1):
             if direct[k]:
-                blk[k] = ptrs[k] + i * e.itemsize
+                blk[k] = ptrs[k] + i * (e.out_itemsize if k == 0 else e.itemsize)
             else:
                 blk[k] = &bufs[k]
                 if k > 0 and strides[k] != 0:
@@ -199,8 +242,8 @@ cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
         if status != EMBER_OK:
             return status
         if not direct[0]:
-            store_ct(e.ct, ptrs[0] + i * strides[0] * e.itemsize, e.dtype, &bufs[0], m,
-                     strides[0])
+            store_ct(e.ct, ptrs[0] + i * strides[0] * e.out_itemsize, e.out_dtype, &bufs[0],
+                     m, strides[0])
         i += m
     return EMBER_OK
 
@@ -225,6 +268,7 @@ cdef inline int64_t flat_stride(const ember_view *v, const ember_view *out,
     return 1 if contiguous else (0 if scalar else -1)
 
 
+# views[0] is out (of e.out_dtype), the others the inputs, which must be of e.dtype
 cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
                          const ember_view **views) noexcept nogil:
     cdef StridedIter it
@@ -234,15 +278,17 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     cdef int64_t n = 0
     cdef bint contiguous = True
     for k in range(1, e.nin + 1):
-        if views[k].dtype != views[0].dtype:
+        if views[k].dtype != e.dtype:
             return set_error(ctx, EMBER_ERR_TYPE, name, "operands must have out's dtype")
-    e.dtype = views[0].dtype
     e.ct = compute_type(e.dtype)
     e.native = is_native(e.dtype)
     e.itemsize = dtype_itemsize(e.dtype)
+    e.out_itemsize = dtype_itemsize(e.out_dtype)
+    e.out_native = e.native and e.out_dtype == e.dtype
     # small calls whose operands are each contiguous or a broadcast scalar are one row:
     # no iterator (the per-call cost of a 10-element add is a few tens of ns)
-    if e.itemsize != 0 and flat_stride(views[0], views[0], &n) == 1 and n < PARALLEL_CUTOFF:
+    if (e.itemsize != 0 and e.out_itemsize != 0 and flat_stride(views[0], views[0], &n) == 1
+            and n < PARALLEL_CUTOFF):
         for k in range(e.nin + 1):
             st[k] = flat_stride(views[k], views[0], &n)
             if st[k] < 0:
@@ -250,7 +296,7 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
             ptrs[k] = views[k].data
             contiguous = contiguous and st[k] == 1
         else:
-            if e.native and contiguous:
+            if e.out_native and contiguous:
                 return run_block(e, ptrs[0], ptrs[1], ptrs[2] if e.nin == 2 else NULL, n)
             return ew_row(e, ptrs, st, n, 0)
     status = iter_init(&it, ctx, name, e.nin + 1, views, True)
@@ -272,6 +318,7 @@ cdef int unary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
         return error_dtype(ctx, ember_unary_names[op], out.dtype)
     e.op = op
     e.nin = 1
+    e.dtype = e.out_dtype = out.dtype
     views[0] = out
     views[1] = a
     return run_elementwise(ctx, ember_unary_names[op], &e, views)
@@ -284,10 +331,22 @@ cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef int status
     if op < 0 or op >= EMBER_BINARY_COUNT:
         return set_error(ctx, EMBER_ERR_VALUE, "binary", "unknown op code")
+    if is_predicate(op):
+        # any one input dtype, bool out
+        if out.dtype != EMBER_BOOL:
+            return set_error(ctx, EMBER_ERR_TYPE, ember_binary_names[op],
+                             "out must have dtype bool")
+        if a.dtype != b.dtype:
+            return set_error(ctx, EMBER_ERR_TYPE, ember_binary_names[op],
+                             "operands a and b must have the same dtype")
+        e.dtype = a.dtype
     # bool computes in int64 and stores != 0: add is logical or, mul logical and
-    if (op == EMBER_BINARY_DIV and not is_floating(out.dtype)) or (
+    elif (op == EMBER_BINARY_DIV and not is_floating(out.dtype)) or (
             out.dtype == EMBER_BOOL and (op == EMBER_BINARY_SUB or op == EMBER_BINARY_POW)):
         return error_dtype(ctx, ember_binary_names[op], out.dtype)
+    else:
+        e.dtype = out.dtype
+    e.out_dtype = out.dtype
     e.op = op
     e.nin = 2
     views[0] = out

@@ -280,12 +280,15 @@ def _test_unary(int op, cnp.ndarray out, cnp.ndarray a, int dtype=-1):
     _check(rc, &ctx)
 
 
-def _test_binary(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b, int dtype=-1):
+def _test_binary(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b, int dtype=-1,
+                 int out_dtype=-1):
+    """`dtype`/`out_dtype`: the operands' dtype codes (-1: from NumPy); out_dtype
+    defaults to `dtype` (it differs for the predicates, whose out is bool)."""
     cdef ember_ctx ctx
     cdef ember_view vo, va, vb
     cdef int rc
     _ctx(&ctx)
-    _view(&vo, out, dtype, True)
+    _view(&vo, out, dtype if out_dtype < 0 else out_dtype, True)
     _view(&va, a, dtype, False)
     _view(&vb, b, dtype, False)
     if _big(out):

@@ -17,6 +17,8 @@ from ember_cpu import _random
 UNARY = ["neg", "exp", "relu", "abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
          "reciprocal", "square"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
+# binary codes 7..15: out is bool, a and b share any one dtype
+PREDICATES = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
 REDUCE = ["sum", "mean", "prod", "max", "min"]
 UNIFORM, NORMAL = 0, 1
 CODE = {"uint8": 0, "int8": 1, "int16": 2, "int32": 3, "int64": 4, "float16": 5,
@@ -412,34 +414,36 @@ LAYOUTS = ["broadcast_b", "broadcast_a", "transposed", "stepped", "out_strided",
            "scalar", "large", "large_contiguous"]
 
 
-def binary_layout(layout, op, name, rng):
-    """(out, a, b) views of one of the layouts."""
+def binary_layout(layout, op, name, rng, inputs=binary_inputs, out_name=None):
+    """(out, a, b) views of one of the layouts; `inputs` makes (a, b) (binary_inputs'
+    signature), out has dtype `out_name` (default `name`)."""
+    out_storage = storage(out_name or name)
     if layout == "broadcast_b":
-        a, b = binary_inputs(op, name, (6, 11), (1, 1), rng)
+        a, b = inputs(op, name, (6, 11), (1, 1), rng)
         b = np.broadcast_to(b[0, 0], a.shape)
     elif layout == "broadcast_a":
-        a, b = binary_inputs(op, name, (1, 11), (6, 11), rng)
+        a, b = inputs(op, name, (1, 11), (6, 11), rng)
         a = np.broadcast_to(a, b.shape)
     elif layout == "transposed":
-        a, b = binary_inputs(op, name, (11, 6), (6, 11), rng)
+        a, b = inputs(op, name, (11, 6), (6, 11), rng)
         a = a.T
     elif layout == "stepped":
-        a, b = binary_inputs(op, name, (12, 22), (6, 33), rng)
+        a, b = inputs(op, name, (12, 22), (6, 33), rng)
         a, b = a[::2, ::2], b[:, ::3]
     elif layout == "out_strided":
-        a, b = binary_inputs(op, name, (6, 11), (11, 6), rng)
+        a, b = inputs(op, name, (6, 11), (11, 6), rng)
         b = b.T
-        return np.zeros((22, 6), storage(name))[::2].T, a, b
+        return np.zeros((22, 6), out_storage)[::2].T, a, b
     elif layout == "empty":
-        a, b = binary_inputs(op, name, (0, 5), (0, 5), rng)
+        a, b = inputs(op, name, (0, 5), (0, 5), rng)
     elif layout == "scalar":
-        a, b = binary_inputs(op, name, (), (), rng)
+        a, b = inputs(op, name, (), (), rng)
     elif layout == "large":
-        a, b = binary_inputs(op, name, (301, 257), (257, 1), rng)
+        a, b = inputs(op, name, (301, 257), (257, 1), rng)
         a, b = a.T, np.broadcast_to(b, (257, 301))
     else:
-        a, b = binary_inputs(op, name, (100_003,), (100_003,), rng)
-    return np.zeros(a.shape, storage(name)), a, b
+        a, b = inputs(op, name, (100_003,), (100_003,), rng)
+    return np.zeros(a.shape, out_storage), a, b
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -481,6 +485,92 @@ def test_binary_nan_propagation():
     ho = np.empty_like(h)
     run_binary("maximum", ho, h, hb, "bfloat16")
     assert np.isnan(bf16_to_f32(ho)[:3]).all()
+
+
+# -- predicates (comparisons, logical ops) -----------------------------------------------------
+
+# floats drawn from few values, so that ties, zeros, NaN and infinities all occur
+PREDICATE_FLOATS = [-1.5, -0.0, 0.0, 0.5, 1.0, 2.0, np.nan, np.inf, -np.inf]
+
+
+def predicate_inputs(op, name, shape_a, shape_b, rng):
+    if name in FLOATS:
+        return tuple(np.asarray(to_dtype(rng.choice(PREDICATE_FLOATS, size=shape), name))
+                     for shape in (shape_a, shape_b))
+    return make(name, shape_a, rng, -2, 3), make(name, shape_b, rng, -2, 3)
+
+
+def predicate_reference(op, a, b, name):
+    # values() is exact (float64 holds every float16/bfloat16/float32 value)
+    f = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+         "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and,
+         "logical_or": np.logical_or, "logical_xor": np.logical_xor}[op]
+    with np.errstate(invalid="ignore"):
+        return f(values(a, name), values(b, name))
+
+
+def run_predicate(op, out, a, b, name, out_name="bool"):
+    K._test_binary(len(BINARY) + PREDICATES.index(op), out, a, b, CODE[name], CODE[out_name])
+
+
+@pytest.mark.parametrize("op", PREDICATES)
+@pytest.mark.parametrize("name", DTYPES)
+def test_predicate(op, name, rng):
+    a, b = predicate_inputs(op, name, (7, 9), (7, 9), rng)
+    out = np.ones(a.shape, np.uint8)          # stale values must be overwritten with 0/1
+    run_predicate(op, out, a, b, name)
+    np.testing.assert_array_equal(out, predicate_reference(op, a, b, name).astype(np.uint8))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("op", PREDICATES)
+@pytest.mark.parametrize("name", ["float32", "float64", "int8", "int64", "float16",
+                                  "bfloat16", "bool", "uint8"])
+def test_predicate_layouts(layout, op, name, threads):
+    results = []
+    for n in (1, 2):
+        threads(n)
+        out, a, b = binary_layout(layout, op, name, np.random.default_rng(7),
+                                  predicate_inputs, "bool")
+        run_predicate(op, out, a, b, name)
+        np.testing.assert_array_equal(out, predicate_reference(op, a, b, name))
+        results.append(out)
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("name", FLOATS)
+def test_predicate_nan(name):
+    a = to_dtype(np.array([np.nan, np.nan, 1.0, np.nan, 0.0, -0.0, np.inf]), name)
+    b = to_dtype(np.array([np.nan, 1.0, np.nan, 0.0, np.nan, 0.0, np.inf]), name)
+    out = np.empty(a.shape, bool)
+    want = {"eq": [0, 0, 0, 0, 0, 1, 1], "ne": [1, 1, 1, 1, 1, 0, 0],
+            "lt": [0, 0, 0, 0, 0, 0, 0], "le": [0, 0, 0, 0, 0, 1, 1],
+            "gt": [0, 0, 0, 0, 0, 0, 0], "ge": [0, 0, 0, 0, 0, 1, 1],
+            "logical_and": [1, 1, 1, 0, 0, 0, 1], "logical_or": [1, 1, 1, 1, 1, 0, 1],
+            "logical_xor": [0, 0, 0, 1, 1, 0, 0]}
+    for op in PREDICATES:
+        run_predicate(op, out, a, b, name)
+        np.testing.assert_array_equal(out, np.array(want[op], bool), err_msg=op)
+        # a broadcast NaN (stride 0) and a strided out
+        wide = np.zeros(14, bool)
+        run_predicate(op, wide[::2], np.broadcast_to(a[:1], a.shape), b, name)
+        np.testing.assert_array_equal(wide[::2], predicate_reference(op, a[:1], b, name))
+        assert not wide[1::2].any()
+
+
+def test_predicate_errors():
+    a = np.array([1.0, 2.0], np.float32)
+    for op in PREDICATES:
+        for out_name in ["float32", "uint8", "int64"]:
+            out = np.zeros(2, storage(out_name))
+            with pytest.raises(TypeError, match=f"{op}: out must have dtype bool"):
+                run_predicate(op, out, a, a, "float32", out_name)
+            assert not out.any()
+    with pytest.raises(TypeError, match="lt: operands a and b must have the same dtype"):
+        K._test_binary(PREDICATES.index("lt") + len(BINARY), np.zeros(2, bool), a,
+                       np.zeros(2, np.float64))
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_binary(len(BINARY) + len(PREDICATES), np.zeros(2, bool), a, a)
 
 
 def test_integer_overflow_wraps():
