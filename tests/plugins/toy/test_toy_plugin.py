@@ -396,3 +396,16 @@ def test_to_and_from_cpu():
     check(two * x, A * 2)
     with pytest.raises(RuntimeError, match="same device"):
         x + c
+
+
+def test_comparisons_and_logical_ops():
+    x = ember.tensor([[1.0, float("nan")], [3.0, -2.0]], device="toy")
+    a = np.array([[1.0, np.nan], [3.0, -2.0]])
+    for got, want in [(x == 1, a == 1), (x != x, a != a), (x < 2, a < 2), (x >= 3, a >= 3),
+                      (ember.logical_and(x, x > 0), np.logical_and(a, a > 0)),
+                      (ember.logical_xor(x > 0, x < 5), np.logical_xor(a > 0, a < 5))]:
+        assert got.device == TOY and got.dtype == ember.bool
+        assert got.tolist() == want.tolist()
+    i = ember.tensor([1, 5, 9], device="toy")
+    assert (i > ember.tensor([0, 5, 10], device="toy")).tolist() == [True, False, False]
+    assert ember.equal(i, i.clone()) and (i > 0).all().item()

@@ -244,8 +244,21 @@ static int toy_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const em
     return EMBER_OK;
 }
 
+/* predicates (EQ..LOGICAL_XOR) give 0/1; the store into the bool output keeps it */
+#define TOY_PREDICATES(x, y)                                                            \
+    case EMBER_BINARY_EQ: return (x) == (y);                                            \
+    case EMBER_BINARY_NE: return (x) != (y);                                            \
+    case EMBER_BINARY_LT: return (x) < (y);                                             \
+    case EMBER_BINARY_LE: return (x) <= (y);                                            \
+    case EMBER_BINARY_GT: return (x) > (y);                                             \
+    case EMBER_BINARY_GE: return (x) >= (y);                                            \
+    case EMBER_BINARY_LOGICAL_AND: return ((x) != 0) && ((y) != 0);                     \
+    case EMBER_BINARY_LOGICAL_OR: return ((x) != 0) || ((y) != 0);                      \
+    case EMBER_BINARY_LOGICAL_XOR: return ((x) != 0) != ((y) != 0);
+
 static double binary_d(int32_t op, double x, double y) {
     switch (op) {
+    TOY_PREDICATES(x, y)
     case EMBER_BINARY_ADD: return x + y;
     case EMBER_BINARY_SUB: return x - y;
     case EMBER_BINARY_MUL: return x * y;
@@ -258,6 +271,7 @@ static double binary_d(int32_t op, double x, double y) {
 
 static int64_t binary_i(int32_t op, int64_t x, int64_t y) {  /* wrapping integer arithmetic */
     switch (op) {
+    TOY_PREDICATES(x, y)
     case EMBER_BINARY_ADD: return (int64_t)((uint64_t)x + (uint64_t)y);
     case EMBER_BINARY_SUB: return (int64_t)((uint64_t)x - (uint64_t)y);
     case EMBER_BINARY_MUL: return (int64_t)((uint64_t)x * (uint64_t)y);
@@ -269,9 +283,12 @@ static int64_t binary_i(int32_t op, int64_t x, int64_t y) {  /* wrapping integer
 static int toy_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
                       const ember_view *b) {
     TOY_CHECK_VIEW(ctx, out);
-    TOY_SAME_DTYPE(ctx, out, a);
-    TOY_SAME_DTYPE(ctx, out, b);
-    int fl = toy_is_float(out->dtype);
+    int predicate = op >= EMBER_BINARY_EQ && op <= EMBER_BINARY_LOGICAL_XOR;
+    if (predicate && out->dtype != EMBER_BOOL)
+        return toy_fail(ctx, EMBER_ERR_TYPE, "toy: binary op %d needs a bool output", (int)op);
+    TOY_SAME_DTYPE(ctx, predicate ? b : out, a);    /* predicates: out is bool, a ~ b */
+    TOY_SAME_DTYPE(ctx, predicate ? a : out, b);
+    int fl = toy_is_float(a->dtype);
     int ok = fl ? op >= 0 && op < EMBER_BINARY_COUNT       /* integers: no DIV (never sent), no POW */
                 : op != EMBER_BINARY_DIV && op != EMBER_BINARY_POW && op >= 0 &&
                   op < EMBER_BINARY_COUNT;
