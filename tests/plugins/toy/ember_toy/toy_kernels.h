@@ -323,8 +323,10 @@ static int toy_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const e
     if (nreduce < 0 || nkeep != out->ndim)
         return toy_fail(ctx, EMBER_ERR_VALUE, "toy: reduce got %d dims, nreduce %d, out %d dims",
                         (int)a->ndim, (int)nreduce, (int)out->ndim);
-    if (op != EMBER_REDUCE_SUM && op != EMBER_REDUCE_MEAN && op != EMBER_REDUCE_PROD)
+    if (op < 0 || op >= EMBER_REDUCE_COUNT)
         return toy_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "toy: reduce op %d not implemented", (int)op);
+    int extreme = op == EMBER_REDUCE_MAX || op == EMBER_REDUCE_MIN;   /* the core never sends
+                                                                         an empty range */
     if (op == EMBER_REDUCE_MEAN && !fl)
         return toy_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "toy: mean needs a floating dtype");
     int64_t m = toy_numel(nreduce, a->sizes + nkeep), n = toy_numel(nkeep, a->sizes);
@@ -338,12 +340,18 @@ static int toy_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const e
         double sd = op == EMBER_REDUCE_PROD ? 1.0 : 0.0;
         uint64_t si = op == EMBER_REDUCE_PROD ? 1 : 0;       /* wrapping integer accumulator */
         for (int64_t j = 0; j < m; j++, it_next(&inner)) {
-            if (op == EMBER_REDUCE_PROD) {
-                if (fl) sd *= load_d(inner.ptr[0], a->dtype);
-                else si *= (uint64_t)load_i(inner.ptr[0], a->dtype);
+            if (fl) {
+                double v = load_d(inner.ptr[0], a->dtype);
+                if (extreme) sd = j == 0 ? v : binary_d(op == EMBER_REDUCE_MAX ?
+                    EMBER_BINARY_MAXIMUM : EMBER_BINARY_MINIMUM, sd, v);
+                else if (op == EMBER_REDUCE_PROD) sd *= v;
+                else sd += v;
             } else {
-                if (fl) sd += load_d(inner.ptr[0], a->dtype);
-                else si += (uint64_t)load_i(inner.ptr[0], a->dtype);
+                int64_t v = load_i(inner.ptr[0], a->dtype);
+                if (extreme) si = (uint64_t)(j == 0 ? v : binary_i(op == EMBER_REDUCE_MAX ?
+                    EMBER_BINARY_MAXIMUM : EMBER_BINARY_MINIMUM, (int64_t)si, v));
+                else if (op == EMBER_REDUCE_PROD) si *= (uint64_t)v;
+                else si += (uint64_t)v;
             }
         }
         if (op == EMBER_REDUCE_MEAN) sd /= (double)m;        /* m == 0: 0/0 = NaN */
