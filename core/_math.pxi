@@ -169,6 +169,16 @@ def minimum(input, other, *, out=None):
                      as_tensor_arg(other, "minimum", "other"), 1, out)
 
 
+def _maximum_scalar(input, other):
+    """maximum with a Python number allowed for ``other`` (clamp's lower bound)."""
+    return binary_op(op_maximum, input, other, 1, None)
+
+
+def _minimum_scalar(input, other):
+    """minimum with a Python number allowed for ``other`` (clamp's upper bound)."""
+    return binary_op(op_minimum, input, other, 1, None)
+
+
 def _pow(input, exponent, *, out=None):
     """input ** exponent; either may be a Python number."""
     return binary_op(op_pow, input, exponent, 1, out)

@@ -1,4 +1,5 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
+from ember.core import composites
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
@@ -18,4 +19,9 @@ class Tensor(TensorBase):
 # methods generated from the op tables: t.abs(), t.abs_(), t.eq(), t.float(), ...
 for _name, _method in {**_math_methods(), **_cast_methods()}.items():
     setattr(Tensor, _name, _method)
+# composites as methods: t.clamp(0, 1), t.softmax(-1), t.var(0), ...
+for _name in ("addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero",
+              "dot", "isclose", "isfinite", "isinf", "isnan", "lerp", "log10", "log2",
+              "log_softmax", "mm", "mv", "outer", "rsqrt", "sign", "softmax", "std", "var"):
+    setattr(Tensor, _name, getattr(composites, _name))
 _set_tensor_class(Tensor)

@@ -107,6 +107,7 @@ from ember.core._tensor import unflatten as unflatten
 from ember.core._tensor import unsqueeze as unsqueeze
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
+from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
 from ember.core.tensor import Tensor as Tensor
 
 __version__ = "0.1.0"
@@ -115,7 +116,7 @@ __version__ = "0.1.0"
 # exactly as torch.bool/int/float do)
 globals().update(_dtypes._dtype_by_name)
 
-_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed"}
+_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg"}
 
 
 def get_include():

@@ -1,0 +1,268 @@
+"""Composite ops: written once in terms of primitive ops, so they run on every device and
+every backend gets them for free (a plugin may later override a hot one with a fused
+kernel; autograd will differentiate them through their primitives).
+
+Names follow torch; a name shadowing a builtin (min, max, all) is not defined here.
+"""
+import math
+
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase
+
+__all__ = ["addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero", "dot",
+           "isclose", "isfinite", "isinf", "isnan", "lerp", "log10", "log2", "log_softmax",
+           "mm", "mv", "outer", "rsqrt", "rsub", "sign", "softmax", "std", "std_mean",
+           "var", "var_mean", "vector_norm"]
+
+
+def _tensor(x, op, arg="input"):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Clamp ``input`` into [min, max]; either bound may be None, a number or a tensor."""
+    _tensor(input, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    r = input
+    if min is not None:
+        r = _T._maximum_scalar(r, min)
+    if max is not None:
+        r = _T._minimum_scalar(r, max)
+    return r if out is None else out.copy_(r)
+
+
+clip = clamp
+
+
+def rsqrt(input):
+    """1 / sqrt(input)."""
+    return _T.reciprocal(_T.sqrt(_tensor(input, "rsqrt")))
+
+
+def log2(input):
+    """Base-2 logarithm."""
+    return _T.log(_tensor(input, "log2")) / math.log(2.0)
+
+
+def log10(input):
+    """Base-10 logarithm."""
+    return _T.log(_tensor(input, "log10")) / math.log(10.0)
+
+
+def sign(input):
+    """-1, 0 or 1 by the sign of each element (bool stays bool)."""
+    _tensor(input, "sign")
+    if input.dtype.name == "bool":
+        return input.clone()
+    return (input > 0).to(input.dtype) - (input < 0).to(input.dtype)
+
+
+def silu(input):
+    """input * sigmoid(input) (torch.nn.functional.silu; not a top-level torch name)."""
+    return _tensor(input, "silu") * _T.sigmoid(input)
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input)."""
+    return _tensor(input, "lerp") + weight * (end - input)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2."""
+    return _tensor(input, "addcmul") + value * (tensor1 * tensor2)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (true division)."""
+    _tensor(input, "addcdiv")
+    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    return input + value * (tensor1 / tensor2)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return _T.sub(other, _tensor(input, "rsub") * alpha) if alpha != 1 else other - input
+
+
+def isnan(input):
+    """True where ``input`` is NaN."""
+    return _tensor(input, "isnan") != input
+
+
+def isinf(input):
+    """True where ``input`` is +inf or -inf."""
+    _tensor(input, "isinf")
+    if not input.is_floating_point():
+        return _T.zeros_like(input, dtype=_T._dtypes.bool)
+    return _T._abs(input) == math.inf
+
+
+def isfinite(input):
+    """True where ``input`` is neither NaN nor infinite."""
+    _tensor(input, "isfinite")
+    if not input.is_floating_point():
+        return _T.ones_like(input, dtype=_T._dtypes.bool)
+    return (input == input) & (_T._abs(input) != math.inf)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (inf equal to itself)."""
+    _tensor(input, "isclose")
+    _tensor(other, "isclose", "other")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    close = input == other
+    if input.is_floating_point():
+        close = close | (_T._abs(input - other) <= atol + rtol * _T._abs(other))
+        if equal_nan:
+            close = close | (isnan(input) & isnan(other))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if every element of ``input`` is close to ``other`` (see isclose)."""
+    return bool(_T._all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def softmax(input, dim, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim``, computed stably (max subtracted first)."""
+    x = _tensor(input, "softmax") if dtype is None else input.to(dtype)
+    if not x.is_floating_point():
+        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
+                           f"'{x.type()[6:-6]}'")
+    e = _T.exp(x - _T.amax(x, dim, True)) if x.numel() else x.clone()
+    return e / e.sum(dim, keepdim=True)
+
+
+def log_softmax(input, dim, dtype=None):
+    """log(softmax(x)) along ``dim``, computed stably."""
+    x = _tensor(input, "log_softmax") if dtype is None else input.to(dtype)
+    if not x.is_floating_point():
+        raise RuntimeError(f"\"log_softmax_lastdim_kernel_impl\" not implemented for "
+                           f"'{x.type()[6:-6]}'")
+    if not x.numel():
+        return x.clone()
+    shifted = x - _T.amax(x, dim, True)
+    return shifted - _T.log(_T.exp(shifted).sum(dim, keepdim=True))
+
+
+def _var(input, dim, correction, keepdim, op):
+    x = _tensor(input, op)
+    if not x.is_floating_point():
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {x.type()[6:-6]}")
+    mean = x.mean(dim, keepdim=True)
+    n = x.numel() // max(1, mean.numel())
+    if n - correction <= 0:
+        import warnings
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    var = _T.square(x - mean).sum(dim, keepdim=keepdim) / max(0, n - correction)
+    return var, (mean if keepdim else mean.sum(dim) if dim is not None else mean.view(()))
+
+
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default)."""
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _var(input, dim, correction, keepdim, "var")[0]
+
+
+def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """Standard deviation over ``dim`` with Bessel's ``correction``."""
+    return _T.sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim=False):
+    """(var, mean) over ``dim``."""
+    return _var(input, dim, correction, keepdim, "var_mean")
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False):
+    """(std, mean) over ``dim``."""
+    v, m = _var(input, dim, correction, keepdim, "std_mean")
+    return _T.sqrt(v), m
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """linalg.vector_norm: the ``ord``-norm of ``x`` over ``dim`` (all dims by default)."""
+    _tensor(x, "vector_norm", "x")
+    if dtype is not None:
+        x = x.to(dtype)
+    if not x.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {x.type()[6:-6]}")
+    a = _T._abs(x)
+    red = () if dim is None else dim
+    if ord == math.inf:
+        return _T.amax(a, red, keepdim)
+    if ord == -math.inf:
+        return _T.amin(a, red, keepdim)
+    if ord == 0:
+        return (a != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+    if ord == 1:
+        return a.sum(dim, keepdim=keepdim)
+    if ord == 2:
+        return _T.sqrt(_T.square(a).sum(dim, keepdim=keepdim))
+    return (a ** ord).sum(dim, keepdim=keepdim) ** (1.0 / ord)
+
+
+def count_nonzero(input, dim=None):
+    """How many elements of ``input`` (over ``dim``) are nonzero, as int64."""
+    return (_tensor(input, "count_nonzero") != 0).sum(dim)
+
+
+def outer(input, vec2):
+    """The outer product of two 1-D tensors."""
+    _tensor(input, "outer")
+    _tensor(vec2, "outer", "vec2")
+    if input.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"outer: expected 1D tensors, got {input.dim()}D and {vec2.dim()}D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+def _dims(op, *pairs):
+    for t, n, arg in pairs:
+        _tensor(t, op, arg)
+        if t.dim() != n:
+            raise RuntimeError(f"{arg} must be a {n}D tensor" if op != "dot" else
+                               f"1D tensors expected, but got {t.dim()}D and {n}D tensors")
+
+
+def dot(input, tensor):
+    """The inner product of two 1-D tensors of the same size."""
+    _dims("dot", (input, 1, "input"), (tensor, 1, "tensor"))
+    return _T.matmul(input, tensor)
+
+
+def mm(input, mat2, *, out=None):
+    """Matrix product of two 2-D tensors."""
+    _dims("mm", (input, 2, "self"), (mat2, 2, "mat2"))
+    return _T.matmul(input, mat2, out=out)
+
+
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of two 3-D tensors with the same batch size."""
+    _dims("bmm", (input, 3, "batch1"), (mat2, 3, "batch2"))
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: "
+                           f"[{mat2.shape[0]}, {mat2.shape[1]}].")
+    return _T.matmul(input, mat2, out=out)
+
+
+def mv(input, vec):
+    """Matrix-vector product."""
+    _dims("mv", (input, 2, "self"), (vec, 1, "vec"))
+    return _T.matmul(input, vec)

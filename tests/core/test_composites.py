@@ -1,0 +1,80 @@
+"""Composite ops (built from primitives, so they run on any device) against PyTorch."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def pair(shape, device, dtype="float32", seed=0, lo=-3.0, hi=3.0):
+    a = np.random.default_rng(seed).uniform(lo, hi, size=shape)
+    t = torch.tensor(a, dtype=getattr(torch, dtype))
+    return ember.tensor(t.numpy(), device=device), t
+
+
+@pytest.mark.parametrize("expr", [
+    "F.clamp(a, -1, 1)", "F.clamp(a, min=0.5)", "F.clamp(a, max=-0.5)", "F.clip(a, -1, 2)",
+    "a.clamp(b, b + 1)", "F.rsqrt(p)", "F.log2(p)", "F.log10(p)", "F.sign(a)",
+    "F.lerp(a, b, 0.3)", "F.lerp(a, b, p)", "F.addcmul(a, b, p, value=0.5)",
+    "F.addcdiv(a, b, p, value=2)", "F.rsub(a, b)", "F.softmax(a, 1)", "F.softmax(a, 0)",
+    "a.softmax(-1)", "F.log_softmax(a, 1)", "a.log_softmax(0)", "F.var(a)", "F.var(a, 1)",
+    "F.var(a, 0, keepdim=True)", "F.std(a, 1, correction=0)", "a.std()", "F.var(a, (0, 1))",
+    "F.count_nonzero(F.clamp(a, 0))", "F.count_nonzero(F.clamp(a, 0), 1)",
+    "F.outer(a[0], b[1])", "F.dot(a[0], b[0])", "F.mm(a, b.t())", "F.mv(a, b[0])",
+    "F.bmm(a.view(2, 2, 3), b.view(2, 3, 2))", "F.isclose(a, a + 1e-7)", "F.isclose(a, b)",
+    "F.linalg.vector_norm(a)", "F.linalg.vector_norm(a, 1, 1)", "F.linalg.vector_norm(a, float('inf'), 0)",
+    "F.linalg.vector_norm(a, 0)", "F.linalg.vector_norm(a, 3.5, 1, True)",
+    "F.linalg.vector_norm(a, -float('inf'))",
+])
+def test_composite_matches_torch(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=1)
+    b, tb = pair((4, 3), device, seed=2)
+    p, tp = pair((4, 3), device, seed=3, lo=0.5, hi=3.0)
+    got = eval(expr, {"F": ember, "a": a, "b": b, "p": p})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "p": tp})
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_silu(device, oracle):
+    from ember.core.composites import silu
+    a, ta = pair((4, 3), device, seed=1)
+    oracle.assert_matches(silu(a), torch.nn.functional.silu(ta))
+
+
+def test_var_mean_and_special_values(device, oracle):
+    a, ta = pair((5, 4), device, "float64", seed=4)
+    for got, want in zip(ember.var_mean(a, 1), torch.var_mean(ta, 1)):
+        oracle.assert_matches(got, want)
+    for got, want in zip(ember.std_mean(a, 0, keepdim=True), torch.std_mean(ta, 0, keepdim=True)):
+        oracle.assert_matches(got, want)
+    x = ember.tensor([1.0, float("nan"), float("inf"), -float("inf"), 0.0], device=device)
+    tx = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), 0.0])
+    for name in ["isnan", "isinf", "isfinite"]:
+        oracle.assert_matches(getattr(ember, name)(x), getattr(torch, name)(tx))
+    oracle.assert_matches(ember.isclose(x, x, equal_nan=True), torch.isclose(tx, tx, equal_nan=True))
+    oracle.assert_matches(ember.isinf(ember.tensor([1, 2], device=device)),
+                          torch.isinf(torch.tensor([1, 2])))
+    assert ember.allclose(a, a + 1e-9) and not ember.allclose(a, a + 1)
+    oracle.assert_matches(ember.softmax(ember.tensor([[1000.0, 0.0]], device=device), 1),
+                          torch.softmax(torch.tensor([[1000.0, 0.0]]), 1))
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        got = ember.var(ember.ones(1, device=device))
+    with pytest.warns(UserWarning):
+        oracle.assert_matches(got, torch.var(torch.ones(1)))
+
+
+def test_composite_errors(device):
+    a = ember.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        ember.clamp(a)
+    with pytest.raises(RuntimeError, match="var\\(\\): could not infer output dtype"):
+        ember.var(ember.tensor([1, 2], device=device))
+    with pytest.raises(RuntimeError, match="Expected size for first two dimensions of batch2"):
+        ember.bmm(ember.ones(2, 2, 3), ember.ones(3, 3, 2))
+    with pytest.raises(RuntimeError, match="must be a 2D tensor"):
+        ember.mm(ember.ones(3), a)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        ember.addcdiv(a, ember.tensor([1]), ember.tensor([2]))
+    assert math.isclose(ember.linalg.vector_norm(ember.tensor([3.0, 4.0])).item(), 5.0)
