@@ -50,6 +50,16 @@ cdef class Backend:
             raise RuntimeError(
                 f"plugin {self.plugin!r} was built against ember ABI {t.abi_version}, "
                 f"this ember has ABI {EMBER_ABI_VERSION}: rebuild/reinstall {self.package}")
+        missing = [name for name, ptr in (      # function pointers as integers: 0 = unset
+            ("alloc", <size_t><void*>t.alloc), ("free", <size_t><void*>t.free), ("copy", <size_t><void*>t.copy),
+            ("fill", <size_t><void*>t.fill), ("to_host", <size_t><void*>t.to_host),
+            ("from_host", <size_t><void*>t.from_host), ("unary", <size_t><void*>t.unary),
+            ("binary", <size_t><void*>t.binary), ("reduce", <size_t><void*>t.reduce),
+            ("matmul", <size_t><void*>t.matmul), ("random", <size_t><void*>t.random),
+            ("where", <size_t><void*>t.where)) if ptr == 0]
+        if missing:
+            raise RuntimeError(f"plugin {self.plugin!r} left kernel table entries unset for "
+                               f"device type '{self.type}': {', '.join(missing)}")
         self._capsule = capsule
         self._table = t
 

@@ -211,4 +211,132 @@ def _math_methods():
         out[name] = _binary_method(get_op(name))
     out["logical_not"] = lambda self: logical_not(self)
     out["all"], out["any"], out["equal"] = _all, _any, equal
+    out["where"] = lambda self, condition, other: where(condition, self, other)
+    out["masked_fill"], out["masked_fill_"] = masked_fill, _masked_fill_
+    out["nonzero"] = nonzero
     return out
+
+
+cdef Op op_where = Op("where", "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
+                      FAMILY_BINARY, 0, _rules.elementwise)
+
+
+cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
+    """out = cond ? a : b with a and b (tensors or numbers) as dtype `rt`, broadcast."""
+    cdef int k = op_where.resolve(effective_keys(
+        cond._keys | (a._keys if isinstance(a, TensorBase) else 0)
+        | (b._keys if isinstance(b, TensorBase) else 0)))
+    if (op_where._kernel_mask >> k) & 1:
+        return op_where._table[k](cond, a, b, out=out)
+    if cond._dtype.code != EMBER_BOOL:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {st_name(cond._dtype)}")
+    cdef int64_t sizes[MAX_DIM]
+    cdef int nd = cond._ndim, i
+    for x in (a, b):
+        if isinstance(x, TensorBase):
+            nd = max(nd, (<TensorBase>x)._ndim)
+            if (<TensorBase>x)._device != cond._device:
+                raise RuntimeError(f"Expected all tensors to be on the same device, but found "
+                                   f"at least two devices, {cond._device} and "
+                                   f"{(<TensorBase>x)._device}!")
+    for i in range(nd):
+        sizes[i] = 1
+    broadcast_into(nd, sizes, cond)
+    for x in (a, b):
+        if isinstance(x, TensorBase):
+            broadcast_into(nd, sizes, <TensorBase>x)
+    cdef TensorBase o = prepare_out(out, nd, sizes, rt, cond._device, "where")
+    if out is not None:
+        check_writable(o, cond, a if isinstance(a, TensorBase) else b)
+    if o._backend.is_meta or o.numel_c() == 0:
+        return o
+    cdef TensorBase dst = o if o._dtype is rt else empty_c(nd, sizes, rt, o._device)
+    cdef ember_view vo, vc, va, vb
+    cdef scalar_buf sa, sb
+    cdef TensorBase ca, cb
+    dst.view_c(&vo)
+    expanded_view(cond, nd, sizes, &vc)
+    if isinstance(a, TensorBase):
+        ca = cast_to(<TensorBase>a, rt)
+        expanded_view(ca, nd, sizes, &va)
+    else:
+        write_scalar(a, rt, &sa, "where")
+        scalar_view(&va, nd, sizes, &sa, rt.code)
+    if isinstance(b, TensorBase):
+        cb = cast_to(<TensorBase>b, rt)
+        expanded_view(cb, nd, sizes, &vb)
+    else:
+        write_scalar(b, rt, &sb, "where")
+        scalar_view(&vb, nd, sizes, &sb, rt.code)
+    cdef ember_kernel_table* t = o._backend.kernels()
+    cdef ember_ctx ctx
+    init_ctx(&ctx)
+    cdef int rc
+    if dst.numel_c() > GIL_CUTOFF:
+        with nogil:
+            rc = t.where(&ctx, &vo, &vc, &va, &vb)
+    else:
+        rc = t.where(&ctx, &vo, &vc, &va, &vb)
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    if dst is not o:
+        run_copy(o, dst)
+    if out is not None:
+        o.bump()
+    return o
+
+
+def where(condition, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` holds, else ``other`` (either may be a number), with
+    broadcasting and type promotion; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
+    cdef TensorBase cond = as_tensor_arg(condition, "where", "condition")
+    if input is None and other is None:
+        return nonzero(cond, as_tuple=True)
+    for x, name in ((input, "input"), (other, "other")):
+        if not isinstance(x, TensorBase) and not is_scalar(x):
+            raise TypeError(f"where(): argument '{name}' must be Tensor or Number, not "
+                            f"{type(x).__name__}")
+    return where_c(cond, input, other, result_type2(input, other, "where"), out)
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` where ``mask`` is True (the result keeps input's dtype)."""
+    cdef TensorBase a = as_tensor_arg(input, "masked_fill", "input")
+    cdef TensorBase m = as_tensor_arg(mask, "masked_fill", "mask")
+    if m._dtype.code != EMBER_BOOL:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{st_name(m._dtype)}")
+    if isinstance(value, TensorBase):
+        if (<TensorBase>value)._ndim:
+            raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
+                               f"got tensor with {(<TensorBase>value)._ndim} dimension(s).")
+        value = item_c(<TensorBase>value)
+    return where_c(m, value, a, a._dtype, None)
+
+
+def _masked_fill_(TensorBase self, mask, value):
+    """In place: self[mask] = value (mask broadcasts to self's shape)."""
+    cdef TensorBase r = masked_fill(self, mask, value)
+    if r.shape != self.shape:
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(r.shape)}")
+    copy_into(self, r, "masked_fill_")
+    return self
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the nonzero elements: an [n, ndim] int64 tensor, or one 1-D tensor per
+    dim with ``as_tuple`` (computed on the host through NumPy, as DESIGN allows)."""
+    cdef TensorBase a = as_tensor_arg(input, "nonzero", "input")
+    np = numpy()
+    idx = np.nonzero(host_array(a).reshape(a.shape if a._ndim else (1,)))
+    if as_tuple:
+        return tuple(from_host_array(i.astype(np.int64), _dtypes.int64, a._device)
+                     for i in (idx if a._ndim else idx[:1]))
+    stacked = np.stack(idx, axis=1) if a._ndim else np.zeros((len(idx[0]), 0), np.int64)
+    return from_host_array(stacked.astype(np.int64), _dtypes.int64, a._device)
+
+
+def _state_default_dtype():
+    return _state.default_dtype()

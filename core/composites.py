@@ -8,9 +8,11 @@ import math
 
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
+from ember.core.typeinfo import finfo
 
 __all__ = ["addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero", "dot",
            "isclose", "isfinite", "isinf", "isnan", "lerp", "log10", "log2", "log_softmax",
+           "logsumexp", "nan_to_num",
            "mm", "mv", "outer", "rsqrt", "rsub", "sign", "softmax", "std", "std_mean",
            "var", "var_mean", "vector_norm"]
 
@@ -266,3 +268,27 @@ def mv(input, vec):
     """Matrix-vector product."""
     _dims("mv", (input, 2, "self"), (vec, 1, "vec"))
     return _T.matmul(input, vec)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's max), -inf -> ``neginf``
+    (default: its lowest value)."""
+    _tensor(input, "nan_to_num")
+    if not input.is_floating_point():
+        return input.clone() if out is None else out.copy_(input)
+    info = finfo(input.dtype)
+    r = _T.where(isnan(input), nan, input)
+    r = _T.where(r == math.inf, info.max if posinf is None else posinf, r)
+    r = _T.where(r == -math.inf, info.min if neginf is None else neginf, r)
+    return r.to(input.dtype) if out is None else out.copy_(r)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over ``dim``, stable for large values and infinities."""
+    x = _tensor(input, "logsumexp")
+    if not x.is_floating_point():
+        x = x.to(_T._state_default_dtype())
+    m = _T.amax(x, dim, True) if x.numel() else _T.zeros_like(x.sum(dim, keepdim=True))
+    m = _T.where(isinf(m), 0.0, m).to(x.dtype)       # all -inf (or +inf) rows stay exact
+    r = _T.log(_T.exp(x - m).sum(dim, keepdim=True)) + m
+    return r if keepdim else r.squeeze(dim)

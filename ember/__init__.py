@@ -61,6 +61,7 @@ from ember.core._tensor import logical_or as logical_or
 from ember.core._tensor import logical_xor as logical_xor
 from ember.core._tensor import lt as lt
 from ember.core._tensor import manual_seed as manual_seed
+from ember.core._tensor import masked_fill as masked_fill
 from ember.core._tensor import matmul as matmul
 from ember.core._tensor import maximum as maximum
 from ember.core._tensor import mean as mean
@@ -71,6 +72,7 @@ from ember.core._tensor import narrow as narrow
 from ember.core._tensor import ne as ne
 from ember.core._tensor import neg as neg
 from ember.core._tensor import negative as negative
+from ember.core._tensor import nonzero as nonzero
 from ember.core._tensor import not_equal as not_equal
 from ember.core._tensor import numel as numel
 from ember.core._tensor import ones as ones
@@ -105,10 +107,13 @@ from ember.core._tensor import true_divide as true_divide
 from ember.core._tensor import unbind as unbind
 from ember.core._tensor import unflatten as unflatten
 from ember.core._tensor import unsqueeze as unsqueeze
+from ember.core._tensor import where as where
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
 from ember.core.tensor import Tensor as Tensor
+from ember.core.typeinfo import finfo as finfo
+from ember.core.typeinfo import iinfo as iinfo
 
 __version__ = "0.1.0"
 

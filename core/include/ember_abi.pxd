@@ -71,6 +71,8 @@ cdef extern from "ember/abi.h":
                       const ember_view *b) noexcept nogil
         int (*random)(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_t seed,
                       uint64_t offset, double p0, double p1) noexcept nogil
+        int (*where)(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
+                     const ember_view *a, const ember_view *b) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

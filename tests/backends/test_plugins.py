@@ -587,13 +587,14 @@ def _capsule(name, abi_version=1):
 
 
 @pytest.mark.parametrize("kind", ["object", "none", "string", "capsule-wrong-name",
-                                  "capsule-wrong-abi"])
+                                  "capsule-wrong-abi", "capsule-unset-entries"])
 def test_bad_kernel_table_is_reported_at_first_use(make_plugin, kind):
     t = _unique()
     p = make_plugin([t])
     p.TABLE = {"object": object(), "none": None, "string": "ember.kernel_table",
                "capsule-wrong-name": _capsule(b"not.a.kernel_table"),
-               "capsule-wrong-abi": _capsule(b"ember.kernel_table", abi_version=999)}[kind]
+               "capsule-wrong-abi": _capsule(b"ember.kernel_table", abi_version=999),
+               "capsule-unset-entries": _capsule(b"ember.kernel_table", abi_version=2)}[kind]
     assert backends.register(p, dist="fake-dist") == [t]
     assert p.calls == []                              # nothing loaded at registration
     assert ember.device(t).type == t                  # nor to make a device object
@@ -604,6 +605,8 @@ def test_bad_kernel_table_is_reported_at_first_use(make_plugin, kind):
         assert p.__name__ in msg, msg
         if kind == "capsule-wrong-abi":
             assert "ABI 999" in msg and "fake-dist" in msg
+        elif kind == "capsule-unset-entries":
+            assert "left kernel table entries unset" in msg and "alloc" in msg and "where" in msg
         else:
             assert "ember.kernel_table" in msg and t in msg
         assert not _device._backend_for_type(t).loaded

@@ -78,3 +78,40 @@ def test_composite_errors(device):
     with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
         ember.addcdiv(a, ember.tensor([1]), ember.tensor([2]))
     assert math.isclose(ember.linalg.vector_norm(ember.tensor([3.0, 4.0])).item(), 5.0)
+
+
+@pytest.mark.parametrize("expr", [
+    "F.where(a > 0, a, b)", "F.where(a > 0, a, 0.0)", "F.where(a > 0, 1, b)",
+    "F.where(a[0] > 0, a, b[:, :1])", "F.where(a > 0, i, a)", "F.where(a > 0, i, 2)",
+    "a.where(a > 0, b)", "F.masked_fill(a, a > 0, -1.0)", "a.masked_fill(a[0] > 0, 7)",
+    "i.masked_fill(a > 0, 2.7)", "F.nan_to_num(s)", "F.nan_to_num(s, 1.0, 2.0, -2.0)",
+    "F.nan_to_num(s.half())", "F.logsumexp(a, 1)", "F.logsumexp(a, (0, 1))",
+    "F.logsumexp(a, 0, keepdim=True)", "F.logsumexp(s[1:3].view(1, 2) * 0 - float('inf'), 1)",
+    "F.nonzero(a > 0)", "F.where(a > 0)[1]", "(a > 0).nonzero()",
+])
+def test_where_family(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=7)
+    b, tb = pair((4, 3), device, seed=8)
+    i, ti = a.long(), ta.long()
+    s = ember.tensor([1.0, float("nan"), float("inf"), -float("inf")], device=device)
+    ts = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    got = eval(expr, {"F": ember, "a": a, "b": b, "i": i, "s": s})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "i": ti, "s": ts})
+    oracle.assert_matches(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_where_errors_and_inplace(device, oracle):
+    a, ta = pair((2, 3), device, seed=9)
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        ember.where(a, a, a)
+    with pytest.raises(RuntimeError, match="only supports boolean masks"):
+        a.masked_fill(a, 1.0)
+    v0 = a._version
+    assert a.masked_fill_(a > 0, 0.0) is a and a._version > v0
+    ta.masked_fill_(ta > 0, 0.0)
+    oracle.assert_matches(a, ta)
+    assert ember.finfo(ember.float16).max == torch.finfo(torch.float16).max
+    assert ember.finfo().eps == torch.finfo().eps
+    assert ember.iinfo(ember.int32).min == torch.iinfo(torch.int32).min
+    with pytest.raises(TypeError):
+        ember.finfo(ember.int32)

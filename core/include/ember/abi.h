@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#define EMBER_ABI_VERSION 1
+#define EMBER_ABI_VERSION 2      /* 2: `where` */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -126,6 +126,10 @@ typedef struct {
     /* random fills, see EMBER_RANDOM_* */
     int (*random)(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_t seed,
                   uint64_t offset, double p0, double p1);
+    /* ternary select: out = cond ? a : b elementwise; cond is bool, a and b have out's
+     * dtype (any of the ten); all three are broadcast to out's shape */
+    int (*where)(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
+                 const ember_view *a, const ember_view *b);
 } ember_kernel_table;
 
 #endif

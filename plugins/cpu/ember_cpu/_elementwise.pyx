@@ -1,4 +1,4 @@
-# Elementwise unary and binary kernels.
+# Elementwise unary and binary kernels, and where (a byte-copying select).
 #
 # A row of the strided iteration is processed in blocks: each operand is either used in
 # place (stored as its compute type, stride 1), broadcast (stride 0: loaded once into a
@@ -11,7 +11,7 @@
 from libc.math cimport (
     exp, expf, log, logf, sqrt, sqrtf, sin, sinf, cos, cosf, tanh, tanhf, pow, powf,
 )
-from libc.stdint cimport int32_t, int64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
     EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_RUNTIME, EMBER_BOOL,
@@ -356,3 +356,92 @@ cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     if status == EMBER_ERR_RUNTIME and op == EMBER_BINARY_POW:
         return set_error(ctx, status, "pow", "Integers to negative integer powers are not allowed.")
     return status
+
+
+# -- where: out = cond ? a : b ------------------------------------------------------------
+# No arithmetic: a, b and out share one dtype, so the chosen element is copied as an
+# unsigned integer of the dtype's itemsize (1, 2, 4 or 8 bytes); cond is read as != 0.
+
+ctypedef fused word_t:
+    uint8_t
+    uint16_t
+    uint32_t
+    uint64_t
+
+
+cdef inline void where_loop(word_t *o, const uint8_t *c, const word_t *a, const word_t *b,
+                            const int64_t *s, int64_t n) noexcept nogil:
+    cdef int64_t i
+    cdef int64_t so = s[0], sc = s[1], sa = s[2], sb = s[3]
+    if so == 1 and sc == 1 and sa == 1 and sb == 1:
+        # contiguous: both sides read, branch-free, so the loop vectorizes
+        for i in range(n):
+            o[i] = a[i] if c[i] != 0 else b[i]
+    elif so == 1 and sc == 1 and sa == 0:
+        for i in range(n):
+            o[i] = a[0] if c[i] != 0 else b[i * sb]
+    elif so == 1 and sc == 1 and sb == 0:
+        for i in range(n):
+            o[i] = a[i * sa] if c[i] != 0 else b[0]
+    else:
+        for i in range(n):
+            o[i * so] = a[i * sa] if c[i * sc] != 0 else b[i * sb]
+
+
+cdef int where_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
+                   int64_t index) noexcept nogil:
+    cdef int64_t itemsize = (<const int64_t *>arg)[0]
+    cdef const uint8_t *c = <const uint8_t *>ptrs[1]
+    if itemsize == 1:
+        where_loop(<uint8_t *>ptrs[0], c, <const uint8_t *>ptrs[2],
+                   <const uint8_t *>ptrs[3], strides, n)
+    elif itemsize == 2:
+        where_loop(<uint16_t *>ptrs[0], c, <const uint16_t *>ptrs[2],
+                   <const uint16_t *>ptrs[3], strides, n)
+    elif itemsize == 4:
+        where_loop(<uint32_t *>ptrs[0], c, <const uint32_t *>ptrs[2],
+                   <const uint32_t *>ptrs[3], strides, n)
+    else:
+        where_loop(<uint64_t *>ptrs[0], c, <const uint64_t *>ptrs[2],
+                   <const uint64_t *>ptrs[3], strides, n)
+    return EMBER_OK
+
+
+cdef int where_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
+                      const ember_view *a, const ember_view *b) noexcept nogil:
+    cdef StridedIter it
+    cdef const ember_view *views[4]
+    cdef char *ptrs[4]
+    cdef int64_t st[4]
+    cdef int64_t itemsize, n = 0
+    cdef int k, status
+    if out == NULL or cond == NULL or a == NULL or b == NULL:
+        return set_error(ctx, EMBER_ERR_VALUE, "where", "missing operand")
+    itemsize = dtype_itemsize(out.dtype)
+    if itemsize == 0:
+        return set_error(ctx, EMBER_ERR_TYPE, "where", "unknown dtype code")
+    if cond.dtype != EMBER_BOOL:
+        return set_error(ctx, EMBER_ERR_TYPE, "where", "cond must have dtype bool")
+    if a.dtype != out.dtype or b.dtype != out.dtype:
+        return set_error(ctx, EMBER_ERR_TYPE, "where",
+                         "operands a and b must have out's dtype")
+    views[0] = out
+    views[1] = cond
+    views[2] = a
+    views[3] = b
+    # small calls whose operands are each contiguous or a broadcast scalar: one row, no
+    # iterator; everything else (and large calls, which may run in parallel) iterates
+    if flat_stride(out, out, &n) == 1 and n < PARALLEL_CUTOFF:
+        for k in range(4):
+            st[k] = flat_stride(views[k], out, &n)
+            if st[k] < 0:
+                break
+            ptrs[k] = views[k].data
+        else:
+            if n > 0:
+                where_row(&itemsize, ptrs, st, n, 0)
+            return EMBER_OK
+    status = iter_init(&it, ctx, "where", 4, views, True)
+    if status != EMBER_OK:
+        return status
+    return iter_run(&it, where_row, &itemsize, it.numel)

@@ -19,7 +19,7 @@ from ember_cpu._abi cimport (
 from ember_cpu._copy cimport (
     mem_alloc, mem_free, copy_kernel, fill_kernel, to_host_kernel, from_host_kernel,
 )
-from ember_cpu._elementwise cimport unary_kernel, binary_kernel
+from ember_cpu._elementwise cimport unary_kernel, binary_kernel, where_kernel
 from ember_cpu._openmp_helpers cimport (
     EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
 )
@@ -154,6 +154,7 @@ TABLE.binary = binary_kernel
 TABLE.reduce = reduce_kernel
 TABLE.matmul = matmul_kernel
 TABLE.random = random_kernel
+TABLE.where = where_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
@@ -296,6 +297,26 @@ def _test_binary(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b, int dtyp
             rc = TABLE.binary(&ctx, op, &vo, &va, &vb)
     else:
         rc = TABLE.binary(&ctx, op, &vo, &va, &vb)
+    _check(rc, &ctx)
+
+
+def _test_where(cnp.ndarray out, cnp.ndarray cond, cnp.ndarray a, cnp.ndarray b,
+                int dtype=-1, int cond_dtype=-1):
+    """out = cond ? a : b; `dtype`: the code of out, a and b (-1: from NumPy),
+    `cond_dtype`: cond's (-1: from NumPy, i.e. bool for a bool array)."""
+    cdef ember_ctx ctx
+    cdef ember_view vo, vc, va, vb
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&vc, cond, cond_dtype, False)
+    _view(&va, a, dtype, False)
+    _view(&vb, b, dtype, False)
+    if _big(out):
+        with nogil:
+            rc = TABLE.where(&ctx, &vo, &vc, &va, &vb)
+    else:
+        rc = TABLE.where(&ctx, &vo, &vc, &va, &vb)
     _check(rc, &ctx)
 
 

@@ -11,7 +11,7 @@ cdef enum:
     # below this many elements (of work) a kernel runs serially: a parallel region costs
     # ~1.7 us even for 10 elements
     PARALLEL_CUTOFF = 32768
-    MAX_OPERANDS = 3
+    MAX_OPERANDS = 4     # where: out, cond, a, b
     MAX_CHUNKS = 256
     # elements per staging buffer: a block of a row loaded into a compute type
     BUF_LEN = 512

@@ -625,6 +625,180 @@ def test_concurrent_calls_from_threads(rng):
         assert all(pool.map(work, range(16)))
 
 
+# -- where -----------------------------------------------------------------------------------
+
+def run_where(out, cond, a, b, name):
+    K._test_where(out, cond, a, b, CODE[name])
+
+
+def bits(arr):
+    """The array's elements as unsigned integers of its itemsize: a bitwise comparison
+    (NaN payloads and -0.0 included)."""
+    arr = np.ascontiguousarray(arr)
+    return arr.view(f"u{arr.dtype.itemsize}")
+
+
+def assert_where(out, cond, a, b):
+    want = np.where(cond, a, b)
+    assert want.dtype == out.dtype
+    np.testing.assert_array_equal(bits(out), bits(want))
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_where(name, rng):
+    cond = make("bool", (7, 9), rng)
+    a, b = make(name, (7, 9), rng), make(name, (7, 9), rng)
+    out = np.zeros_like(a)
+    run_where(out, cond, a, b, name)
+    assert_where(out, cond, a, b)
+
+
+WHERE_LAYOUTS = ["broadcast_cond", "broadcast_a", "broadcast_b", "scalar_a_b", "transposed",
+                 "stepped", "out_strided", "empty", "empty_broadcast", "scalar", "large",
+                 "large_contiguous", "large_scalar_a_b"]
+
+
+def where_layout(layout, name, rng):
+    """(out, cond, a, b) views of one of the layouts."""
+    def m(shape):
+        return make(name, shape, rng)
+
+    def c(shape):
+        return make("bool", shape, rng)
+
+    if layout == "broadcast_cond":
+        a, b = m((6, 11)), m((6, 11))
+        cond = np.broadcast_to(c((1, 11)), a.shape)
+    elif layout == "broadcast_a":
+        cond, b = c((6, 11)), m((6, 11))
+        a = np.broadcast_to(m((6, 1)), b.shape)
+    elif layout == "broadcast_b":
+        cond, a = c((6, 11)), m((6, 11))
+        b = np.broadcast_to(m(()), a.shape)
+    elif layout == "scalar_a_b":
+        cond = c((6, 11))
+        a, b = np.broadcast_to(m(()), cond.shape), np.broadcast_to(m(()), cond.shape)
+    elif layout == "transposed":
+        cond, a, b = c((11, 6)).T, m((6, 11)), m((11, 6)).T
+    elif layout == "stepped":
+        cond, a, b = c((12, 33))[::2, ::3], m((12, 22))[::2, ::2], m((6, 33))[:, ::3]
+    elif layout == "out_strided":
+        cond, a, b = c((6, 11)), m((11, 6)).T, m((6, 22))[:, ::2]
+        return np.zeros((22, 6), storage(name))[::2].T, cond, a, b
+    elif layout == "empty":
+        cond, a, b = c((0, 5)), m((0, 5)), m((0, 5))
+    elif layout == "empty_broadcast":
+        cond = np.broadcast_to(c((1, 5)), (0, 5))
+        a, b = m((0, 5)), np.broadcast_to(m(()), (0, 5))
+    elif layout == "scalar":
+        cond, a, b = c(()), m(()), m(())
+    elif layout == "large":
+        cond = np.broadcast_to(c((1, 301)), (257, 301))
+        a, b = m((301, 257)).T, np.broadcast_to(m((257, 1)), (257, 301))
+    elif layout == "large_contiguous":
+        cond, a, b = c((100_003,)), m((100_003,)), m((100_003,))
+    else:
+        cond = c((100_003,))
+        a = np.broadcast_to(m(()), cond.shape)
+        b = np.broadcast_to(m(()), cond.shape)
+    return np.zeros(cond.shape, storage(name)), cond, a, b
+
+
+@pytest.mark.parametrize("layout", WHERE_LAYOUTS)
+@pytest.mark.parametrize("name", DTYPES)
+def test_where_layouts(layout, name, threads):
+    results = []
+    for n in (1, 2):
+        threads(n)
+        out, cond, a, b = where_layout(layout, name, np.random.default_rng(7))
+        run_where(out, cond, a, b, name)
+        assert_where(out, cond, a, b)
+        results.append(out.copy())
+    # the same inputs at 1 and 2 threads: identical results
+    np.testing.assert_array_equal(bits(results[0]), bits(results[1]))
+
+
+def test_where_out_strided_leaves_gaps_alone(rng):
+    cond, a, b = make("bool", (7,), rng), make("int16", (7,), rng), make("int16", (7,), rng)
+    wide = np.full(14, 99, np.int16)
+    run_where(wide[::2], cond, a, b, "int16")
+    np.testing.assert_array_equal(wide[::2], np.where(cond, a, b))
+    assert (wide[1::2] == 99).all()
+
+
+def test_where_large_parallel_matches_serial(rng, threads):
+    cond = rng.random((3, 70_001)) < 0.3
+    a = rng.standard_normal((3, 70_001)).astype(np.float32)
+    b = rng.standard_normal((70_001, 3)).astype(np.float32).T      # non-contiguous
+    got = []
+    for n in (1, 2):
+        threads(n)
+        out = np.empty((3, 70_001), np.float32)
+        run_where(out, cond, a, b, "float32")
+        got.append(out)
+    assert_where(got[0], cond, a, b)
+    np.testing.assert_array_equal(bits(got[0]), bits(got[1]))
+
+
+def test_where_copies_bits():
+    """A select, not arithmetic: NaN payloads, -0.0 and infinities pass through untouched."""
+    specials = np.array([0x7FC00001, 0xFFC00000, 0x80000000, 0x7F800000, 0xFF800000, 1],
+                        np.uint32).view(np.float32)
+    cond = np.array([True, False, True, False, True, False])
+    out = np.zeros(6, np.float32)
+    run_where(out, cond, specials, specials[::-1].copy(), "float32")
+    np.testing.assert_array_equal(bits(out), bits(np.where(cond, specials, specials[::-1])))
+    h = np.array([0x7FC1, 0x8000, 0xFF80, 0x0001], np.uint16)     # bfloat16 bits
+    out16 = np.zeros(4, np.uint16)
+    run_where(out16, np.array([True, True, False, False]), h, h[::-1].copy(), "bfloat16")
+    np.testing.assert_array_equal(out16, [0x7FC1, 0x8000, 0x8000, 0x7FC1])
+
+
+def test_where_nonzero_cond_bytes_are_true():
+    cond = np.array([0, 1, 2, 255], np.uint8).view(bool)
+    out = np.zeros(4, np.int64)
+    run_where(out, cond, np.full(4, 1, np.int64), np.full(4, -1, np.int64), "int64")
+    np.testing.assert_array_equal(out, [-1, 1, 1, 1])
+
+
+def test_where_in_place(rng):
+    cond = make("bool", (5, 6), rng)
+    a, b = make("float64", (5, 6), rng), make("float64", (5, 6), rng)
+    want = np.where(cond, a, b)
+    run_where(a, cond, a, b, "float64")
+    np.testing.assert_array_equal(a, want)
+
+
+def test_where_type_errors():
+    a = np.array([1.0, 2.0], np.float32)
+    out = np.zeros(2, np.float32)
+    for cond in [np.array([1.0, 0.0], np.float32), np.array([1, 0], np.uint8),
+                 np.array([1, 0], np.int64)]:
+        with pytest.raises(TypeError, match="where: cond must have dtype bool"):
+            K._test_where(out, cond, a, a)
+    cond = np.array([True, False])
+    # a uint8 array labelled bool would be fine; the check is on the dtype code
+    with pytest.raises(TypeError, match="where: cond must have dtype bool"):
+        K._test_where(out, np.array([1, 0], np.uint8), a, a, -1, CODE["uint8"])
+    for x, y in [(a.astype(np.float64), a), (a, a.astype(np.float16)),
+                 (a.astype(np.int32), a.astype(np.int32))]:
+        with pytest.raises(TypeError, match="where: operands a and b must have out's dtype"):
+            K._test_where(out, cond, x, y)
+    # same itemsize, different dtype: still an error (no reinterpreting copy)
+    i32 = np.zeros(2, np.int32)
+    with pytest.raises(TypeError, match="where: operands a and b must have out's dtype"):
+        K._test_where(i32, cond, a, a)
+    assert not out.any() and not i32.any()
+
+
+def test_where_shape_errors():
+    a = np.zeros(3, np.float32)
+    with pytest.raises(ValueError, match="where: operand shapes do not match"):
+        K._test_where(np.zeros(3, np.float32), np.zeros(2, bool), a, a)
+    with pytest.raises(ValueError, match="where: operand shapes do not match"):
+        K._test_where(np.zeros((3, 1), np.float32), np.zeros((3, 1), bool), a, a[:, None])
+
+
 # -- reductions ------------------------------------------------------------------------------
 
 def reduce_input(op, name, shape, rng):

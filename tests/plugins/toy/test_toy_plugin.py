@@ -409,3 +409,10 @@ def test_comparisons_and_logical_ops():
     i = ember.tensor([1, 5, 9], device="toy")
     assert (i > ember.tensor([0, 5, 10], device="toy")).tolist() == [True, False, False]
     assert ember.equal(i, i.clone()) and (i > 0).all().item()
+
+
+def test_where_and_masked_fill():
+    x = ember.tensor([[1.0, -2.0], [3.0, -4.0]], device="toy")
+    assert ember.where(x > 0, x, 0.0).tolist() == [[1.0, 0.0], [3.0, 0.0]]
+    assert ember.where(x > 0, 1, ember.zeros(2, device="toy")).tolist() == [[1.0, 0.0], [1.0, 0.0]]
+    assert x.masked_fill(x < 0, 9.0).tolist() == [[1.0, 9.0], [3.0, 9.0]]

@@ -94,11 +94,13 @@ static int toy_fail(ember_ctx *ctx, int code, const char *fmt, ...) {
 
 /* Walks the index space `sizes[0..ndim)` in row-major order, keeping one byte pointer per
  * operand; each operand brings its own element strides (0 = broadcast). */
+#define TOY_MAX_OPERANDS 4                   /* where: out, cond, a, b */
+
 typedef struct {
     int ndim, nops;
     int64_t sizes[EMBER_MAX_DIM], idx[EMBER_MAX_DIM];
-    int64_t bstrides[3][EMBER_MAX_DIM];     /* byte strides */
-    char *ptr[3];
+    int64_t bstrides[TOY_MAX_OPERANDS][EMBER_MAX_DIM];     /* byte strides */
+    char *ptr[TOY_MAX_OPERANDS];
 } toy_iter;
 
 static int64_t toy_numel(int ndim, const int64_t *sizes) {
@@ -426,11 +428,32 @@ static int toy_random(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_
     return EMBER_OK;
 }
 
+/* ---- where: out = cond ? a : b (a, b share out's dtype: copy the chosen element) ------- */
+
+static int toy_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
+                     const ember_view *a, const ember_view *b) {
+    TOY_CHECK_VIEW(ctx, out);
+    TOY_SAME_DTYPE(ctx, out, a);
+    TOY_SAME_DTYPE(ctx, out, b);
+    if (cond->dtype != EMBER_BOOL)
+        return toy_fail(ctx, EMBER_ERR_TYPE, "toy: where needs a bool condition");
+    toy_iter it;
+    it_init(&it, out->ndim, out->sizes);
+    it_add(&it, out->data, out->strides, out->dtype);
+    it_add(&it, cond->data, cond->strides, cond->dtype);
+    it_add(&it, a->data, a->strides, a->dtype);
+    it_add(&it, b->data, b->strides, b->dtype);
+    int64_t n = toy_numel(out->ndim, out->sizes), item = toy_itemsize(out->dtype);
+    for (int64_t i = 0; i < n; i++, it_next(&it))
+        memcpy(it.ptr[0], *(const uint8_t *)it.ptr[1] ? it.ptr[2] : it.ptr[3], (size_t)item);
+    return EMBER_OK;
+}
+
 /* ---- the table handed to ember --------------------------------------------------------- */
 
 static ember_kernel_table toy_table = {
     EMBER_ABI_VERSION, 0, toy_alloc, toy_free, toy_copy, toy_fill, toy_to_host, toy_from_host,
-    toy_unary, toy_binary, toy_reduce, toy_matmul, toy_random,
+    toy_unary, toy_binary, toy_reduce, toy_matmul, toy_random, toy_where,
 };
 
 static int64_t toy_allocations(void) { return (int64_t)atomic_load(&toy_alloc_count); }

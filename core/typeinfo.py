@@ -1,0 +1,49 @@
+"""ember.finfo / ember.iinfo: the numerical limits of the floating and integer dtypes."""
+from ember.core import _dtype
+
+__all__ = ["finfo", "iinfo"]
+
+# bits, eps, max, smallest normal (tiny), resolution (10**-precision)
+_FLOAT = {
+    "float16": (16, 0.0009765625, 65504.0, 6.103515625e-05, 0.001),
+    "bfloat16": (16, 0.0078125, 3.3895313892515355e38, 1.1754943508222875e-38, 0.01),
+    "float32": (32, 1.1920928955078125e-07, 3.4028234663852886e38, 1.1754943508222875e-38,
+                1e-06),
+    "float64": (64, 2.220446049250313e-16, 1.7976931348623157e308, 2.2250738585072014e-308,
+                1e-15),
+}
+_INT = {"uint8": (8, 0, 255), "int8": (8, -128, 127), "int16": (16, -32768, 32767),
+        "int32": (32, -2**31, 2**31 - 1), "int64": (64, -2**63, 2**63 - 1)}
+
+
+class finfo:
+    """Limits of a floating dtype: bits, eps, max, min, tiny (smallest_normal), resolution."""
+
+    def __init__(self, type=None):
+        d = _dtype.as_dtype(_dtype._dtype_by_name["float32"] if type is None else type,
+                            "finfo", "type")
+        if d.name not in _FLOAT:
+            raise TypeError(f"finfo(): argument 'type' must be a floating point dtype, not {d}")
+        self.dtype = d.name
+        self.bits, self.eps, self.max, self.tiny, self.resolution = _FLOAT[d.name]
+        self.min = -self.max
+        self.smallest_normal = self.tiny
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:.6g}, max={self.max:.6g}, "
+                f"eps={self.eps:.6g}, smallest_normal={self.tiny:.6g}, tiny={self.tiny:.6g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Limits of an integer dtype: bits, min, max."""
+
+    def __init__(self, type):
+        d = _dtype.as_dtype(type, "iinfo", "type")
+        if d.name not in _INT:
+            raise TypeError(f"iinfo(): argument 'type' must be an integer dtype, not {d}")
+        self.dtype = d.name
+        self.bits, self.min, self.max = _INT[d.name]
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
