@@ -53,19 +53,22 @@ cdef inline double _u53(uint32_t hi, uint32_t lo) noexcept nogil:
     return ((hi >> 5) * 67108864.0 + (lo >> 6)) * (1.0 / 9007199254740992.0)
 
 
+cdef inline void draw(uint32_t *c, uint64_t ctr, const RandomCall *r) noexcept nogil:
+    """The 4 random words of counter `ctr`: element i of a fill draws at offset + i."""
+    c[0] = <uint32_t>ctr
+    c[1] = <uint32_t>(ctr >> 32)
+    c[2] = 0
+    c[3] = 0
+    philox4x32_10(c, r.k0, r.k1)
+
+
 cdef void generate_f32(const RandomCall *r, float *dst, int64_t n,
                        uint64_t first) noexcept nogil:
     cdef uint32_t c[4]
     cdef int64_t i
-    cdef uint64_t ctr
     cdef float p0 = <float>r.p0, p1 = <float>r.p1, v
     for i in range(n):
-        ctr = first + <uint64_t>i
-        c[0] = <uint32_t>ctr
-        c[1] = <uint32_t>(ctr >> 32)
-        c[2] = 0
-        c[3] = 0
-        philox4x32_10(c, r.k0, r.k1)
+        draw(c, first + <uint64_t>i, r)
         if r.op == EMBER_RANDOM_UNIFORM:
             v = p0 + (p1 - p0) * _u24(c[0])
             if v >= p1 and p1 > p0:       # rounding reached the open end
@@ -80,15 +83,9 @@ cdef void generate_f64(const RandomCall *r, double *dst, int64_t n,
                        uint64_t first) noexcept nogil:
     cdef uint32_t c[4]
     cdef int64_t i
-    cdef uint64_t ctr
     cdef double v
     for i in range(n):
-        ctr = first + <uint64_t>i
-        c[0] = <uint32_t>ctr
-        c[1] = <uint32_t>(ctr >> 32)
-        c[2] = 0
-        c[3] = 0
-        philox4x32_10(c, r.k0, r.k1)
+        draw(c, first + <uint64_t>i, r)
         if r.op == EMBER_RANDOM_UNIFORM:
             v = r.p0 + (r.p1 - r.p0) * _u53(c[0], c[1])
             if v >= r.p1 and r.p1 > r.p0:
