@@ -148,3 +148,63 @@ cdef class Op:
 
     def __repr__(self):
         return f"<ember op {self.name}: {self.schema}>"
+
+
+cdef class DispatchKeySet:
+    """A set of dispatch keys as a 64-bit mask (bit k = key k); iterates highest priority
+    first.  The dispatcher works on the raw mask; this class is for inspecting it."""
+
+    cdef readonly uint64_t mask
+
+    def __init__(self, keys=()):
+        cdef uint64_t m = 0
+        if isinstance(keys, int):
+            m = keys
+        else:
+            for k in keys:
+                m |= (<uint64_t>1 << int(k))
+        self.mask = m
+
+    def has(self, key):
+        return bool((self.mask >> int(key)) & 1)
+
+    def highest_priority_key(self):
+        """The key that sees a call first (Undefined for an empty set)."""
+        return _as_key(highest_key(self.mask))
+
+    def __iter__(self):
+        cdef uint64_t m = self.mask
+        cdef int k
+        while m:
+            k = highest_key(m)
+            m &= ~(<uint64_t>1 << k)
+            yield _as_key(k)
+
+    def __or__(self, other):
+        return DispatchKeySet((<DispatchKeySet>self).mask | (<DispatchKeySet>other).mask)
+
+    def __and__(self, other):
+        return DispatchKeySet((<DispatchKeySet>self).mask & (<DispatchKeySet>other).mask)
+
+    def __sub__(self, other):
+        return DispatchKeySet((<DispatchKeySet>self).mask & ~(<DispatchKeySet>other).mask)
+
+    def __eq__(self, other):
+        return isinstance(other, DispatchKeySet) and self.mask == (<DispatchKeySet>other).mask
+
+    def __hash__(self):
+        return hash(self.mask)
+
+    def __len__(self):
+        return bin(self.mask).count("1")
+
+    def __repr__(self):
+        return f"DispatchKeySet({', '.join(keyset_names(self.mask))})"
+
+
+cdef object _as_key(int k):
+    """A DispatchKey member, or the plain int of a run-time backend key."""
+    try:
+        return DispatchKey(k)
+    except ValueError:
+        return k

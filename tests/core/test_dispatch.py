@@ -161,3 +161,14 @@ def test_view_ops_go_through_the_dispatcher():
         _state._set_tls_keys(included, excluded)
         for n in names:
             _dispatch.get_op(n).unregister(K.Python)
+
+
+def test_dispatch_key_set():
+    ks = _dispatch.DispatchKeySet(ember.ones(1)._keys)
+    assert list(ks) == [K.Autograd, K.ADInplaceOrView, K.CPU] and len(ks) == 3
+    assert ks.has(K.CPU) and not ks.has(K.CUDA) and ks.highest_priority_key() == K.Autograd
+    assert repr(ks) == "DispatchKeySet(Autograd, ADInplaceOrView, CPU)"
+    cpu_only = ks - _dispatch.DispatchKeySet([K.Autograd, K.ADInplaceOrView])
+    assert cpu_only == _dispatch.DispatchKeySet([K.CPU])
+    assert (cpu_only | _dispatch.DispatchKeySet([K.Meta])).has(K.Meta)
+    assert _dispatch.DispatchKeySet().highest_priority_key() == K.Undefined
