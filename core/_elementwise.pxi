@@ -177,7 +177,7 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    if code == EMBER_BINARY_DIV and not ct.is_floating_point:
+    if binary_to_float(code) and not ct.is_floating_point:
         ct = <dtype>_state.default_dtype()
     # a 0-dim CPU tensor next to a tensor on another device acts as a scalar (PyTorch)
     if ta is not None and tb is not None and ta._device is not tb._device \
@@ -255,7 +255,7 @@ cdef inline bint is_predicate(int code) noexcept:
 cdef object binary_inplace(Op op, TensorBase self, object other, object alpha):
     """self.op_(other): the result must keep self's shape and be castable to its dtype."""
     cdef dtype ct = result_type2(self, other, op.name)
-    if op.code == EMBER_BINARY_DIV and not ct.is_floating_point:
+    if binary_to_float(op.code) and not ct.is_floating_point:
         ct = <dtype>_state.default_dtype()
     if not can_cast(ct, self._dtype):
         raise RuntimeError(f"result type {st_name(ct)} can't be cast to the desired output "
@@ -278,8 +278,16 @@ cdef object binary_inplace(Op op, TensorBase self, object other, object alpha):
 
 
 cdef bint unary_to_float(int code) noexcept:
-    return code != EMBER_UNARY_NEG and code != EMBER_UNARY_RELU and code != EMBER_UNARY_ABS \
-        and code != EMBER_UNARY_SQUARE
+    """Unary ops whose integer inputs give the default float dtype (exp, log, sin, ...);
+    the rest keep the input's dtype."""
+    return not (code == EMBER_UNARY_NEG or code == EMBER_UNARY_RELU or code == EMBER_UNARY_ABS
+                or code == EMBER_UNARY_SQUARE or code == EMBER_UNARY_BITWISE_NOT
+                or EMBER_UNARY_FLOOR <= code <= EMBER_UNARY_ROUND)
+
+
+cdef inline bint binary_to_float(int code) noexcept:
+    """Binary ops whose integer inputs give the default float dtype (true division, atan2)."""
+    return code == EMBER_BINARY_DIV or code == EMBER_BINARY_ATAN2
 
 
 cdef object unary_op(Op op, TensorBase a, object out):
@@ -339,13 +347,26 @@ def mul(input, other, *, out=None):
 
 def div(input, other, *, rounding_mode=None, out=None):
     """input / other (true division: integer inputs give the default float dtype)."""
-    if rounding_mode is not None:
-        if rounding_mode not in ("trunc", "floor"):
-            raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
-                             f"'floor' but found '{rounding_mode}'")
-        raise NotImplementedError(f"div(): rounding_mode='{rounding_mode}' arrives with the "
-                                  "op catalogue (floor/trunc kernels)")
-    return binary_op(op_div, input, other, 1, out)
+    if rounding_mode is None:
+        return binary_op(op_div, input, other, 1, out)
+    if rounding_mode == "floor":
+        return binary_op(op_floor_divide, input, other, 1, out)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+                         f"'floor' but found '{rounding_mode}'")
+    if result_type2(input, other, "div").is_floating_point:
+        return unary_op(op_trunc, binary_op(op_div, input, other, 1, None), out)
+    # integers: floor division, moved one toward zero where it rounded a negative quotient
+    q = binary_op(op_floor_divide, input, other, 1, None)
+    inexact = binary_op(op_ne, binary_op(op_remainder, input, other, 1, None), 0, 1, None)
+    negative = binary_op(op_logical_xor, is_negative(input), is_negative(other), 1, None)
+    fix = binary_op(op_logical_and, inexact, negative, 1, None)
+    return binary_op(op_add, q, cast_to(fix, (<TensorBase>q)._dtype), 1, out)
+
+
+
+cdef object is_negative(object x):
+    return binary_op(op_lt, x, 0, 1, None) if isinstance(x, TensorBase) else x < 0
 
 
 true_divide = div

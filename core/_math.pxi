@@ -21,6 +21,39 @@ cdef Op op_reciprocal = Op("reciprocal", "reciprocal(Tensor self) -> Tensor", FA
                            EMBER_UNARY_RECIPROCAL, _rules.elementwise)
 cdef Op op_square = Op("square", "square(Tensor self) -> Tensor", FAMILY_UNARY,
                        EMBER_UNARY_SQUARE, _rules.elementwise)
+# rounding (dtype kept) and more float functions, one Op each, from one table
+cdef list _MORE_UNARY = [
+    ("floor", EMBER_UNARY_FLOOR), ("ceil", EMBER_UNARY_CEIL), ("trunc", EMBER_UNARY_TRUNC),
+    ("exp2", EMBER_UNARY_EXP2), ("expm1", EMBER_UNARY_EXPM1), ("log2", EMBER_UNARY_LOG2),
+    ("log10", EMBER_UNARY_LOG10), ("log1p", EMBER_UNARY_LOG1P), ("erf", EMBER_UNARY_ERF),
+    ("erfc", EMBER_UNARY_ERFC), ("asin", EMBER_UNARY_ASIN), ("acos", EMBER_UNARY_ACOS),
+    ("atan", EMBER_UNARY_ATAN), ("sinh", EMBER_UNARY_SINH), ("cosh", EMBER_UNARY_COSH),
+    ("rsqrt", EMBER_UNARY_RSQRT), ("bitwise_not", EMBER_UNARY_BITWISE_NOT)]
+cdef list _MORE_BINARY = [
+    ("atan2", EMBER_BINARY_ATAN2), ("fmod", EMBER_BINARY_FMOD),
+    ("remainder", EMBER_BINARY_REMAINDER), ("floor_divide", EMBER_BINARY_FLOOR_DIVIDE),
+    ("fmax", EMBER_BINARY_FMAX), ("fmin", EMBER_BINARY_FMIN),
+    ("bitwise_and", EMBER_BINARY_BITWISE_AND), ("bitwise_or", EMBER_BINARY_BITWISE_OR),
+    ("bitwise_xor", EMBER_BINARY_BITWISE_XOR),
+    ("bitwise_left_shift", EMBER_BINARY_SHIFT_LEFT),
+    ("bitwise_right_shift", EMBER_BINARY_SHIFT_RIGHT)]
+for _name, _code in _MORE_UNARY:
+    Op(_name, f"{_name}(Tensor self) -> Tensor", FAMILY_UNARY, _code, _rules.elementwise)
+for _name, _code in _MORE_BINARY:
+    Op(_name, f"{_name}(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY, _code,
+       _rules.elementwise)
+cdef Op op_round = Op("round", "round(Tensor self, *, int decimals=0) -> Tensor", FAMILY_UNARY,
+                      EMBER_UNARY_ROUND, _rules.elementwise)
+cdef Op op_floor_divide = get_op("floor_divide")
+cdef Op op_remainder = get_op("remainder")
+cdef Op op_bitwise_and = get_op("bitwise_and")
+cdef Op op_bitwise_or = get_op("bitwise_or")
+cdef Op op_bitwise_xor = get_op("bitwise_xor")
+cdef Op op_bitwise_not = get_op("bitwise_not")
+cdef Op op_shift_left = get_op("bitwise_left_shift")
+cdef Op op_shift_right = get_op("bitwise_right_shift")
+cdef Op op_trunc = get_op("trunc")
+
 cdef Op op_maximum = Op("maximum", "maximum(Tensor self, Tensor other) -> Tensor",
                         FAMILY_BINARY, EMBER_BINARY_MAXIMUM, _rules.elementwise)
 cdef Op op_minimum = Op("minimum", "minimum(Tensor self, Tensor other) -> Tensor",
@@ -58,16 +91,11 @@ cdef object compare(Op op, object a, object b):
     return binary_op(op, a, b, 1, None)
 
 
-cdef object logical_op(Op op, TensorBase a, object b, str symbol):
-    """~, &, |, ^ on bool tensors (the logical ops); integer bitwise kernels are not part
-    of the ABI yet, so integer operands get a clear error."""
-    if isinstance(b, TensorBase):
-        other_ok = (<TensorBase>b)._dtype.code == EMBER_BOOL
-    else:
-        other_ok = isinstance(b, bool) or (symbol == "~")
-    if a._dtype.code != EMBER_BOOL or not other_ok:
-        raise NotImplementedError(f"the `{symbol}` operator is implemented for bool tensors "
-                                  "only so far (integer bitwise kernels are not in the ABI yet)")
+cdef object operator_op(Op op, object a, object b):
+    """A dunder (`//`, `%`, `&`, `<<`, ...): NotImplemented for operands ember does not know."""
+    if not (isinstance(b, TensorBase) or is_scalar(b)) or \
+            not (isinstance(a, TensorBase) or is_scalar(a)):
+        return NotImplemented
     return binary_op(op, a, b, 1, None)
 
 
@@ -179,6 +207,35 @@ def _minimum_scalar(input, other):
     return binary_op(op_minimum, input, other, 1, None)
 
 
+def _round(input, *, decimals=0, out=None):
+    """Round half to even; with ``decimals``, to that many decimal places (as PyTorch:
+    round(x * 10**decimals) / 10**decimals)."""
+    cdef TensorBase a = as_tensor_arg(input, "round", "input")
+    if decimals == 0:
+        return unary_op(op_round, a, out)
+    if not a._dtype.is_floating_point:
+        raise RuntimeError("round_cpu not implemented for integer dtypes when decimals != 0")
+    scale = 10.0 ** decimals
+    r = unary_op(op_round, binary_op(op_mul, a, scale, 1, None), None)
+    return binary_op(op_div, r, scale, 1, out)
+
+
+def frac(input, *, out=None):
+    """input - trunc(input): the fractional part, with input's sign."""
+    cdef TensorBase a = as_tensor_arg(input, "frac", "input")
+    return binary_op(op_sub, a, unary_op(op_trunc, a, None), 1, out)
+
+
+def _more_functions():
+    """{name: public function} for the ops of _MORE_UNARY and _MORE_BINARY."""
+    out = {}
+    for name, _ in _MORE_UNARY:
+        out[name] = unary_function(get_op(name))
+    for name, _ in _MORE_BINARY:
+        out[name] = binary_function(get_op(name))
+    return out
+
+
 def _pow(input, exponent, *, out=None):
     """input ** exponent; either may be a Python number."""
     return binary_op(op_pow, input, exponent, 1, out)
@@ -194,6 +251,16 @@ def _unary_method(Op op):
     return method, method_
 
 
+def _operator_methods(Op op):
+    """The dunder and its reflected form for a binary operator (`a & b`, `1 & a`)."""
+    def forward(self, other):
+        return operator_op(op, self, other)
+
+    def reflected(self, other):
+        return operator_op(op, other, self)
+    return forward, reflected
+
+
 def _binary_method(Op op):
     def method(self, other):
         return binary_op(op, self, other, 1, None)
@@ -205,10 +272,17 @@ def _math_methods():
     """{name: method} for Tensor: the unary ops above with their in-place forms, the
     comparisons and logical ops, all/any."""
     out = {}
-    for name in UNARY_METHODS:
+    for name in UNARY_METHODS + tuple(n for n, _ in _MORE_UNARY):
         out[name], out[name + "_"] = _unary_method(get_op(name))
-    for name in BINARY_METHODS:
+    for name in BINARY_METHODS + tuple(n for n, _ in _MORE_BINARY):
         out[name] = _binary_method(get_op(name))
+    out["round"] = lambda self, decimals=0: _round(self, decimals=decimals)
+    out["__invert__"] = lambda self: unary_op(op_bitwise_not, self, None)
+    for dunder, op in (("and", op_bitwise_and), ("or", op_bitwise_or), ("xor", op_bitwise_xor),
+                       ("lshift", op_shift_left), ("rshift", op_shift_right),
+                       ("floordiv", op_floor_divide), ("mod", op_remainder)):
+        out[f"__{dunder}__"], out[f"__r{dunder}__"] = _operator_methods(op)
+    out["frac"] = lambda self: frac(self)
     out["logical_not"] = lambda self: logical_not(self)
     out["all"], out["any"], out["equal"] = _all, _any, equal
     out["where"] = lambda self, condition, other: where(condition, self, other)

@@ -476,18 +476,6 @@ cdef class TensorBase:
     def __ge__(self, other):
         return compare(op_ge, self, other)
 
-    def __invert__(self):
-        return logical_op(op_eq, self, 0, "~")
-
-    def __and__(self, other):
-        return logical_op(op_logical_and, self, other, "&")
-
-    def __or__(self, other):
-        return logical_op(op_logical_or, self, other, "|")
-
-    def __xor__(self, other):
-        return logical_op(op_logical_xor, self, other, "^")
-
     def __pow__(self, other, modulo):
         return binary_op(op_pow, self, other, 1, None)
 
@@ -688,9 +676,15 @@ cdef class TensorBase:
         return div(self, other, rounding_mode=rounding_mode, out=out)
 
     def div_(self, other, *, rounding_mode=None):
-        if rounding_mode is not None:
-            div(self, other, rounding_mode=rounding_mode)
-        return binary_inplace(op_div, self, other, 1)
+        if rounding_mode is None:
+            return binary_inplace(op_div, self, other, 1)
+        cdef TensorBase r = div(self, other, rounding_mode=rounding_mode)
+        if not can_cast(r._dtype, self._dtype) or r.shape != self.shape:
+            raise RuntimeError(f"div_: the result ({st_name(r._dtype)}, {list(r.shape)}) "
+                               f"cannot be written into self ({st_name(self._dtype)}, "
+                               f"{list(self.shape)})")
+        copy_into(self, r, "div_")
+        return self
 
     true_divide = div
 

@@ -11,9 +11,9 @@ from ember.core._tensor import TensorBase
 from ember.core.typeinfo import finfo
 
 __all__ = ["addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero", "dot",
-           "isclose", "isfinite", "isinf", "isnan", "lerp", "log10", "log2", "log_softmax",
+           "isclose", "isfinite", "isinf", "isnan", "lerp", "log_softmax",
            "logsumexp", "nan_to_num",
-           "mm", "mv", "outer", "rsqrt", "rsub", "sign", "softmax", "std", "std_mean",
+           "mm", "mv", "outer", "rsub", "sign", "softmax", "std", "std_mean",
            "var", "var_mean", "vector_norm"]
 
 
@@ -37,21 +37,6 @@ def clamp(input, min=None, max=None, *, out=None):
 
 
 clip = clamp
-
-
-def rsqrt(input):
-    """1 / sqrt(input)."""
-    return _T.reciprocal(_T.sqrt(_tensor(input, "rsqrt")))
-
-
-def log2(input):
-    """Base-2 logarithm."""
-    return _T.log(_tensor(input, "log2")) / math.log(2.0)
-
-
-def log10(input):
-    """Base-10 logarithm."""
-    return _T.log(_tensor(input, "log10")) / math.log(10.0)
 
 
 def sign(input):

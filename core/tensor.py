@@ -21,8 +21,7 @@ for _name, _method in {**_math_methods(), **_cast_methods()}.items():
     setattr(Tensor, _name, _method)
 # composites as methods: t.clamp(0, 1), t.softmax(-1), t.var(0), ...
 for _name in ("addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero",
-              "dot", "isclose", "isfinite", "isinf", "isnan", "lerp", "log10", "log2",
-              "log_softmax", "logsumexp", "mm", "mv", "nan_to_num", "outer", "rsqrt", "sign",
-              "softmax", "std", "var"):
+              "dot", "isclose", "isfinite", "isinf", "isnan", "lerp", "log_softmax",
+              "logsumexp", "mm", "mv", "nan_to_num", "outer", "sign", "softmax", "std", "var"):
     setattr(Tensor, _name, getattr(composites, _name))
 _set_tensor_class(Tensor)

@@ -23,7 +23,9 @@ from ember.core._tensor import Generator as Generator
 from ember.core._tensor import _abs as abs  # noqa: F401  (named _abs in Cython: no builtin shadowing)
 from ember.core._tensor import _all as all  # noqa: F401
 from ember.core._tensor import _any as any  # noqa: F401
+from ember.core._tensor import _more_functions as _more_functions
 from ember.core._tensor import _pow as pow  # noqa: F401
+from ember.core._tensor import _round as round  # noqa: F401
 from ember.core._tensor import add as add
 from ember.core._tensor import amax as amax
 from ember.core._tensor import amin as amin
@@ -40,6 +42,7 @@ from ember.core._tensor import eq as eq
 from ember.core._tensor import equal as equal
 from ember.core._tensor import exp as exp
 from ember.core._tensor import flatten as flatten
+from ember.core._tensor import frac as frac
 from ember.core._tensor import from_dlpack as from_dlpack
 from ember.core._tensor import from_numpy as from_numpy
 from ember.core._tensor import full as full
@@ -116,6 +119,9 @@ from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo
 
 __version__ = "0.1.0"
+
+# floor, ceil, trunc, exp2, ..., atan2, fmod, remainder, floor_divide, bitwise_*: one table
+globals().update(_more_functions())
 
 # dtypes: ember.float32, ember.long, ...  (ember.bool/int/float shadow the builtins here
 # exactly as torch.bool/int/float do)

@@ -155,8 +155,7 @@ def test_comparison_operators_and_nan(device, oracle):
     assert (nan < 2).tolist() == [False, True]
     assert ember.logical_not(ember.tensor([0.0, 2.0, float("nan")])).tolist() == [True, False, False]
     assert (a == None) is False and (a != "x") is True      # noqa: E711
-    with pytest.raises(NotImplementedError, match="bool tensors only"):
-        ember.tensor([1, 2]) & ember.tensor([3, 4])
+    assert (ember.tensor([1, 2]) & ember.tensor([3, 4])).tolist() == [1, 0]
 
 
 def test_all_any_equal(device, oracle):
@@ -169,3 +168,84 @@ def test_all_any_equal(device, oracle):
     assert ember.all(e).item() is True and ember.any(e).item() is False
     assert ember.equal(a, a.clone()) and not ember.equal(a, a + 1)
     assert not ember.equal(a, a.view(4, 3))
+
+
+MORE_UNARY = ["floor", "ceil", "trunc", "round", "frac", "exp2", "expm1", "log2", "log10",
+              "log1p", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt"]
+
+
+@pytest.mark.parametrize("name", MORE_UNARY)
+@pytest.mark.parametrize("dt", ["float32", "float64", "float16", "bfloat16", "int32", "int64"])
+def test_more_unary(name, dt, device, oracle):
+    if name == "frac" and not dt.startswith(("float", "bf")):
+        pytest.skip("torch.frac is floating-only")
+    domain01 = name in ("asin", "acos")
+    positive = name in ("log2", "log10", "log1p", "rsqrt")
+    e, t = pair((3, 4), dt, device, positive=positive, seed=11)
+    if domain01:
+        if not dt.startswith(("float", "bf")):
+            pytest.skip("asin/acos of integers: only 0/±1 are in the domain")
+        e, t = e / 4, t / 4
+    if not dt.startswith(("float", "bf")) and name in ("floor", "ceil", "trunc", "round"):
+        t = t                                            # identity on integers
+    fe = getattr(ember, name)
+    want = getattr(torch, name)(t)
+    oracle.assert_matches(fe(e), want, rtol=2e-2 if dt in ("float16", "bfloat16") else 1e-5)
+    oracle.assert_matches(getattr(e, name)(), want,
+                          rtol=2e-2 if dt in ("float16", "bfloat16") else 1e-5)
+
+
+def test_round_decimals_and_halves(device, oracle):
+    t = torch.tensor([0.5, 1.5, 2.5, -0.5, -2.5, 1.2345, 123.456])
+    e = oracle.from_torch(t, device)
+    oracle.assert_matches(ember.round(e), torch.round(t))
+    oracle.assert_matches(ember.round(e, decimals=2), torch.round(t, decimals=2))
+    oracle.assert_matches(e.round(decimals=-1), t.round(decimals=-1))
+
+
+MORE_BINARY = ["atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin"]
+
+
+@pytest.mark.parametrize("name", MORE_BINARY)
+@pytest.mark.parametrize("dt", ["float32", "float64", "int32", "int64", "int8"])
+def test_more_binary(name, dt, device, oracle):
+    a, ta = pair((3, 4), dt, device, seed=12)
+    b, tb = pair((4,), dt, device, positive=True, seed=13)
+    b, tb = b * (-1) ** ember.arange(4, device=device), tb * (-1) ** torch.arange(4)
+    if name == "atan2" and not dt.startswith("float"):
+        oracle.assert_matches(ember.atan2(a, b), torch.atan2(ta, tb))
+        return
+    oracle.assert_matches(getattr(ember, name)(a, b), getattr(torch, name)(ta, tb))
+    oracle.assert_matches(getattr(a, name)(b), getattr(ta, name)(tb))
+
+
+def test_operators_floor_mod_bitwise(device, oracle):
+    a, ta = pair((3, 4), "int32", device, seed=14)
+    b, tb = pair((3, 4), "int32", device, positive=True, seed=15)
+    for expr in ["a // b", "a % b", "7 // b", "-7 % b", "a // 3", "a % -3", "a & b", "a | b",
+                 "a ^ b", "~a", "a << 2", "a >> 1", "b << b", "3 & a", "(a > 0) & (b > 2)",
+                 "~(a > 0)", "(a > 0) | True"]:
+        oracle.assert_matches(eval(expr, {"a": a, "b": b}), eval(expr, {"a": ta, "b": tb}))
+    f, tf = pair((3, 4), "float32", device, seed=16)
+    oracle.assert_matches(f // 0.7, tf // 0.7)
+    oracle.assert_matches(f % -0.7, tf % -0.7)
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        a // ember.zeros(3, 4, dtype=ember.int32, device=device)
+    with pytest.raises(RuntimeError):
+        ~f
+
+
+@pytest.mark.parametrize("mode", ["trunc", "floor"])
+@pytest.mark.parametrize("dt", ["float32", "int64", "int32"])
+def test_div_rounding_modes(mode, dt, device, oracle):
+    a, ta = pair((3, 4), dt, device, seed=17)
+    b, tb = pair((4,), dt, device, positive=True, seed=18)
+    b, tb = b * (-1) ** ember.arange(4, device=device), tb * (-1) ** torch.arange(4)
+    oracle.assert_matches(ember.div(a, b, rounding_mode=mode), torch.div(ta, tb, rounding_mode=mode))
+    oracle.assert_matches(a.div(3, rounding_mode=mode), ta.div(3, rounding_mode=mode))
+    x, tx = a.clone(), ta.clone()
+    x.div_(b, rounding_mode=mode)
+    tx.div_(tb, rounding_mode=mode)
+    oracle.assert_matches(x, tx)
+    with pytest.raises(ValueError, match="rounding_mode"):
+        ember.div(a, b, rounding_mode="nearest")

@@ -50,7 +50,16 @@ enum {
     EMBER_UNARY_LOG = 4, EMBER_UNARY_SQRT = 5, EMBER_UNARY_SIN = 6, EMBER_UNARY_COS = 7,
     EMBER_UNARY_TANH = 8, EMBER_UNARY_SIGMOID = 9, EMBER_UNARY_RECIPROCAL = 10,
     EMBER_UNARY_SQUARE = 11,
-    EMBER_UNARY_COUNT = 12
+    /* rounding keeps the dtype (identity on integers); ROUND is half-to-even */
+    EMBER_UNARY_FLOOR = 12, EMBER_UNARY_CEIL = 13, EMBER_UNARY_TRUNC = 14, EMBER_UNARY_ROUND = 15,
+    /* floating dtypes only, like EXP */
+    EMBER_UNARY_EXP2 = 16, EMBER_UNARY_EXPM1 = 17, EMBER_UNARY_LOG2 = 18, EMBER_UNARY_LOG10 = 19,
+    EMBER_UNARY_LOG1P = 20, EMBER_UNARY_ERF = 21, EMBER_UNARY_ERFC = 22, EMBER_UNARY_ASIN = 23,
+    EMBER_UNARY_ACOS = 24, EMBER_UNARY_ATAN = 25, EMBER_UNARY_SINH = 26, EMBER_UNARY_COSH = 27,
+    EMBER_UNARY_RSQRT = 28,
+    /* integers and bool: ~x (logical not on bool) */
+    EMBER_UNARY_BITWISE_NOT = 29,
+    EMBER_UNARY_COUNT = 30
 };
 
 /* elementwise binary op codes: out = f(a, b) */
@@ -63,7 +72,17 @@ enum {
     EMBER_BINARY_EQ = 7, EMBER_BINARY_NE = 8, EMBER_BINARY_LT = 9, EMBER_BINARY_LE = 10,
     EMBER_BINARY_GT = 11, EMBER_BINARY_GE = 12,
     EMBER_BINARY_LOGICAL_AND = 13, EMBER_BINARY_LOGICAL_OR = 14, EMBER_BINARY_LOGICAL_XOR = 15,
-    EMBER_BINARY_COUNT = 16
+    /* same dtype in and out again: ATAN2 on floats; FMOD has the dividend's sign (C fmod),
+     * REMAINDER the divisor's (Python %); FLOOR_DIVIDE rounds toward -inf; FMAX/FMIN ignore
+     * a NaN when the other operand is a number; integer division by zero in FMOD,
+     * REMAINDER or FLOOR_DIVIDE returns EMBER_ERR_RUNTIME ("ZeroDivisionError") */
+    EMBER_BINARY_ATAN2 = 16, EMBER_BINARY_FMOD = 17, EMBER_BINARY_REMAINDER = 18,
+    EMBER_BINARY_FLOOR_DIVIDE = 19, EMBER_BINARY_FMAX = 20, EMBER_BINARY_FMIN = 21,
+    /* integers and bool only; shifts by a negative or too-large count follow PyTorch (0 for
+     * left shifts, the sign fill for right shifts) */
+    EMBER_BINARY_BITWISE_AND = 22, EMBER_BINARY_BITWISE_OR = 23, EMBER_BINARY_BITWISE_XOR = 24,
+    EMBER_BINARY_SHIFT_LEFT = 25, EMBER_BINARY_SHIFT_RIGHT = 26,
+    EMBER_BINARY_COUNT = 27
 };
 
 /* reductions over the trailing `nreduce` dims of `a`; out has a->ndim - nreduce dims */

@@ -14,17 +14,30 @@ from libc.math cimport (
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
-    EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_RUNTIME, EMBER_BOOL,
-    EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU, EMBER_UNARY_ABS, EMBER_UNARY_LOG,
-    EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS, EMBER_UNARY_TANH,
-    EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL, EMBER_UNARY_SQUARE, EMBER_UNARY_COUNT,
+    ember_ctx, ember_view, EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE,
+    EMBER_ERR_RUNTIME, EMBER_BOOL, EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU,
+    EMBER_UNARY_ABS, EMBER_UNARY_LOG, EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS,
+    EMBER_UNARY_TANH, EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL, EMBER_UNARY_SQUARE,
+    EMBER_UNARY_FLOOR, EMBER_UNARY_CEIL, EMBER_UNARY_TRUNC, EMBER_UNARY_ROUND,
+    EMBER_UNARY_EXP2, EMBER_UNARY_EXPM1, EMBER_UNARY_LOG2, EMBER_UNARY_LOG10,
+    EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC, EMBER_UNARY_ASIN, EMBER_UNARY_ACOS,
+    EMBER_UNARY_ATAN, EMBER_UNARY_SINH, EMBER_UNARY_COSH, EMBER_UNARY_RSQRT,
+    EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_COUNT,
     EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
     EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_EQ,
     EMBER_BINARY_NE, EMBER_BINARY_LT, EMBER_BINARY_LE, EMBER_BINARY_GT, EMBER_BINARY_GE,
     EMBER_BINARY_LOGICAL_AND, EMBER_BINARY_LOGICAL_OR, EMBER_BINARY_LOGICAL_XOR,
+    EMBER_BINARY_ATAN2, EMBER_BINARY_FMOD, EMBER_BINARY_REMAINDER, EMBER_BINARY_FLOOR_DIVIDE,
+    EMBER_BINARY_FMAX, EMBER_BINARY_FMIN, EMBER_BINARY_BITWISE_AND, EMBER_BINARY_BITWISE_OR,
+    EMBER_BINARY_BITWISE_XOR, EMBER_BINARY_SHIFT_LEFT, EMBER_BINARY_SHIFT_RIGHT,
     EMBER_BINARY_COUNT,
 )
-from ember_cpu._scalar cimport _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow
+from ember_cpu._scalar cimport (
+    _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow, _floor, _ceil, _trunc, _round,
+    _exp2, _expm1, _log2, _log10, _log1p, _erf, _erfc, _asin, _acos, _atan, _sinh, _cosh,
+    _rsqrt, _atan2, _fmod, _remainder, _floor_divide, _fmax, _fmin, _shift_left,
+    _shift_right,
+)
 from ember_cpu._strided cimport (
     ct_t, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, compute_type,
     is_native, is_floating, dtype_itemsize, iter_init, iter_run, load_ct, store_ct,
@@ -34,13 +47,26 @@ from ember_cpu._strided cimport (
 cdef extern from *:
     """
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
-        "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square"};
+        "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil",
+        "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin",
+        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not"};
     static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
         "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-        "logical_xor"};
+        "logical_xor", "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin",
+        "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
+    /* the tables must follow abi.h's codes */
+    typedef char ember_unary_names_check[
+        sizeof(ember_unary_names) / sizeof(*ember_unary_names) == EMBER_UNARY_COUNT ? 1 : -1];
+    typedef char ember_binary_names_check[
+        sizeof(ember_binary_names) / sizeof(*ember_binary_names) == EMBER_BINARY_COUNT ? 1 : -1];
     """
     const char *ember_unary_names[]
     const char *ember_binary_names[]
+
+
+cdef enum:
+    # internal unary op (not an abi.h code): bitwise_not on bool
+    OP_LOGICAL_NOT = EMBER_UNARY_COUNT
 
 
 ctypedef struct EwCall:
@@ -71,6 +97,70 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
     elif op == EMBER_UNARY_SQUARE:
         for i in range(n):
             o[i] = _mul(a[i], a[i])
+    elif ct_t is int64_t:
+        if EMBER_UNARY_FLOOR <= op <= EMBER_UNARY_ROUND:      # identity on integers
+            for i in range(n):
+                o[i] = a[i]
+        elif op == EMBER_UNARY_BITWISE_NOT:
+            for i in range(n):
+                o[i] = ~a[i]
+        elif op == OP_LOGICAL_NOT:
+            for i in range(n):
+                o[i] = a[i] == 0
+    elif op >= EMBER_UNARY_FLOOR:
+        # floating ops shared by float and double (the _scalar helpers pick the libm
+        # function); the older ones below keep their own per-type branches
+        if op == EMBER_UNARY_FLOOR:
+            for i in range(n):
+                o[i] = _floor(a[i])
+        elif op == EMBER_UNARY_CEIL:
+            for i in range(n):
+                o[i] = _ceil(a[i])
+        elif op == EMBER_UNARY_TRUNC:
+            for i in range(n):
+                o[i] = _trunc(a[i])
+        elif op == EMBER_UNARY_ROUND:
+            for i in range(n):
+                o[i] = _round(a[i])
+        elif op == EMBER_UNARY_EXP2:
+            for i in range(n):
+                o[i] = _exp2(a[i])
+        elif op == EMBER_UNARY_EXPM1:
+            for i in range(n):
+                o[i] = _expm1(a[i])
+        elif op == EMBER_UNARY_LOG2:
+            for i in range(n):
+                o[i] = _log2(a[i])
+        elif op == EMBER_UNARY_LOG10:
+            for i in range(n):
+                o[i] = _log10(a[i])
+        elif op == EMBER_UNARY_LOG1P:
+            for i in range(n):
+                o[i] = _log1p(a[i])
+        elif op == EMBER_UNARY_ERF:
+            for i in range(n):
+                o[i] = _erf(a[i])
+        elif op == EMBER_UNARY_ERFC:
+            for i in range(n):
+                o[i] = _erfc(a[i])
+        elif op == EMBER_UNARY_ASIN:
+            for i in range(n):
+                o[i] = _asin(a[i])
+        elif op == EMBER_UNARY_ACOS:
+            for i in range(n):
+                o[i] = _acos(a[i])
+        elif op == EMBER_UNARY_ATAN:
+            for i in range(n):
+                o[i] = _atan(a[i])
+        elif op == EMBER_UNARY_SINH:
+            for i in range(n):
+                o[i] = _sinh(a[i])
+        elif op == EMBER_UNARY_COSH:
+            for i in range(n):
+                o[i] = _cosh(a[i])
+        elif op == EMBER_UNARY_RSQRT:
+            for i in range(n):
+                o[i] = _rsqrt(a[i])
     elif ct_t is float:
         if op == EMBER_UNARY_EXP:
             for i in range(n):
@@ -157,6 +247,31 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
         if ct_t is not int64_t:       # integer dtypes never reach div
             for i in range(n):
                 o[i] = a[i] / b[i]
+    elif EMBER_BINARY_FMOD <= op <= EMBER_BINARY_FLOOR_DIVIDE:
+        if ct_t is int64_t:
+            # integer division by zero: an error (reported by binary_kernel)
+            for i in range(n):
+                if b[i] == 0:
+                    return EMBER_ERR_RUNTIME
+        if op == EMBER_BINARY_FMOD:
+            for i in range(n):
+                o[i] = _fmod(a[i], b[i])
+        elif op == EMBER_BINARY_REMAINDER:
+            for i in range(n):
+                o[i] = _remainder(a[i], b[i])
+        else:
+            for i in range(n):
+                o[i] = _floor_divide(a[i], b[i])
+    elif op == EMBER_BINARY_FMAX:
+        for i in range(n):
+            o[i] = _fmax(a[i], b[i])
+    elif op == EMBER_BINARY_FMIN:
+        for i in range(n):
+            o[i] = _fmin(a[i], b[i])
+    elif op == EMBER_BINARY_ATAN2:
+        if ct_t is not int64_t:       # floating dtypes only
+            for i in range(n):
+                o[i] = _atan2(a[i], b[i])
     # predicates: 0/1 in the compute type (IEEE comparisons: false on NaN but for !=;
     # logical ops: NaN is nonzero, so true); `&`/`!=` on truth values, not `and`: no
     # branch, so the loops vectorize
@@ -187,6 +302,22 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
     elif op == EMBER_BINARY_LOGICAL_XOR:
         for i in range(n):
             o[i] = (a[i] != 0) != (b[i] != 0)
+    elif ct_t is int64_t:             # integer/bool only; floats are refused before
+        if op == EMBER_BINARY_BITWISE_AND:
+            for i in range(n):
+                o[i] = a[i] & b[i]
+        elif op == EMBER_BINARY_BITWISE_OR:
+            for i in range(n):
+                o[i] = a[i] | b[i]
+        elif op == EMBER_BINARY_BITWISE_XOR:
+            for i in range(n):
+                o[i] = a[i] ^ b[i]
+        elif op == EMBER_BINARY_SHIFT_LEFT:
+            for i in range(n):
+                o[i] = _shift_left(a[i], b[i])
+        elif op == EMBER_BINARY_SHIFT_RIGHT:
+            for i in range(n):
+                o[i] = _shift_right(a[i], b[i])
     return EMBER_OK
 
 
@@ -305,18 +436,45 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     return iter_run(&it, ew_row, e, it.numel)
 
 
+# which dtypes an op takes (as in PyTorch): floats take every unary op but bitwise_not;
+# integers the ones closed over integers (rounding is the identity there); bool only
+# bitwise_not
+cdef inline bint unary_supported(int op, int dtype) noexcept nogil:
+    if op == EMBER_UNARY_BITWISE_NOT:
+        return not is_floating(dtype)
+    if is_floating(dtype):
+        return True
+    return dtype != EMBER_BOOL and (
+        op == EMBER_UNARY_NEG or op == EMBER_UNARY_ABS or op == EMBER_UNARY_RELU
+        or op == EMBER_UNARY_SQUARE or EMBER_UNARY_FLOOR <= op <= EMBER_UNARY_ROUND)
+
+
+# the same for the non-predicate binary ops; bool computes in int64 and stores != 0:
+# add is logical or, mul logical and
+cdef inline bint binary_supported(int op, int dtype) noexcept nogil:
+    if op == EMBER_BINARY_DIV or op == EMBER_BINARY_ATAN2:
+        return is_floating(dtype)
+    if EMBER_BINARY_BITWISE_AND <= op <= EMBER_BINARY_BITWISE_XOR:
+        return not is_floating(dtype)
+    if op == EMBER_BINARY_SHIFT_LEFT or op == EMBER_BINARY_SHIFT_RIGHT:
+        return not is_floating(dtype) and dtype != EMBER_BOOL
+    if dtype == EMBER_BOOL:
+        return not (op == EMBER_BINARY_SUB or op == EMBER_BINARY_POW
+                    or op == EMBER_BINARY_FMOD or op == EMBER_BINARY_REMAINDER
+                    or op == EMBER_BINARY_FLOOR_DIVIDE)
+    return True
+
+
 cdef int unary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
                       const ember_view *a) noexcept nogil:
     cdef EwCall e
     cdef const ember_view *views[2]
     if op < 0 or op >= EMBER_UNARY_COUNT:
         return set_error(ctx, EMBER_ERR_VALUE, "unary", "unknown op code")
-    # bool has no unary op (as in PyTorch); integers only the ones closed over integers
-    if out.dtype == EMBER_BOOL or not (
-            is_floating(out.dtype) or op == EMBER_UNARY_NEG or op == EMBER_UNARY_ABS
-            or op == EMBER_UNARY_RELU or op == EMBER_UNARY_SQUARE):
+    if not unary_supported(op, out.dtype):
         return error_dtype(ctx, ember_unary_names[op], out.dtype)
-    e.op = op
+    # bitwise_not on bool: logical not (of the 0/1 compute values)
+    e.op = OP_LOGICAL_NOT if out.dtype == EMBER_BOOL else op
     e.nin = 1
     e.dtype = e.out_dtype = out.dtype
     views[0] = out
@@ -340,9 +498,7 @@ cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
             return set_error(ctx, EMBER_ERR_TYPE, ember_binary_names[op],
                              "operands a and b must have the same dtype")
         e.dtype = a.dtype
-    # bool computes in int64 and stores != 0: add is logical or, mul logical and
-    elif (op == EMBER_BINARY_DIV and not is_floating(out.dtype)) or (
-            out.dtype == EMBER_BOOL and (op == EMBER_BINARY_SUB or op == EMBER_BINARY_POW)):
+    elif not binary_supported(op, out.dtype):
         return error_dtype(ctx, ember_binary_names[op], out.dtype)
     else:
         e.dtype = out.dtype
@@ -355,6 +511,9 @@ cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     status = run_elementwise(ctx, ember_binary_names[op], &e, views)
     if status == EMBER_ERR_RUNTIME and op == EMBER_BINARY_POW:
         return set_error(ctx, status, "pow", "Integers to negative integer powers are not allowed.")
+    if status == EMBER_ERR_RUNTIME and (op == EMBER_BINARY_FMOD or op == EMBER_BINARY_REMAINDER
+                                        or op == EMBER_BINARY_FLOOR_DIVIDE):
+        return set_error(ctx, status, ember_binary_names[op], "ZeroDivisionError")
     return status
 
 

@@ -570,7 +570,7 @@ def test_predicate_errors():
         K._test_binary(PREDICATES.index("lt") + len(BINARY), np.zeros(2, bool), a,
                        np.zeros(2, np.float64))
     with pytest.raises(ValueError, match="unknown op"):
-        K._test_binary(len(BINARY) + len(PREDICATES), np.zeros(2, bool), a, a)
+        K._test_binary(len(ALL_BINARY), np.zeros(2, bool), a, a)
 
 
 def test_integer_overflow_wraps():
@@ -1174,3 +1174,294 @@ K._test_matmul(o, x, y)
 assert "scipy.linalg.cython_blas" in sys.modules
 assert np.allclose(o[0], x[0] @ y[0])
 """)
+
+
+# -- the newer unary/binary codes, against torch ---------------------------------------------
+
+torch = pytest.importorskip("torch")
+
+# unary codes 12..29, binary codes 16..26 (after the predicates)
+NEW_UNARY = ["floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p",
+             "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not"]
+ALL_UNARY = UNARY + NEW_UNARY
+NEW_BINARY = ["atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "shift_left", "shift_right"]
+ALL_BINARY = BINARY + PREDICATES + NEW_BINARY
+ROUNDING = ["floor", "ceil", "trunc", "round"]
+DIVISION = ["fmod", "remainder", "floor_divide"]
+BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
+SHIFTS = ["shift_left", "shift_right"]
+TORCH_DTYPE = {"uint8": torch.uint8, "int8": torch.int8, "int16": torch.int16,
+               "int32": torch.int32, "int64": torch.int64, "float16": torch.float16,
+               "float32": torch.float32, "float64": torch.float64, "bool": torch.bool,
+               "bfloat16": torch.bfloat16}
+TORCH_UNARY = {"round": torch.round, "bitwise_not": torch.bitwise_not}
+TORCH_BINARY = {"shift_left": torch.bitwise_left_shift,
+                "shift_right": torch.bitwise_right_shift,
+                "floor_divide": lambda a, b: torch.div(a, b, rounding_mode="floor")}
+
+
+def to_torch(x, name):
+    x = np.ascontiguousarray(x)
+    if name == "bfloat16":
+        return torch.from_numpy(x.view(np.int16)).view(torch.bfloat16)
+    return torch.from_numpy(x)
+
+
+def from_torch(t, name):
+    if name == "bfloat16":
+        return t.contiguous().view(torch.int16).numpy().view(np.uint16)
+    return t.numpy()
+
+
+def torch_unary(op, a, name):
+    f = TORCH_UNARY.get(op) or getattr(torch, op)
+    return from_torch(f(to_torch(a, name)), name)
+
+
+def torch_binary(op, a, b, name):
+    f = TORCH_BINARY.get(op) or getattr(torch, op)
+    return from_torch(f(to_torch(a, name), to_torch(b, name)), name)
+
+
+def new_unary_supported(op, name):
+    if op == "bitwise_not":
+        return name not in FLOATS
+    return name in FLOATS or (name in INTS and op in ROUNDING)
+
+
+def new_unary_input(op, name, shape, rng):
+    if name not in FLOATS:
+        return make(name, shape, rng, -100, 100)
+    if op in ROUNDING:       # halves (ties), and values off the halves
+        x = np.where(rng.random(shape) < 0.5, rng.integers(-12, 12, size=shape) / 2,
+                     rng.uniform(-6, 6, size=shape))
+        return np.asarray(to_dtype(x, name))
+    low, high = {"log2": (0.1, 5), "log10": (0.1, 5), "rsqrt": (0.1, 5), "log1p": (-0.9, 5),
+                 "asin": (-1, 1), "acos": (-1, 1)}.get(op, (-4, 5))
+    return make(name, shape, rng, low, high)
+
+
+def run_new_unary(op, out, a, name):
+    K._test_unary(ALL_UNARY.index(op), out, a, CODE[name])
+
+
+def new_unary_rtol(op, name):
+    return None if op in ROUNDING or name not in FLOATS else tol(name) * 4
+
+
+@pytest.mark.parametrize("op", NEW_UNARY)
+@pytest.mark.parametrize("name", DTYPES)
+def test_new_unary(op, name, rng):
+    a = new_unary_input(op, name, (6, 9), rng)
+    out = np.zeros_like(a)
+    if not new_unary_supported(op, name):
+        with pytest.raises(NotImplementedError, match=f"{op}: not implemented for '{name}'"):
+            run_new_unary(op, out, a, name)
+        return
+    run_new_unary(op, out, a, name)
+    assert_same(out, torch_unary(op, a, name), name, new_unary_rtol(op, name))
+    # transposed input, strided output
+    big = np.zeros((9, 12), storage(name))
+    run_new_unary(op, big[:, ::2], a.T[:, :6], name)
+    assert_same(big[:, ::2], torch_unary(op, a.T[:, :6], name), name,
+                new_unary_rtol(op, name))
+    assert not big[:, 1::2].any()
+
+
+@pytest.mark.parametrize("op,name", [("floor", "float32"), ("erf", "float64"),
+                                     ("bitwise_not", "int16"), ("bitwise_not", "bool")])
+def test_new_unary_large(op, name, rng, threads):
+    a = new_unary_input(op, name, (257, 301), rng)
+    for n in (1, 2):
+        threads(n)
+        out = np.zeros((301, 257), storage(name))
+        run_new_unary(op, out, a.T, name)
+        assert_same(out, torch_unary(op, a.T, name), name, new_unary_rtol(op, name))
+
+
+def test_new_unary_special_values():
+    x = np.array([np.nan, -0.0, -np.inf, np.inf, -0.5, 0.5, 1.5, 2.5, -2.5, 1e30], np.float32)
+    for name in ["float32", "float64", "float16", "bfloat16"]:
+        v = np.asarray(to_dtype(x, name))
+        for op in NEW_UNARY[:-1]:
+            out = np.zeros_like(v)
+            run_new_unary(op, out, v, name)
+            got, want = values(out, name), values(torch_unary(op, v, name), name)
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want), err_msg=op)
+            np.testing.assert_array_equal(np.signbit(got[~np.isnan(got)]),
+                                          np.signbit(want[~np.isnan(want)]), err_msg=op)
+    out = np.zeros_like(x)
+    run_new_unary("round", out, x, "float32")
+    np.testing.assert_array_equal(out[4:9], [-0.0, 0.0, 2.0, 2.0, -2.0])   # half to even
+
+
+def new_binary_supported(op, name):
+    if op == "atan2":
+        return name in FLOATS
+    if op in BITWISE:
+        return name not in FLOATS
+    if op in SHIFTS:
+        return name in INTS
+    return name != "bool" or op in ("fmax", "fmin")
+
+
+BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
+SPECIAL_FLOATS = [-1.5, -0.0, 0.0, 0.5, 1.0, 2.0, np.nan, np.inf, -np.inf]
+
+
+def new_binary_inputs(op, name, shape_a, shape_b, rng):
+    if name == "bool" or (name in FLOATS and op in BITWISE + SHIFTS):
+        return make(name, shape_a, rng), make(name, shape_b, rng)
+    if op in SHIFTS:
+        info = np.iinfo(name)
+        a = rng.integers(info.min, info.max, size=shape_a, endpoint=True).astype(name)
+        lo = 0 if name == "uint8" else -2
+        b = rng.integers(lo, BITS[name] + 2, size=shape_b, endpoint=True).astype(name)
+        return np.asarray(a), np.asarray(b)
+    if op in BITWISE:
+        info = np.iinfo(name)
+        return tuple(np.asarray(rng.integers(info.min, info.max, size=s, endpoint=True)
+                                .astype(name)) for s in (shape_a, shape_b))
+    if op in ("fmax", "fmin") and name in FLOATS:
+        return tuple(np.asarray(to_dtype(rng.choice(SPECIAL_FLOATS, size=s), name))
+                     for s in (shape_a, shape_b))
+    if op in DIVISION:
+        if name in INTS:
+            lo = 0 if name == "uint8" else -20
+            a = rng.integers(lo, 21, size=shape_a).astype(name)
+            b = rng.choice([1, 2, 3, 7] if name == "uint8" else [-7, -3, -2, -1, 1, 2, 3, 7],
+                           size=shape_b).astype(name)
+            return np.asarray(a), np.asarray(b)
+        a = np.where(rng.random(shape_a) < 0.3, rng.integers(-12, 12, size=shape_a),
+                     rng.uniform(-10, 10, size=shape_a))
+        b = rng.choice([-4.0, -2.5, -1.5, -1.0, -0.75, 0.75, 1.0, 1.5, 2.5, 4.0],
+                       size=shape_b) * np.where(rng.random(shape_b) < 0.5, 1,
+                                                rng.uniform(0.5, 2, size=shape_b))
+        return np.asarray(to_dtype(a, name)), np.asarray(to_dtype(b, name))
+    return make(name, shape_a, rng), make(name, shape_b, rng)
+
+
+def run_new_binary(op, out, a, b, name):
+    K._test_binary(ALL_BINARY.index(op), out, a, b, CODE[name])
+
+
+def new_binary_rtol(op, name):
+    return tol(name) * 4 if op == "atan2" else None
+
+
+@pytest.mark.parametrize("op", NEW_BINARY)
+@pytest.mark.parametrize("name", DTYPES)
+def test_new_binary(op, name, rng):
+    a, b = new_binary_inputs(op, name, (7, 9), (7, 9), rng)
+    out = np.zeros_like(a)
+    if not new_binary_supported(op, name):
+        with pytest.raises(NotImplementedError, match=f"{op}: not implemented for '{name}'"):
+            run_new_binary(op, out, a, b, name)
+        return
+    run_new_binary(op, out, a, b, name)
+    assert_same(out, torch_binary(op, a, b, name), name, new_binary_rtol(op, name))
+
+
+@pytest.mark.parametrize("layout", ["broadcast_b", "broadcast_a", "transposed", "stepped",
+                                    "out_strided", "scalar", "empty", "large"])
+@pytest.mark.parametrize("op,name", [("atan2", "float32"), ("floor_divide", "float64"),
+                                     ("remainder", "int8"), ("fmod", "int64"),
+                                     ("fmax", "bfloat16"), ("bitwise_xor", "int16"),
+                                     ("shift_left", "uint8"), ("shift_right", "int32")])
+def test_new_binary_layouts(layout, op, name, rng, threads):
+    for n in (1, 2):
+        threads(n)
+        out, a, b = binary_layout(layout, op, name, rng, new_binary_inputs)
+        run_new_binary(op, out, a, b, name)
+        assert_same(out, torch_binary(op, a, b, name), name, new_binary_rtol(op, name))
+
+
+@pytest.mark.parametrize("name", FLOATS)
+def test_division_special_values(name):
+    grid = np.array([-3.0, -2.0, -0.5, -0.0, 0.0, 0.5, 2.0, 3.0, np.inf, -np.inf, np.nan])
+    a, b = (np.asarray(to_dtype(v, name)) for v in np.meshgrid(grid, grid))
+    for op in DIVISION + ["fmax", "fmin"]:
+        out = np.zeros_like(a)
+        run_new_binary(op, out, a, b, name)
+        got, want = values(out, name), values(torch_binary(op, a, b, name), name)
+        np.testing.assert_array_equal(got, want, err_msg=op)
+        ok = ~np.isnan(want) & ((want != 0) | (op in DIVISION))   # fmax(-0, 0): either zero
+        np.testing.assert_array_equal(np.signbit(got[ok]), np.signbit(want[ok]), err_msg=op)
+
+
+def test_fmax_fmin_ignore_nan():
+    a = np.array([np.nan, 1.0, np.nan, 2.0, -np.inf], np.float32)
+    b = np.array([1.0, np.nan, np.nan, np.inf, 3.0], np.float32)
+    out = np.empty_like(a)
+    run_new_binary("fmax", out, a, b, "float32")
+    np.testing.assert_array_equal(out, [1.0, 1.0, np.nan, np.inf, 3.0])
+    run_new_binary("fmin", out, a, b, "float32")
+    np.testing.assert_array_equal(out, [1.0, 1.0, np.nan, 2.0, -np.inf])
+
+
+@pytest.mark.parametrize("name", INTS)
+def test_shift_counts(name):
+    info = np.iinfo(name)
+    vals = np.array([info.min, -1 if info.min < 0 else 1, 0, 1, 5, info.max], name)
+    counts = list(range(BITS[name] + 2)) + ([] if name == "uint8" else [-1, -2, -100])
+    a = np.repeat(vals, len(counts)).astype(name)
+    b = np.tile(np.array(counts), len(vals)).astype(name)
+    for op in SHIFTS:
+        out = np.zeros_like(a)
+        run_new_binary(op, out, a, b, name)
+        np.testing.assert_array_equal(out, torch_binary(op, a, b, name), err_msg=op)
+
+
+@pytest.mark.parametrize("name", INTS)
+@pytest.mark.parametrize("op", DIVISION)
+def test_integer_division_by_zero_is_an_error(op, name):
+    a = np.array([5, 3, 1], name)
+    out = np.zeros_like(a)
+    with pytest.raises(RuntimeError, match=f"{op}: ZeroDivisionError"):
+        run_new_binary(op, out, a, np.array([1, 0, 2], name), name)
+    # a broadcast zero divisor, and a large (parallel) call
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        run_new_binary(op, out, a, np.broadcast_to(np.zeros(1, name), (3,)), name)
+    big = np.ones(100_003, name)
+    divisor = big.copy()
+    divisor[77_777] = 0
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        run_new_binary(op, big.copy(), big, divisor, name)
+
+
+def test_integer_division_extremes():
+    a = np.array([-2 ** 63, -2 ** 63, 2 ** 63 - 1, -7, 7], np.int64)
+    b = np.array([-1, 1, -1, 2, -2], np.int64)
+    for op in DIVISION:
+        out = np.zeros_like(a)
+        run_new_binary(op, out, a, b, "int64")
+        np.testing.assert_array_equal(out, torch_binary(op, a, b, "int64"), err_msg=op)
+    i8 = np.array([-128, -128, 127], np.int8)
+    d8 = np.array([-1, 3, -3], np.int8)
+    for op in DIVISION:
+        out = np.zeros_like(i8)
+        run_new_binary(op, out, i8, d8, "int8")
+        np.testing.assert_array_equal(out, torch_binary(op, i8, d8, "int8"), err_msg=op)
+
+
+def test_new_op_codes_and_names():
+    assert len(ALL_UNARY) == 30 and len(ALL_BINARY) == 27
+    x = np.zeros(2, np.float32)
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_unary(len(ALL_UNARY), x, x)
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_binary(len(ALL_BINARY), x, x, x)
+    # the error messages name the op of every code (through a dtype it refuses)
+    for op in ALL_UNARY:
+        name = "float32" if op == "bitwise_not" else "bool"
+        z = np.zeros(2, storage(name))
+        with pytest.raises(NotImplementedError, match=f"^{op}: not implemented for '{name}'"):
+            K._test_unary(ALL_UNARY.index(op), z, z, CODE[name])
+    for op in NEW_BINARY:
+        if op in ("fmax", "fmin"):          # every dtype
+            continue
+        name = "float32" if op in BITWISE + SHIFTS else "int32" if op == "atan2" else "bool"
+        z = np.zeros(2, storage(name))
+        with pytest.raises(NotImplementedError, match=f"^{op}: not implemented for '{name}'"):
+            K._test_binary(ALL_BINARY.index(op), z, z, z, CODE[name])

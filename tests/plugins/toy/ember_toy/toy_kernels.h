@@ -210,6 +210,23 @@ static double unary_d(int32_t op, double x) {
     case EMBER_UNARY_TANH: return tanh(x);
     case EMBER_UNARY_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case EMBER_UNARY_RECIPROCAL: return 1.0 / x;
+    case EMBER_UNARY_FLOOR: return floor(x);
+    case EMBER_UNARY_CEIL: return ceil(x);
+    case EMBER_UNARY_TRUNC: return trunc(x);
+    case EMBER_UNARY_ROUND: return nearbyint(x);       /* half to even */
+    case EMBER_UNARY_EXP2: return exp2(x);
+    case EMBER_UNARY_EXPM1: return expm1(x);
+    case EMBER_UNARY_LOG2: return log2(x);
+    case EMBER_UNARY_LOG10: return log10(x);
+    case EMBER_UNARY_LOG1P: return log1p(x);
+    case EMBER_UNARY_ERF: return erf(x);
+    case EMBER_UNARY_ERFC: return erfc(x);
+    case EMBER_UNARY_ASIN: return asin(x);
+    case EMBER_UNARY_ACOS: return acos(x);
+    case EMBER_UNARY_ATAN: return atan(x);
+    case EMBER_UNARY_SINH: return sinh(x);
+    case EMBER_UNARY_COSH: return cosh(x);
+    case EMBER_UNARY_RSQRT: return 1.0 / sqrt(x);
     default: return x * x;                  /* EMBER_UNARY_SQUARE */
     }
 }
@@ -220,7 +237,8 @@ static int64_t unary_i(int32_t op, int64_t x) {   /* wrapping integer arithmetic
     case EMBER_UNARY_NEG: return (int64_t)(0 - u);
     case EMBER_UNARY_RELU: return x > 0 ? x : 0;
     case EMBER_UNARY_ABS: return x < 0 ? (int64_t)(0 - u) : x;
-    default: return (int64_t)(u * u);       /* EMBER_UNARY_SQUARE */
+    case EMBER_UNARY_SQUARE: return (int64_t)(u * u);
+    default: return x;                      /* rounding: the identity on integers */
     }
 }
 
@@ -228,9 +246,10 @@ static int toy_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const em
     TOY_CHECK_VIEW(ctx, out);
     TOY_SAME_DTYPE(ctx, out, a);
     int fl = toy_is_float(out->dtype);
-    int ok = fl ? op >= 0 && op < EMBER_UNARY_COUNT
+    /* floats: every code but BITWISE_NOT; integers: the sign ops, square, rounding */
+    int ok = fl ? op >= 0 && op < EMBER_UNARY_BITWISE_NOT
                 : op == EMBER_UNARY_NEG || op == EMBER_UNARY_RELU || op == EMBER_UNARY_ABS ||
-                  op == EMBER_UNARY_SQUARE;
+                  op == EMBER_UNARY_SQUARE || (op >= EMBER_UNARY_FLOOR && op <= EMBER_UNARY_ROUND);
     if (!ok)
         return toy_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED,
                         "toy: unary op %d not implemented for dtype %d", (int)op, (int)out->dtype);
@@ -267,6 +286,10 @@ static double binary_d(int32_t op, double x, double y) {
     case EMBER_BINARY_DIV: return x / y;
     case EMBER_BINARY_MAXIMUM: return x != x || x > y ? x : y;   /* NaN propagates */
     case EMBER_BINARY_MINIMUM: return x != x || x < y ? x : y;
+    case EMBER_BINARY_ATAN2: return atan2(x, y);
+    case EMBER_BINARY_FMOD: return fmod(x, y);
+    case EMBER_BINARY_FMAX: return fmax(x, y);
+    case EMBER_BINARY_FMIN: return fmin(x, y);
     default: return pow(x, y);              /* EMBER_BINARY_POW */
     }
 }
@@ -277,8 +300,11 @@ static int64_t binary_i(int32_t op, int64_t x, int64_t y) {  /* wrapping integer
     case EMBER_BINARY_ADD: return (int64_t)((uint64_t)x + (uint64_t)y);
     case EMBER_BINARY_SUB: return (int64_t)((uint64_t)x - (uint64_t)y);
     case EMBER_BINARY_MUL: return (int64_t)((uint64_t)x * (uint64_t)y);
-    case EMBER_BINARY_MAXIMUM: return x > y ? x : y;
-    default: return x < y ? x : y;          /* EMBER_BINARY_MINIMUM */
+    case EMBER_BINARY_MAXIMUM: case EMBER_BINARY_FMAX: return x > y ? x : y;
+    case EMBER_BINARY_BITWISE_AND: return x & y;
+    case EMBER_BINARY_BITWISE_OR: return x | y;
+    case EMBER_BINARY_BITWISE_XOR: return x ^ y;
+    default: return x < y ? x : y;          /* EMBER_BINARY_MINIMUM, FMIN */
     }
 }
 
@@ -291,9 +317,12 @@ static int toy_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const e
     TOY_SAME_DTYPE(ctx, predicate ? b : out, a);    /* predicates: out is bool, a ~ b */
     TOY_SAME_DTYPE(ctx, predicate ? a : out, b);
     int fl = toy_is_float(a->dtype);
-    int ok = fl ? op >= 0 && op < EMBER_BINARY_COUNT       /* integers: no DIV (never sent), no POW */
-                : op != EMBER_BINARY_DIV && op != EMBER_BINARY_POW && op >= 0 &&
-                  op < EMBER_BINARY_COUNT;
+    /* a reference, not a catalogue: the codes below; the rest answer NOT_IMPLEMENTED */
+    int common = (op >= EMBER_BINARY_ADD && op <= EMBER_BINARY_MINIMUM && op != EMBER_BINARY_DIV)
+                 || predicate || op == EMBER_BINARY_FMAX || op == EMBER_BINARY_FMIN;
+    int ok = fl ? common || op == EMBER_BINARY_DIV || op == EMBER_BINARY_POW ||
+                  op == EMBER_BINARY_ATAN2 || op == EMBER_BINARY_FMOD
+                : common || (op >= EMBER_BINARY_BITWISE_AND && op <= EMBER_BINARY_BITWISE_XOR);
     if (!ok)
         return toy_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED,
                         "toy: binary op %d not implemented for dtype %d", (int)op, (int)out->dtype);
