@@ -8,6 +8,7 @@ cdef class device:
     cdef readonly object index        # int or None
     cdef object _prev                 # for `with device(...)`
     cdef Py_hash_t _hash
+    cdef object _backend              # its Backend, cached by backend_for
 
 
 cdef class Backend:

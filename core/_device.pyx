@@ -147,9 +147,12 @@ def _backends_snapshot():
 
 
 cdef Backend backend_for(device d):
+    if d._backend is not None:        # a type's Backend object never changes once made
+        return <Backend>d._backend
     cdef Backend b = _backends.get(d.type)
     if b is None:   # cannot happen for a constructed device, kept as a guard
         raise RuntimeError(missing_backend_message(d.type, "ember-" + d.type))
+    d._backend = b
     return b
 
 

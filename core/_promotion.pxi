@@ -29,6 +29,9 @@ cdef dtype scalar_dtype(object x, str op):
 cdef dtype result_type2(object a, object b, str op):
     """PyTorch's result_type over two operands (tensors or Python scalars)."""
     cdef dtype dim_r = None, zero_r = None, wrapped = None, d
+    if isinstance(a, TensorBase) and isinstance(b, TensorBase) and \
+            (<TensorBase>a)._dtype is (<TensorBase>b)._dtype:
+        return (<TensorBase>a)._dtype      # the common case: nothing to promote
     for x in (a, b):
         if isinstance(x, TensorBase):
             d = (<TensorBase>x)._dtype
