@@ -7,14 +7,16 @@ Names follow torch; a name shadowing a builtin (min, max, all) is not defined he
 import math
 
 from ember.core import _tensor as _T
+from ember.core._dtype import promote_types
 from ember.core._tensor import TensorBase
 from ember.core.typeinfo import finfo
 
-__all__ = ["addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero", "dot",
-           "isclose", "isfinite", "isinf", "isnan", "lerp", "log_softmax",
-           "logsumexp", "nan_to_num",
-           "mm", "mv", "outer", "rsub", "sign", "softmax", "std", "std_mean",
-           "var", "var_mean", "vector_norm"]
+__all__ = ["addcdiv", "addcmul", "allclose", "bmm", "cat", "clamp", "clip", "concat",
+           "concatenate", "count_nonzero", "diag", "dot", "eye", "hstack", "isclose",
+           "isfinite", "isinf", "isnan", "lerp", "linspace", "log_softmax", "logspace",
+           "logsumexp", "mm", "mv", "nan_to_num", "outer", "roll", "rsub", "sign", "softmax",
+           "stack", "std", "std_mean", "tile", "trace", "tril", "triu", "var", "var_mean",
+           "vector_norm", "vstack"]
 
 
 def _tensor(x, op, arg="input"):
@@ -277,3 +279,192 @@ def logsumexp(input, dim, keepdim=False):
     m = _T.where(isinf(m), 0.0, m).to(x.dtype)       # all -inf (or +inf) rows stay exact
     r = _T.log(_T.exp(x - m).sum(dim, keepdim=True)) + m
     return r if keepdim else r.squeeze(dim)
+
+
+# --- joining, repeating and triangular ops: views + copy_ / where, so every device has them
+
+def _wrap(dim, ndim, op):
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    return dim % ndim
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        _tensor(t, "cat", f"tensors[{i}]")
+    parts = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
+    ref = parts[0]
+    if ref.dim() == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap(dim, ref.dim(), "cat")
+    dtype = parts[0].dtype
+    for i, t in enumerate(parts):
+        if t.dim() != ref.dim():
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} "
+                               f"and {t.dim()}")
+        for k in range(ref.dim()):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} "
+                                   f"for tensor number {i} in the list.")
+        if t.device != ref.device:
+            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
+                               f"least two devices, {ref.device} and {t.device}!")
+        dtype = promote_types(dtype, t.dtype)
+    shape = list(ref.shape)
+    shape[d] = sum(t.shape[d] for t in parts)
+    result = _T.empty(shape, dtype=dtype, device=ref.device) if out is None else out
+    if out is not None and list(out.shape) != shape:
+        raise RuntimeError(f"cat(): out has shape {list(out.shape)}, expected {shape}")
+    start = 0
+    for t in parts:
+        result.narrow(d, start, t.shape[d]).copy_(t)
+        start += t.shape[d]
+    return result
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Stack same-shaped ``tensors`` along a new dim ``dim``."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if _tensor(t, "stack", f"tensors[{i}]").shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {i}")
+    d = _wrap(dim, tensors[0].dim() + 1, "stack")
+    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = [t if t.dim() else t.reshape(1) for t in tensors]
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    """Concatenate along dim 0, treating 1-D tensors as rows."""
+    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+
+
+def _repeat(input, repeats):
+    repeats = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) \
+        else tuple(repeats)
+    if len(repeats) < input.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    shape = (1,) * (len(repeats) - input.dim()) + tuple(input.shape)
+    x = input.reshape(shape)
+    # interleave a broadcast dim before every dim, then fold: [r0, s0, r1, s1, ...]
+    expanded = x.reshape(sum(((1, s) for s in shape), ())).expand(
+        sum(((r, s) for r, s in zip(repeats, shape)), ()))
+    return expanded.contiguous().reshape(tuple(r * s for r, s in zip(repeats, shape)))
+
+
+def repeat(input, *repeats):
+    """``input`` tiled ``repeats`` times along each dim (Tensor.repeat)."""
+    return _repeat(_tensor(input, "repeat"), repeats)
+
+
+def tile(input, dims):
+    """Like repeat, but with fewer ``dims`` than dimensions the leading ones repeat once."""
+    _tensor(input, "tile")
+    dims = tuple(dims)
+    return _repeat(input, (1,) * (input.dim() - len(dims)) + dims)
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted by ``shifts`` along ``dims`` (flattened when dims is None)."""
+    _tensor(input, "roll")
+    if dims is None:
+        return roll(input.flatten(), shifts, 0).view(input.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    r = input
+    for s, d in zip(shifts, dims):
+        n = r.shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            r = cat([r.narrow(d, n - s, s), r.narrow(d, 0, n - s)], d)
+    return r if r is not input else input.clone()
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """An n x m matrix with ones on the diagonal."""
+    out = _T.zeros(n, n if m is None else m, dtype=dtype, device=device,
+                   requires_grad=requires_grad)
+    out.diagonal().fill_(1)
+    return out
+
+
+def _triangle(input, diagonal, upper, op):
+    _tensor(input, op)
+    if input.dim() < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    rows, cols = input.shape[-2], input.shape[-1]
+    offset = _T.arange(cols, device=input.device) - _T.arange(rows, device=input.device).view(
+        rows, 1)                                       # col - row, broadcast [rows, cols]
+    keep = offset >= diagonal if upper else offset <= diagonal
+    return _T.where(keep, input, _T.zeros((), dtype=input.dtype, device=input.device))
+
+
+def tril(input, diagonal=0):
+    """The lower triangle (on and below ``diagonal``) of the last two dims; zeros above."""
+    return _triangle(input, diagonal, False, "tril")
+
+
+def triu(input, diagonal=0):
+    """The upper triangle (on and above ``diagonal``) of the last two dims; zeros below."""
+    return _triangle(input, diagonal, True, "triu")
+
+
+def diag(input, diagonal=0):
+    """1-D input: a matrix with it on ``diagonal``; 2-D input: that diagonal, as 1-D."""
+    _tensor(input, "diag")
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    if input.dim() != 1:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.dim()}D")
+    n = input.shape[0] + abs(diagonal)
+    out = _T.zeros(n, n, dtype=input.dtype, device=input.device)
+    out.diagonal(diagonal).copy_(input)
+    return out
+
+
+def trace(input):
+    """Sum of the main diagonal of a 2-D tensor."""
+    if _tensor(input, "trace").dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    # from both ends, as PyTorch does, so the last value is exactly `end`
+    half = steps // 2
+    values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    return values.to(_T._state_default_dtype() if dtype is None else dtype)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``base`` ** linspace(start, end, steps)."""
+    exps = linspace(start, end, steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
+    return (base ** exps).to(_T._state_default_dtype() if dtype is None else dtype)

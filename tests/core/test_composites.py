@@ -115,3 +115,36 @@ def test_where_errors_and_inplace(device, oracle):
     assert ember.iinfo(ember.int32).min == torch.iinfo(torch.int32).min
     with pytest.raises(TypeError):
         ember.finfo(ember.int32)
+
+
+@pytest.mark.parametrize("expr", [
+    "F.cat([a, b], 0)", "F.cat([a, b, a], 1)", "F.cat((a, b.double()), -1)",
+    "F.cat([a, F.zeros(0)])", "F.stack([a, b])", "F.stack([a, b], 2)", "F.stack([a[0], b[0]], -1)",
+    "F.hstack([a, b])", "F.vstack([a[0], b[1]])", "F.concat([a.t(), b.t()])",
+    "a.repeat(2, 3)", "a.repeat(2, 1, 2)", "a[0].repeat(3)", "F.tile(a, (2,))", "F.tile(a, (2, 1, 2))",
+    "F.roll(a, 1, 0)", "F.roll(a, -2, 1)", "F.roll(a, (1, 2), (0, 1))", "F.roll(a, 5)",
+    "F.eye(3)", "F.eye(2, 4)", "F.tril(a)", "F.tril(a, -1)", "F.triu(a, 1)",
+    "F.triu(a.view(2, 2, 3))", "F.diag(a)", "F.diag(a, 1)", "F.diag(a[0])", "F.diag(a[0], -2)",
+    "F.trace(a)", "F.linspace(0, 1, 5)", "F.linspace(-3, 10, 7)", "F.linspace(2, 2, 1)",
+    "F.logspace(0, 2, 3)", "F.linspace(0, 1, 4, dtype=F.float64)",
+])
+def test_joining_and_shape_composites(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=21)
+    b, tb = pair((4, 3), device, seed=22)
+    got = eval(expr, {"F": ember, "a": a, "b": b})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb})
+    oracle.assert_matches(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_joining_errors(device):
+    a = ember.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="Sizes of tensors must match except in dimension 0"):
+        ember.cat([a, ember.ones(2, 4, device=device)])
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        ember.stack([a, a.t()])
+    with pytest.raises(RuntimeError, match="non-empty"):
+        ember.cat([])
+    with pytest.raises(RuntimeError, match="zero-dimensional"):
+        ember.cat([ember.tensor(1.0), ember.tensor(2.0)])
+    with pytest.raises(RuntimeError, match="Number of dimensions of repeat dims"):
+        a.repeat(2)
