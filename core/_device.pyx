@@ -11,6 +11,7 @@ from ember_abi cimport EMBER_ABI_VERSION
 from ember.core import _state as _state_py
 from ember.core._dispatch cimport DispatchKey, FIRST_DYNAMIC_BACKEND, LAST_DYNAMIC_BACKEND
 
+ABI_VERSION = EMBER_ABI_VERSION        # the kernel ABI this build of ember speaks (abi.h)
 cdef dict _backends = {}              # type name -> Backend
 cdef list _by_key = [None] * 64       # backend key -> Backend
 cdef dict _device_cache = {}          # (type, index) -> device
@@ -56,7 +57,7 @@ cdef class Backend:
             ("from_host", <size_t><void*>t.from_host), ("unary", <size_t><void*>t.unary),
             ("binary", <size_t><void*>t.binary), ("reduce", <size_t><void*>t.reduce),
             ("matmul", <size_t><void*>t.matmul), ("random", <size_t><void*>t.random),
-            ("where", <size_t><void*>t.where)) if ptr == 0]
+            ("where", <size_t><void*>t.where), ("scan", <size_t><void*>t.scan)) if ptr == 0]
         if missing:
             raise RuntimeError(f"plugin {self.plugin!r} left kernel table entries unset for "
                                f"device type '{self.type}': {', '.join(missing)}")

@@ -11,6 +11,10 @@ cdef Op op_amax = Op("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=Fals
                      FAMILY_REDUCE, EMBER_REDUCE_MAX, _rules.reduction)
 cdef Op op_amin = Op("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
                      FAMILY_REDUCE, EMBER_REDUCE_MIN, _rules.reduction)
+cdef Op op_argmax = Op("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> "
+                       "Tensor", FAMILY_REDUCE, EMBER_REDUCE_ARGMAX, _rules.reduction)
+cdef Op op_argmin = Op("argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> "
+                       "Tensor", FAMILY_REDUCE, EMBER_REDUCE_ARGMIN, _rules.reduction)
 cdef Op op_mean = Op("mean", "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
                      "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_MEAN,
                      _rules.reduction)
@@ -46,7 +50,7 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
     elif (op.code == EMBER_REDUCE_SUM or op.code == EMBER_REDUCE_PROD) \
             and not a._dtype.is_floating_point:
         ct = _dtypes.int64                   # integer and bool sums/products widen
-    elif (op.code == EMBER_REDUCE_MAX or op.code == EMBER_REDUCE_MIN) and dtype_arg is not None:
+    elif op.code >= EMBER_REDUCE_MAX and dtype_arg is not None:
         raise TypeError(f"{op.name}() got an unexpected keyword argument 'dtype'")
     else:
         ct = a._dtype
@@ -56,7 +60,10 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
                            f"either a floating point or complex dtype. Got: {st_name(ct)}")
     cdef bint mask[MAX_DIM]
     cdef int i, nred = reduce_mask(a, dim, mask, op.name)
-    if op.code == EMBER_REDUCE_MAX or op.code == EMBER_REDUCE_MIN:
+    if op.code in (EMBER_REDUCE_MAX, EMBER_REDUCE_MIN, EMBER_REDUCE_ARGMAX, EMBER_REDUCE_ARGMIN):
+        if dim is None and a.numel_c() == 0 and op.code >= EMBER_REDUCE_ARGMAX:
+            raise RuntimeError(f"{op.name}(): Expected reduction dim to be specified for "
+                               f"input.numel() == 0.")
         for i in range(a._ndim):      # no identity element: an empty reduction is an error
             if mask[i] and a._sizes[i] == 0:
                 raise IndexError(f"{op.name}(): Expected reduction dim {i} to have non-zero "
@@ -72,10 +79,12 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
         elif keepdim:
             osizes[n] = 1
             n += 1
-    cdef TensorBase o = prepare_out(out, n, osizes, ct, a._device, op.name)
+    cdef bint positions = op.code == EMBER_REDUCE_ARGMAX or op.code == EMBER_REDUCE_ARGMIN
+    cdef dtype rt = _dtypes.int64 if positions else ct      # arg-reductions write int64
+    cdef TensorBase o = prepare_out(out, n, osizes, rt, a._device, op.name)
     if o._backend.is_meta:
         return o
-    cdef TensorBase dst = o if o._dtype is ct else empty_c(n, osizes, ct, o._device)
+    cdef TensorBase dst = o if o._dtype is rt else empty_c(n, osizes, rt, o._device)
     cdef TensorBase src = cast_to(a, ct)
     src.view_c(&va)
     dst.view_c(&vo)
@@ -139,3 +148,106 @@ def amax(input, dim=(), keepdim=False, *, out=None):
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
     return reduce_op(op_amin, as_tensor_arg(input, "amin", "input"), dim, keepdim, None, out)
+
+
+def argmax(input, dim=None, keepdim=False):
+    """Index of the first maximum over ``dim`` (of the flattened input when None)."""
+    return arg_reduce(op_argmax, as_tensor_arg(input, "argmax", "input"), dim, keepdim)
+
+
+def argmin(input, dim=None, keepdim=False):
+    """Index of the first minimum over ``dim`` (of the flattened input when None)."""
+    return arg_reduce(op_argmin, as_tensor_arg(input, "argmin", "input"), dim, keepdim)
+
+
+cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):
+    if dim is None:                    # positions in the flattened tensor (keepdim: all 1s)
+        r = reduce_op(op, a, None, keepdim, None, None)
+        return r
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{op.name}(): argument 'dim' must be int, not {type(dim).__name__}")
+    return reduce_op(op, a, dim, keepdim, None, None)
+
+
+# --- scans: the scanned dim is moved last (a view), the backend's `scan` runs along it -------
+
+cdef Op op_cumsum = Op("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> "
+                       "Tensor", FAMILY_REDUCE, EMBER_SCAN_CUMSUM, _rules.elementwise)
+cdef Op op_cumprod = Op("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) "
+                        "-> Tensor", FAMILY_REDUCE, EMBER_SCAN_CUMPROD, _rules.elementwise)
+cdef Op op_cummax = Op("cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor "
+                       "indices)", FAMILY_REDUCE, EMBER_SCAN_CUMMAX, _rules.elementwise)
+cdef Op op_cummin = Op("cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor "
+                       "indices)", FAMILY_REDUCE, EMBER_SCAN_CUMMIN, _rules.elementwise)
+
+
+cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
+    cdef int k = op.resolve(effective_keys(a._keys))
+    if (op._kernel_mask >> k) & 1:
+        return op._table[k](a, dim, dtype=dtype_arg)
+    cdef bint extreme = op.code == EMBER_SCAN_CUMMAX or op.code == EMBER_SCAN_CUMMIN
+    cdef dtype ct = a._dtype if dtype_arg is None else as_dtype(dtype_arg, op.name, "dtype")
+    if not extreme and dtype_arg is None and not ct.is_floating_point:
+        ct = _dtypes.int64                       # integer and bool sums/products widen
+    cdef int d = wrap_dim(dim, a._ndim, op.name)
+    cdef TensorBase src = a if a._ndim else reshape_c(a, ((1,),))
+    src = cast_to(movedim(src, d, -1) if src._ndim > 1 else src, ct)
+    cdef TensorBase values = empty_c(src._ndim, src._sizes, ct, a._device)
+    cdef TensorBase indices = empty_c(src._ndim, src._sizes, _dtypes.int64, a._device) \
+        if extreme else None
+    cdef ember_view vo, vi, va
+    cdef ember_ctx ctx
+    cdef int rc
+    cdef ember_kernel_table* t
+    if values.numel_c() and not values._backend.is_meta:
+        values.view_c(&vo)
+        src.view_c(&va)
+        if extreme:
+            indices.view_c(&vi)
+        t = values._backend.kernels()
+        init_ctx(&ctx)
+        with nogil:
+            rc = t.scan(&ctx, op.code, &vo, &vi if extreme else NULL, &va)
+        if rc:
+            raise_kernel_error(rc, &ctx)
+    results = [values] if not extreme else [values, indices]
+    for i in range(len(results)):        # back to the input's layout of dims
+        r = results[i]
+        if a._ndim > 1:
+            r = movedim(r, -1, d)
+        results[i] = reshape_c(r, (a.shape,)) if a._ndim == 0 else r
+    return results[0] if not extreme else _ValuesIndices(op.name, results[0], results[1])
+
+
+def _ValuesIndices(name, values, indices):
+    """PyTorch's torch.return_types.<name>(values, indices) named tuple."""
+    cls = _return_types.get(name)
+    if cls is None:
+        from collections import namedtuple
+        cls = _return_types[name] = namedtuple(name, ["values", "indices"])
+    return cls(values, indices)
+
+
+cdef dict _return_types = {}
+
+
+def cumsum(input, dim, *, dtype=None, out=None):
+    """Running sums along ``dim`` (integer inputs give int64)."""
+    r = scan_op(op_cumsum, as_tensor_arg(input, "cumsum", "input"), dim, dtype)
+    return r if out is None else out.copy_(r)
+
+
+def cumprod(input, dim, *, dtype=None, out=None):
+    """Running products along ``dim`` (integer inputs give int64)."""
+    r = scan_op(op_cumprod, as_tensor_arg(input, "cumprod", "input"), dim, dtype)
+    return r if out is None else out.copy_(r)
+
+
+def cummax(input, dim):
+    """(values, indices) of the running maximum along ``dim``."""
+    return scan_op(op_cummax, as_tensor_arg(input, "cummax", "input"), dim, None)
+
+
+def cummin(input, dim):
+    """(values, indices) of the running minimum along ``dim``."""
+    return scan_op(op_cummin, as_tensor_arg(input, "cummin", "input"), dim, None)

@@ -1,5 +1,6 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
-from ember.core import composites
+from ember.core import _tensor as _ops
+from ember.core import composites, minmax
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
@@ -26,4 +27,7 @@ for _name in ("addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_n
               "std", "tile", "trace", "tril", "triu", "var"):
     setattr(Tensor, _name, getattr(composites, _name))
 Tensor.diag = composites.diag
+Tensor.max, Tensor.min = minmax.max, minmax.min
+for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
+    setattr(Tensor, _name, getattr(_ops, _name))
 _set_tensor_class(Tensor)

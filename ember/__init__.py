@@ -30,10 +30,16 @@ from ember.core._tensor import add as add
 from ember.core._tensor import amax as amax
 from ember.core._tensor import amin as amin
 from ember.core._tensor import arange as arange
+from ember.core._tensor import argmax as argmax
+from ember.core._tensor import argmin as argmin
 from ember.core._tensor import as_strided as as_strided
 from ember.core._tensor import chunk as chunk
 from ember.core._tensor import clone as clone
 from ember.core._tensor import cos as cos
+from ember.core._tensor import cummax as cummax
+from ember.core._tensor import cummin as cummin
+from ember.core._tensor import cumprod as cumprod
+from ember.core._tensor import cumsum as cumsum
 from ember.core._tensor import diagonal as diagonal
 from ember.core._tensor import div as div
 from ember.core._tensor import empty as empty
@@ -114,6 +120,8 @@ from ember.core._tensor import where as where
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
+from ember.core.minmax import max as max  # noqa: F401
+from ember.core.minmax import min as min  # noqa: F401
 from ember.core.tensor import Tensor as Tensor
 from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo

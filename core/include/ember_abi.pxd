@@ -40,7 +40,11 @@ cdef extern from "ember/abi.h":
 
     enum:
         EMBER_REDUCE_SUM, EMBER_REDUCE_MEAN, EMBER_REDUCE_PROD, EMBER_REDUCE_MAX
-        EMBER_REDUCE_MIN, EMBER_REDUCE_COUNT
+        EMBER_REDUCE_MIN, EMBER_REDUCE_ARGMAX, EMBER_REDUCE_ARGMIN, EMBER_REDUCE_COUNT
+
+    enum:
+        EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN
+        EMBER_SCAN_COUNT
 
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
@@ -80,6 +84,8 @@ cdef extern from "ember/abi.h":
                       uint64_t offset, double p0, double p1) noexcept nogil
         int (*where)(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
                      const ember_view *a, const ember_view *b) noexcept nogil
+        int (*scan)(ember_ctx *ctx, int32_t op, const ember_view *out,
+                    const ember_view *indices, const ember_view *a) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -249,3 +249,45 @@ def test_div_rounding_modes(mode, dt, device, oracle):
     oracle.assert_matches(x, tx)
     with pytest.raises(ValueError, match="rounding_mode"):
         ember.div(a, b, rounding_mode="nearest")
+
+
+@pytest.mark.parametrize("expr", [
+    "F.argmax(a)", "F.argmax(a, 1)", "F.argmin(a, 0, keepdim=True)", "a.argmax(-1)",
+    "F.argmax(a, keepdim=True)", "F.argmax(a.t(), 1)", "F.argmin(i)", "F.argmax(i, 0)",
+    "F.max(a)", "F.min(a)", "F.max(a, b)", "F.min(a, 1).values", "F.min(a, 1).indices",
+    "F.max(a, 0, keepdim=True)[0]", "a.max(1)[1]", "F.max(a.t(), 1).indices",
+    "F.cumsum(a, 0)", "F.cumsum(a, 1)", "F.cumsum(i, 0)", "F.cumsum(a.t(), -1)",
+    "F.cumsum(i.int(), 1)", "F.cumsum(a, 0, dtype=F.float64)", "F.cumprod(a / 3, 1)",
+    "F.cumprod(i, 0)", "F.cummax(a, 0).values", "F.cummax(a, 1).indices",
+    "F.cummin(a.t(), 1).values", "F.cummin(a.t(), 1).indices", "F.cummax(i, 1).indices",
+    "a.cumsum(1)", "F.cumsum(F.tensor(3.0), 0)", "F.cummax(i.bool(), 0).values",
+])
+def test_arg_reductions_and_scans(expr, device, oracle):
+    a, ta = pair((4, 5), "float32", device, seed=31)
+    b, tb = pair((4, 5), "float32", device, seed=32)
+    i, ti = pair((4, 5), "int64", device, seed=33)
+    got = eval(expr, {"F": ember, "a": a, "b": b, "i": i})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "i": ti})
+    oracle.assert_matches(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_arg_and_scan_edge_cases(device, oracle):
+    nan = ember.tensor([1.0, float("nan"), 5.0, float("nan")], device=device)
+    tnan = torch.tensor([1.0, float("nan"), 5.0, float("nan")])
+    oracle.assert_matches(ember.argmax(nan), torch.argmax(tnan))
+    oracle.assert_matches(ember.argmin(nan), torch.argmin(tnan))
+    for f in ("cummax", "cummin"):
+        got, want = getattr(ember, f)(nan, 0), getattr(torch, f)(tnan, 0)
+        oracle.assert_matches(got.values, want.values)
+        oracle.assert_matches(got.indices, want.indices)
+    ties = ember.tensor([2, 2, 1, 2], device=device)
+    oracle.assert_matches(ember.cummax(ties, 0).indices, torch.cummax(torch.tensor([2, 2, 1, 2]), 0).indices)
+    oracle.assert_matches(ember.argmax(ties), torch.argmax(torch.tensor([2, 2, 1, 2])))
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        ember.argmax(ember.zeros(0, device=device))
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        ember.max(ember.zeros(0, device=device))
+    with pytest.raises(IndexError, match="non-zero size"):
+        ember.argmax(ember.zeros(0, 3, device=device), 0)
+    e = ember.zeros(0, 3, device=device)
+    oracle.assert_matches(ember.cumsum(e, 0), torch.cumsum(torch.zeros(0, 3), 0))

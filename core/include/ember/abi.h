@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#define EMBER_ABI_VERSION 2      /* 2: `where` */
+#define EMBER_ABI_VERSION 3      /* 2: `where`; 3: arg-reductions, `scan` */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -90,7 +90,18 @@ enum {
     EMBER_REDUCE_SUM = 0,
     EMBER_REDUCE_MEAN = 1,         /* floating dtypes only; empty reduction gives NaN */
     EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3, EMBER_REDUCE_MIN = 4,
-    EMBER_REDUCE_COUNT = 5
+    /* `out` is int64: the position of the first maximum/minimum within the reduced dims
+     * (row-major over them); a NaN counts as the extreme (PyTorch); empty: the core errors */
+    EMBER_REDUCE_ARGMAX = 5, EMBER_REDUCE_ARGMIN = 6,
+    EMBER_REDUCE_COUNT = 7
+};
+
+/* scans along the LAST dim of `a` (the core moves the scanned dim there); out has a's shape
+ * and dtype; CUMMAX/CUMMIN also write the position of the running extreme into `indices`
+ * (int64, a's shape; NULL for the other ops); a NaN becomes and stays the extreme */
+enum {
+    EMBER_SCAN_CUMSUM = 0, EMBER_SCAN_CUMPROD = 1, EMBER_SCAN_CUMMAX = 2, EMBER_SCAN_CUMMIN = 3,
+    EMBER_SCAN_COUNT = 4
 };
 
 /* random fills, counter-based: the same (seed, offset) gives the same numbers for any
@@ -149,6 +160,9 @@ typedef struct {
      * dtype (any of the ten); all three are broadcast to out's shape */
     int (*where)(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
                  const ember_view *a, const ember_view *b);
+    /* scans, see EMBER_SCAN_* */
+    int (*scan)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
+                const ember_view *a);
 } ember_kernel_table;
 
 #endif

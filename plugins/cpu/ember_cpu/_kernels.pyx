@@ -24,7 +24,7 @@ from ember_cpu._openmp_helpers cimport (
     EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
 )
 from ember_cpu._random cimport random_kernel
-from ember_cpu._reduce cimport reduce_kernel
+from ember_cpu._reduce cimport reduce_kernel, scan_kernel
 from ember_cpu._strided cimport (
     BUF_LEN, MAX_CHUNKS, PARALLEL_CUTOFF, dtype_itemsize, is_floating, load, store,
     num_threads, set_num_threads, set_error, error_dtype,
@@ -155,6 +155,7 @@ TABLE.reduce = reduce_kernel
 TABLE.matmul = matmul_kernel
 TABLE.random = random_kernel
 TABLE.where = where_kernel
+TABLE.scan = scan_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
@@ -320,15 +321,36 @@ def _test_where(cnp.ndarray out, cnp.ndarray cond, cnp.ndarray a, cnp.ndarray b,
     _check(rc, &ctx)
 
 
-def _test_reduce(int op, cnp.ndarray out, cnp.ndarray a, int nreduce, int dtype=-1):
+def _test_reduce(int op, cnp.ndarray out, cnp.ndarray a, int nreduce, int dtype=-1,
+                 int out_dtype=-1):
+    """`dtype`: a's code (-1: from NumPy); `out_dtype`: out's, defaulting to `dtype`
+    (argmax/argmin: pass 4, int64)."""
     cdef ember_ctx ctx
     cdef ember_view vo, va
     cdef int rc
     _ctx(&ctx)
-    _view(&vo, out, dtype, True)
+    _view(&vo, out, dtype if out_dtype < 0 else out_dtype, True)
     _view(&va, a, dtype, False)
     with nogil:
         rc = TABLE.reduce(&ctx, op, &vo, &va, nreduce)
+    _check(rc, &ctx)
+
+
+def _test_scan(int op, cnp.ndarray out, indices, cnp.ndarray a, int dtype=-1):
+    """Scan along a's last dim; `indices`: an int64 array of a's shape (cummax/cummin)
+    or None (passed as NULL); `dtype`: the code of out and a (-1: from NumPy)."""
+    cdef ember_ctx ctx
+    cdef ember_view vo, vi, va
+    cdef const ember_view *pi = NULL
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&va, a, dtype, False)
+    if indices is not None:
+        _view(&vi, <cnp.ndarray?>indices, -1, True)
+        pi = &vi
+    with nogil:
+        rc = TABLE.scan(&ctx, op, &vo, pi, &va)
     _check(rc, &ctx)
 
 

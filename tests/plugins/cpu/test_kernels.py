@@ -1465,3 +1465,253 @@ def test_new_op_codes_and_names():
         z = np.zeros(2, storage(name))
         with pytest.raises(NotImplementedError, match=f"^{op}: not implemented for '{name}'"):
             K._test_binary(ALL_BINARY.index(op), z, z, z, CODE[name])
+
+
+# -- argmax / argmin (ABI 3) ----------------------------------------------------------------
+
+ARGMAX, ARGMIN = 5, 6
+INT64 = CODE["int64"]
+
+
+def tied_input(name, shape, rng):
+    """Small integers (many ties) in dtype `name`."""
+    if name == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    lo = 0 if name == "uint8" else -3
+    return np.asarray(to_dtype(rng.integers(lo, 4, size=shape).astype(np.float64), name))
+
+
+def arg_reference(op, a, name, nreduce):
+    """First max/min (a NaN counts as the extreme) over the trailing dims, row-major."""
+    v = values(a, name)
+    v = v.reshape(a.shape[: a.ndim - nreduce] + (-1,))
+    return (np.argmax if op == ARGMAX else np.argmin)(v, axis=-1).astype(np.int64)
+
+
+def run_arg(op, out, a, nreduce, name):
+    K._test_reduce(op, out, a, nreduce, CODE[name], INT64)
+
+
+ARG_LAYOUTS = {k: REDUCE_LAYOUTS[k] for k in
+               ["full", "last", "first", "two_trailing", "tiny_inner", "keep_two",
+                "all_of_3d", "stepped_outer", "one_element", "large_rows", "large_outer",
+                "large_two"]}
+
+
+@pytest.mark.parametrize("layout", list(ARG_LAYOUTS))
+@pytest.mark.parametrize("op", [ARGMAX, ARGMIN])
+@pytest.mark.parametrize("name", DTYPES)
+def test_argmax_argmin(layout, op, name, rng, threads):
+    shape, view, nreduce = ARG_LAYOUTS[layout]
+    for a in (view(tied_input(name, shape, rng)), view(make(name, shape, rng))):
+        want = arg_reference(op, a, name, nreduce)
+        for n in (1, 2):
+            threads(n)
+            out = np.full(a.shape[: a.ndim - nreduce], -7, np.int64)
+            run_arg(op, out, a, nreduce, name)
+            np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("name", FLOATS)
+@pytest.mark.parametrize("op", [ARGMAX, ARGMIN])
+def test_argmax_argmin_nan_against_torch(op, name, rng):
+    x = rng.integers(-3, 4, size=(6, 40)).astype(np.float64)
+    x[1, 5] = x[1, 20] = np.nan        # the first NaN wins
+    x[2, 39] = np.nan
+    x[3, 0] = np.nan
+    x[4, :] = np.nan
+    a = to_dtype(x, name)
+    f = torch.argmax if op == ARGMAX else torch.argmin
+    want = f(to_torch(a, name), dim=-1).numpy()
+    out = np.zeros(6, np.int64)
+    run_arg(op, out, a, 1, name)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(out, [arg_reference(op, a, name, 1)[0], 5, 39, 0, 0,
+                                        arg_reference(op, a, name, 1)[5]])
+    # middle dims through the trailing-dims contract: reduce dims 1, 2 of a [2, 3, 40]
+    b = a.reshape(2, 3, 40)
+    out2 = np.zeros(2, np.int64)
+    run_arg(op, out2, b, 2, name)
+    np.testing.assert_array_equal(out2, f(to_torch(b, name).reshape(2, -1), dim=-1).numpy())
+    # strided: every other column, transposed view
+    c = a.T[::2].T
+    out3 = np.zeros(6, np.int64)
+    run_arg(op, out3, c, 1, name)
+    np.testing.assert_array_equal(out3, f(to_torch(c, name), dim=-1).numpy())
+
+
+@pytest.mark.parametrize("name", [n for n in DTYPES if n != "bool"])
+@pytest.mark.parametrize("op", [ARGMAX, ARGMIN])
+def test_argmax_argmin_against_torch(op, name, rng):
+    a = tied_input(name, (5, 7, 9), rng).transpose(1, 0, 2)
+    f = torch.argmax if op == ARGMAX else torch.argmin
+    out = np.zeros(14, np.int64)[::2]
+    run_arg(op, out, a, 2, name)
+    np.testing.assert_array_equal(out, f(to_torch(a, name).reshape(7, -1), dim=-1).numpy())
+
+
+def test_argmax_errors():
+    a = np.zeros((3, 4), np.float32)
+    with pytest.raises(TypeError, match="argmax: out must be int64"):
+        K._test_reduce(ARGMAX, np.zeros(3, np.float32), a, 1)
+    with pytest.raises(RuntimeError, match="argmin: cannot reduce over an empty"):
+        run_arg(ARGMIN, np.zeros(3, np.int64), np.zeros((3, 0), np.float32), 1, "float32")
+    run_arg(ARGMAX, np.zeros(0, np.int64), np.zeros((0, 5), np.float32), 1, "float32")
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_reduce(7, np.zeros((), np.int64), np.zeros(3), 1)
+
+
+# -- scans (ABI 3) --------------------------------------------------------------------------
+
+SCAN = ["cumsum", "cumprod", "cummax", "cummin"]
+
+
+def scan_input(op, name, shape, rng):
+    if op == "cumprod" and name in FLOATS:
+        return make(name, shape, rng, 0.9, 1.1)
+    if op == "cumprod" and name in INTS:
+        return make(name, shape, rng, -2, 3)
+    return tied_input(name, shape, rng) if op in ("cummax", "cummin") else make(name, shape, rng)
+
+
+def torch_scan(op, a, name):
+    t = to_torch(a, name)
+    if op in ("cummax", "cummin"):
+        r = getattr(torch, op)(t, dim=-1)
+        return from_torch(r.values, name), r.indices.numpy()
+    return from_torch(getattr(torch, op)(t, dim=-1, dtype=t.dtype), name), None
+
+
+def run_scan(op, out, idx, a, name):
+    K._test_scan(SCAN.index(op), out, idx, a, CODE[name])
+
+
+def scan_tol(op, name, n):
+    """torch accumulates float32 in double, ember in float32 (as the ABI allows)."""
+    if name != "float32" or op in ("cummax", "cummin"):
+        return None
+    return 2e-6 + n * 6e-8
+
+
+SCAN_LAYOUTS = {
+    # name: (base shape, view of a, view of out/indices storage -> the out view)
+    "1d": ((50,), lambda x: x, lambda s: np.zeros(s)),
+    "rows": ((7, 33), lambda x: x, lambda s: np.zeros(s)),
+    "long_rows": ((3, 1300), lambda x: x, lambda s: np.zeros(s)),     # crosses BUF_LEN
+    "transposed_a": ((33, 7), lambda x: x.T, lambda s: np.zeros(s)),
+    "transposed_out": ((7, 33), lambda x: x, lambda s: np.zeros(s[::-1]).T),
+    "strided": ((6, 8, 40), lambda x: x[::2, :, ::3], lambda s: np.zeros(s + (2,))[..., 0]),
+    "3d_middle": ((4, 5, 6), lambda x: x.transpose(2, 0, 1), lambda s: np.zeros(s)),
+    "length_one": ((9, 1), lambda x: x, lambda s: np.zeros(s)),
+    "empty": ((0, 5), lambda x: x, lambda s: np.zeros(s)),
+}
+
+
+def _scan_out(maker, shape, dtype):
+    """The out/indices view `maker` lays out, with storage dtype `dtype`."""
+    probe = maker(shape)
+    base = probe.base if probe.base is not None else probe
+    new_base = np.full(base.shape, 9, dtype)
+    return np.lib.stride_tricks.as_strided(
+        new_base, probe.shape,
+        tuple(s // probe.itemsize * new_base.itemsize for s in probe.strides))
+
+
+@pytest.mark.parametrize("layout", list(SCAN_LAYOUTS))
+@pytest.mark.parametrize("op", SCAN)
+@pytest.mark.parametrize("name", DTYPES)
+def test_scan(layout, op, name, rng, threads):
+    shape, view, _ = SCAN_LAYOUTS[layout]
+    a = view(scan_input(op, name, shape, rng))
+    out = _scan_out(SCAN_LAYOUTS[layout][2], a.shape, storage(name))
+    idx = _scan_out(SCAN_LAYOUTS[layout][2], a.shape, np.int64) if op in ("cummax", "cummin") \
+        else None
+    if name == "bool" and op in ("cumsum", "cumprod"):
+        with pytest.raises(NotImplementedError, match=f"{op}: not implemented for 'bool'"):
+            run_scan(op, out, idx, a, name)
+        return
+    want, want_idx = torch_scan(op, a, name)
+    for n in (1, 2):
+        threads(n)
+        run_scan(op, out, idx, a, name)
+        assert_same(out, want, name, scan_tol(op, name, a.shape[-1]))
+        if idx is not None:
+            np.testing.assert_array_equal(idx, want_idx)
+
+
+@pytest.mark.parametrize("name", FLOATS)
+@pytest.mark.parametrize("op", SCAN)
+def test_scan_nan_and_ties(op, name):
+    x = np.array([[1, 3, 3, np.nan, 2, np.nan, 5, 1],
+                  [2, 2, 1, 1, 2, 0, 0, 3],
+                  [np.nan, 1, 2, 3, 4, 5, 6, 7],
+                  [4, 3, 4, 3, 4, 3, np.nan, np.nan]])
+    a = to_dtype(x, name)
+    out = np.zeros_like(a)
+    idx = np.zeros(a.shape, np.int64) if op in ("cummax", "cummin") else None
+    run_scan(op, out, idx, a, name)
+    want, want_idx = torch_scan(op, a, name)
+    assert_same(out, want, name)
+    if idx is not None:
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+@pytest.mark.parametrize("name", INTS + ["bool"])
+def test_scan_integer_ties(name, rng):
+    a = tied_input(name, (5, 60), rng)
+    for op in ("cummax", "cummin"):
+        out = np.zeros_like(a)
+        idx = np.zeros(a.shape, np.int64)
+        run_scan(op, out, idx, a, name)
+        want, want_idx = torch_scan(op, a, name)
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+def test_scan_integer_wraps():
+    a = np.array([100, 100, 100, 60], np.int8)
+    for op in ("cumsum", "cumprod"):
+        out = np.zeros_like(a)
+        run_scan(op, out, None, a, "int8")
+        np.testing.assert_array_equal(out, torch_scan(op, a, "int8")[0])
+
+
+def test_scan_in_place(rng):
+    a = rng.standard_normal((4, 700))
+    want = np.cumsum(a, axis=-1)
+    run_scan("cumsum", a, None, a, "float64")
+    np.testing.assert_array_equal(a, want)
+
+
+@pytest.mark.parametrize("op", SCAN)
+@pytest.mark.parametrize("name", ["float32", "int32", "bfloat16"])
+def test_scan_large_parallel_matches_serial(op, name, rng, threads):
+    a = scan_input(op, name, (257, 3000), rng).T          # 3000 rows, strided
+    results = []
+    for nt in (1, 2, 1, 2):
+        threads(nt)
+        out = np.zeros(a.shape, storage(name))
+        idx = np.zeros(a.shape, np.int64) if op in ("cummax", "cummin") else None
+        run_scan(op, out, idx, a, name)
+        results.append((out.tobytes(), None if idx is None else idx.tobytes()))
+    assert all(r == results[0] for r in results[1:])
+    want, want_idx = torch_scan(op, a, name)
+    assert_same(out, want, name, scan_tol(op, name, a.shape[-1]))
+    if idx is not None:
+        np.testing.assert_array_equal(idx, want_idx)
+
+
+def test_scan_errors():
+    a = np.zeros((3, 4), np.float32)
+    with pytest.raises(ValueError, match="unknown op"):
+        K._test_scan(4, a.copy(), None, a)
+    with pytest.raises(ValueError, match="cummax: needs an indices view"):
+        K._test_scan(2, a.copy(), None, a)
+    with pytest.raises(TypeError, match="cummin: indices must be int64"):
+        K._test_scan(3, a.copy(), np.zeros((3, 4), np.int32), a)
+    with pytest.raises(TypeError, match="cumsum: out must have the input's dtype"):
+        K._test_scan(0, np.zeros((3, 4)), None, a)
+    with pytest.raises(ValueError, match="cumprod: operand shapes do not match"):
+        K._test_scan(1, np.zeros((3, 5), np.float32), None, a)
+    with pytest.raises(NotImplementedError, match="cumprod: not implemented for 'bool'"):
+        K._test_scan(1, np.zeros(3, bool), None, np.zeros(3, bool))

@@ -349,8 +349,12 @@ static int toy_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const e
                       int32_t nreduce) {
     TOY_CHECK_VIEW(ctx, out);
     TOY_CHECK_VIEW(ctx, a);
-    TOY_SAME_DTYPE(ctx, out, a);
-    int fl = toy_is_float(out->dtype), nkeep = a->ndim - nreduce;
+    int arg = op == EMBER_REDUCE_ARGMAX || op == EMBER_REDUCE_ARGMIN;   /* int64 positions */
+    if (arg && out->dtype != EMBER_INT64)
+        return toy_fail(ctx, EMBER_ERR_TYPE, "toy: argmax/argmin write int64");
+    if (!arg)
+        TOY_SAME_DTYPE(ctx, out, a);
+    int fl = toy_is_float(a->dtype), nkeep = a->ndim - nreduce;
     if (nreduce < 0 || nkeep != out->ndim)
         return toy_fail(ctx, EMBER_ERR_VALUE, "toy: reduce got %d dims, nreduce %d, out %d dims",
                         (int)a->ndim, (int)nreduce, (int)out->ndim);
@@ -370,6 +374,21 @@ static int toy_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const e
         it_add(&inner, outer.ptr[1], a->strides + nkeep, a->dtype);
         double sd = op == EMBER_REDUCE_PROD ? 1.0 : 0.0;
         uint64_t si = op == EMBER_REDUCE_PROD ? 1 : 0;       /* wrapping integer accumulator */
+        if (arg) {                                       /* first extreme; NaN wins */
+            int64_t best = 0;
+            double bv = 0;
+            for (int64_t j = 0; j < m; j++, it_next(&inner)) {
+                double v = fl ? load_d(inner.ptr[0], a->dtype)
+                              : (double)load_i(inner.ptr[0], a->dtype);
+                if (j == 0 || (bv == bv && (v != v || (op == EMBER_REDUCE_ARGMAX ? v > bv
+                                                                                 : v < bv)))) {
+                    best = j;
+                    bv = v;
+                }
+            }
+            store_i(outer.ptr[0], out->dtype, best);
+            continue;
+        }
         for (int64_t j = 0; j < m; j++, it_next(&inner)) {
             if (fl) {
                 double v = load_d(inner.ptr[0], a->dtype);
@@ -478,11 +497,61 @@ static int toy_where(ember_ctx *ctx, const ember_view *out, const ember_view *co
     return EMBER_OK;
 }
 
+/* ---- scans along the last dim: cumsum, cumprod, cummax/cummin (with indices) ---------- */
+
+static int toy_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
+                    const ember_view *a) {
+    TOY_CHECK_VIEW(ctx, out);
+    TOY_SAME_DTYPE(ctx, out, a);
+    int extreme = op == EMBER_SCAN_CUMMAX || op == EMBER_SCAN_CUMMIN;
+    if (op < 0 || op >= EMBER_SCAN_COUNT || a->ndim < 1 || (extreme && !indices))
+        return toy_fail(ctx, EMBER_ERR_VALUE, "toy: bad scan call (op %d)", (int)op);
+    int fl = toy_is_float(a->dtype), last = a->ndim - 1;
+    int64_t len = a->sizes[last], rows = toy_numel(last, a->sizes);
+    toy_iter it;                                         /* over every dim but the last */
+    it_init(&it, last, a->sizes);
+    it_add(&it, out->data, out->strides, out->dtype);
+    it_add(&it, a->data, a->strides, a->dtype);
+    if (extreme) it_add(&it, indices->data, indices->strides, EMBER_INT64);
+    int64_t so = out->strides[last] * toy_itemsize(out->dtype);
+    int64_t sa = a->strides[last] * toy_itemsize(a->dtype);
+    int64_t si = extreme ? indices->strides[last] * 8 : 0;
+    for (int64_t r = 0; r < rows; r++, it_next(&it)) {
+        double accd = op == EMBER_SCAN_CUMPROD ? 1.0 : 0.0;
+        int64_t acci = op == EMBER_SCAN_CUMPROD ? 1 : 0, at = 0;
+        for (int64_t j = 0; j < len; j++) {
+            char *po = it.ptr[0] + j * so, *pa = it.ptr[1] + j * sa;
+            if (fl) {
+                double v = load_d(pa, a->dtype);
+                if (op == EMBER_SCAN_CUMSUM) accd += v;
+                else if (op == EMBER_SCAN_CUMPROD) accd *= v;
+                else if (j == 0 || v != v ||             /* a NaN takes over, as in torch */
+                         (accd == accd && (op == EMBER_SCAN_CUMMAX ? v >= accd : v <= accd))) {
+                    accd = v;                            /* ties: the latest index, as torch */
+                    at = j;
+                }
+                store_d(po, out->dtype, accd);
+            } else {
+                int64_t v = load_i(pa, a->dtype);
+                if (op == EMBER_SCAN_CUMSUM) acci = (int64_t)((uint64_t)acci + (uint64_t)v);
+                else if (op == EMBER_SCAN_CUMPROD) acci = (int64_t)((uint64_t)acci * (uint64_t)v);
+                else if (j == 0 || (op == EMBER_SCAN_CUMMAX ? v >= acci : v <= acci)) {
+                    acci = v;
+                    at = j;
+                }
+                store_i(po, out->dtype, acci);
+            }
+            if (extreme) store_i(it.ptr[2] + j * si, EMBER_INT64, at);
+        }
+    }
+    return EMBER_OK;
+}
+
 /* ---- the table handed to ember --------------------------------------------------------- */
 
 static ember_kernel_table toy_table = {
     EMBER_ABI_VERSION, 0, toy_alloc, toy_free, toy_copy, toy_fill, toy_to_host, toy_from_host,
-    toy_unary, toy_binary, toy_reduce, toy_matmul, toy_random, toy_where,
+    toy_unary, toy_binary, toy_reduce, toy_matmul, toy_random, toy_where, toy_scan,
 };
 
 static int64_t toy_allocations(void) { return (int64_t)atomic_load(&toy_alloc_count); }

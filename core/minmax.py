@@ -1,0 +1,33 @@
+"""ember.max / ember.min with PyTorch's overloads: the full reduction, (values, indices)
+over ``dim``, or the elementwise maximum/minimum with another tensor.  (A module of its
+own: the names shadow Python's builtins.)"""
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase
+
+__all__ = ["max", "min"]
+
+
+def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if isinstance(dim, TensorBase):                      # max(input, other)
+        return other_fn(input, dim)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return full_fn(input)
+    return _T._ValuesIndices(name, full_fn(input, dim, keepdim), pos_fn(input, dim, keepdim))
+
+
+def max(input, dim=None, keepdim=False):
+    """max(input) -> the largest element; max(input, dim, keepdim=False) -> (values, indices);
+    max(input, other) -> the elementwise maximum."""
+    return _extreme("max", input, dim, keepdim, _T.maximum, _T.amax, _T.argmax)
+
+
+def min(input, dim=None, keepdim=False):
+    """min(input) -> the smallest element; min(input, dim, keepdim=False) -> (values, indices);
+    min(input, other) -> the elementwise minimum."""
+    return _extreme("min", input, dim, keepdim, _T.minimum, _T.amin, _T.argmin)
