@@ -158,7 +158,7 @@ def _var(input, dim, correction, keepdim, op):
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
     var = _T.square(x - mean).sum(dim, keepdim=keepdim) / max(0, n - correction)
-    return var, (mean if keepdim else mean.sum(dim) if dim is not None else mean.view(()))
+    return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
 
 
 def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
