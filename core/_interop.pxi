@@ -151,3 +151,13 @@ def from_dlpack(ext_tensor):
 def _rebuild_tensor(array, str dtype_name, str device_str):
     """Unpickling: values as a NumPy array, plus the dtype and device."""
     return from_host_array(array, _dtypes._dtype_by_name[dtype_name], as_device(device_str))
+
+
+def _to_host(TensorBase t):
+    """t's values as a new NumPy array (bfloat16 as float32): for the host-side ops."""
+    return host_array(t)
+
+
+def _from_host(arr, dtype dt, device dev):
+    """A tensor on `dev` with dtype `dt` holding a copy of the NumPy array `arr`."""
+    return from_host_array(arr, dt, dev)

@@ -1,6 +1,6 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _tensor as _ops
-from ember.core import composites, minmax
+from ember.core import composites, minmax, sorting
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
@@ -30,4 +30,6 @@ Tensor.diag = composites.diag
 Tensor.max, Tensor.min = minmax.max, minmax.min
 for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
     setattr(Tensor, _name, getattr(_ops, _name))
+for _name in ("argsort", "kthvalue", "median", "sort", "topk", "unique"):
+    setattr(Tensor, _name, getattr(sorting, _name))
 _set_tensor_class(Tensor)

@@ -1,0 +1,136 @@
+"""Order statistics: sort, argsort, topk, kthvalue, median, unique, randperm.
+
+They run on the host through NumPy (the op catalogue allows NumPy for sort/topk/unique)
+and copy the result back to the tensor's device, so every device has them.  NumPy is
+imported on first use: `import ember` stays free of it."""
+
+from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
+from ember.core._tensor import TensorBase
+
+__all__ = ["argsort", "kthvalue", "median", "randperm", "sort", "topk", "unique"]
+
+_INT64 = _dtype_by_name["int64"]
+
+
+def _numpy():
+    import numpy
+    return numpy
+
+
+def _arg(x, op):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _axis(t, dim, op):
+    n = max(t.dim(), 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+def _back(t, values, indices, name):
+    return _T._ValuesIndices(name, _T._from_host(values, t.dtype, t.device),
+                             _T._from_host(indices, _INT64, t.device))
+
+
+def _order(arr, axis, descending):
+    """Stable ascending order, or descending with NaN first (as torch)."""
+    np = _numpy()
+    idx = np.argsort(arr, axis=axis, kind="stable")
+    return np.flip(idx, axis=axis) if descending else idx
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
+    np = _numpy()
+    t = _arg(input, "sort")
+    arr = np.atleast_1d(_T._to_host(t))
+    axis = _axis(t, dim, "sort")
+    idx = _order(arr, axis, descending)
+    values = np.take_along_axis(arr, idx, axis)
+    return _back(t, values.reshape(t.shape), idx.reshape(t.shape), "sort")
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim``."""
+    return sort(input, dim, descending, stable).indices
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
+    np = _numpy()
+    t = _arg(input, "topk")
+    axis = _axis(t, dim, "topk")
+    size = t.shape[axis] if t.dim() else 1
+    if not 0 <= k <= size:
+        raise RuntimeError("selected index k out of range")
+    arr = np.atleast_1d(_T._to_host(t))
+    idx = np.take(_order(arr, axis, largest), np.arange(k), axis=axis)
+    values = np.take_along_axis(arr, idx, axis)
+    shape = list(t.shape) or [1]
+    shape[axis] = k
+    if not t.dim():
+        shape = []
+    return _back(t, values.reshape(shape), idx.reshape(shape), "topk")
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """(values, indices) of the ``k``-th smallest element (1-based) along ``dim``."""
+    np = _numpy()
+    t = _arg(input, "kthvalue")
+    axis = _axis(t, dim, "kthvalue")
+    size = t.shape[axis] if t.dim() else 1
+    if not 1 <= k <= size:
+        raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
+    arr = np.atleast_1d(_T._to_host(t))
+    idx = np.take(np.argsort(arr, axis=axis, kind="stable"), [k - 1], axis=axis)
+    values = np.take_along_axis(arr, idx, axis)
+    if not keepdim:
+        idx, values = np.squeeze(idx, axis), np.squeeze(values, axis)
+    if not t.dim():
+        idx, values = idx.reshape(()), values.reshape(())
+    return _back(t, values, idx, "kthvalue")
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median: of all elements (dim=None), or (values, indices) along ``dim``."""
+    t = _arg(input, "median")
+    if dim is None:
+        flat = t.reshape(-1)
+        if flat.numel() == 0:
+            return _T.full((), float("nan"), dtype=t.dtype, device=t.device)
+        return kthvalue(flat, (flat.numel() + 1) // 2).values
+    axis = _axis(t, dim, "median")
+    size = t.shape[axis] if t.dim() else 1
+    r = kthvalue(t, (size + 1) // 2, axis, keepdim)
+    return _T._ValuesIndices("median", r.values, r.indices)
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values of ``input`` (sorted), optionally with the inverse mapping and the
+    counts."""
+    np = _numpy()
+    t = _arg(input, "unique")
+    if dim is not None:
+        raise NotImplementedError("unique(dim=...) is not supported yet; use dim=None")
+    arr = _T._to_host(t)
+    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
+    out = [_T._from_host(values, t.dtype, t.device)]
+    if return_inverse:
+        out.append(_T._from_host(inverse.reshape(t.shape), _INT64, t.device))
+    if return_counts:
+        out.append(_T._from_host(counts, _INT64, t.device))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """A random permutation of 0 .. n-1, from the (seeded) ember generator."""
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    keys = _T.rand(n, generator=generator, dtype=_dtype_by_name["float64"], device=device)
+    perm = argsort(keys)
+    return perm if dtype is None else perm.to(dtype)
