@@ -1,6 +1,6 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _tensor as _ops
-from ember.core import composites, minmax, sorting
+from ember.core import composites, minmax, random_ops, sorting
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
@@ -32,4 +32,5 @@ for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
     setattr(Tensor, _name, getattr(_ops, _name))
 for _name in ("argsort", "kthvalue", "median", "sort", "topk", "unique"):
     setattr(Tensor, _name, getattr(sorting, _name))
+Tensor.bernoulli = random_ops.bernoulli
 _set_tensor_class(Tensor)

@@ -122,6 +122,7 @@ from ember.core._tensor import zeros_like as zeros_like
 from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
+from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)
 from ember.core.tensor import Tensor as Tensor
 from ember.core.typeinfo import finfo as finfo

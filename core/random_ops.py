@@ -1,0 +1,66 @@
+"""Random sampling composed from the counter-based uniform/normal fills: randint, normal,
+bernoulli.  They draw from ember's generators, so a seed reproduces them on any device and
+at any thread count."""
+from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
+from ember.core._tensor import TensorBase
+
+__all__ = ["bernoulli", "normal", "randint", "randint_like"]
+
+_FLOAT64 = _dtype_by_name["float64"]
+
+
+def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
+    """randint(high, size) or randint(low, high, size): integers uniform in [low, high)."""
+    if "size" in kwargs:
+        args = args + (kwargs.pop("size"),)
+    if "high" in kwargs:
+        args = ((kwargs.pop("low", 0), kwargs.pop("high")) + args)
+    if kwargs:
+        raise TypeError(f"randint() got unexpected keyword arguments {sorted(kwargs)}")
+    if len(args) == 2:
+        low, (high, size) = 0, args
+    elif len(args) == 3:
+        low, high, size = args
+    else:
+        raise TypeError("randint() expects (high, size) or (low, high, size)")
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    u = _T.rand(*tuple(size), generator=generator, dtype=_FLOAT64, device=device)
+    r = (u * (high - low)).floor() + low
+    return r.to(_dtype_by_name["int64"] if dtype is None else dtype)
+
+
+def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+    """randint with ``input``'s shape (and dtype and device unless given)."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=input.dtype if dtype is None else dtype,
+                   device=input.device if device is None else device)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+           requires_grad=False):
+    """Samples of N(mean, std): scalars with ``size``, or tensors (broadcast together)."""
+    if isinstance(std, (int, float)) and std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    if size is not None:
+        return _T.randn(*tuple(size), generator=generator, dtype=dtype, device=device) * std \
+            + mean
+    tensors = [x for x in (mean, std) if isinstance(x, TensorBase)]
+    if not tensors:
+        raise TypeError("normal(): give a size, or mean/std tensors")
+    shape = tuple((mean * 0 + std * 0).shape) if len(tensors) == 2 else tuple(tensors[0].shape)
+    z = _T.randn(*shape, generator=generator, dtype=tensors[0].dtype, device=tensors[0].device)
+    return z * std + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    probs = input if p is None else p
+    u = _T.rand(*tuple(input.shape), generator=generator, dtype=_FLOAT64, device=input.device)
+    return (u < probs).to(input.dtype)

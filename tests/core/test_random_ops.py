@@ -1,0 +1,35 @@
+"""randint / normal / bernoulli / randperm: reproducible from a seed, right shapes and
+dtypes, and the right distributions (loose statistical checks on large samples)."""
+import numpy as np
+import pytest
+
+import ember
+
+
+def test_randint(device):
+    ember.manual_seed(1)
+    x = ember.randint(3, 9, (10000,), device=device)
+    assert x.dtype == ember.int64 and x.shape == (10000,)
+    v = x.numpy(force=True)
+    assert v.min() == 3 and v.max() == 8 and abs(np.bincount(v)[3:].std() / 1666) < 0.1
+    ember.manual_seed(1)
+    assert ember.randint(3, 9, (10000,), device=device).tolist() == x.tolist()
+    assert ember.randint(5, (2, 3), dtype=ember.int32, device=device).dtype == ember.int32
+    assert ember.randint(low=2, high=4, size=(3,)).shape == (3,)
+    assert ember.randint_like(ember.zeros(2, 2), 7).shape == (2, 2)
+    with pytest.raises(RuntimeError, match="expects 'from' to be less than 'to'"):
+        ember.randint(5, 5, (2,))
+
+
+def test_normal_and_bernoulli(device):
+    ember.manual_seed(2)
+    z = ember.normal(3.0, 2.0, (100000,), device=device).numpy(force=True)
+    assert abs(z.mean() - 3) < 0.03 and abs(z.std() - 2) < 0.03
+    m = ember.tensor([0.0, 100.0], device=device)
+    s = ember.normal(m, 0.001)
+    assert s.shape == (2,) and abs(s[1].item() - 100) < 0.1
+    b = ember.bernoulli(ember.full((100000,), 0.3, device=device)).numpy(force=True)
+    assert set(np.unique(b)) <= {0.0, 1.0} and abs(b.mean() - 0.3) < 0.01
+    assert ember.bernoulli(ember.zeros(5)).sum().item() == 0
+    with pytest.raises(RuntimeError, match="std >= 0.0"):
+        ember.normal(0.0, -1.0, (2,))
