@@ -16,7 +16,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_random", "_blas", "_kernels"]
+MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_random", "_blas",
+           "_kernels"]
 
 
 def ember_include():

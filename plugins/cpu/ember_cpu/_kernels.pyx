@@ -24,7 +24,8 @@ from ember_cpu._openmp_helpers cimport (
     EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
 )
 from ember_cpu._random cimport random_kernel
-from ember_cpu._reduce cimport reduce_kernel, scan_kernel
+from ember_cpu._reduce cimport reduce_kernel
+from ember_cpu._scan cimport scan_kernel
 from ember_cpu._strided cimport (
     BUF_LEN, MAX_CHUNKS, PARALLEL_CUTOFF, dtype_itemsize, is_floating, load, store,
     num_threads, set_num_threads, set_error, error_dtype,

@@ -3,6 +3,3 @@ from ember_cpu._abi cimport ember_ctx, ember_view
 
 cdef int reduce_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
                        const ember_view *a, int32_t nreduce) noexcept nogil
-
-cdef int scan_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
-                     const ember_view *indices, const ember_view *a) noexcept nogil

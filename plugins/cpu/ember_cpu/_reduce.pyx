@@ -1,5 +1,5 @@
-# Reductions over the trailing dims: sum, mean, prod, max, min, argmax, argmin; and scans
-# (cumsum, cumprod, cummax, cummin) along the last dim.
+# Reductions over the trailing dims: sum, mean, prod, max, min, argmax, argmin (scans live
+# in _scan.pyx).
 #
 # Every output's reduction runs in one fixed order, whatever the thread count (threads
 # only decide who computes which part), so results are bitwise reproducible:
@@ -24,8 +24,7 @@ from ember_cpu._abi cimport (
     EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_RUNTIME, EMBER_ERR_MEMORY,
     EMBER_MAX_DIM, EMBER_REDUCE_SUM, EMBER_REDUCE_MEAN, EMBER_REDUCE_PROD,
     EMBER_REDUCE_MAX, EMBER_REDUCE_MIN, EMBER_REDUCE_ARGMAX, EMBER_REDUCE_ARGMIN,
-    EMBER_REDUCE_COUNT, EMBER_INT64, EMBER_BOOL, EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD,
-    EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN, EMBER_SCAN_COUNT,
+    EMBER_REDUCE_COUNT, EMBER_INT64, EMBER_BOOL,
 )
 from ember_cpu._scalar cimport _add, _mul, _max, _min
 from ember_cpu._strided cimport (
@@ -38,10 +37,8 @@ cdef extern from *:
     """
     static const char *const ember_reduce_names[] = {"sum", "mean", "prod", "max", "min",
                                                     "argmax", "argmin"};
-    static const char *const ember_scan_names[] = {"cumsum", "cumprod", "cummax", "cummin"};
     """
     const char *ember_reduce_names[]
-    const char *ember_scan_names[]
 
 cdef enum:
     LEAF = 128          # elements per leaf (8 accumulators x 16)
@@ -423,11 +420,44 @@ cdef inline int64_t _abs64(int64_t x) noexcept nogil:
     return -x if x < 0 else x
 
 
+cdef int split_dims(ember_ctx *ctx, const char *name, StridedIter *kept, StridedIter *red,
+                    const ember_view *out, const ember_view *a, int32_t nreduce,
+                    int out_itemsize, int a_itemsize) noexcept nogil:
+    """Check out against a's leading dims and set up the two iterations every reduction
+    runs: over the kept dims (out, a) and over the trailing reduced dims (a)."""
+    cdef int d, nkeep = a.ndim - nreduce
+    if a.ndim > EMBER_MAX_DIM or nreduce < 0 or nkeep < 0 or out.ndim != nkeep:
+        return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")
+    for d in range(a.ndim):
+        if a.sizes[d] < 0 or (d < nkeep and out.sizes[d] != a.sizes[d]):
+            return set_error(ctx, EMBER_ERR_VALUE, name, "out's shape does not match")
+    kept.nargs = 2
+    kept.ndim = nkeep
+    kept.data[0] = out.data
+    kept.data[1] = a.data
+    kept.itemsize[0] = out_itemsize
+    kept.itemsize[1] = a_itemsize
+    for d in range(nkeep):
+        kept.sizes[d] = a.sizes[d]
+        kept.strides[0][d] = out.strides[d]
+        kept.strides[1][d] = a.strides[d]
+    iter_coalesce(kept)
+    red.nargs = 1
+    red.ndim = nreduce
+    red.data[0] = a.data
+    red.itemsize[0] = a_itemsize
+    for d in range(nreduce):
+        red.sizes[d] = a.sizes[nkeep + d]
+        red.strides[0][d] = a.strides[nkeep + d]
+    iter_coalesce(red)
+    return EMBER_OK
+
+
 cdef int reduce_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
                        const ember_view *a, int32_t nreduce) noexcept nogil:
     cdef ReducePlan p
     cdef const char *name
-    cdef int d, nkeep, nt, status
+    cdef int nt, status
     cdef int64_t work, ksize, kstride, rstride
     if op < 0 or op >= EMBER_REDUCE_COUNT:
         return set_error(ctx, EMBER_ERR_VALUE, "reduce", "unknown op code")
@@ -441,34 +471,13 @@ cdef int reduce_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
         return set_error(ctx, EMBER_ERR_TYPE, name, "unknown dtype code")
     if op == EMBER_REDUCE_MEAN and not is_floating(a.dtype):
         return error_dtype(ctx, name, a.dtype)
-    nkeep = a.ndim - nreduce
-    if a.ndim > EMBER_MAX_DIM or nreduce < 0 or nkeep < 0 or out.ndim != nkeep:
-        return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")
-    for d in range(a.ndim):
-        if a.sizes[d] < 0 or (d < nkeep and out.sizes[d] != a.sizes[d]):
-            return set_error(ctx, EMBER_ERR_VALUE, name, "out's shape does not match")
     p.op = op
     p.dtype = a.dtype
     p.ct = compute_type(a.dtype)
-
-    p.kept.nargs = 2
-    p.kept.ndim = nkeep
-    p.kept.data[0] = out.data
-    p.kept.data[1] = a.data
-    p.kept.itemsize[0] = p.kept.itemsize[1] = <int>p.itemsize
-    for d in range(nkeep):
-        p.kept.sizes[d] = a.sizes[d]
-        p.kept.strides[0][d] = out.strides[d]
-        p.kept.strides[1][d] = a.strides[d]
-    iter_coalesce(&p.kept)
-    p.red.nargs = 1
-    p.red.ndim = nreduce
-    p.red.data[0] = a.data
-    p.red.itemsize[0] = <int>p.itemsize
-    for d in range(nreduce):
-        p.red.sizes[d] = a.sizes[nkeep + d]
-        p.red.strides[0][d] = a.strides[nkeep + d]
-    iter_coalesce(&p.red)
+    status = split_dims(ctx, name, &p.kept, &p.red, out, a, nreduce, <int>p.itemsize,
+                        <int>p.itemsize)
+    if status != EMBER_OK:
+        return status
     p.nred = p.red.numel
 
     if p.kept.numel == 0:
@@ -619,187 +628,21 @@ cdef int arg_reduce_kernel(ember_ctx *ctx, int32_t op, const char *name,
                            const ember_view *out, const ember_view *a,
                            int32_t nreduce) noexcept nogil:
     cdef ArgPlan p
-    cdef int d, nkeep
     if out.dtype != EMBER_INT64:
         return set_error(ctx, EMBER_ERR_TYPE, name, "out must be int64")
     p.itemsize = dtype_itemsize(a.dtype)
     if p.itemsize == 0:
         return set_error(ctx, EMBER_ERR_TYPE, name, "unknown dtype code")
-    nkeep = a.ndim - nreduce
-    if a.ndim > EMBER_MAX_DIM or nreduce < 0 or nkeep < 0 or out.ndim != nkeep:
-        return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")
-    for d in range(a.ndim):
-        if a.sizes[d] < 0 or (d < nkeep and out.sizes[d] != a.sizes[d]):
-            return set_error(ctx, EMBER_ERR_VALUE, name, "out's shape does not match")
     p.op = op
     p.dtype = a.dtype
     p.ct = CT_F64 if is_floating(a.dtype) else CT_I64
-
-    p.kept.nargs = 2
-    p.kept.ndim = nkeep
-    p.kept.data[0] = out.data
-    p.kept.data[1] = a.data
-    p.kept.itemsize[0] = 8
-    p.kept.itemsize[1] = <int>p.itemsize
-    for d in range(nkeep):
-        p.kept.sizes[d] = a.sizes[d]
-        p.kept.strides[0][d] = out.strides[d]
-        p.kept.strides[1][d] = a.strides[d]
-    iter_coalesce(&p.kept)
-    p.red.nargs = 1
-    p.red.ndim = nreduce
-    p.red.data[0] = a.data
-    p.red.itemsize[0] = <int>p.itemsize
-    for d in range(nreduce):
-        p.red.sizes[d] = a.sizes[nkeep + d]
-        p.red.strides[0][d] = a.strides[nkeep + d]
-    iter_coalesce(&p.red)
-
+    cdef int status = split_dims(ctx, name, &p.kept, &p.red, out, a, nreduce, 8,
+                                 <int>p.itemsize)
+    if status != EMBER_OK:
+        return status
     if p.kept.numel == 0:
         return EMBER_OK
     if p.red.numel == 0:
         return set_error(ctx, EMBER_ERR_RUNTIME, name,
                          "cannot reduce over an empty dimension (it has no identity)")
     return iter_run(&p.kept, arg_outputs, &p, p.kept.numel * p.red.numel)
-
-
-# -- scans ------------------------------------------------------------------------------------
-# Each row (all dims but the last) is scanned sequentially in its own compute type
-# (integers and bool in int64, wrapping; float16/bfloat16/float32 in float32; float64 in
-# double); threads share whole rows, so results do not depend on the thread count.
-# cummax/cummin follow PyTorch: x replaces the running extreme when x is NaN, or when the
-# extreme is not NaN and x >= (<=) it, so ties and later NaNs move the index forward.
-
-ctypedef struct ScanPlan:
-    int op
-    int dtype
-    int ct
-    bint has_idx
-    int64_t itemsize
-    int64_t length      # of the scanned (last) dim
-    int64_t so, sa, si  # strides along it: out, a, indices
-    StridedIter rows    # operands (out, a[, indices]) over the other dims
-
-
-cdef inline bint _isnan(ct_t x) noexcept nogil:
-    if ct_t is int64_t:
-        return False
-    else:
-        return x != x
-
-
-cdef void scan_row(const ScanPlan *p, char *po, const char *pa, char *pi,
-                   ct_t *tag) noexcept nogil:
-    cdef ct_t buf[BUF_LEN]
-    cdef int64_t ibuf[BUF_LEN]
-    cdef ct_t acc = 1 if p.op == EMBER_SCAN_CUMPROD else 0
-    cdef int64_t idx = 0, j0 = 0, j, w
-    cdef int op = p.op
-    cdef ct_t x
-    while j0 < p.length:
-        w = min(<int64_t>BUF_LEN, p.length - j0)
-        load(buf, pa + j0 * p.sa * p.itemsize, p.dtype, w, p.sa)
-        if op == EMBER_SCAN_CUMSUM:
-            for j in range(w):
-                acc = _add(acc, buf[j])
-                buf[j] = acc
-        elif op == EMBER_SCAN_CUMPROD:
-            for j in range(w):
-                acc = _mul(acc, buf[j])
-                buf[j] = acc
-        else:
-            if j0 == 0:
-                acc = buf[0]
-            for j in range(w):
-                x = buf[j]
-                if op == EMBER_SCAN_CUMMAX:
-                    if _isnan(x) or (not _isnan(acc) and x >= acc):
-                        acc = x
-                        idx = j0 + j
-                else:
-                    if _isnan(x) or (not _isnan(acc) and x <= acc):
-                        acc = x
-                        idx = j0 + j
-                buf[j] = acc
-                ibuf[j] = idx
-            store(pi + j0 * p.si * 8, EMBER_INT64, ibuf, w, p.si)
-        store(po + j0 * p.so * p.itemsize, p.dtype, buf, w, p.so)
-        j0 += w
-
-
-cdef int scan_rows(void *arg, char **ptrs, const int64_t *st, int64_t n,
-                   int64_t index) noexcept nogil:
-    cdef const ScanPlan *p = <const ScanPlan *>arg
-    cdef int64_t e
-    cdef char *po
-    cdef char *pa
-    cdef char *pi = NULL
-    for e in range(n):
-        po = ptrs[0] + e * st[0] * p.itemsize
-        pa = ptrs[1] + e * st[1] * p.itemsize
-        if p.has_idx:
-            pi = ptrs[2] + e * st[2] * 8
-        if p.ct == CT_F32:
-            scan_row(p, po, pa, pi, <float *>NULL)
-        elif p.ct == CT_F64:
-            scan_row(p, po, pa, pi, <double *>NULL)
-        else:
-            scan_row(p, po, pa, pi, <int64_t *>NULL)
-    return EMBER_OK
-
-
-cdef int scan_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
-                     const ember_view *indices, const ember_view *a) noexcept nogil:
-    cdef ScanPlan p
-    cdef const char *name
-    cdef int d, nd, last
-    if op < 0 or op >= EMBER_SCAN_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "scan", "unknown op code")
-    name = ember_scan_names[op]
-    if a.dtype != out.dtype:
-        return set_error(ctx, EMBER_ERR_TYPE, name, "out must have the input's dtype")
-    p.itemsize = dtype_itemsize(a.dtype)
-    if p.itemsize == 0:
-        return set_error(ctx, EMBER_ERR_TYPE, name, "unknown dtype code")
-    if a.dtype == EMBER_BOOL and (op == EMBER_SCAN_CUMSUM or op == EMBER_SCAN_CUMPROD):
-        return error_dtype(ctx, name, a.dtype)
-    p.has_idx = op == EMBER_SCAN_CUMMAX or op == EMBER_SCAN_CUMMIN
-    if p.has_idx:
-        if indices == NULL:
-            return set_error(ctx, EMBER_ERR_VALUE, name, "needs an indices view")
-        if indices.dtype != EMBER_INT64:
-            return set_error(ctx, EMBER_ERR_TYPE, name, "indices must be int64")
-    nd = a.ndim
-    if nd < 1 or nd > EMBER_MAX_DIM or out.ndim != nd or (p.has_idx and indices.ndim != nd):
-        return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")
-    for d in range(nd):
-        if a.sizes[d] < 0 or out.sizes[d] != a.sizes[d] \
-                or (p.has_idx and indices.sizes[d] != a.sizes[d]):
-            return set_error(ctx, EMBER_ERR_VALUE, name, "operand shapes do not match")
-    last = nd - 1
-    p.op = op
-    p.dtype = a.dtype
-    p.ct = compute_type(a.dtype)
-    p.length = a.sizes[last]
-    p.so = out.strides[last]
-    p.sa = a.strides[last]
-    p.si = indices.strides[last] if p.has_idx else 0
-
-    p.rows.nargs = 3 if p.has_idx else 2
-    p.rows.ndim = last
-    p.rows.data[0] = out.data
-    p.rows.data[1] = a.data
-    p.rows.itemsize[0] = p.rows.itemsize[1] = <int>p.itemsize
-    if p.has_idx:
-        p.rows.data[2] = indices.data
-        p.rows.itemsize[2] = 8
-    for d in range(last):
-        p.rows.sizes[d] = a.sizes[d]
-        p.rows.strides[0][d] = out.strides[d]
-        p.rows.strides[1][d] = a.strides[d]
-        if p.has_idx:
-            p.rows.strides[2][d] = indices.strides[d]
-    iter_coalesce(&p.rows)
-    if p.rows.numel == 0 or p.length == 0:
-        return EMBER_OK
-    return iter_run(&p.rows, scan_rows, &p, p.rows.numel * p.length)

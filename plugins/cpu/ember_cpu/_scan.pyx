@@ -1,0 +1,159 @@
+# Scans along the last dim: cumsum, cumprod, cummax, cummin (the `scan` table entry).
+# Each row (all dims but the last) is scanned sequentially in its own compute type
+# (integers and bool in int64, wrapping; float16/bfloat16/float32 in float32; float64 in
+# double); threads share whole rows, so results do not depend on the thread count.
+# cummax/cummin follow PyTorch: x replaces the running extreme when x is NaN, or when the
+# extreme is not NaN and x >= (<=) it, so ties and later NaNs move the index forward.
+from libc.stdint cimport int32_t, int64_t
+
+from ember_cpu._abi cimport (
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_MAX_DIM, EMBER_INT64, EMBER_BOOL,
+    EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN,
+    EMBER_SCAN_COUNT,
+)
+from ember_cpu._scalar cimport _add, _mul
+from ember_cpu._strided cimport (
+    ct_t, CT_F32, CT_F64, BUF_LEN, StridedIter, compute_type, dtype_itemsize, iter_coalesce,
+    iter_run, load, store, set_error, error_dtype,
+)
+
+cdef extern from *:
+    """
+    static const char *const ember_scan_names[] = {"cumsum", "cumprod", "cummax", "cummin"};
+    """
+    const char *ember_scan_names[]
+
+
+ctypedef struct ScanPlan:
+    int op
+    int dtype
+    int ct
+    bint has_idx
+    int64_t itemsize
+    int64_t length      # of the scanned (last) dim
+    int64_t so, sa, si  # strides along it: out, a, indices
+    StridedIter rows    # operands (out, a[, indices]) over the other dims
+
+
+cdef inline bint _isnan(ct_t x) noexcept nogil:
+    if ct_t is int64_t:
+        return False
+    else:
+        return x != x
+
+
+cdef void scan_row(const ScanPlan *p, char *po, const char *pa, char *pi,
+                   ct_t *tag) noexcept nogil:
+    cdef ct_t buf[BUF_LEN]
+    cdef int64_t ibuf[BUF_LEN]
+    cdef ct_t acc = 1 if p.op == EMBER_SCAN_CUMPROD else 0
+    cdef int64_t idx = 0, j0 = 0, j, w
+    cdef int op = p.op
+    cdef ct_t x
+    while j0 < p.length:
+        w = min(<int64_t>BUF_LEN, p.length - j0)
+        load(buf, pa + j0 * p.sa * p.itemsize, p.dtype, w, p.sa)
+        if op == EMBER_SCAN_CUMSUM:
+            for j in range(w):
+                acc = _add(acc, buf[j])
+                buf[j] = acc
+        elif op == EMBER_SCAN_CUMPROD:
+            for j in range(w):
+                acc = _mul(acc, buf[j])
+                buf[j] = acc
+        else:
+            if j0 == 0:
+                acc = buf[0]
+            for j in range(w):
+                x = buf[j]
+                if op == EMBER_SCAN_CUMMAX:
+                    if _isnan(x) or (not _isnan(acc) and x >= acc):
+                        acc = x
+                        idx = j0 + j
+                else:
+                    if _isnan(x) or (not _isnan(acc) and x <= acc):
+                        acc = x
+                        idx = j0 + j
+                buf[j] = acc
+                ibuf[j] = idx
+            store(pi + j0 * p.si * 8, EMBER_INT64, ibuf, w, p.si)
+        store(po + j0 * p.so * p.itemsize, p.dtype, buf, w, p.so)
+        j0 += w
+
+
+cdef int scan_rows(void *arg, char **ptrs, const int64_t *st, int64_t n,
+                   int64_t index) noexcept nogil:
+    cdef const ScanPlan *p = <const ScanPlan *>arg
+    cdef int64_t e
+    cdef char *po
+    cdef char *pa
+    cdef char *pi = NULL
+    for e in range(n):
+        po = ptrs[0] + e * st[0] * p.itemsize
+        pa = ptrs[1] + e * st[1] * p.itemsize
+        if p.has_idx:
+            pi = ptrs[2] + e * st[2] * 8
+        if p.ct == CT_F32:
+            scan_row(p, po, pa, pi, <float *>NULL)
+        elif p.ct == CT_F64:
+            scan_row(p, po, pa, pi, <double *>NULL)
+        else:
+            scan_row(p, po, pa, pi, <int64_t *>NULL)
+    return EMBER_OK
+
+
+cdef int scan_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
+                     const ember_view *indices, const ember_view *a) noexcept nogil:
+    cdef ScanPlan p
+    cdef const char *name
+    cdef int d, nd, last
+    if op < 0 or op >= EMBER_SCAN_COUNT:
+        return set_error(ctx, EMBER_ERR_VALUE, "scan", "unknown op code")
+    name = ember_scan_names[op]
+    if a.dtype != out.dtype:
+        return set_error(ctx, EMBER_ERR_TYPE, name, "out must have the input's dtype")
+    p.itemsize = dtype_itemsize(a.dtype)
+    if p.itemsize == 0:
+        return set_error(ctx, EMBER_ERR_TYPE, name, "unknown dtype code")
+    if a.dtype == EMBER_BOOL and (op == EMBER_SCAN_CUMSUM or op == EMBER_SCAN_CUMPROD):
+        return error_dtype(ctx, name, a.dtype)
+    p.has_idx = op == EMBER_SCAN_CUMMAX or op == EMBER_SCAN_CUMMIN
+    if p.has_idx:
+        if indices == NULL:
+            return set_error(ctx, EMBER_ERR_VALUE, name, "needs an indices view")
+        if indices.dtype != EMBER_INT64:
+            return set_error(ctx, EMBER_ERR_TYPE, name, "indices must be int64")
+    nd = a.ndim
+    if nd < 1 or nd > EMBER_MAX_DIM or out.ndim != nd or (p.has_idx and indices.ndim != nd):
+        return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")
+    for d in range(nd):
+        if a.sizes[d] < 0 or out.sizes[d] != a.sizes[d] \
+                or (p.has_idx and indices.sizes[d] != a.sizes[d]):
+            return set_error(ctx, EMBER_ERR_VALUE, name, "operand shapes do not match")
+    last = nd - 1
+    p.op = op
+    p.dtype = a.dtype
+    p.ct = compute_type(a.dtype)
+    p.length = a.sizes[last]
+    p.so = out.strides[last]
+    p.sa = a.strides[last]
+    p.si = indices.strides[last] if p.has_idx else 0
+
+    p.rows.nargs = 3 if p.has_idx else 2
+    p.rows.ndim = last
+    p.rows.data[0] = out.data
+    p.rows.data[1] = a.data
+    p.rows.itemsize[0] = p.rows.itemsize[1] = <int>p.itemsize
+    if p.has_idx:
+        p.rows.data[2] = indices.data
+        p.rows.itemsize[2] = 8
+    for d in range(last):
+        p.rows.sizes[d] = a.sizes[d]
+        p.rows.strides[0][d] = out.strides[d]
+        p.rows.strides[1][d] = a.strides[d]
+        if p.has_idx:
+            p.rows.strides[2][d] = indices.strides[d]
+    iter_coalesce(&p.rows)
+    if p.rows.numel == 0 or p.length == 0:
+        return EMBER_OK
+    return iter_run(&p.rows, scan_rows, &p, p.rows.numel * p.length)
