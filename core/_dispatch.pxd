@@ -51,5 +51,3 @@ cdef class Op:
     # and does not fall through.  A backend key means "the backend's primitive kernels"
     # unless _table holds an override for it.
     cdef int resolve(self, uint64_t keys) except -1
-    cdef inline object kernel_at(self, int key):
-        return self._table[key]

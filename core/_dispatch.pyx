@@ -117,9 +117,6 @@ cdef class Op:
             raise RuntimeError(f"{self.name}: no backend dispatch key among the inputs")
         return k
 
-    def _resolve(self, uint64_t keys):
-        return self.resolve(keys)
-
     def trace(self, uint64_t keys):
         """[(key name, what happens there)] for a call with dispatch key set ``keys``,
         highest priority first, ending at the key that handles the call."""
