@@ -292,7 +292,7 @@ def _math_methods():
 
 
 cdef Op op_where = Op("where", "where(Tensor condition, Tensor self, Tensor other) -> Tensor",
-                      FAMILY_BINARY, 0, _rules.elementwise)
+                      FAMILY_WHERE, 0, _rules.elementwise)
 
 
 cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):

@@ -172,13 +172,13 @@ cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):
 # --- scans: the scanned dim is moved last (a view), the backend's `scan` runs along it -------
 
 cdef Op op_cumsum = Op("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> "
-                       "Tensor", FAMILY_REDUCE, EMBER_SCAN_CUMSUM, _rules.elementwise)
+                       "Tensor", FAMILY_SCAN, EMBER_SCAN_CUMSUM, _rules.elementwise)
 cdef Op op_cumprod = Op("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) "
-                        "-> Tensor", FAMILY_REDUCE, EMBER_SCAN_CUMPROD, _rules.elementwise)
+                        "-> Tensor", FAMILY_SCAN, EMBER_SCAN_CUMPROD, _rules.elementwise)
 cdef Op op_cummax = Op("cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor "
-                       "indices)", FAMILY_REDUCE, EMBER_SCAN_CUMMAX, _rules.elementwise)
+                       "indices)", FAMILY_SCAN, EMBER_SCAN_CUMMAX, _rules.elementwise)
 cdef Op op_cummin = Op("cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor "
-                       "indices)", FAMILY_REDUCE, EMBER_SCAN_CUMMIN, _rules.elementwise)
+                       "indices)", FAMILY_SCAN, EMBER_SCAN_CUMMIN, _rules.elementwise)
 
 
 cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):

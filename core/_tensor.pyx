@@ -36,6 +36,8 @@ cdef enum:
     FAMILY_COPY = 5
     FAMILY_FILL = 6
     FAMILY_RANDOM = 7
+    FAMILY_WHERE = 8
+    FAMILY_SCAN = 9
 
 cdef type _tensor_cls = TensorBase
 
