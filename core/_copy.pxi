@@ -7,6 +7,10 @@ cdef Op op_copy = Op("copy_", "copy_(Tensor(a!) self, Tensor src) -> Tensor(a!)"
                      FAMILY_COPY, 0, _rules.elementwise)
 cdef Op op_fill = Op("fill_", "fill_(Tensor(a!) self, Scalar value) -> Tensor(a!)",
                      FAMILY_FILL, 0, None)
+cdef Op op_to_copy = Op("_to_copy", "_to_copy(Tensor self, *, ScalarType? dtype=None, "
+                        "Device? device=None) -> Tensor", FAMILY_COPY, 0, _rules.elementwise)
+cdef Op op_clone = Op("clone", "clone(Tensor self, *, MemoryFormat? memory_format=None) -> "
+                      "Tensor", FAMILY_COPY, 0, _rules.elementwise)
 
 
 cdef int run_copy(TensorBase dst, TensorBase src) except -1:
@@ -128,16 +132,27 @@ cdef object to_c(TensorBase t, object dev, object dt, bint copy):
     """Tensor.to: t itself when nothing changes (unless copy), else a converted copy."""
     cdef device d = t._device if dev is None else as_device(dev)
     cdef dtype target = t._dtype if dt is None else as_dtype(dt, "to", "dtype")
+    if d == t._device and target is t._dtype:
+        return clone_c(t) if copy else t
+    return to_copy(t, d, target)
+
+
+cdef TensorBase to_copy(TensorBase t, device d, dtype dt):
+    """A converted copy of t (dtype and/or device): the differentiable op behind to()."""
+    cdef int k = op_to_copy.resolve(effective_keys(t._keys))
+    if (op_to_copy._kernel_mask >> k) & 1:
+        return op_to_copy._table[k](t, d, dt)
     if d == t._device:
-        if target is t._dtype:
-            return clone_c(t) if copy else t
-        return cast_to(t, target)             # a new tensor either way
-    return to_device(t, d, target)
+        return cast_to(t, dt) if dt is not t._dtype else contiguous_copy(t)
+    return to_device(t, d, dt)
 
 
 cdef TensorBase clone_c(TensorBase t):
     """A contiguous copy (PyTorch's preserve_format keeps a dense tensor's strides; ember
     makes it contiguous for now)."""
+    cdef int k = op_clone.resolve(effective_keys(t._keys))
+    if (op_clone._kernel_mask >> k) & 1:
+        return op_clone._table[k](t)
     return contiguous_copy(t)
 
 
@@ -161,7 +176,8 @@ def _cast_methods():
     """{name: method} for Tensor's dtype shorthands: t.float(), t.long(), t.bool(), ..."""
     def caster(dtype dt):
         def method(self):
-            return cast_to(self, dt)
+            return self if (<TensorBase>self)._dtype is dt else \
+                to_copy(self, (<TensorBase>self)._device, dt)
         method.__name__ = method.__qualname__ = name
         method.__doc__ = f"self.to({dt})"
         return method
@@ -171,3 +187,17 @@ def _cast_methods():
                      ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")):
         out[name] = caster(_dtypes._dtype_by_name[dt])
     return out
+
+
+# --- derivatives (see _autograd_support.pxi): a copy hands the gradient back (the
+# engine casts it to the source's dtype and device); the overwritten values get none ---
+
+def _d_fill(ctx, g):
+    return None, (g.sum() if isinstance(ctx.args[1], TensorBase) else None)
+
+
+derive(op_to_copy, lambda ctx, g: (g,), lambda t, d, dt: to_copy(t, d, dt), 0)
+derive(op_clone, lambda ctx, g: (g,), lambda t: clone_c(t), 0)
+derive(op_copy, lambda ctx, g: (None, g),
+       lambda dst, src: copy_into(dst, src, "copy_"), 0)
+derive(op_fill, _d_fill, lambda dst, value: fill_c(dst, value), 0)

@@ -20,8 +20,10 @@ Why each key sits where it does (outermost first, as in PyTorch's DispatchKey.h)
 from libc.stdint cimport uint64_t
 
 cdef uint64_t BACKEND_MASK = ((<uint64_t>1 << 32) - 1) & ~(<uint64_t>1)
-cdef uint64_t DEFAULT_TENSOR_KEYS = ((<uint64_t>1 << DispatchKey.Autograd)
-                                     | (<uint64_t>1 << DispatchKey.ADInplaceOrView))
+# Autograd is not a default key: a tensor carries it exactly while it requires grad, so
+# ops on tensors that do not pay nothing for autograd (PyTorch checks requires_grad inside
+# its Autograd kernel instead; a missing bit is cheaper than a check)
+cdef uint64_t DEFAULT_TENSOR_KEYS = (<uint64_t>1 << DispatchKey.ADInplaceOrView)
 # Functionality keys fall through until a layer registers kernels for them.
 cdef uint64_t _fallthrough = ~BACKEND_MASK & ~(<uint64_t>1)
 

@@ -388,3 +388,57 @@ def exp(input, *, out=None):
 def relu(input):
     """max(input, 0), elementwise."""
     return unary_op(op_relu, as_tensor_arg(input, "relu", "input"), None)
+
+
+# --- derivatives (see _autograd_support.pxi) -------------------------------------------
+
+cdef object binary_entry(Op op):
+    def entry(a, b, alpha=1, out=None):
+        return binary_op(op, a, b, alpha, out)
+    return entry
+
+
+cdef object unary_entry(Op op):
+    def entry(a, out=None):
+        return unary_op(op, a, out)
+    return entry
+
+
+cdef void derive_binary(Op op, formula, int save):
+    derive(op, formula, binary_entry(op), save)
+
+
+cdef void derive_unary(Op op, formula, int save):
+    derive(op, formula, unary_entry(op), save)
+
+
+def _d_add(ctx, g):
+    alpha = ctx.kwargs.get("alpha", 1)
+    return g, (g if alpha == 1 else g * alpha)
+
+
+def _d_sub(ctx, g):
+    alpha = ctx.kwargs.get("alpha", 1)
+    return g, (-g if alpha == 1 else g * -alpha)
+
+
+def _d_mul(ctx, g):
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    return (g * b if need[0] else None), (g * a if len(need) > 1 and need[1] else None)
+
+
+def _d_div(ctx, g):
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    return (g / b if need[0] else None), \
+        (-g * a / (b * b) if len(need) > 1 and need[1] else None)
+
+
+derive_binary(op_add, _d_add, 0)
+derive_binary(op_sub, _d_sub, 0)
+derive_binary(op_mul, _d_mul, SAVE_INPUTS)
+derive_binary(op_div, _d_div, SAVE_INPUTS)
+derive_unary(op_neg, lambda ctx, g: (-g,), 0)
+derive_unary(op_exp, lambda ctx, g: (g * ctx.result,), SAVE_RESULT)
+derive_unary(op_relu, lambda ctx, g: (g * (ctx.result > 0),), SAVE_RESULT)

@@ -11,13 +11,6 @@ cdef object numpy():
     return _np
 
 
-cdef int check_requires_grad(object requires_grad, str op) except -1:
-    if requires_grad:
-        raise NotImplementedError(f"{op}(): requires_grad=True needs the autograd engine, "
-                                  "which is not part of this build yet")
-    return 0
-
-
 cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
     cdef int64_t sizes[MAX_DIM]
     cdef int nd = parse_shape(size, sizes, op)
@@ -32,24 +25,21 @@ cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs):
     """An uninitialised tensor of shape ``size``."""
-    check_requires_grad(requires_grad, "empty")
-    return new_empty(size, dtype, device, "empty")
+    return with_grad(new_empty(size, dtype, device, "empty"), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of shape ``size`` filled with 0."""
-    check_requires_grad(requires_grad, "zeros")
     cdef TensorBase t = new_empty(size, dtype, device, "zeros")
     fill_c(t, 0)
-    return t
+    return with_grad(t, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of shape ``size`` filled with 1."""
-    check_requires_grad(requires_grad, "ones")
     cdef TensorBase t = new_empty(size, dtype, device, "ones")
     fill_c(t, 1)
-    return t
+    return with_grad(t, requires_grad)
 
 
 cdef dtype fill_value_dtype(object fill_value):
@@ -60,69 +50,67 @@ cdef dtype fill_value_dtype(object fill_value):
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
-    check_requires_grad(requires_grad, "full")
     cdef TensorBase t = new_empty((size,), fill_value_dtype(fill_value) if dtype is None
                                   else dtype, device, "full")
     fill_c(t, fill_value)
-    return t
+    return with_grad(t, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor shaped like ``input``."""
     cdef TensorBase a = as_tensor_arg(input, "empty_like", "input")
-    check_requires_grad(requires_grad, "empty_like")
-    return new_empty((a.shape,), a._dtype if dtype is None else dtype,
-                     a._device if device is None else device, "empty_like")
+    return with_grad(new_empty((a.shape,), a._dtype if dtype is None else dtype,
+                               a._device if device is None else device, "empty_like"),
+                     requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Zeros shaped like ``input``."""
-    cdef TensorBase t = empty_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    cdef TensorBase t = empty_like(input, dtype=dtype, device=device)
     fill_c(t, 0)
-    return t
+    return with_grad(t, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Ones shaped like ``input``."""
-    cdef TensorBase t = empty_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    cdef TensorBase t = empty_like(input, dtype=dtype, device=device)
     fill_c(t, 1)
-    return t
+    return with_grad(t, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``."""
-    cdef TensorBase t = empty_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+    cdef TensorBase t = empty_like(input, dtype=dtype, device=device)
     fill_c(t, fill_value)
-    return t
+    return with_grad(t, requires_grad)
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples from [0, 1)."""
-    check_requires_grad(requires_grad, "rand")
-    return random_fill(op_uniform, new_empty(size, dtype, device, "rand"), 0.0, 1.0, generator)
+    return with_grad(random_fill(op_uniform, new_empty(size, dtype, device, "rand"), 0.0, 1.0,
+                                 generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Samples from the standard normal distribution."""
-    check_requires_grad(requires_grad, "randn")
-    return random_fill(op_normal, new_empty(size, dtype, device, "randn"), 0.0, 1.0, generator)
+    return with_grad(random_fill(op_normal, new_empty(size, dtype, device, "randn"), 0.0, 1.0,
+                                 generator), requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return random_fill(op_uniform, empty_like(input, dtype=dtype, device=device,
-                                              requires_grad=requires_grad), 0.0, 1.0, None)
+    return with_grad(random_fill(op_uniform, empty_like(input, dtype=dtype, device=device),
+                                 0.0, 1.0, None), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return random_fill(op_normal, empty_like(input, dtype=dtype, device=device,
-                                             requires_grad=requires_grad), 0.0, 1.0, None)
+    return with_grad(random_fill(op_normal, empty_like(input, dtype=dtype, device=device),
+                                 0.0, 1.0, None), requires_grad)
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
            out=None):
     """Values from ``start`` to ``end`` (exclusive) by ``step``."""
-    check_requires_grad(requires_grad, "arange")
     if end is None:
         start, end = 0, start
     for name, v in (("start", start), ("end", end), ("step", step)):
@@ -149,7 +137,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         host = start + np.arange(n, dtype=np.float64) * step
     else:
         host = np.arange(start, start + n * step, step, dtype=np.int64)[:n]
-    return from_host_array(host, d, as_device(device))
+    return with_grad(from_host_array(host, d, as_device(device)), requires_grad)
 
 
 cdef TensorBase from_host_array(object arr, dtype dt, device dev):
@@ -202,10 +190,13 @@ cdef dtype dtype_from_numpy_cached(object npd):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (a number, nested sequences, an array)."""
-    check_requires_grad(requires_grad, "tensor")
+    return with_grad(tensor_data(data, dtype, device), requires_grad)
+
+
+cdef TensorBase tensor_data(object data, object dtype, object device):
     cdef DType d
     if isinstance(data, TensorBase):
-        return to_c(<TensorBase>data, device, dtype, True)
+        return detach_c(to_c(<TensorBase>data, device, dtype, True), False)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     np = numpy()

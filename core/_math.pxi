@@ -414,3 +414,114 @@ def nonzero(input, *, as_tuple=False):
 
 def _state_default_dtype():
     return _state.default_dtype()
+
+
+# --- derivatives (see _autograd_support.pxi) -------------------------------------------
+
+cdef double _LN2 = 0.6931471805599453
+cdef double _LN10 = 2.302585092994046
+cdef double _TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+def _zeros_grad(ctx, g):
+    """Piecewise-constant ops (floor, round, ...): a zero gradient, as PyTorch."""
+    return (zeros_like(g),)
+
+
+def _d_extreme(ctx, g):
+    """maximum/minimum: the gradient goes to the chosen side, split evenly on ties."""
+    a, b = ctx.args
+    pick_a = binary_op(op_gt if ctx.op is op_maximum else op_lt, a, b, 1, None)
+    tie = binary_op(op_eq, a, b, 1, None)
+    w = where(tie, 0.5, where(pick_a, 1.0, 0.0))
+    return g * w, g * (1 - w)
+
+
+def _d_nan_extreme(ctx, g):
+    """fmax/fmin: as maximum/minimum, but a NaN side gives way to the number."""
+    a, b = ctx.args
+    pick_a = binary_op(op_ge if ctx.op is get_op("fmax") else op_le, a, b, 1, None)
+    pick_a = logical_or(pick_a, b != b)
+    return where(pick_a, g, 0.0), where(pick_a, 0.0, g)
+
+
+def _d_pow(ctx, g):
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    ga = gb = None
+    if need[0]:
+        ga = where(b == 0, 0.0, g * b * a ** (b - 1)) if isinstance(b, TensorBase) \
+            else (g * 0 if b == 0 else g * b * a ** (b - 1))
+    if len(need) > 1 and need[1]:
+        r = a ** b
+        gb = where((a == 0) & (b >= 0), 0.0, g * r * log(a) if isinstance(a, TensorBase)
+                   else g * r * math.log(a) if a > 0 else g * r * float("nan"))
+    return ga, gb
+
+
+def _d_atan2(ctx, g):
+    a, b = ctx.args
+    d = a * a + b * b
+    return g * b / d, -g * a / d
+
+
+def _d_fmod(ctx, g):
+    a, b = ctx.args
+    return g, (-g * unary_op(op_trunc, a / b, None) if isinstance(b, TensorBase) else None)
+
+
+def _d_remainder(ctx, g):
+    a, b = ctx.args
+    return g, (-g * unary_op(get_op("floor"), a / b, None) if isinstance(b, TensorBase)
+              else None)
+
+
+import math
+cdef dict _UNARY_D = {
+    "abs": (lambda ctx, g: (g * ctx.args[0].sign(),), SAVE_INPUTS),
+    "log": (lambda ctx, g: (g / ctx.args[0],), SAVE_INPUTS),
+    "sqrt": (lambda ctx, g: (g / (2 * ctx.result),), SAVE_RESULT),
+    "sin": (lambda ctx, g: (g * cos(ctx.args[0]),), SAVE_INPUTS),
+    "cos": (lambda ctx, g: (-g * sin(ctx.args[0]),), SAVE_INPUTS),
+    "tanh": (lambda ctx, g: (g * (1 - ctx.result * ctx.result),), SAVE_RESULT),
+    "sigmoid": (lambda ctx, g: (g * ctx.result * (1 - ctx.result),), SAVE_RESULT),
+    "reciprocal": (lambda ctx, g: (-g * ctx.result * ctx.result,), SAVE_RESULT),
+    "square": (lambda ctx, g: (g * 2 * ctx.args[0],), SAVE_INPUTS),
+    "floor": (_zeros_grad, 0), "ceil": (_zeros_grad, 0), "trunc": (_zeros_grad, 0),
+    "round": (_zeros_grad, 0),
+    "exp2": (lambda ctx, g: (g * ctx.result * _LN2,), SAVE_RESULT),
+    "expm1": (lambda ctx, g: (g * (ctx.result + 1),), SAVE_RESULT),
+    "log2": (lambda ctx, g: (g / (ctx.args[0] * _LN2),), SAVE_INPUTS),
+    "log10": (lambda ctx, g: (g / (ctx.args[0] * _LN10),), SAVE_INPUTS),
+    "log1p": (lambda ctx, g: (g / (ctx.args[0] + 1),), SAVE_INPUTS),
+    "erf": (lambda ctx, g: (g * _TWO_OVER_SQRT_PI * (-ctx.args[0].square()).exp(),),
+            SAVE_INPUTS),
+    "erfc": (lambda ctx, g: (-g * _TWO_OVER_SQRT_PI * (-ctx.args[0].square()).exp(),),
+             SAVE_INPUTS),
+    "asin": (lambda ctx, g: (g * (1 - ctx.args[0].square()).rsqrt(),), SAVE_INPUTS),
+    "acos": (lambda ctx, g: (-g * (1 - ctx.args[0].square()).rsqrt(),), SAVE_INPUTS),
+    "atan": (lambda ctx, g: (g / (1 + ctx.args[0].square()),), SAVE_INPUTS),
+    "sinh": (lambda ctx, g: (g * ctx.args[0].cosh(),), SAVE_INPUTS),
+    "cosh": (lambda ctx, g: (g * ctx.args[0].sinh(),), SAVE_INPUTS),
+    "rsqrt": (lambda ctx, g: (-0.5 * g * ctx.result * ctx.result * ctx.result,), SAVE_RESULT),
+}
+cdef dict _BINARY_D = {
+    "maximum": (_d_extreme, SAVE_INPUTS), "minimum": (_d_extreme, SAVE_INPUTS),
+    "fmax": (_d_nan_extreme, SAVE_INPUTS), "fmin": (_d_nan_extreme, SAVE_INPUTS),
+    "pow": (_d_pow, SAVE_INPUTS), "atan2": (_d_atan2, SAVE_INPUTS),
+    "fmod": (_d_fmod, SAVE_INPUTS), "remainder": (_d_remainder, SAVE_INPUTS),
+}
+for _name, (_f, _save) in _UNARY_D.items():
+    derive_unary(get_op(_name), _f, _save)
+for _name, (_f, _save) in _BINARY_D.items():
+    derive_binary(get_op(_name), _f, _save)
+
+
+def _d_where(ctx, g):
+    cond = ctx.args[0]                        # only the condition is saved
+    return None, where(cond, g, 0.0), where(cond, 0.0, g)
+
+
+derive(op_where, _d_where,
+       lambda cond, a, b, out=None: where_c(cond, a, b, result_type2(a, b, "where"), out),
+       SAVE_FIRST)

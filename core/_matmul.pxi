@@ -121,3 +121,29 @@ def matmul(input, other, *, out=None):
     if out is not None:
         o.bump()
     return o
+
+
+# --- derivative (see _autograd_support.pxi) --------------------------------------------
+
+def _d_matmul(ctx, g):
+    """1-D operands are a row / a column, as in the forward; broadcast batch dims are
+    summed away by the engine."""
+    a, b = ctx.args
+    need = ctx.needs_input_grad
+    if a.dim() == 1 and b.dim() == 1:
+        return g * b, g * a
+    a2 = unsqueeze_c(a, 0) if a.dim() == 1 else a
+    b2 = unsqueeze_c(b, -1) if b.dim() == 1 else b
+    g2 = unsqueeze_c(g, -2) if a.dim() == 1 else g
+    g2 = unsqueeze_c(g2, -1) if b.dim() == 1 else g2
+    ga = gb = None
+    if need[0]:
+        ga = matmul(g2, transpose_c(b2, -2, -1))
+        ga = squeeze_c(ga, -2) if a.dim() == 1 else ga
+    if len(need) > 1 and need[1]:
+        gb = matmul(transpose_c(a2, -2, -1), g2)
+        gb = squeeze_c(gb, -1) if b.dim() == 1 else gb
+    return ga, gb
+
+
+derive(op_matmul, _d_matmul, lambda a, b, out=None: matmul(a, b, out=out), SAVE_INPUTS)

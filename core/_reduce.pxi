@@ -251,3 +251,97 @@ def cummax(input, dim):
 def cummin(input, dim):
     """(values, indices) of the running minimum along ``dim``."""
     return scan_op(op_cummin, as_tensor_arg(input, "cummin", "input"), dim, None)
+
+
+# --- derivatives (see _autograd_support.pxi) -------------------------------------------
+
+cdef object reduce_entry(Op op):
+    def entry(a, dim, keepdim, dtype=None, out=None):
+        return reduce_op(op, a, dim, keepdim, dtype, out)
+    return entry
+
+
+cdef object scan_entry(Op op):
+    def entry(a, dim, dtype=None):
+        return scan_op(op, a, dim, dtype)
+    return entry
+
+
+cdef tuple kept_shape(object shape, object dim):
+    """`shape` with the reduced dims (None or () = all) set to 1."""
+    cdef int n = len(shape)
+    if dim is None or dim == () or dim == []:
+        return (1,) * n
+    dims = (dim,) if not isinstance(dim, (tuple, list)) else dim
+    red = {wrap_dim(d, n, "sum") for d in dims}
+    return tuple(1 if i in red else shape[i] for i in range(n))
+
+
+cdef object unreduce(object g, object shape, object dim):
+    """A reduction's gradient (keepdim or not) broadcast back over the input's shape."""
+    return reshape_c(g, (kept_shape(shape, dim),)).expand(shape)
+
+
+def _d_sum(ctx, g):
+    a_shape = ctx.shapes[0]
+    return (unreduce(g, a_shape, ctx.args[1]),)
+
+
+def _d_mean(ctx, g):
+    a_shape = ctx.shapes[0]
+    kept = kept_shape(a_shape, ctx.args[1])
+    n = 1
+    for s, k in zip(a_shape, kept):
+        n *= s if k == 1 else 1
+    return (unreduce(g, a_shape, ctx.args[1]) / max(n, 1) if n else
+            unreduce(g, a_shape, ctx.args[1]) * float("nan"),)
+
+
+def _d_prod(ctx, g):
+    """d prod / d a_i = prod of the others; exact with zeros (one zero: the product of the
+    rest; two or more: 0)."""
+    a = ctx.args[0]
+    dim = ctx.args[1]
+    kept = kept_shape(a.shape, dim)
+    red = () if dim is None else dim
+    r = reshape_c(ctx.result, (kept,))
+    gk = reshape_c(g, (kept,))
+    zero = a == 0
+    nonzero_prod = reduce_op(op_prod, where(zero, 1.0, a), red, True, None, None)
+    nzeros = reduce_op(op_sum, zero, red, True, None, None)
+    others = where(zero, where(nzeros == 1, nonzero_prod, 0.0), r / where(zero, 1.0, a))
+    return (gk * others,)
+
+
+def _d_amax(ctx, g):
+    """amax/amin: the gradient is split evenly between the elements equal to the result."""
+    a, dim = ctx.args[0], ctx.args[1]
+    kept = kept_shape(a.shape, dim)
+    hit = a == reshape_c(ctx.result, (kept,))
+    count = reduce_op(op_sum, hit, () if dim is None else dim, True, None, None)
+    return (reshape_c(g, (kept,)) * hit / count,)
+
+
+def _d_cumsum(ctx, g):
+    """Reverse cumulative sum of g along dim: total - running + own."""
+    dim = ctx.args[1]
+    if g.dim() == 0:
+        return (g,)
+    return (g.sum(dim, keepdim=True) - scan_op(op_cumsum, g, dim, None) + g,)
+
+
+def _d_cumprod(ctx, g):
+    """Exact where the input has no zeros (PyTorch's zero-aware path is not there yet)."""
+    a, dim = ctx.args[0], ctx.args[1]
+    if a.dim() == 0:
+        return (g,)
+    return (_d_cumsum(ctx, g * ctx.result)[0] / a,)
+
+
+derive(op_sum, _d_sum, reduce_entry(op_sum), 0)
+derive(op_mean, _d_mean, reduce_entry(op_mean), 0)
+derive(op_prod, _d_prod, reduce_entry(op_prod), SAVE_INPUTS | SAVE_RESULT)
+derive(op_amax, _d_amax, reduce_entry(op_amax), SAVE_INPUTS | SAVE_RESULT)
+derive(op_amin, _d_amax, reduce_entry(op_amin), SAVE_INPUTS | SAVE_RESULT)
+derive(op_cumsum, _d_cumsum, scan_entry(op_cumsum), 0)
+derive(op_cumprod, _d_cumprod, scan_entry(op_cumprod), SAVE_INPUTS | SAVE_RESULT)

@@ -34,6 +34,12 @@ cdef class TensorBase:
     cdef VersionCounter _version      # created on first need, shared with views
     cdef object _base_ref             # the tensor this is a view of, or None
     cdef object _shape                # cached ember.Size (sizes never change in place)
+    # autograd metadata (the engine, core/_autograd.pyx, owns what they mean); whether the
+    # tensor requires grad is the Autograd bit of _keys
+    cdef object _grad_fn              # the Node that produced this tensor, or None
+    cdef int _output_nr               # which output of _grad_fn this tensor is
+    cdef object _grad                 # accumulated gradient (leaves, retain_grad)
+    cdef object _ag                   # AutogradMeta: hooks, accumulator, ... (or None)
     cdef dict __dict__
     cdef object __weakref__
 
@@ -50,3 +56,5 @@ cdef TensorBase empty_c(int ndim, const int64_t* sizes, dtype dt, device dev)
 cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
                           const int64_t* strides, int64_t offset)
 cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1
+cdef TensorBase detach_c(TensorBase t, bint share_version)
+cdef object sum_to(TensorBase g, object shape)

@@ -50,63 +50,7 @@ def _set_tensor_class(cls):
     _tensor_cls = cls
 
 
-# --- storage and version counter -----------------------------------------------------
-
-cdef class Storage:
-    """A device buffer: (data pointer, nbytes, device, owner)."""
-
-    def __dealloc__(self):
-        if self.owned and self.data is not NULL and self.backend is not None:
-            self.backend._table.free(self.data)
-            self.data = NULL
-
-    def data_ptr(self):
-        return <size_t>self.data
-
-    def nbytes(self):
-        return self._nbytes
-
-    def size(self):
-        return self._nbytes
-
-    def __len__(self):
-        return self._nbytes
-
-    def __repr__(self):
-        return f"<ember storage of {self._nbytes} bytes on {self.device}>"
-
-
-cdef Storage allocate(Backend b, device dev, int64_t nbytes):
-    cdef Storage s = Storage.__new__(Storage)
-    s.backend = b
-    s.device = dev
-    s._nbytes = nbytes
-    s.owner = None
-    if b.is_meta:
-        s.data = NULL
-        s.owned = False
-        return s
-    cdef ember_kernel_table* t = b.kernels()
-    s.data = <char*>t.alloc(nbytes)
-    if s.data is NULL:
-        raise RuntimeError(f"{dev}: out of memory trying to allocate {nbytes} bytes")
-    s.owned = True
-    return s
-
-
-cdef Storage foreign_storage(Backend b, device dev, char* data, int64_t nbytes, object owner):
-    cdef Storage s = Storage.__new__(Storage)
-    s.backend = b
-    s.device = dev
-    s.data = data
-    s._nbytes = nbytes
-    s.owner = owner
-    s.owned = False
-    return s
-
-
-cdef class VersionCounter:
-    """Counts in-place writes; shared by a tensor and all its views."""
+include "_storage.pxi"
 
 
 # --- the tensor ----------------------------------------------------------------------
@@ -598,7 +542,7 @@ cdef class TensorBase:
     # copies and casts (_copy.pxi) --------------------------------------------------------
     def contiguous(self, memory_format=None):
         """self if already contiguous, else a contiguous copy."""
-        return self if self.contiguous_c() else contiguous_copy(self)
+        return self if self.contiguous_c() else clone_c(self)
 
     def clone(self, *, memory_format=None):
         return clone_c(self)
@@ -779,6 +723,7 @@ cdef class TensorBase:
 
 
 
+include "_autograd_support.pxi"
 include "_views.pxi"
 include "_promotion.pxi"
 include "_elementwise.pxi"

@@ -570,8 +570,8 @@ cdef TensorBase index_view(TensorBase t, object index):
         else:
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or "
                              f"byte Variables are valid indices (got {type(ix).__name__})")
-    if r is t:
-        return make_view(t, t._ndim, t._sizes, t._strides, t._offset)
+    if r is t:                        # t[...] / t[()]: an alias, on the autograd path too
+        return view_c(t, (t.shape,))
     return r
 
 
@@ -649,3 +649,56 @@ def is_tensor(obj):
 
 def is_floating_point(input):
     return as_tensor_arg(input, "is_floating_point", "input")._dtype.is_floating_point
+
+
+# --- derivatives (see _autograd_support.pxi): views hand the gradient back through the
+# inverse view; slicing views write it into the matching region of zeros ---------------
+
+cdef object into_zeros(object g, object shape, object region):
+    """zeros(shape) with g written into region(zeros)."""
+    z = zeros(shape, dtype=g.dtype, device=g.device)
+    region(z).copy_(g)
+    return z
+
+
+def _d_permute(ctx, g):
+    dims = ctx.args[1]
+    cdef int n = len(dims)
+    inv = [0] * n
+    for i in range(n):
+        inv[wrap_dim(dims[i], n, "permute")] = i
+    return (permute_c(g, inv),)
+
+
+def _d_as_strided(ctx, g):
+    t, size, stride, off = ctx.args
+    span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
+    buf = zeros(span, dtype=g.dtype, device=g.device)
+    start = t.storage_offset() if off is None else off
+    as_strided_c(buf, size, stride, start - t.storage_offset()).copy_(g)
+    return (as_strided_c(buf, t.shape, t.stride(), 0),)
+
+
+derive(op_view, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),
+       lambda t, *args: view_c(t, args), 0)
+derive(op_reshape, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),
+       lambda t, *args: reshape_c(t, args), 0)
+derive(op_permute, _d_permute, lambda t, dims: permute_c(t, dims), 0)
+derive(op_transpose, lambda ctx, g: (transpose_c(g, ctx.args[1], ctx.args[2]),),
+       lambda t, d0, d1: transpose_c(t, d0, d1), 0)
+derive(op_expand, lambda ctx, g: (g,), lambda t, *args: expand_c(t, args), 0)
+derive(op_squeeze, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),
+       lambda t, dim: squeeze_c(t, dim), 0)
+derive(op_unsqueeze, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),
+       lambda t, dim: unsqueeze_c(t, dim), 0)
+derive(op_narrow, lambda ctx, g: (into_zeros(g, ctx.shapes[0], lambda z: narrow_c(
+           z, ctx.args[1], ctx.args[2], ctx.args[3], ctx.args[4] if len(ctx.args) > 4 else 1)),),
+       lambda t, dim, start, length, step=1: narrow_c(t, dim, start, length, step), 0)
+derive(op_select, lambda ctx, g: (into_zeros(g, ctx.shapes[0], lambda z: select_c(
+           z, ctx.args[1], ctx.args[2])),),
+       lambda t, dim, index: select_c(t, dim, index), 0)
+derive(op_diagonal, lambda ctx, g: (into_zeros(g, ctx.shapes[0], lambda z: diagonal_c(
+           z, ctx.args[1], ctx.args[2], ctx.args[3])),),
+       lambda t, offset, d1, d2: diagonal_c(t, offset, d1, d2), 0)
+derive(op_as_strided, _d_as_strided,
+       lambda t, size, stride, off: as_strided_c(t, size, stride, off), SAVE_INPUTS)

@@ -1,4 +1,5 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _ops
 from ember.core import composites, minmax, random_ops, sorting
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
@@ -15,6 +16,26 @@ class Tensor(TensorBase):
     __module__ = "ember"
     # NumPy defers to our reflected operators: `ndarray + tensor` gives a tensor
     __array_priority__ = 1000
+
+    requires_grad = property(_ag._get_requires_grad, _ag._set_requires_grad)
+    grad = property(_ag._get_grad, _ag._set_grad)
+    grad_fn = property(_ag._get_grad_fn)
+    is_leaf = property(_ag._is_leaf)
+    output_nr = property(_ag._output_nr)
+    data = property(_ag._get_data, _ag._set_data)
+    retains_grad = property(_ag._retains_grad)
+    requires_grad_ = _ag.requires_grad_
+    detach = _ag.detach
+    detach_ = _ag.detach_
+    retain_grad = _ag.retain_grad
+    register_hook = _ag.register_hook
+    register_post_accumulate_grad_hook = _ag.register_post_accumulate_grad_hook
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the .grad of the leaves (or of
+        ``inputs``) of its graph; see ember.autograd.backward."""
+        from ember.autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 # methods generated from the op tables: t.abs(), t.abs_(), t.eq(), t.float(), ...
@@ -34,3 +55,4 @@ for _name in ("argsort", "kthvalue", "median", "sort", "topk", "unique"):
     setattr(Tensor, _name, getattr(sorting, _name))
 Tensor.bernoulli = random_ops.bernoulli
 _set_tensor_class(Tensor)
+_ag.install()

@@ -25,16 +25,20 @@ def test_key_order_is_priority():
 def test_tensor_keyset():
     x = ember.ones(2)
     names = _dispatch.keyset_names(x._keys)
-    assert names == ["Autograd", "ADInplaceOrView", "CPU"]
+    assert names == ["ADInplaceOrView", "CPU"]       # Autograd only while requiring grad
+    assert _dispatch.keyset_names(x.requires_grad_()._keys) == ["Autograd", "ADInplaceOrView",
+                                                                "CPU"]
     assert _dispatch.keyset_names(ember.empty(1, device="meta")._keys)[-1] == "Meta"
 
 
 def test_trace_reaches_cpu_backend():
     x = ember.ones(2)
     steps = dispatch_trace("add", x, x)
-    assert [s[0] for s in steps] == ["Autograd", "ADInplaceOrView", "CPU"]
-    assert steps[0][1] == steps[1][1] == "fallthrough"
+    assert [s[0] for s in steps] == ["ADInplaceOrView", "CPU"]
+    assert steps[0][1] == "fallthrough"
     assert "backend 'cpu'" in steps[-1][1] and "'cpu'" in steps[-1][1]
+    steps = dispatch_trace("add", x.requires_grad_(), x)
+    assert steps[0][0] == "Autograd" and "AutogradKernel" in steps[0][1]
     assert dispatch_trace("matmul", ember.empty(2, device="meta"))[-1][0] == "Meta"
 
 
@@ -83,19 +87,22 @@ def test_thread_local_keys_do_not_leak():
 
 def test_non_fallthrough_key_without_kernel_raises():
     x = ember.ones(2)
-    _dispatch.set_fallthrough(int(K.Autograd), False)
+    included, excluded = _state._get_tls_keys()
+    _state._set_tls_keys(included | (1 << int(K.Python)), excluded)
+    _dispatch.set_fallthrough(int(K.Python), False)
     try:
         with pytest.raises(NotImplementedError, match="no kernel registered for dispatch key "
-                                                      "Autograd"):
+                                                      "Python"):
             x + x
         op = _dispatch.get_op("add")
-        op.register(K.Autograd, _dispatch.FALLTHROUGH)      # per-op fallthrough
+        op.register(K.Python, _dispatch.FALLTHROUGH)        # per-op fallthrough
         try:
             assert (x + x).tolist() == [2.0, 2.0]
         finally:
-            op.unregister(K.Autograd)
+            op.unregister(K.Python)
     finally:
-        _dispatch.set_fallthrough(int(K.Autograd), True)
+        _dispatch.set_fallthrough(int(K.Python), True)
+        _state._set_tls_keys(included, excluded)
     assert (x + x).tolist() == [2.0, 2.0]
 
 
@@ -164,7 +171,7 @@ def test_view_ops_go_through_the_dispatcher():
 
 
 def test_dispatch_key_set():
-    ks = _dispatch.DispatchKeySet(ember.ones(1)._keys)
+    ks = _dispatch.DispatchKeySet(ember.ones(1, requires_grad=True)._keys)
     assert list(ks) == [K.Autograd, K.ADInplaceOrView, K.CPU] and len(ks) == 3
     assert ks.has(K.CPU) and not ks.has(K.CUDA) and ks.highest_priority_key() == K.Autograd
     assert repr(ks) == "DispatchKeySet(Autograd, ADInplaceOrView, CPU)"

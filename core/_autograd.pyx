@@ -1,0 +1,849 @@
+"""The autograd engine: graph nodes, saved tensors, the Autograd dispatch kernel and the
+backward pass.
+
+* Recording.  A tensor carries the Autograd dispatch key exactly while it requires grad,
+  so an op reaches `AutogradKernel` only when one of its inputs does.  The kernel runs the
+  op again below Autograd (the key excluded), then records an `OpNode` holding the op's
+  derivative formula (next to the op's definition in the core) and what it saved.
+* In-place ops rebase the written tensor's history onto the new node; on a view they
+  rebase the view's base through `CopySlices` (PyTorch's scheme).  Saved tensors remember
+  their version and refuse to unpack after an in-place write.
+* Backward runs nodes in a topological order found without recursion (a 100k-node chain
+  is fine); gradients flowing into a node are summed; leaves accumulate into `.grad`.
+"""
+cimport cython
+from cpython.ref cimport Py_DECREF, PyObject
+from libc.stdint cimport int64_t, uint64_t
+
+from ember.core cimport _state
+from ember.core._dispatch cimport DispatchKey, Op
+from ember.core._tensor cimport TensorBase, detach_c, sum_to
+
+import weakref
+
+from ember.core import _dispatch
+from ember.core import _tensor as _T
+
+cdef uint64_t AG = <uint64_t>1 << DispatchKey.Autograd
+cdef int SAVE_INPUTS = 1
+cdef int SAVE_RESULT = 2
+cdef int SAVE_FIRST = 4
+
+
+# --- grad modes (thread-local: the Autograd key in this thread's excluded set) -----------
+
+cdef extern from *:
+    """
+    static __thread int ember_tls_inference = 0;
+    """
+    int ember_tls_inference
+
+cdef inline bint grad_enabled() noexcept:
+    return not (_state.tls_excluded() & AG)
+
+
+def is_grad_enabled():
+    """True unless gradient recording is turned off in this thread (no_grad)."""
+    return grad_enabled()
+
+
+def _set_grad_enabled(bint mode):
+    """Turn recording on or off in this thread; returns the previous mode."""
+    cdef bint prev = grad_enabled()
+    cdef uint64_t ex = _state.tls_excluded()
+    _state.set_tls_excluded(ex & ~AG if mode else ex | AG)
+    return prev
+
+
+def is_inference_mode_enabled():
+    return ember_tls_inference != 0
+
+
+def _set_inference_mode(bint mode):
+    global ember_tls_inference
+    cdef bint prev = ember_tls_inference != 0
+    ember_tls_inference = mode
+    return prev
+
+
+cdef bint _anomaly = False
+
+
+def _set_anomaly_enabled(bint mode):
+    global _anomaly
+    cdef bint prev = _anomaly
+    _anomaly = mode
+    return prev
+
+
+def is_anomaly_enabled():
+    return _anomaly
+
+
+# --- per-tensor metadata beyond the fields on TensorBase -----------------------------
+
+cdef class AutogradMeta:
+    cdef object acc_ref          # weakref to this leaf's AccumulateGrad
+    cdef list hooks              # Tensor.register_hook on a leaf
+    cdef list post_acc_hooks     # register_post_accumulate_grad_hook
+    cdef bint retains_grad
+
+
+cdef AutogradMeta meta_of(TensorBase t):
+    cdef AutogradMeta m
+    if t._ag is None:
+        m = AutogradMeta.__new__(AutogradMeta)
+        m.hooks = []
+        m.post_acc_hooks = []
+        t._ag = m
+    return <AutogradMeta>t._ag
+
+
+cdef inline bint requires(object x) noexcept:
+    return isinstance(x, TensorBase) and ((<TensorBase>x)._keys & AG) != 0
+
+
+cdef object edge_of(TensorBase t):
+    """(node, input_nr) the gradient of t flows into, or None if t does not require grad."""
+    if not (t._keys & AG):
+        return None
+    if t._grad_fn is not None:
+        return (t._grad_fn, t._output_nr)
+    return (accumulator(t), 0)
+
+
+cdef AccumulateGrad accumulator(TensorBase t):
+    cdef AutogradMeta m = meta_of(t)
+    acc = m.acc_ref() if m.acc_ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad.__new__(AccumulateGrad)
+        (<AccumulateGrad>acc).variable = t
+        (<AccumulateGrad>acc).next_edges = ()
+        (<AccumulateGrad>acc).num_outputs = 1
+        m.acc_ref = weakref.ref(acc)
+    return <AccumulateGrad>acc
+
+
+cdef object _current = None      # the GraphTask running now
+
+
+cdef class GraphTask:
+    """State of one backward run (runs nest: checkpoint's recomputation inside a node)."""
+    cdef set foreign                 # ids of gradients the caller handed in
+    cdef set stolen                  # ids of gradients already moved into some .grad
+
+    cdef bint may_steal(self, TensorBase g):
+        """A gradient can become a leaf's .grad without a copy when nobody else holds it:
+        not the caller's, not a view, not given to another leaf already."""
+        if id(g) in self.foreign or id(g) in self.stolen or g._base_ref is not None \
+                or not g.contiguous_c():
+            return False
+        self.stolen.add(id(g))
+        return True
+
+
+
+# --- saved tensors -------------------------------------------------------------------
+
+_FREED = ("Trying to backward through the graph a second time (or directly access saved "
+          "tensors after they have already been freed). Saved intermediate values of the "
+          "graph are freed when you call .backward() or autograd.grad(). Specify "
+          "retain_graph=True if you need to backward through the graph a second time or if "
+          "you need to access saved tensors after calling backward.")
+
+
+cdef class SavedTensor:
+    """A tensor a formula reads in backward, with the version it had when saved.  An op's
+    own output is kept without its grad_fn (no tensor <-> node cycle) and gets the node
+    back on unpack, so higher-order gradients flow through it."""
+    cdef TensorBase data
+    cdef int64_t version
+    cdef int output_nr           # -1: an input
+    cdef bint was_leaf_grad
+
+    cdef object unpack(self, Node owner):
+        if self.data is None:
+            raise RuntimeError(_FREED)
+        cdef int64_t now = self.data.version().value
+        if now != self.version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by "
+                f"an inplace operation: [{self.data.type()} {list(self.data.shape)}], which "
+                f"is output {max(self.output_nr, 0)} of {owner.name()}, is at version {now}; "
+                f"expected version {self.version} instead. Hint: the backtrace further above "
+                f"can show the operation that failed to compute its gradient.")
+        if self.output_nr < 0 or not grad_enabled():
+            return self.data
+        cdef TensorBase r = detach_c(self.data, True)
+        r._grad_fn = owner
+        r._output_nr = self.output_nr
+        r._keys |= AG
+        return r
+
+
+cdef SavedTensor save(TensorBase t, int output_nr):
+    cdef SavedTensor s = SavedTensor.__new__(SavedTensor)
+    s.data = detach_c(t, True) if output_nr >= 0 else t
+    s.version = t.version().value
+    s.output_nr = output_nr
+    return s
+
+
+# --- nodes ---------------------------------------------------------------------------
+
+@cython.trashcan(True)
+cdef class Node:
+    """A function of the backward graph: gradients of its outputs in, of its inputs out."""
+    cdef public tuple next_edges      # per input: (Node, input_nr) or None
+    cdef public int num_outputs
+    cdef list _pre_hooks
+    cdef list _hooks
+    cdef list _tensor_hooks           # [(output_nr, fn)] from Tensor.register_hook
+    cdef list _retain                 # [(output_nr, weakref)] from retain_grad
+    cdef dict _metadata
+    cdef public object _trace         # the forward stack, in anomaly mode
+    # engine scratch
+    cdef list _buffer
+    cdef int _deps
+    cdef int64_t _epoch
+    cdef bint _needed
+    cdef object __weakref__
+
+    cpdef tuple apply(self, tuple grads):
+        raise NotImplementedError(f"{self.name()}.apply is not implemented")
+
+    cpdef release(self):
+        pass
+
+    def __call__(self, *grads):
+        return self.apply(grads)
+
+    def name(self):
+        return type(self).__name__
+
+    @property
+    def next_functions(self):
+        return tuple(e if e is not None else (None, 0) for e in self.next_edges)
+
+    @property
+    def metadata(self):
+        if self._metadata is None:
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn):
+        """fn(grad_inputs, grad_outputs) runs after this node; may return new grad_inputs."""
+        if self._hooks is None:
+            self._hooks = []
+        return _Handle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        """fn(grad_outputs) runs before this node; may return new grad_outputs."""
+        if self._pre_hooks is None:
+            self._pre_hooks = []
+        return _Handle(self._pre_hooks, fn)
+
+    def _register_tensor_hook(self, int output_nr, fn):
+        if self._tensor_hooks is None:
+            self._tensor_hooks = []
+        return _Handle(self._tensor_hooks, (output_nr, fn))
+
+    def _retain_output(self, int output_nr, TensorBase t):
+        if self._retain is None:
+            self._retain = []
+        self._retain.append((output_nr, weakref.ref(t)))
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+class _Handle:
+    """A removable hook handle: `handle.remove()` takes the hook out again."""
+
+    def __init__(self, hooks, entry):
+        self._hooks, self._entry = hooks, entry
+        hooks.append(entry)
+
+    def remove(self):
+        try:
+            self._hooks.remove(self._entry)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+cdef class AccumulateGrad(Node):
+    """The sink of a leaf: adds the incoming gradient into `variable.grad`."""
+    cdef public TensorBase variable
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
+
+    cpdef tuple apply(self, tuple grads):
+        g = grads[0]
+        if g is None:
+            return ()
+        cdef TensorBase t = self.variable
+        cdef TensorBase gt = <TensorBase>g
+        if t._grad is None:
+            if grad_enabled():                      # create_graph: keep g's history
+                t._grad = g
+            elif _current is not None and (<GraphTask>_current).may_steal(gt):
+                t._grad = detach_c(gt, False)
+            else:
+                t._grad = _T.clone(detach_c(gt, False))
+        elif grad_enabled():
+            t._grad = t._grad + g
+        else:
+            t._grad.add_(g)
+        if t._ag is not None:
+            for fn in list((<AutogradMeta>t._ag).post_acc_hooks):
+                fn(t)
+        return ()
+
+
+cdef class OpNode(Node):
+    """The backward of one recorded op: its derivative formula and what it saved.
+    Formulas see it as `ctx`: ctx.args (positional arguments, tensors unpacked), ctx.kwargs,
+    ctx.result, ctx.needs_input_grad, ctx.shapes."""
+    cdef readonly Op op
+    cdef object formula
+    cdef tuple _args                  # SavedTensor / None (tensor not saved) / plain value
+    cdef public dict kwargs
+    cdef object _result               # SavedTensor, tuple of them, or None
+    cdef tuple _meta                  # per positional arg: (shape, dtype, device) or None
+    cdef bint _released
+
+    def name(self):
+        return _node_name(self.op.name)
+
+    @property
+    def args(self):
+        if self._released and any(isinstance(a, SavedTensor) or a is _RELEASED
+                                  for a in self._args):
+            raise RuntimeError(_FREED)
+        return tuple((<SavedTensor>a).unpack(self) if isinstance(a, SavedTensor) else a
+                     for a in self._args)
+
+    @property
+    def result(self):
+        r = self._result
+        if r is None or r is _RELEASED:
+            raise RuntimeError(_FREED if self._released else
+                               f"{self.name()}: the op's result was not saved")
+        if isinstance(r, tuple):
+            return tuple((<SavedTensor>x).unpack(self) if x is not None else None for x in r)
+        return (<SavedTensor>r).unpack(self)
+
+    @property
+    def needs_input_grad(self):
+        return tuple(i < len(self.next_edges) and self.next_edges[i] is not None
+                     for i in range(len(self._meta)))
+
+    @property
+    def shapes(self):
+        return tuple(m[0] if m is not None else None for m in self._meta)
+
+    cpdef tuple apply(self, tuple grads):
+        cdef Py_ssize_t n = len(self.next_edges), i
+        if self.num_outputs == 1:
+            g = grads[0]
+        else:
+            g = list(grads)
+            for i in range(self.num_outputs):
+                if g[i] is None:
+                    g[i] = self._zero_output(i)
+            g = tuple(g)
+        res = self.formula(self, g)
+        out = [None] * n
+        for i in range(min(n, len(res))):
+            if self.next_edges[i] is not None and res[i] is not None:
+                out[i] = conform(res[i], self._meta[i])
+        return tuple(out)
+
+    def _zero_output(self, int i):
+        r = self._result[i] if isinstance(self._result, tuple) else None
+        if r is None:
+            raise RuntimeError(f"{self.name()}: output {i} got no gradient and was not saved")
+        return _T.zeros_like((<SavedTensor>r).data)
+
+    cpdef release(self):
+        self._released = True
+        args = list(self._args)
+        for i in range(len(args)):
+            if isinstance(args[i], SavedTensor):
+                args[i] = _RELEASED
+        self._args = tuple(args)
+        if self._result is not None:
+            self._result = _RELEASED
+
+
+cdef object _RELEASED = object()
+cdef dict _names = {}
+
+
+cdef str _node_name(str op):
+    name = _names.get(op)
+    if name is None:
+        name = _names[op] = "".join(p.capitalize() for p in op.split("_")) + "Backward0"
+    return name
+
+
+cdef object conform(object g, tuple meta):
+    """A formula's gradient for one input, brought to that input's shape, dtype, device."""
+    cdef TensorBase t
+    if not isinstance(g, TensorBase):
+        g = _T.full(meta[0], g, dtype=meta[1], device=meta[2])
+    t = <TensorBase>g
+    if t.shape != meta[0]:
+        t = sum_to(t, meta[0])
+    if t._dtype is not meta[1] or t._device != meta[2]:
+        t = t.to(device=meta[2], dtype=meta[1])
+    return t
+
+
+cdef class CopySlices(Node):
+    """A base tensor's history after an in-place op wrote into one of its views: the
+    gradient outside the view passes to the base's old history; inside it goes through
+    the in-place op's node (`fn`), whose other inputs keep their edges."""
+    cdef Node fn
+    cdef tuple base_geom, view_geom
+
+    def name(self):
+        return "CopySlices"
+
+    cpdef tuple apply(self, tuple grads):
+        g = grads[0]
+        if g is None:
+            return (None,) * len(self.next_edges)
+        buf, base = storage_like(g, self.base_geom, self.view_geom)
+        base.copy_(g)
+        region = buf.as_strided(*self.view_geom)
+        res = self.fn.apply((region.clone(),))
+        if len(res) and res[0] is not None:
+            region.copy_(res[0])
+        else:
+            region.zero_()
+        return (base,) + tuple(res[1:])
+
+    cpdef release(self):
+        self.fn.release()
+
+
+cdef class ViewOfBase(Node):
+    """The history of a view whose base was rebased (CopySlices): its gradient lands in
+    the view's region of a zero gradient for the base."""
+    cdef tuple base_geom, view_geom
+
+    def name(self):
+        return "AsStridedBackward0"
+
+    cpdef tuple apply(self, tuple grads):
+        buf, base = storage_like(grads[0], self.base_geom, self.view_geom)
+        buf.zero_()
+        buf.as_strided(*self.view_geom).copy_(grads[0])
+        return (base,)
+
+
+cdef tuple geometry(TensorBase t):
+    return (tuple(t.shape), t.stride(), t._offset)
+
+
+cdef tuple storage_like(TensorBase g, tuple base_geom, tuple view_geom):
+    """A 1-d buffer laid out like the storage the base and its view share, and the base's
+    strided view of it."""
+    lo = min(base_geom[2], view_geom[2])
+    hi = lo
+    for sizes, strides, off in (base_geom, view_geom):
+        if all(s > 0 for s in sizes):
+            hi = max(hi, off + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1)
+    buf = _T.zeros(hi - lo, dtype=g._dtype, device=g._device)
+    shifted_base = (base_geom[0], base_geom[1], base_geom[2] - lo)
+    return buf, buf.as_strided(*shifted_base)
+
+
+# --- recording: the Autograd kernel ----------------------------------------------------
+
+cdef class AutogradKernel:
+    """What the dispatcher calls at the Autograd key for a differentiable op."""
+    cdef Op op
+    cdef object formula, entry
+    cdef int save
+    cdef bint writes_first           # in-place by nature (copy_, fill_, random fills)
+
+    def __call__(self, *args, **kwargs):
+        out = kwargs.get("out")
+        if self.writes_first:
+            return self.inplace(args, kwargs, <TensorBase>args[0])
+        if out is not None:
+            if args and out is args[0]:
+                return self.inplace(args, kwargs, <TensorBase>out)
+            if requires(out) or any(requires(a) for a in args):
+                raise RuntimeError(f"{self.op.name}(): functions with out=... arguments don't "
+                                   "support automatic differentiation, but one of the "
+                                   "arguments requires grad.")
+            return self.below(args, kwargs)
+        cdef bint any_req = False
+        for a in args:
+            if requires(a):
+                any_req = True
+                break
+        r = self.below(args, kwargs)
+        if not any_req:
+            return r
+        edges = input_edges(args)
+        node = self.make_node(args, kwargs, edges, None, -1)
+        attach(node, r, self.save & SAVE_RESULT)
+        return r
+
+    cdef object below(self, tuple args, dict kwargs):
+        cdef uint64_t ex = _state.tls_excluded()
+        _state.set_tls_excluded(ex | AG)
+        try:
+            return self.entry(*args, **kwargs)
+        finally:
+            _state.set_tls_excluded(ex)
+
+    cdef OpNode make_node(self, tuple args, dict kwargs, tuple edges, TensorBase clone_of_self,
+                          int self_pos):
+        cdef OpNode n = OpNode.__new__(OpNode)
+        n.op = self.op
+        n.formula = self.formula
+        n.next_edges = edges
+        n.kwargs = kwargs
+        n.num_outputs = 1
+        saved = []
+        meta = []
+        cdef Py_ssize_t i
+        for i in range(len(args)):
+            a = args[i]
+            if isinstance(a, TensorBase):
+                t = <TensorBase>a
+                meta.append((t.shape, t._dtype, t._device))
+                if self.save & SAVE_INPUTS or (self.save & SAVE_FIRST and i == 0):
+                    saved.append(save(clone_of_self if i == self_pos else t, -1))
+                else:
+                    saved.append(None)
+            else:
+                meta.append(None)
+                saved.append(a)
+        n._args = tuple(saved)
+        n._meta = tuple(meta)
+        if _anomaly:
+            import traceback
+            n._trace = "".join(traceback.format_stack()[:-2])
+        return n
+
+    cdef object inplace(self, tuple args, dict kwargs, TensorBase self_t):
+        if self_t._keys & AG:
+            if self_t._grad_fn is None:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                                   "in-place operation.")
+        base = self_t._base_ref
+        if base is not None and (<TensorBase>base)._keys & AG \
+                and (<TensorBase>base)._grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
+        cdef bint any_req = requires(self_t)
+        for a in args:
+            any_req = any_req or requires(a)
+        if not any_req:
+            return self.below(args, kwargs)
+        edges = input_edges(args)
+        clone = None
+        if self.save & (SAVE_INPUTS | SAVE_FIRST):
+            clone = detach_c(self_t, False).clone()
+        r = self.below(args, kwargs)
+        node = self.make_node(args, kwargs, edges, clone, 0)
+        if self.save & SAVE_RESULT:
+            node._result = save(self_t, 0)
+        rebase(self_t, node)
+        return r
+
+
+cdef tuple input_edges(tuple args):
+    """One edge per positional argument, up to the last tensor among them."""
+    cdef Py_ssize_t last = -1, i
+    for i in range(len(args)):
+        if isinstance(args[i], TensorBase):
+            last = i
+    return tuple(edge_of(<TensorBase>args[i]) if isinstance(args[i], TensorBase) else None
+                 for i in range(last + 1))
+
+
+cdef void attach(OpNode node, object r, int save_result):
+    """Make the op's floating outputs the node's outputs."""
+    cdef TensorBase t
+    if isinstance(r, TensorBase):
+        t = <TensorBase>r
+        if t._dtype.is_floating_point:
+            t._grad_fn = node
+            t._output_nr = 0
+            t._keys |= AG
+            if save_result:
+                node._result = save(t, 0)
+        return
+    outs = tuple(r)
+    node.num_outputs = len(outs)
+    saved = []
+    cdef int i
+    for i in range(len(outs)):
+        x = outs[i]
+        if isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_floating_point:
+            t = <TensorBase>x
+            t._grad_fn = node
+            t._output_nr = i
+            t._keys |= AG
+            saved.append(save(t, i) if save_result else None)
+        else:
+            saved.append(None)
+    if save_result:
+        node._result = tuple(saved)
+
+
+cdef void rebase(TensorBase t, Node node):
+    """After an in-place op: t's history is `node` (through its base, if t is a view)."""
+    cdef TensorBase base
+    cdef CopySlices cs
+    cdef ViewOfBase v
+    if t._base_ref is None:
+        t._grad_fn = node
+        t._output_nr = 0
+        t._keys |= AG
+        return
+    base = <TensorBase>t._base_ref
+    cs = CopySlices.__new__(CopySlices)
+    cs.fn = node
+    cs.base_geom = geometry(base)
+    cs.view_geom = geometry(t)
+    cs.next_edges = (edge_of(base),) + node.next_edges[1:]
+    cs.num_outputs = 1
+    base._grad_fn = cs
+    base._output_nr = 0
+    base._keys |= AG
+    v = ViewOfBase.__new__(ViewOfBase)
+    v.base_geom, v.view_geom = cs.base_geom, cs.view_geom
+    v.next_edges = ((cs, 0),)
+    v.num_outputs = 1
+    t._grad_fn = v
+    t._output_nr = 0
+    t._keys |= AG
+
+
+def _record(Op op, tuple args, dict kwargs, r):
+    """Record `r` as the result of `op(*args, **kwargs)` computed outside the dispatcher
+    (host ops such as sort): the same node a dispatched op would get."""
+    if not grad_enabled() or not any(requires(a) for a in args):
+        return r
+    cdef AutogradKernel k = kernel_for(op)
+    node = k.make_node(args, kwargs, input_edges(args), None, -1)
+    attach(node, r, k.save & SAVE_RESULT)
+    return r
+
+
+cdef dict _kernels = {}
+
+
+cdef AutogradKernel kernel_for(Op op):
+    k = _kernels.get(op)
+    if k is None:
+        formula, entry, save_flags = op.derivative
+        k = AutogradKernel.__new__(AutogradKernel)
+        (<AutogradKernel>k).op = op
+        (<AutogradKernel>k).formula = formula
+        (<AutogradKernel>k).entry = entry
+        (<AutogradKernel>k).save = save_flags
+        (<AutogradKernel>k).writes_first = op.name.endswith("_") and op.name != "_to_copy"
+        _kernels[op] = k
+    return <AutogradKernel>k
+
+
+# ops whose results carry no gradient (comparisons, integer math, positions, random)
+NON_DIFFERENTIABLE = frozenset([
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift", "floor_divide", "argmax", "argmin"])
+
+
+def install():
+    """Register the Autograd kernel of every op with a derivative, let the known
+    non-differentiable ops fall through, and make every other op refuse tensors that
+    require grad (a missing formula must fail loudly, not give wrong gradients)."""
+    for name, op in _dispatch.all_ops().items():
+        if op.derivative is not None:
+            op.register(DispatchKey.Autograd, kernel_for(op))
+        elif name in NON_DIFFERENTIABLE:
+            op.register(DispatchKey.Autograd, _dispatch.FALLTHROUGH)
+    _dispatch.set_fallthrough(DispatchKey.Autograd, False)
+
+
+include "_engine.pxi"
+
+
+# --- Tensor's autograd attributes (attached to ember.Tensor in core/tensor.py) ---------
+
+def _get_requires_grad(TensorBase self):
+    return (self._keys & AG) != 0
+
+
+def _set_requires_grad(TensorBase self, requires_grad):
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"requires_grad must be a bool, not {type(requires_grad).__name__}")
+    if self._grad_fn is not None and not requires_grad:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                           "want to use a computed variable in a subgraph that doesn't require "
+                           "differentiation use var_no_grad = var.detach().")
+    if requires_grad and not self._dtype.is_floating_point:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    if requires_grad:
+        self._keys |= AG
+    elif self._grad_fn is None:
+        self._keys &= ~AG
+
+
+def requires_grad_(TensorBase self, requires_grad=True):
+    """Set requires_grad in place (leaves only); returns self."""
+    _set_requires_grad(self, requires_grad)
+    return self
+
+
+def _get_grad(TensorBase self):
+    if self._grad is None and self._grad_fn is not None and not _retains(self):
+        import warnings
+        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                      "accessed. Its .grad attribute won't be populated during "
+                      "autograd.backward(). If you indeed want the .grad field to be populated "
+                      "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                      UserWarning, stacklevel=2)
+    return self._grad
+
+
+def _set_grad(TensorBase self, grad):
+    if grad is not None:
+        if not isinstance(grad, TensorBase):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(grad).__name__}")
+        g = <TensorBase>grad
+        if g._dtype is not self._dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+        if g._device != self._device:
+            raise RuntimeError("assigned grad has data located on a different device")
+        if g.shape != self.shape:
+            raise RuntimeError("assigned grad has data of a different size")
+    self._grad = grad
+
+
+def _get_grad_fn(TensorBase self):
+    return self._grad_fn
+
+
+def _is_leaf(TensorBase self):
+    return self._grad_fn is None
+
+
+def _output_nr(TensorBase self):
+    return self._output_nr
+
+
+def detach(TensorBase self):
+    """A new tensor sharing self's data (and version counter) with no history."""
+    return detach_c(self, True)
+
+
+def detach_(TensorBase self):
+    """Detach self from its history in place."""
+    if self._base_ref is not None and self._grad_fn is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self._grad_fn = None
+    self._output_nr = 0
+    self._keys &= ~AG
+    return self
+
+
+def _get_data(TensorBase self):
+    return detach_c(self, False)
+
+
+def _set_data(TensorBase self, TensorBase data):
+    """`t.data = other`: t takes other's storage and metadata, keeping its autograd state."""
+    _T._adopt_data(self, data)
+
+
+cdef bint _retains(TensorBase t):
+    return t._ag is not None and (<AutogradMeta>t._ag).retains_grad
+
+
+def retain_grad(TensorBase self):
+    """Populate .grad of this non-leaf tensor during backward."""
+    if not (self._keys & AG):
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self._grad_fn is None or _retains(self):
+        return
+    meta_of(self).retains_grad = True
+    (<Node>self._grad_fn)._retain_output(self._output_nr, self)
+
+
+def _retains_grad(TensorBase self):
+    return _retains(self)
+
+
+def register_hook(TensorBase self, hook):
+    """hook(grad) runs when the gradient of this tensor is computed and may return a
+    replacement; returns a handle with remove()."""
+    if not (self._keys & AG):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is None:
+        return _Handle(meta_of(self).hooks, hook)
+    return (<Node>self._grad_fn)._register_tensor_hook(self._output_nr, hook)
+
+
+def register_post_accumulate_grad_hook(TensorBase self, hook):
+    """hook(tensor) runs after the gradient was accumulated into this leaf's .grad."""
+    if not (self._keys & AG):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    return _Handle(meta_of(self).post_acc_hooks, hook)
+
+
+def _grad_accumulator(TensorBase t):
+    return accumulator(t) if (t._keys & AG) and t._grad_fn is None else None
+
+
+def _edge(TensorBase t):
+    return edge_of(t)
+
+
+def _make_result(TensorBase t, Node node, int output_nr):
+    """Make t an output of `node` (autograd.Function's outputs)."""
+    t._grad_fn = node
+    t._output_nr = output_nr
+    t._keys |= AG
+
+
+def _set_next_edges(Node node, tuple edges):
+    node.next_edges = edges
+
+
+def _save(TensorBase t, int output_nr=-1):
+    """A SavedTensor for autograd.Function's save_for_backward."""
+    return save(t, output_nr)
+
+
+def _unpack(SavedTensor s, Node owner):
+    return s.unpack(owner)
+
+
+def _release(SavedTensor s):
+    s.data = None
+
+
+def _conform(g, tuple meta):
+    return conform(g, meta)

@@ -1,0 +1,80 @@
+# What the autograd engine (core/_autograd.pyx) needs from the tensor module: the
+# requires_grad bit, detach, the reduction of a gradient to its input's shape, and each
+# op's derivative: `derive(op, formula, entry, save)` stores on the op
+#   formula(ctx, grad) -> one gradient per positional argument (None where there is none),
+#   entry(*args, **kwargs) -> runs the op again (called with Autograd excluded),
+#   save: which values the formula reads (SAVE_INPUTS, SAVE_FIRST, SAVE_RESULT).
+# Formulas sit next to their op's definition, written with ember ops, so they run on
+# every device and can themselves be differentiated (create_graph=True).
+
+from ember.core._dispatch cimport DispatchKey
+
+cdef uint64_t AUTOGRAD_BIT = <uint64_t>1 << DispatchKey.Autograd
+SAVE_INPUTS = 1
+SAVE_RESULT = 2
+SAVE_FIRST = 4          # only the first positional argument
+
+
+cdef void derive(Op op, object formula, object entry, int save):
+    op.derivative = (formula, entry, save)
+
+
+cdef int set_requires_grad(TensorBase t, bint flag, str op) except -1:
+    if flag:
+        if not (t._dtype.is_floating_point):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        t._keys |= AUTOGRAD_BIT
+    else:
+        t._keys &= ~AUTOGRAD_BIT
+    return 0
+
+
+cdef TensorBase with_grad(TensorBase t, object requires_grad):
+    """A factory's result, with requires_grad=True applied (a leaf)."""
+    if requires_grad:
+        set_requires_grad(t, True, "factory")
+    return t
+
+
+cdef TensorBase detach_c(TensorBase t, bint share_version):
+    """An alias of t with no autograd history; PyTorch's detach() shares the version
+    counter, `.data` does not."""
+    cdef TensorBase r = new_tensor(t._storage, t._dtype, t._ndim, t._sizes, t._strides,
+                                   t._offset)
+    if share_version:
+        r._version = t.version()
+    return r
+
+
+cdef object sum_to(TensorBase g, object shape):
+    """g summed over the dims it was broadcast along to reach its shape from `shape`."""
+    cdef int nd = len(shape), lead = g._ndim - nd, i
+    if lead == 0 and shape_c(g) == shape:
+        return g
+    dims = list(range(lead))
+    for i in range(nd):
+        if shape[i] == 1 and g._sizes[lead + i] != 1:
+            dims.append(lead + i)
+    r = reduce_op(op_sum, g, tuple(dims), True, None, None) if dims else g
+    return reshape_c(r, (shape,)) if r.shape != shape else r
+
+
+def _sum_to(g, shape):
+    return sum_to(g, tuple(shape))
+
+
+def _detach(TensorBase t, bint share_version=True):
+    return detach_c(t, share_version)
+
+
+def _set_requires_grad(TensorBase t, bint flag):
+    set_requires_grad(t, flag, "requires_grad_")
+
+
+def _adopt_data(TensorBase t, TensorBase src):
+    """`t.data = src`: storage and metadata from src; t's autograd state stays."""
+    cdef uint64_t ag = t._keys & AUTOGRAD_BIT
+    adopt(t, src)
+    t._version = VersionCounter.__new__(VersionCounter)
+    t._shape = None
+    t._keys = (t._keys & ~AUTOGRAD_BIT) | ag
