@@ -672,7 +672,9 @@ def _d_permute(ctx, g):
 
 def _d_as_strided(ctx, g):
     t, size, stride, off = ctx.args
-    span = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride())) if t.numel() else 0
+    cdef int64_t span = 1 if t.numel() else 0    # (`sum` is ember's sum in this module)
+    for s, st in zip(t.shape, t.stride()):
+        span += (s - 1) * st if span else 0
     buf = zeros(span, dtype=g.dtype, device=g.device)
     start = t.storage_offset() if off is None else off
     as_strided_c(buf, size, stride, start - t.storage_offset()).copy_(g)

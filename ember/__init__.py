@@ -125,6 +125,12 @@ from ember.core.minmax import min as min  # noqa: F401
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)
 from ember.core.tensor import Tensor as Tensor
+from ember.autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
+from ember.autograd.grad_mode import inference_mode as inference_mode
+from ember.autograd.grad_mode import is_grad_enabled as is_grad_enabled
+from ember.autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
+from ember.autograd.grad_mode import no_grad as no_grad
+from ember.autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo
 
@@ -137,7 +143,7 @@ globals().update(_more_functions())
 # exactly as torch.bool/int/float do)
 globals().update(_dtypes._dtype_by_name)
 
-_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg"}
+_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "autograd", "utils"}
 
 
 def get_include():

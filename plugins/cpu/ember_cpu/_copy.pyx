@@ -12,6 +12,35 @@ from ember_cpu._strided cimport (
 cdef extern from "<stdlib.h>" nogil:
     int posix_memalign(void **memptr, size_t alignment, size_t size)
 
+# Bytes held by live allocations (malloc_usable_size, so alloc and free agree without a
+# header) and the peak since the last reset: the runtime's memory_allocated().
+cdef extern from *:
+    """
+    #include <malloc.h>
+    static int64_t ember_cpu_allocated = 0;
+    static int64_t ember_cpu_peak = 0;
+    static void ember_cpu_track(void *p, int sign) {
+        if (p == NULL) return;
+        int64_t now = __atomic_add_fetch(&ember_cpu_allocated,
+                                         sign * (int64_t)malloc_usable_size(p),
+                                         __ATOMIC_RELAXED);
+        if (sign > 0 && now > ember_cpu_peak) ember_cpu_peak = now;
+    }
+    """
+    int64_t ember_cpu_allocated
+    int64_t ember_cpu_peak
+    void ember_cpu_track(void *p, int sign) nogil
+
+
+def _memory_stats():
+    """(bytes allocated now, peak bytes since the last reset)."""
+    return ember_cpu_allocated, ember_cpu_peak
+
+
+def _reset_peak():
+    global ember_cpu_peak
+    ember_cpu_peak = ember_cpu_allocated
+
 
 cdef void *mem_alloc(int64_t nbytes) noexcept nogil:
     cdef void *p = NULL
@@ -22,13 +51,15 @@ cdef void *mem_alloc(int64_t nbytes) noexcept nogil:
     # 64-byte aligned (a cache line, any SIMD width).  A 0-byte request still gets a
     # unique pointer that free() accepts.
     if nbytes <= 1024:
-        return malloc(<size_t>(nbytes if nbytes > 0 else 1))
-    if posix_memalign(&p, 64, <size_t>nbytes) != 0:
+        p = malloc(<size_t>(nbytes if nbytes > 0 else 1))
+    elif posix_memalign(&p, 64, <size_t>nbytes) != 0:
         return NULL
+    ember_cpu_track(p, 1)
     return p
 
 
 cdef void mem_free(void *ptr) noexcept nogil:
+    ember_cpu_track(ptr, -1)
     free(ptr)
 
 

@@ -1,0 +1,8 @@
+"""ember.utils: hooks, checkpoint (loaded on first use)."""
+
+
+def __getattr__(name):
+    if name in ("checkpoint", "hooks"):
+        import importlib
+        return importlib.import_module(f"ember.utils.{name}")
+    raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")
