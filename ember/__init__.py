@@ -5,6 +5,12 @@ from the entry-point group ``ember.backends`` unless EMBER_DEVICE_BACKEND_AUTOLO
 """
 import os as _os
 
+from ember.autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
+from ember.autograd.grad_mode import inference_mode as inference_mode
+from ember.autograd.grad_mode import is_grad_enabled as is_grad_enabled
+from ember.autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
+from ember.autograd.grad_mode import no_grad as no_grad
+from ember.autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from ember.core import _dtype as _dtypes
 from ember.core._device import device as device
 from ember.core._dispatch import DispatchKey as DispatchKey
@@ -125,12 +131,6 @@ from ember.core.minmax import min as min  # noqa: F401
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)
 from ember.core.tensor import Tensor as Tensor
-from ember.autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
-from ember.autograd.grad_mode import inference_mode as inference_mode
-from ember.autograd.grad_mode import is_grad_enabled as is_grad_enabled
-from ember.autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
-from ember.autograd.grad_mode import no_grad as no_grad
-from ember.autograd.grad_mode import set_grad_enabled as set_grad_enabled
 from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo
 

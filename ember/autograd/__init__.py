@@ -2,8 +2,13 @@
 from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.function import Function, FunctionCtx, once_differentiable
 from ember.autograd.grad_mode import (
-    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-    set_grad_enabled)
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from ember.core import _autograd as _ag
 from ember.core._tensor import TensorBase
 
