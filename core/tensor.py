@@ -1,6 +1,7 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _tensor as _ops
 from ember.core import composites, minmax, random_ops, sorting
+from ember.core.linalg import legacy as _linalg_legacy
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
@@ -33,4 +34,7 @@ for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
 for _name in ("argsort", "kthvalue", "median", "sort", "topk", "unique"):
     setattr(Tensor, _name, getattr(sorting, _name))
 Tensor.bernoulli = random_ops.bernoulli
+# t.det(), t.inverse(), t.svd(), t.qr(), t.cholesky(), t.pinverse(), ...
+for _name, _method in _linalg_legacy.TENSOR_METHODS.items():
+    setattr(Tensor, _name, _method)
 _set_tensor_class(Tensor)
