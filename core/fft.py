@@ -155,8 +155,8 @@ def _shift(input, dim, op, half):
                         f"{type(input).__name__}")
     dims = range(input.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
     dims = [_wrap(d, input.dim()) for d in dims]
-    if input.dim() == 0:
-        return input.clone()
+    if not dims:            # a 0-d input: torch's roll gets no shifts and refuses too
+        raise RuntimeError(f"{op}: `shifts` required")
     return roll(input, [half(input.shape[d]) for d in dims], dims)
 
 

@@ -1,8 +1,8 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _tensor as _ops
 from ember.core import composites, minmax, random_ops, sorting
-from ember.core.linalg import legacy as _linalg_legacy
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
+from ember.core.linalg import legacy as _linalg_legacy
 
 __all__ = ["Tensor"]
 

@@ -89,6 +89,8 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
         if len(dims) == 1:
             return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
         if len(dims) == 2:
+            for d in dims:          # torch checks the dims' range before A's rank here
+                _wrap(d, max(A.dim(), 1))
             return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
         raise RuntimeError(f"{op}: If dim is specified, it must be of length 1 or 2. "
                            f"Got {list(dims)}")
