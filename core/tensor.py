@@ -3,6 +3,7 @@ from ember.core import _autograd as _ag
 from ember.core import _tensor as _ops
 from ember.core import composites, minmax, random_ops, sorting
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
+from ember.core.linalg import legacy as _linalg_legacy
 
 __all__ = ["Tensor"]
 
@@ -54,5 +55,8 @@ for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
 for _name in ("argsort", "kthvalue", "median", "sort", "topk", "unique"):
     setattr(Tensor, _name, getattr(sorting, _name))
 Tensor.bernoulli = random_ops.bernoulli
+# t.det(), t.inverse(), t.svd(), t.qr(), t.cholesky(), t.pinverse(), ...
+for _name, _method in _linalg_legacy.TENSOR_METHODS.items():
+    setattr(Tensor, _name, _method)
 _set_tensor_class(Tensor)
 _ag.install()

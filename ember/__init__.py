@@ -126,6 +126,7 @@ from ember.core._tensor import where as where
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
+from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
@@ -143,7 +144,11 @@ globals().update(_more_functions())
 # exactly as torch.bool/int/float do)
 globals().update(_dtypes._dtype_by_name)
 
+<<<<<<< HEAD
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "autograd", "utils"}
+=======
+_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft"}
+>>>>>>> wt-linalg
 
 
 def get_include():

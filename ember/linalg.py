@@ -1,4 +1,4 @@
-"""ember.linalg: vector norms so far; the LAPACK-backed ops arrive with the op catalogue."""
-from ember.core.composites import vector_norm as vector_norm
-
-__all__ = ["vector_norm"]
+"""ember.linalg: PyTorch's torch.linalg (LAPACK through NumPy/SciPy on the host, loaded on
+first use; results on the input's device)."""
+from ember.core.linalg import *  # noqa: F403
+from ember.core.linalg import __all__ as __all__

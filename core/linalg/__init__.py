@@ -1,0 +1,44 @@
+"""ember.linalg's implementation: LAPACK (through NumPy and SciPy, imported on first use) on
+host copies of the tensors, results moved back to the input's device.
+
+_common holds the checks and host round trips, solvers the linear systems, decompositions
+the factorizations, norms the norms and products, legacy the top-level torch.* names."""
+
+from ember.core.composites import vector_norm
+from ember.core.linalg._common import LinAlgError
+from ember.core.linalg.decompositions import (
+    cholesky,
+    cholesky_ex,
+    eigh,
+    eigvalsh,
+    qr,
+    svd,
+    svdvals,
+)
+from ember.core.linalg.norms import (
+    cross,
+    diagonal,
+    matmul,
+    matrix_norm,
+    matrix_rank,
+    multi_dot,
+    norm,
+    pinv,
+    vecdot,
+)
+from ember.core.linalg.solvers import (
+    det,
+    inv,
+    inv_ex,
+    lstsq,
+    matrix_power,
+    slogdet,
+    solve,
+    solve_ex,
+    solve_triangular,
+)
+
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]

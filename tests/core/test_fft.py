@@ -1,0 +1,103 @@
+"""ember.fft against torch.fft: the frequency helpers and shifts bit for bit, irfft*/hfft* of
+real inputs to rounding; the transforms with a complex result raise NotImplementedError."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.fft as FFT
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 8])
+@pytest.mark.parametrize("d", [1.0, 0.25, 3.0])
+@pytest.mark.parametrize("dtype", [None, "float64", "float32"])
+def test_fftfreq_and_rfftfreq_match_torch_exactly(n, d, dtype, device):
+    kw_e = {} if dtype is None else {"dtype": getattr(ember, dtype)}
+    kw_t = {} if dtype is None else {"dtype": getattr(torch, dtype)}
+    for name in ("fftfreq", "rfftfreq"):
+        got = getattr(FFT, name)(n, d, device=device, **kw_e)
+        want = getattr(torch.fft, name)(n, d, **kw_t)
+        assert got.dtype.name == str(want.dtype)[6:] and got.device.type == device
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_fftfreq_errors():
+    for name in ("fftfreq", "rfftfreq"):
+        with pytest.raises(RuntimeError, match=r"negative dimension -1"):
+            getattr(FFT, name)(-1)
+
+
+@pytest.mark.parametrize("shape", [(5,), (4, 7), (2, 3, 6), (0, 3), ()])
+@pytest.mark.parametrize("dim", [None, 0, -1, (0, -1)])
+def test_shifts_match_torch(shape, dim, device, oracle):
+    if shape == ():
+        for name in ("fftshift", "ifftshift"):
+            with pytest.raises(RuntimeError, match="`shifts` required"):
+                getattr(torch.fft, name)(torch.tensor(1.0))
+            with pytest.raises(RuntimeError, match=f"{name}: `shifts` required"):
+                getattr(FFT, name)(ember.tensor(1.0, device=device))
+        return
+    a = np.arange(int(np.prod(shape))).reshape(shape)
+    e, t = ember.tensor(a, device=device), torch.tensor(a)
+    if len(shape) >= 2:
+        e, t = e.transpose(0, -1), t.transpose(0, -1)
+    for name in ("fftshift", "ifftshift"):
+        oracle.assert_matches(getattr(FFT, name)(e, dim), getattr(torch.fft, name)(t, dim))
+
+
+@pytest.mark.parametrize("name", ["irfft", "hfft"])
+@pytest.mark.parametrize("n", [None, 1, 4, 9])
+@pytest.mark.parametrize("norm", [None, "backward", "ortho", "forward"])
+@pytest.mark.parametrize("dim", [-1, 0])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_one_dim_real_inverse_transforms_match_torch(name, n, norm, dim, dtype, device, oracle):
+    a = (np.random.default_rng(0).standard_normal((5, 6)) * 4).astype(dtype)
+    e, t = ember.tensor(a, device=device).t(), torch.tensor(a).t()
+    got = getattr(FFT, name)(e, n, dim, norm)
+    want = getattr(torch.fft, name)(t, n, dim, norm)
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["irfft2", "irfftn", "hfft2", "hfftn"])
+@pytest.mark.parametrize("s", [None, (3, 5), (4, -1)])
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_many_dim_real_inverse_transforms_match_torch(name, s, norm, dtype, device, oracle):
+    a = np.random.default_rng(1).standard_normal((2, 4, 6)).astype(dtype)
+    e, t = ember.tensor(a, device=device), torch.tensor(a)
+    got = getattr(FFT, name)(e, s, norm=norm)
+    want = getattr(torch.fft, name)(t, s, norm=norm)
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-4)
+    if name.endswith("n"):
+        oracle.assert_matches(getattr(FFT, name)(e, s, (0, 2), norm),
+                              getattr(torch.fft, name)(t, s, (0, 2), norm), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("call,err", [
+    ("F.irfft(T.arange(5.), n=0)", RuntimeError),
+    ("F.irfft(T.ones(1))", RuntimeError),
+    ("F.irfft(T.arange(5.), norm='x')", RuntimeError),
+    ("F.irfft(T.arange(5.), dim=3)", IndexError),
+    ("F.irfft(T.arange(5., dtype=T.float16))", RuntimeError),
+    ("F.hfftn(T.ones(3, 3), s=(4,), dim=(0, 1))", RuntimeError),
+])
+def test_errors_match_torch(call, err):
+    with pytest.raises(err) as got:
+        eval(call, {"F": FFT, "T": ember})
+    with pytest.raises(err) as want:
+        eval(call, {"F": torch.fft, "T": torch})
+    assert str(got.value) == str(want.value)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "ihfft", "fft2", "ifft2", "rfft2",
+                                  "ihfft2", "fftn", "ifftn", "rfftn", "ihfftn"])
+def test_complex_results_are_refused(name):
+    with pytest.raises(NotImplementedError, match=f"^ember.fft.{name}: complex tensors are "
+                                                  f"not supported yet$"):
+        getattr(FFT, name)(ember.ones(4))
+    assert getattr(FFT, name).__doc__
+
+
+def test_lazy_submodules():
+    assert ember.fft is FFT and ember.linalg is ember.linalg
+    assert sorted(FFT.__all__) == FFT.__all__ and set(FFT.__all__) <= set(dir(torch.fft))
