@@ -31,11 +31,15 @@ cdef inline int mask_dims(object ix) noexcept:
 
 cdef bint has_advanced(tuple items):
     for ix in items:
-        if isinstance(ix, (list, bool)) or is_index_tensor(ix) or (
-                hasattr(ix, "__array__") and not isinstance(ix, TensorBase)
-                and not hasattr(ix, "__index__")):
+        if isinstance(ix, (list, bool)) or is_index_tensor(ix) or is_array(ix):
             return True
     return False
+
+
+cdef inline bint is_array(object ix):
+    """A NumPy-style array with at least one dim (a 0-d one indexes like an int)."""
+    return not isinstance(ix, TensorBase) and hasattr(ix, "__array__") and \
+        getattr(ix, "ndim", 0) > 0
 
 
 cdef object as_index(object ix, device dev):
@@ -45,7 +49,7 @@ cdef object as_index(object ix, device dev):
         return full((), ix, dtype=_dtypes.bool, device=dev)
     if isinstance(ix, TensorBase):
         t = <TensorBase>ix
-    elif isinstance(ix, list) or hasattr(ix, "__array__") and not hasattr(ix, "__index__"):
+    elif isinstance(ix, list) or is_array(ix):
         t = tensor(ix)
         if t.numel_c() == 0:           # [] indexes nothing: an empty int64 index
             t = cast_to(t, _dtypes.int64)

@@ -588,7 +588,7 @@ cdef object getitem(TensorBase t, object index):
 cdef object setitem(TensorBase t, object index, object value):
     cdef tuple items = index if isinstance(index, tuple) else (index,)
     if has_advanced(items):
-        adv_setitem(t, items, value, False, False, "index_put_")
+        adv_setitem(t, items, value, False, True, "index_put_")
         return
     cdef TensorBase dst = index_view(t, items, None)
     if isinstance(value, TensorBase):

@@ -83,8 +83,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     if not isinstance(repeats, TensorBase):
         if repeats < 0:
             raise RuntimeError("repeats can not be negative")
-        index = _T.div(_T.arange(n * repeats, device=t.device), repeats, rounding_mode="floor") \
-            if repeats else _T.arange(0, device=t.device)
+        index = _T.arange(n, device=t.device).reshape(n, 1).expand(n, repeats).reshape(-1)
         return _T.index_select(t, d, index)
     if repeats.dim() != 1 or repeats.dtype.is_floating_point:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor of integers")
