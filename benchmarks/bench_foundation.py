@@ -75,8 +75,13 @@ def main():
     print("\nimport (median wall time of fresh processes minus `python -c pass`):")
     print(f"  ember {e_imp * 1e3:.0f} ms   numpy {n_imp * 1e3:.0f} ms   torch {t_imp * 1e3:.0f} ms"
           f"   ember/torch {e_imp / t_imp:.2f}   (goal: ember <= 150 ms)")
-    table = cases()
-    for threads in (1, 2):
+    compare(cases())
+
+
+def compare(table, thread_counts=(1, 2)):
+    """Time each (name, number, ember_fn, numpy_fn, torch_fn) of `table` at each thread
+    count and print the times and the ratios ember/NumPy and ember/PyTorch."""
+    for threads in thread_counts:
         ember.set_num_threads(threads)
         torch.set_num_threads(threads)
         with threadpool_limits(threads):
@@ -85,7 +90,6 @@ def main():
             for name, number, fe, fn, ft in table:
                 te, tn, tt = per_call((fe, fn, ft), number)
                 print(f"{'':12s}{name:26s}{fmt(te)}{fmt(tn)}{fmt(tt)}{te / tn:8.2f}{te / tt:9.2f}")
-
 
 if __name__ == "__main__":
     main()

@@ -57,7 +57,8 @@ cdef class Backend:
             ("from_host", <size_t><void*>t.from_host), ("unary", <size_t><void*>t.unary),
             ("binary", <size_t><void*>t.binary), ("reduce", <size_t><void*>t.reduce),
             ("matmul", <size_t><void*>t.matmul), ("random", <size_t><void*>t.random),
-            ("where", <size_t><void*>t.where), ("scan", <size_t><void*>t.scan)) if ptr == 0]
+            ("where", <size_t><void*>t.where), ("scan", <size_t><void*>t.scan),
+            ("index", <size_t><void*>t.index), ("search", <size_t><void*>t.search)) if ptr == 0]
         if missing:
             raise RuntimeError(f"plugin {self.plugin!r} left kernel table entries unset for "
                                f"device type '{self.type}': {', '.join(missing)}")

@@ -28,7 +28,8 @@ cdef list _MORE_UNARY = [
     ("log10", EMBER_UNARY_LOG10), ("log1p", EMBER_UNARY_LOG1P), ("erf", EMBER_UNARY_ERF),
     ("erfc", EMBER_UNARY_ERFC), ("asin", EMBER_UNARY_ASIN), ("acos", EMBER_UNARY_ACOS),
     ("atan", EMBER_UNARY_ATAN), ("sinh", EMBER_UNARY_SINH), ("cosh", EMBER_UNARY_COSH),
-    ("rsqrt", EMBER_UNARY_RSQRT), ("bitwise_not", EMBER_UNARY_BITWISE_NOT)]
+    ("rsqrt", EMBER_UNARY_RSQRT), ("bitwise_not", EMBER_UNARY_BITWISE_NOT),
+    ("tan", EMBER_UNARY_TAN)]
 cdef list _MORE_BINARY = [
     ("atan2", EMBER_BINARY_ATAN2), ("fmod", EMBER_BINARY_FMOD),
     ("remainder", EMBER_BINARY_REMAINDER), ("floor_divide", EMBER_BINARY_FLOOR_DIVIDE),

@@ -148,3 +148,8 @@ cdef dict _SCALAR_TYPE_NAMES = {
 cdef str st_name(dtype d):
     """PyTorch's ScalarType name of d, as its error messages spell it ("Float")."""
     return _SCALAR_TYPE_NAMES[d.name]
+
+
+def _st_name(dtype d):
+    """st_name for the Python modules (their error messages)."""
+    return st_name(d)

@@ -38,6 +38,8 @@ cdef enum:
     FAMILY_RANDOM = 7
     FAMILY_WHERE = 8
     FAMILY_SCAN = 9
+    FAMILY_INDEX = 10
+    FAMILY_SEARCH = 11
 
 cdef type _tensor_cls = TensorBase
 
@@ -732,5 +734,7 @@ include "_math.pxi"
 include "_matmul.pxi"
 include "_copy.pxi"
 include "_random.pxi"
+include "_indexing.pxi"
+include "_advindex.pxi"
 include "_factories.pxi"
 include "_interop.pxi"

@@ -527,10 +527,12 @@ def unbind(TensorBase input, dim=0):
 
 
 # --- basic indexing: ints, slices (positive steps), None, Ellipsis --------------------
+# (index tensors, lists and bools are advanced indexing: _advindex.pxi)
 
-cdef TensorBase index_view(TensorBase t, object index):
-    if not isinstance(index, tuple):
-        index = (index,)
+cdef TensorBase index_view(TensorBase t, tuple index, list adv):
+    """t with the basic indices of `index` applied, as a view.  Advanced indices (index
+    tensors, converted by the caller: int64 or bool) are skipped and recorded in `adv` as
+    (dim of the view they index, tensor); a 0-d bool adds a dim of size 1 first."""
     cdef int consumed = 0
     cdef bint ellipsis = False
     for ix in index:
@@ -539,11 +541,7 @@ cdef TensorBase index_view(TensorBase t, object index):
                 raise IndexError("an index can only have a single ellipsis ('...')")
             ellipsis = True
         elif ix is not None:
-            if isinstance(ix, TensorBase) and (<TensorBase>ix)._ndim > 0 or isinstance(ix, (list, bool)):
-                raise NotImplementedError(
-                    "indexing with tensors, lists or bools (advanced indexing) is not "
-                    "supported yet; use basic indexing (ints, slices, None, ...)")
-            consumed += 1
+            consumed += mask_dims(ix) if adv is not None else 1
     if consumed > t._ndim:
         raise IndexError(f"too many indices for tensor of dimension {t._ndim}")
     cdef TensorBase r = t
@@ -555,6 +553,11 @@ cdef TensorBase index_view(TensorBase t, object index):
         elif ix is None:
             r = unsqueeze_c(r, d)
             d += 1
+        elif adv is not None and is_index_tensor(ix):
+            if (<TensorBase>ix)._ndim == 0 and (<TensorBase>ix)._dtype.code == EMBER_BOOL:
+                r = unsqueeze_c(r, d)
+            adv.append((d, ix))
+            d += max(1, mask_dims(ix))
         elif isinstance(ix, slice):
             size = r._sizes[d]
             step = 1 if ix.step is None else ix.step.__index__()
@@ -576,11 +579,18 @@ cdef TensorBase index_view(TensorBase t, object index):
 
 
 cdef object getitem(TensorBase t, object index):
-    return index_view(t, index)
+    cdef tuple items = index if isinstance(index, tuple) else (index,)
+    if has_advanced(items):
+        return adv_getitem(t, items)
+    return index_view(t, items, None)
 
 
 cdef object setitem(TensorBase t, object index, object value):
-    cdef TensorBase dst = index_view(t, index)
+    cdef tuple items = index if isinstance(index, tuple) else (index,)
+    if has_advanced(items):
+        adv_setitem(t, items, value, False, True, "index_put_")
+        return
+    cdef TensorBase dst = index_view(t, items, None)
     if isinstance(value, TensorBase):
         copy_into(dst, <TensorBase>value, "copy_")
     else:

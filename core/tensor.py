@@ -1,7 +1,7 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _ops
-from ember.core import composites, minmax, random_ops, sorting
+from ember.core import composites, index_ops, minmax, random_ops, sorting
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 from ember.core.linalg import legacy as _linalg_legacy
 
@@ -58,5 +58,17 @@ Tensor.bernoulli = random_ops.bernoulli
 # t.det(), t.inverse(), t.svd(), t.qr(), t.cholesky(), t.pinverse(), ...
 for _name, _method in _linalg_legacy.TENSOR_METHODS.items():
     setattr(Tensor, _name, _method)
+# the index family: t.gather(...), t.scatter_(...), t.index_add_(...), t.flip(...), ...
+for _name in ("gather", "scatter", "scatter_add", "scatter_reduce", "index_select",
+              "index_add", "index_copy", "index_fill", "index_put", "take", "put",
+              "searchsorted", "multinomial"):
+    setattr(Tensor, _name, getattr(_ops, _name))
+for _name in ("scatter_", "scatter_add_", "scatter_reduce_", "index_add_", "index_copy_",
+              "index_fill_", "index_put_", "put_"):
+    setattr(Tensor, _name, getattr(_ops, "_" + _name))
+for _name in ("bincount", "flip", "fliplr", "flipud", "histc", "masked_scatter",
+              "masked_select", "repeat_interleave"):
+    setattr(Tensor, _name, getattr(index_ops, _name))
+Tensor.masked_scatter_ = index_ops._masked_scatter_
 _set_tensor_class(Tensor)
 _ag.install()

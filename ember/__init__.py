@@ -59,10 +59,16 @@ from ember.core._tensor import from_dlpack as from_dlpack
 from ember.core._tensor import from_numpy as from_numpy
 from ember.core._tensor import full as full
 from ember.core._tensor import full_like as full_like
+from ember.core._tensor import gather as gather
 from ember.core._tensor import ge as ge
 from ember.core._tensor import greater as greater
 from ember.core._tensor import greater_equal as greater_equal
 from ember.core._tensor import gt as gt
+from ember.core._tensor import index_add as index_add
+from ember.core._tensor import index_copy as index_copy
+from ember.core._tensor import index_fill as index_fill
+from ember.core._tensor import index_put as index_put
+from ember.core._tensor import index_select as index_select
 from ember.core._tensor import initial_seed as initial_seed
 from ember.core._tensor import is_floating_point as is_floating_point
 from ember.core._tensor import is_tensor as is_tensor
@@ -83,6 +89,7 @@ from ember.core._tensor import mean as mean
 from ember.core._tensor import minimum as minimum
 from ember.core._tensor import movedim as movedim
 from ember.core._tensor import mul as mul
+from ember.core._tensor import multinomial as multinomial
 from ember.core._tensor import narrow as narrow
 from ember.core._tensor import ne as ne
 from ember.core._tensor import neg as neg
@@ -94,6 +101,7 @@ from ember.core._tensor import ones as ones
 from ember.core._tensor import ones_like as ones_like
 from ember.core._tensor import permute as permute
 from ember.core._tensor import prod as prod
+from ember.core._tensor import put as put
 from ember.core._tensor import rand as rand
 from ember.core._tensor import rand_like as rand_like
 from ember.core._tensor import randn as randn
@@ -102,6 +110,10 @@ from ember.core._tensor import reciprocal as reciprocal
 from ember.core._tensor import relu as relu
 from ember.core._tensor import reshape as reshape
 from ember.core._tensor import result_type as result_type
+from ember.core._tensor import scatter as scatter
+from ember.core._tensor import scatter_add as scatter_add
+from ember.core._tensor import scatter_reduce as scatter_reduce
+from ember.core._tensor import searchsorted as searchsorted
 from ember.core._tensor import seed as seed
 from ember.core._tensor import select as select
 from ember.core._tensor import sigmoid as sigmoid
@@ -115,6 +127,7 @@ from ember.core._tensor import sum as sum
 from ember.core._tensor import swapaxes as swapaxes
 from ember.core._tensor import swapdims as swapdims
 from ember.core._tensor import t as t
+from ember.core._tensor import take as take
 from ember.core._tensor import tanh as tanh
 from ember.core._tensor import tensor as tensor
 from ember.core._tensor import transpose as transpose
@@ -127,6 +140,7 @@ from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
 from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
+from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)

@@ -26,7 +26,8 @@ cdef extern from "ember/abi.h":
         EMBER_UNARY_ROUND, EMBER_UNARY_EXP2, EMBER_UNARY_EXPM1, EMBER_UNARY_LOG2
         EMBER_UNARY_LOG10, EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC
         EMBER_UNARY_ASIN, EMBER_UNARY_ACOS, EMBER_UNARY_ATAN, EMBER_UNARY_SINH
-        EMBER_UNARY_COSH, EMBER_UNARY_RSQRT, EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_COUNT
+        EMBER_UNARY_COSH, EMBER_UNARY_RSQRT, EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN
+        EMBER_UNARY_COUNT
 
     enum:
         EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV
@@ -45,6 +46,14 @@ cdef extern from "ember/abi.h":
     enum:
         EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN
         EMBER_SCAN_COUNT
+
+    enum:
+        EMBER_INDEX_GATHER, EMBER_INDEX_SCATTER, EMBER_INDEX_SCATTER_ADD
+        EMBER_INDEX_SCATTER_MUL, EMBER_INDEX_SCATTER_AMAX, EMBER_INDEX_SCATTER_AMIN
+        EMBER_INDEX_COUNT, EMBER_INDEX_WRAP
+
+    enum:
+        EMBER_SEARCH_LEFT, EMBER_SEARCH_RIGHT, EMBER_SEARCH_MULTINOMIAL, EMBER_SEARCH_COUNT
 
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
@@ -86,6 +95,10 @@ cdef extern from "ember/abi.h":
                      const ember_view *a, const ember_view *b) noexcept nogil
         int (*scan)(ember_ctx *ctx, int32_t op, const ember_view *out,
                     const ember_view *indices, const ember_view *a) noexcept nogil
+        int (*index)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                     const ember_view *index, int32_t dim) noexcept nogil
+        int (*search)(ember_ctx *ctx, int32_t op, const ember_view *out,
+                      const ember_view *sorted, const ember_view *values) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -16,7 +16,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_random", "_blas",
+MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_index", "_random", "_blas",
            "_kernels"]
 
 

@@ -21,7 +21,8 @@
 
 #include <stdint.h>
 
-#define EMBER_ABI_VERSION 3      /* 2: `where`; 3: arg-reductions, `scan` */
+#define EMBER_ABI_VERSION 4      /* 2: `where`; 3: arg-reductions, `scan`;
+                                    4: index family, tan */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -59,7 +60,8 @@ enum {
     EMBER_UNARY_RSQRT = 28,
     /* integers and bool: ~x (logical not on bool) */
     EMBER_UNARY_BITWISE_NOT = 29,
-    EMBER_UNARY_COUNT = 30
+    EMBER_UNARY_TAN = 30,          /* floating dtypes only */
+    EMBER_UNARY_COUNT = 31
 };
 
 /* elementwise binary op codes: out = f(a, b) */
@@ -113,6 +115,59 @@ enum {
     EMBER_RANDOM_COUNT = 2
 };
 
+/* the index family: gather/scatter along one dim (`index`) and binary search (`search`).
+ *
+ * `index` is the one primitive behind gather, scatter(_add/_reduce), index_select/add/copy/
+ * fill, take, put_, index_put_ and advanced indexing: the core expresses each as a gather
+ * or scatter over strided views whose `index` view may have stride 0 (index_select's 1-d
+ * index is viewed at out's shape with stride 0 outside `dim`; take/put_ run on a flat view).
+ * In every case the walk covers the shape of `index`; at a position p, q is p with
+ * q[dim] = index[p]:
+ *   GATHER          out[p] = a[q]             out: index's shape; a: any sizes
+ *   SCATTER         out[q] = a[p]             out updated in place; a: at least index's
+ *   SCATTER_ADD     out[q] += a[p]              sizes in every dim (only index's part is
+ *   SCATTER_MUL     out[q] *= a[p]              read); out: at least index's sizes outside
+ *   SCATTER_AMAX    out[q] = max(out[q], a[p])  `dim` (a NaN wins, as torch.maximum)
+ *   SCATTER_AMIN    out[q] = min(out[q], a[p])
+ * out and a share one dtype (any of the ten; bool adds as `or`, multiplies as `and`);
+ * index is int64, same ndim as out and a.  Scatter-mean and include_self=False are composed
+ * by the core (a sum, a count through SCATTER_ADD of ones, identity pre-fills).
+ * Duplicates in `index`: contributions to one out element are applied in the row-major
+ * order of p, so SCATTER keeps the last and SCATTER_ADD gives the same bits for any thread
+ * count (a kernel may parallelise only over positions that differ outside `dim`).
+ * OR EMBER_INDEX_WRAP into `op` to read an index i < 0 as i + size (advanced indexing,
+ * take, put_, index_fill); without it negatives are out of range (gather, scatter,
+ * index_select, index_add, index_copy: as PyTorch).  An index outside the range returns
+ * EMBER_ERR_INDEX with "index 5 is out of bounds for dimension 0 with size 3" (the index
+ * as given, the size of a's (GATHER) or out's (SCATTER*) dim); elements before the bad
+ * one may already be written. */
+enum {
+    EMBER_INDEX_GATHER = 0, EMBER_INDEX_SCATTER = 1, EMBER_INDEX_SCATTER_ADD = 2,
+    EMBER_INDEX_SCATTER_MUL = 3, EMBER_INDEX_SCATTER_AMAX = 4, EMBER_INDEX_SCATTER_AMIN = 5,
+    EMBER_INDEX_COUNT = 6,
+    EMBER_INDEX_WRAP = 0x100       /* flag: negative indices count from the end */
+};
+
+/* binary search along the LAST dim of `sorted` ([..., M]; the leading dims may be stride 0)
+ * for each element of `values` ([..., N], same leading sizes as sorted):
+ *   SEARCH_LEFT   out = the first i with sorted[i] >= v (searchsorted, right=False)
+ *   SEARCH_RIGHT  out = the first i with sorted[i] > v  (right=True)
+ *   SEARCH_MULTINOMIAL: `sorted` holds a row of non-negative weights w (not sorted) and
+ *                 values uniforms u in [0, 1): out = the first i with
+ *                 w[0] + ... + w[i] > u * (w[0] + ... + w[M-1]), skipping zero weights
+ *                 (sampling with replacement).  Every row is checked, even when N is 0:
+ *                 a weight < 0, inf or NaN returns EMBER_ERR_RUNTIME "probability tensor
+ *                 contains either `inf`, `nan` or element < 0"; a zero sum returns
+ *                 EMBER_ERR_RUNTIME "invalid multinomial distribution (sum of probabilities
+ *                 <= 0)".
+ * sorted and values share one dtype (any but bool; NaN sorts last); out is int64 or int32
+ * with values' shape.  LEFT/RIGHT assume each row is sorted ascending (the core sorts
+ * through `sorter` first). */
+enum {
+    EMBER_SEARCH_LEFT = 0, EMBER_SEARCH_RIGHT = 1, EMBER_SEARCH_MULTINOMIAL = 2,
+    EMBER_SEARCH_COUNT = 3
+};
+
 typedef struct {
     char *data;                       /* address of element [0, ..., 0] */
     int64_t sizes[EMBER_MAX_DIM];
@@ -163,6 +218,13 @@ typedef struct {
     /* scans, see EMBER_SCAN_* */
     int (*scan)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
                 const ember_view *a);
+    /* gather/scatter along `dim` (0 <= dim < index->ndim), see EMBER_INDEX_*; `out` is
+     * written in place (scatters read it too) */
+    int (*index)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                 const ember_view *index, int32_t dim);
+    /* binary search / multinomial sampling along the last dim, see EMBER_SEARCH_* */
+    int (*search)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *sorted,
+                  const ember_view *values);
 } ember_kernel_table;
 
 #endif

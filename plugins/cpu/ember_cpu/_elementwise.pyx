@@ -22,7 +22,7 @@ from ember_cpu._abi cimport (
     EMBER_UNARY_EXP2, EMBER_UNARY_EXPM1, EMBER_UNARY_LOG2, EMBER_UNARY_LOG10,
     EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC, EMBER_UNARY_ASIN, EMBER_UNARY_ACOS,
     EMBER_UNARY_ATAN, EMBER_UNARY_SINH, EMBER_UNARY_COSH, EMBER_UNARY_RSQRT,
-    EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_COUNT,
+    EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN, EMBER_UNARY_COUNT,
     EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
     EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_EQ,
     EMBER_BINARY_NE, EMBER_BINARY_LT, EMBER_BINARY_LE, EMBER_BINARY_GT, EMBER_BINARY_GE,
@@ -35,7 +35,7 @@ from ember_cpu._abi cimport (
 from ember_cpu._scalar cimport (
     _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow, _floor, _ceil, _trunc, _round,
     _exp2, _expm1, _log2, _log10, _log1p, _erf, _erfc, _asin, _acos, _atan, _sinh, _cosh,
-    _rsqrt, _atan2, _fmod, _remainder, _floor_divide, _fmax, _fmin, _shift_left,
+    _rsqrt, _tan, _atan2, _fmod, _remainder, _floor_divide, _fmax, _fmin, _shift_left,
     _shift_right,
 )
 from ember_cpu._strided cimport (
@@ -49,7 +49,7 @@ cdef extern from *:
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
         "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil",
         "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin",
-        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not"};
+        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan"};
     static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
         "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
         "logical_xor", "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin",
@@ -161,6 +161,9 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == EMBER_UNARY_RSQRT:
             for i in range(n):
                 o[i] = _rsqrt(a[i])
+        elif op == EMBER_UNARY_TAN:
+            for i in range(n):
+                o[i] = _tan(a[i])
     elif ct_t is float:
         if op == EMBER_UNARY_EXP:
             for i in range(n):

@@ -20,6 +20,7 @@ from ember_cpu._copy cimport (
     mem_alloc, mem_free, copy_kernel, fill_kernel, to_host_kernel, from_host_kernel,
 )
 from ember_cpu._elementwise cimport unary_kernel, binary_kernel, where_kernel
+from ember_cpu._index cimport index_kernel, search_kernel
 from ember_cpu._openmp_helpers cimport (
     EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
 )
@@ -157,6 +158,8 @@ TABLE.matmul = matmul_kernel
 TABLE.random = random_kernel
 TABLE.where = where_kernel
 TABLE.scan = scan_kernel
+TABLE.index = index_kernel
+TABLE.search = search_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
@@ -352,6 +355,37 @@ def _test_scan(int op, cnp.ndarray out, indices, cnp.ndarray a, int dtype=-1):
         pi = &vi
     with nogil:
         rc = TABLE.scan(&ctx, op, &vo, pi, &va)
+    _check(rc, &ctx)
+
+
+def _test_index(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray index, int dim,
+                int dtype=-1):
+    """The `index` entry (gather/scatter along `dim`, out written in place); `index` is an
+    int64 array; `dtype`: the code of out and a (-1: from NumPy)."""
+    cdef ember_ctx ctx
+    cdef ember_view vo, va, vi
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, dtype, True)
+    _view(&va, a, dtype, False)
+    _view(&vi, index, -1, False)
+    with nogil:
+        rc = TABLE.index(&ctx, op, &vo, &va, &vi, dim)
+    _check(rc, &ctx)
+
+
+def _test_search(int op, cnp.ndarray out, cnp.ndarray sorted_, cnp.ndarray values,
+                 int dtype=-1):
+    """The `search` entry along the last dim; out is int64 or int32."""
+    cdef ember_ctx ctx
+    cdef ember_view vo, vs, vv
+    cdef int rc
+    _ctx(&ctx)
+    _view(&vo, out, -1, True)
+    _view(&vs, sorted_, dtype, False)
+    _view(&vv, values, dtype, False)
+    with nogil:
+        rc = TABLE.search(&ctx, op, &vo, &vs, &vv)
     _check(rc, &ctx)
 
 

@@ -4,7 +4,7 @@
 from libc.math cimport (
     fabs, fabsf, floor, floorf, ceil, ceilf, trunc, truncf, nearbyint, nearbyintf, exp2,
     exp2f, expm1, expm1f, log2, log2f, log10, log10f, log1p, log1pf, erf, erff, erfc, erfcf,
-    asin, asinf, acos, acosf, atan, atanf, sinh, sinhf, cosh, coshf, sqrt, sqrtf, atan2,
+    asin, asinf, acos, acosf, atan, atanf, tan, tanf, sinh, sinhf, cosh, coshf, sqrt, sqrtf, atan2,
     atan2f, fmod, fmodf, fmax, fmaxf, fmin, fminf, copysign, copysignf,
 )
 from libc.stdint cimport int64_t, uint64_t
@@ -120,6 +120,9 @@ cdef inline fl_t _acos(fl_t x) noexcept nogil:
 
 cdef inline fl_t _atan(fl_t x) noexcept nogil:
     return atanf(x) if fl_t is float else atan(x)
+
+cdef inline fl_t _tan(fl_t x) noexcept nogil:
+    return tanf(x) if fl_t is float else tan(x)
 
 cdef inline fl_t _sinh(fl_t x) noexcept nogil:
     return sinhf(x) if fl_t is float else sinh(x)

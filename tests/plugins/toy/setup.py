@@ -20,7 +20,7 @@ ext = Extension(
     "ember_toy._kernels",
     sources=["ember_toy/_kernels.pyx"],
     include_dirs=[ember_include(), os.path.join(HERE, "ember_toy")],
-    depends=["ember_toy/toy_kernels.h"],
+    depends=["ember_toy/toy_kernels.h", "ember_toy/toy_index.h"],
 )
 
 setup(ext_modules=cythonize([ext], compiler_directives={"language_level": 3}))

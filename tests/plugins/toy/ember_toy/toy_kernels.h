@@ -227,6 +227,7 @@ static double unary_d(int32_t op, double x) {
     case EMBER_UNARY_SINH: return sinh(x);
     case EMBER_UNARY_COSH: return cosh(x);
     case EMBER_UNARY_RSQRT: return 1.0 / sqrt(x);
+    case EMBER_UNARY_TAN: return tan(x);
     default: return x * x;                  /* EMBER_UNARY_SQUARE */
     }
 }
@@ -247,7 +248,7 @@ static int toy_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const em
     TOY_SAME_DTYPE(ctx, out, a);
     int fl = toy_is_float(out->dtype);
     /* floats: every code but BITWISE_NOT; integers: the sign ops, square, rounding */
-    int ok = fl ? op >= 0 && op < EMBER_UNARY_BITWISE_NOT
+    int ok = fl ? op >= 0 && op < EMBER_UNARY_COUNT && op != EMBER_UNARY_BITWISE_NOT
                 : op == EMBER_UNARY_NEG || op == EMBER_UNARY_RELU || op == EMBER_UNARY_ABS ||
                   op == EMBER_UNARY_SQUARE || (op >= EMBER_UNARY_FLOOR && op <= EMBER_UNARY_ROUND);
     if (!ok)
@@ -547,11 +548,14 @@ static int toy_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const emb
     return EMBER_OK;
 }
 
+#include "toy_index.h"
+
 /* ---- the table handed to ember --------------------------------------------------------- */
 
 static ember_kernel_table toy_table = {
     EMBER_ABI_VERSION, 0, toy_alloc, toy_free, toy_copy, toy_fill, toy_to_host, toy_from_host,
     toy_unary, toy_binary, toy_reduce, toy_matmul, toy_random, toy_where, toy_scan,
+    toy_index, toy_search,
 };
 
 static int64_t toy_allocations(void) { return (int64_t)atomic_load(&toy_alloc_count); }

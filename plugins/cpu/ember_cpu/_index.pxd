@@ -1,0 +1,8 @@
+from libc.stdint cimport int32_t
+
+from ember_cpu._abi cimport ember_ctx, ember_view
+
+cdef int index_kernel(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                      const ember_view *index, int32_t dim) noexcept nogil
+cdef int search_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
+                       const ember_view *sorted, const ember_view *values) noexcept nogil
