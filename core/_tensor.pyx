@@ -38,6 +38,7 @@ cdef enum:
     FAMILY_RANDOM = 7
     FAMILY_WHERE = 8
     FAMILY_SCAN = 9
+    FAMILY_SOFTMAX = 10
 
 cdef type _tensor_cls = TensorBase
 
@@ -740,6 +741,12 @@ cdef class TensorBase:
     def matmul(self, other):
         return matmul(self, other)
 
+    def softmax(self, dim, dtype=None):
+        return softmax_forward(op_softmax, self, dim, dtype)
+
+    def log_softmax(self, dim, dtype=None):
+        return softmax_forward(op_log_softmax, self, dim, dtype)
+
     # interop (_interop.pxi) --------------------------------------------------------------
     def numpy(self, *, force=False):
         """A NumPy array sharing this CPU tensor's memory (``force`` copies instead)."""
@@ -777,14 +784,13 @@ cdef class TensorBase:
         return clone_c(self)
 
 
-
-
 include "_views.pxi"
 include "_promotion.pxi"
 include "_elementwise.pxi"
 include "_reduce.pxi"
 include "_math.pxi"
 include "_matmul.pxi"
+include "_softmax.pxi"
 include "_copy.pxi"
 include "_random.pxi"
 include "_factories.pxi"

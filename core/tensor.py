@@ -22,9 +22,9 @@ for _name, _method in {**_math_methods(), **_cast_methods()}.items():
     setattr(Tensor, _name, _method)
 # composites as methods: t.clamp(0, 1), t.softmax(-1), t.var(0), ...
 for _name in ("addcdiv", "addcmul", "allclose", "bmm", "clamp", "clip", "count_nonzero",
-              "dot", "isclose", "isfinite", "isinf", "isnan", "lerp", "log_softmax",
-              "logsumexp", "mm", "mv", "nan_to_num", "outer", "repeat", "roll", "sign", "softmax",
-              "std", "tile", "trace", "tril", "triu", "var"):
+              "dot", "isclose", "isfinite", "isinf", "isnan", "lerp", "logsumexp", "mm",
+              "mv", "nan_to_num", "outer", "repeat", "roll", "sign", "std", "tile", "trace",
+              "tril", "triu", "var"):
     setattr(Tensor, _name, getattr(composites, _name))
 Tensor.diag = composites.diag
 Tensor.max, Tensor.min = minmax.max, minmax.min

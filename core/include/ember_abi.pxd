@@ -47,6 +47,10 @@ cdef extern from "ember/abi.h":
         EMBER_SCAN_COUNT
 
     enum:
+        EMBER_SOFTMAX, EMBER_LOG_SOFTMAX, EMBER_SOFTMAX_BACKWARD, EMBER_LOG_SOFTMAX_BACKWARD
+        EMBER_SOFTMAX_COUNT
+
+    enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
 
     ctypedef struct ember_view:
@@ -86,6 +90,9 @@ cdef extern from "ember/abi.h":
                      const ember_view *a, const ember_view *b) noexcept nogil
         int (*scan)(ember_ctx *ctx, int32_t op, const ember_view *out,
                     const ember_view *indices, const ember_view *a) noexcept nogil
+        # optional fused kernels: NULL means "run the core's composite"
+        int (*softmax)(ember_ctx *ctx, int32_t op, const ember_view *out,
+                       const ember_view *a, const ember_view *b) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

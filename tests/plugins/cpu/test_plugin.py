@@ -70,10 +70,10 @@ def test_hooks():
         api.PyCapsule_GetPointer.restype = ctypes.c_void_p
         assert api.PyCapsule_IsValid(cap, b"ember.kernel_table")
         table = api.PyCapsule_GetPointer(cap, b"ember.kernel_table")
-        assert ctypes.c_int32.from_address(table).value == 3          # EMBER_ABI_VERSION
-        # every entry is filled: abi_version, reserved, then 13 function pointers (where
-        # added in ABI version 2, the last one, scan, in version 3)
-        assert all(ctypes.c_void_p.from_address(table + 8 + 8 * i).value for i in range(13))
+        assert ctypes.c_int32.from_address(table).value == 4          # EMBER_ABI_VERSION
+        # every entry is filled: abi_version, reserved, then 13 required function pointers
+        # (where added in ABI version 2, scan in version 3) and the optional fused softmax
+        assert all(ctypes.c_void_p.from_address(table + 8 + 8 * i).value for i in range(14))
         assert pm.hook.ember_kernel_table(device_type="cpu") is cap    # one table
         assert not [m for m in sys.modules if m.startswith("scipy")]
     """)
