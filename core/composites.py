@@ -48,11 +48,6 @@ def sign(input):
     return (input > 0).to(input.dtype) - (input < 0).to(input.dtype)
 
 
-def silu(input):
-    """input * sigmoid(input) (torch.nn.functional.silu; not a top-level torch name)."""
-    return _tensor(input, "silu") * _T.sigmoid(input)
-
-
 def lerp(input, end, weight):
     """input + weight * (end - input)."""
     return _tensor(input, "lerp") + weight * (end - input)

@@ -1,6 +1,6 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _tensor as _ops
-from ember.core import composites, minmax, random_ops, sorting
+from ember.core import activations, composites, minmax, norms, products, random_ops, sorting
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 
 __all__ = ["Tensor"]
@@ -30,7 +30,13 @@ Tensor.diag = composites.diag
 Tensor.max, Tensor.min = minmax.max, minmax.min
 for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
     setattr(Tensor, _name, getattr(_ops, _name))
-for _name in ("argsort", "kthvalue", "median", "sort", "topk", "unique"):
+for _name in ("argsort", "kthvalue", "median", "mode", "sort", "topk", "unique",
+              "unique_consecutive"):
     setattr(Tensor, _name, getattr(sorting, _name))
+for _module, _names in ((norms, ("nanmean", "nansum", "norm")), (activations, ("logit",)),
+                        (products, ("addbmm", "addmm", "addmv", "baddbmm", "cross",
+                                    "diag_embed"))):
+    for _name in _names:
+        setattr(Tensor, _name, getattr(_module, _name))
 Tensor.bernoulli = random_ops.bernoulli
 _set_tensor_class(Tensor)

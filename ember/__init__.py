@@ -123,9 +123,13 @@ from ember.core._tensor import unsqueeze as unsqueeze
 from ember.core._tensor import where as where
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
+from ember.core.activations import logit as logit
 from ember.core.composites import *  # noqa: F403  (clamp, var, isclose, ...)
+from ember.core.conversions import as_tensor as as_tensor
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
+from ember.core.norms import *  # noqa: F403  (nansum, nanmean, norm)
+from ember.core.products import *  # noqa: F403  (addmm, baddbmm, einsum, cross, ...)
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)
 from ember.core.tensor import Tensor as Tensor
