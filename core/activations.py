@@ -8,6 +8,8 @@ from ember.core._tensor import TensorBase
 
 __all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
 
+_F = _T._more_functions()     # erf, expm1, log1p, ...: the table-generated unary functions
+
 
 def _float_input(x, op):
     if not isinstance(x, TensorBase):
@@ -27,7 +29,7 @@ def gelu(input, approximate="none"):
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     x = _float_input(input, "GeluKernelImpl")
     if approximate == "none":
-        return x * 0.5 * (1 + _T.erf(x * (1 / math.sqrt(2))))
+        return x * 0.5 * (1 + _F["erf"](x * (1 / math.sqrt(2))))
     if approximate == "tanh":
         inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
         return 0.5 * x * (1 + _T.tanh(inner))
@@ -38,7 +40,7 @@ def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     x = _float_input(input, "softplus")
     bx = x * beta
-    return _T.where(bx > threshold, x, _T.log1p(_T.exp(bx)) / beta)
+    return _T.where(bx > threshold, x, _F["log1p"](_T.exp(bx)) / beta)
 
 
 def silu(input, inplace=False):
@@ -62,6 +64,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if not input.is_floating_point():          # the bounds take the input's integer dtype
+        min_val, max_val = int(min_val), int(max_val)
     return _inplace(input, _T._minimum_scalar(_T._maximum_scalar(input, min_val), max_val),
                     inplace)
 
@@ -69,7 +73,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha (exp(x) - 1)."""
     x = _float_input(input, "elu")
-    return _inplace(input, _T.where(x > 0, x, alpha * _T.expm1(x)), inplace)
+    return _inplace(input, _T.where(x > 0, x, alpha * _F["expm1"](x)), inplace)
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -26,12 +26,12 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
     x = _arg(input, "nanmean")
-    if not x.is_floating_point() and dtype is None:
+    if not x.is_floating_point():
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
                            f"dtype but got {x.type()[6:-6]}")
     if dtype is not None:
         x = x.to(dtype)
-    count = (~isnan(x)).sum(dim, keepdim, dtype=x.dtype)
+    count = (x == x).sum(dim, keepdim, dtype=x.dtype)       # the non-NaN elements
     r = _T.sum(_zero_nans(x), dim, keepdim) / count
     return r if out is None else out.copy_(r)
 

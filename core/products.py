@@ -254,13 +254,13 @@ def einsum(equation, *operands):
     sizes = {}
     for i, (t, labels) in enumerate(zip(operands, inputs)):
         for x, s in zip(labels, t.shape):
-            prev = sizes.get(x, 1)
+            prev = sizes.get(x, s)
             if s != 1 and prev != 1 and s != prev:
                 name = x if isinstance(x, str) else "..."
                 raise RuntimeError(f"einsum(): subscript {name} has size {s} for operand {i} "
                                    f"which does not broadcast with previously seen size "
                                    f"{prev}")
-            sizes[x] = max(prev, s)
+            sizes[x] = prev if s == 1 else s
     terms = [_take_diagonals(t, labels) for t, labels in zip(operands, inputs)]
     later = [set() for _ in terms]
     for i in range(len(terms) - 2, -1, -1):
