@@ -52,6 +52,8 @@ def cases():
     mm_e = ember.rand(1024, 1024)
     mm_n = np.random.rand(1024, 1024).astype(np.float32)
     mm_t = torch.rand(1024, 1024)
+    sm_n = np.random.randn(4096, 1024).astype(np.float32)
+    sm_e, sm_t = ember.tensor(sm_n), torch.from_numpy(sm_n.copy())
     return [
         ("a + b, 10 float32", 20000, lambda: small_e + small_e, lambda: small_n + small_n,
          lambda: small_t + small_t),
@@ -63,7 +65,16 @@ def cases():
         ("sum 10M float32", 10, lambda: big_e.sum(), lambda: big_n.sum(), lambda: big_t.sum()),
         ("matmul 1024^3 float32", 3, lambda: mm_e @ mm_e, lambda: mm_n @ mm_n,
          lambda: mm_t @ mm_t),
+        # goal: ember <= 1.2x torch
+        ("softmax [4096,1024] dim -1", 5, lambda: ember.softmax(sm_e, -1),
+         lambda: _np_softmax(sm_n), lambda: torch.softmax(sm_t, -1)),
     ]
+
+
+def _np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    e /= e.sum(-1, keepdims=True)
+    return e
 
 
 def main():

@@ -202,3 +202,28 @@ def _index_put_(TensorBase self, indices, values, accumulate=False):
     cdef TensorBase dst = index_view(self, items, None)       # only 0-d integer indices
     copy_into(dst, binary_op(op_add, dst, v, 1, None) if accumulate else v, "index_put_")
     return self
+
+
+# --- derivatives (see _autograd_support.pxi) -------------------------------------------
+
+def _d_index(ctx, g):
+    z = zeros(ctx.shapes[0], dtype=g.dtype, device=g.device)
+    adv_setitem(z, ctx.args[1], g, True, False, "index")
+    return (z,)
+
+
+def _d_index_put(ctx, g):
+    """t[items] = value (in place): the overwritten positions pass no gradient back to
+    t's old values; value gets g at those positions (summed where it was broadcast)."""
+    items, value, accumulate = ctx.args[1], ctx.args[2], ctx.args[3]
+    gt = g
+    if not accumulate:
+        gt = clone_c(g)
+        adv_setitem(gt, items, 0.0, False, False, "index_put_")
+    return gt, None, (adv_getitem(g, items) if isinstance(value, TensorBase) else None)
+
+
+derive(op_index, _d_index, lambda t, items: adv_getitem(t, items), SAVE_INPUTS)
+derive(op_index_put, _d_index_put,
+       lambda t, items, value, accumulate: adv_setitem(t, items, value, accumulate, False,
+                                                       "index_put_"), SAVE_INPUTS)

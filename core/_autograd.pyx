@@ -658,7 +658,9 @@ cdef AutogradKernel kernel_for(Op op):
         (<AutogradKernel>k).formula = formula
         (<AutogradKernel>k).entry = entry
         (<AutogradKernel>k).save = save_flags
-        (<AutogradKernel>k).writes_first = op.name.endswith("_") and op.name != "_to_copy"
+        # in place by nature (self is written): copy_, fill_, index_put (setitem)
+        (<AutogradKernel>k).writes_first = (op.name.endswith("_") and op.name != "_to_copy") \
+            or op.name == "index_put"
         _kernels[op] = k
     return <AutogradKernel>k
 

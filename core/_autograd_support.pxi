@@ -15,6 +15,10 @@ SAVE_RESULT = 2
 SAVE_FIRST = 4          # only the first positional argument
 
 
+cdef inline bint is_grad_enabled_c() noexcept:
+    return not (_state.tls_excluded() & AUTOGRAD_BIT)
+
+
 cdef void derive(Op op, object formula, object entry, int save):
     op.derivative = (formula, entry, save)
 

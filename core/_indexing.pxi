@@ -213,6 +213,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
 
 def _scatter_(TensorBase self, dim, index, src=None, *, value=None, reduce=None):
     """In place: Tensor.scatter_."""
+    if recording(self, src):
+        return self.copy_(scatter(self, dim, index, src, value=value, reduce=reduce))
     return scatter_c(self, dim, index, value if src is None else src, scatter_code(reduce),
                      "scatter_")
 
@@ -230,6 +232,8 @@ def scatter_add(input, dim, index, src, *, out=None):
 
 def _scatter_add_(TensorBase self, dim, index, src):
     """In place: Tensor.scatter_add_."""
+    if recording(self, src):
+        return self.copy_(scatter_add(self, dim, index, src))
     return scatter_c(self, dim, index, as_tensor_arg(src, "scatter_add_", "src"),
                      EMBER_INDEX_SCATTER_ADD, "scatter_add_")
 
@@ -283,6 +287,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 
 def _scatter_reduce_(TensorBase self, dim, index, src, reduce, *, include_self=True):
     """In place: Tensor.scatter_reduce_."""
+    if recording(self, src):
+        return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
     return scatter_reduce_c(self, dim, index, src, reduce, include_self, "scatter_reduce_")
 
 
@@ -361,6 +367,8 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 
 def _index_add_(TensorBase self, dim, index, source, *, alpha=1):
     """In place: Tensor.index_add_."""
+    if recording(self, source):
+        return self.copy_(index_add(self, dim, index, source, alpha=alpha))
     return index_add_c(self, dim, index, source, alpha, "index_add_")
 
 
@@ -377,6 +385,8 @@ def index_copy(input, dim, index, source, *, out=None):
 
 def _index_copy_(TensorBase self, dim, index, source):
     """In place: Tensor.index_copy_."""
+    if recording(self, source):
+        return self.copy_(index_copy(self, dim, index, source))
     return index_update(self, dim, index, as_tensor_arg(source, "index_copy_", "source"),
                         EMBER_INDEX_SCATTER, False, 0, "index_copy_")
 
@@ -414,6 +424,8 @@ def index_fill(input, dim, index, value):
 
 def _index_fill_(TensorBase self, dim, index, value):
     """In place: Tensor.index_fill_."""
+    if recording(self, value):
+        return self.copy_(index_fill(self, dim, index, value))
     return index_fill_c(self, dim, index, value, "index_fill_")
 
 
@@ -466,6 +478,8 @@ def put(input, index, source, accumulate=False):
 
 def _put_(TensorBase self, index, source, accumulate=False):
     """In place: Tensor.put_."""
+    if recording(self, source):
+        return self.copy_(put(self, index, source, accumulate))
     return put_c(self, index, source, accumulate, "put_")
 
 
@@ -577,3 +591,73 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if p._ndim == 1:
         r = reshape_c(r, ((num_samples,),))
     return to_out(r, out, "multinomial")
+
+
+# --- derivatives (see _autograd_support.pxi).  The in-place forms above, while autograd
+# records, run the out-of-place op and copy_ the result in (copy_ rebases the history). ---
+
+cdef bint recording(TensorBase self, object other):
+    return not (_state.tls_excluded() & AUTOGRAD_BIT) and bool(
+        self._keys & AUTOGRAD_BIT or isinstance(other, TensorBase)
+        and (<TensorBase>other)._keys & AUTOGRAD_BIT)
+
+
+def _d_gather(ctx, g):
+    a_shape, dim, index = ctx.shapes[0], ctx.args[1], ctx.args[2]
+    return (scatter_add(zeros(a_shape, dtype=g.dtype, device=g.device), dim, index, g),)
+
+
+def _d_scatter(ctx, g):
+    dim, index, src = ctx.args[1], ctx.args[2], ctx.args[3]
+    reduce = ctx.kwargs.get("reduce")
+    if reduce == "multiply":
+        raise NotImplementedError("scatter(reduce='multiply'): the derivative is not "
+                                  "implemented (PyTorch has none either)")
+    ga = g if reduce == "add" else scatter(g, dim, index, 0.0)
+    return ga, None, None, (gather(g, dim, index) if isinstance(src, TensorBase) else None)
+
+
+def _d_scatter_add(ctx, g):
+    return g, None, None, gather(g, ctx.args[1], ctx.args[2])
+
+
+def _d_index_select(ctx, g):
+    a_shape, dim, index = ctx.shapes[0], ctx.args[1], ctx.args[2]
+    return (index_add(zeros(a_shape, dtype=g.dtype, device=g.device), dim, index, g),)
+
+
+def _d_index_add(ctx, g):
+    dim, index, alpha = ctx.args[1], ctx.args[2], ctx.kwargs.get("alpha", 1)
+    gs = index_select(g, dim, index)
+    return g, None, None, (gs if alpha == 1 else gs * alpha)
+
+
+def _d_index_copy(ctx, g):
+    dim, index = ctx.args[1], ctx.args[2]
+    return index_fill(g, dim, index, 0), None, None, index_select(g, dim, index)
+
+
+def _d_index_fill(ctx, g):
+    return (index_fill(g, ctx.args[1], ctx.args[2], 0),)
+
+
+def _d_take(ctx, g):
+    z = zeros(ctx.shapes[0], dtype=g.dtype, device=g.device)
+    return (put(z, ctx.args[1], g, True),)
+
+
+def _d_put(ctx, g):
+    index, accumulate = ctx.args[1], ctx.args[3] if len(ctx.args) > 3 else False
+    ga = g if accumulate else put(g, index, zeros(index.shape, dtype=g.dtype, device=g.device))
+    return ga, None, take(g, index).reshape(ctx.shapes[2])
+
+
+derive(op_gather, _d_gather, gather, SAVE_INPUTS)
+derive(op_scatter, _d_scatter, scatter, SAVE_INPUTS)
+derive(op_scatter_add, _d_scatter_add, scatter_add, SAVE_INPUTS)
+derive(op_index_select, _d_index_select, index_select, SAVE_INPUTS)
+derive(op_index_add, _d_index_add, index_add, SAVE_INPUTS)
+derive(op_index_copy, _d_index_copy, index_copy, SAVE_INPUTS)
+derive(op_index_fill, _d_index_fill, index_fill, SAVE_INPUTS)
+derive(op_take, _d_take, take, SAVE_INPUTS)
+derive(op_put, _d_put, put, SAVE_INPUTS)

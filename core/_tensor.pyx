@@ -40,6 +40,7 @@ cdef enum:
     FAMILY_SCAN = 9
     FAMILY_INDEX = 10
     FAMILY_SEARCH = 11
+    FAMILY_SOFTMAX = 12
 
 cdef type _tensor_cls = TensorBase
 
@@ -686,6 +687,12 @@ cdef class TensorBase:
     def matmul(self, other):
         return matmul(self, other)
 
+    def softmax(self, dim, dtype=None):
+        return softmax_forward(op_softmax, self, dim, dtype)
+
+    def log_softmax(self, dim, dtype=None):
+        return softmax_forward(op_log_softmax, self, dim, dtype)
+
     # interop (_interop.pxi) --------------------------------------------------------------
     def numpy(self, *, force=False):
         """A NumPy array sharing this CPU tensor's memory (``force`` copies instead)."""
@@ -732,6 +739,7 @@ include "_elementwise.pxi"
 include "_reduce.pxi"
 include "_math.pxi"
 include "_matmul.pxi"
+include "_softmax.pxi"
 include "_copy.pxi"
 include "_random.pxi"
 include "_indexing.pxi"

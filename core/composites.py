@@ -13,10 +13,9 @@ from ember.core.typeinfo import finfo
 
 __all__ = ["addcdiv", "addcmul", "allclose", "bmm", "cat", "clamp", "clip", "concat",
            "concatenate", "count_nonzero", "diag", "dot", "eye", "hstack", "isclose",
-           "isfinite", "isinf", "isnan", "lerp", "linspace", "log_softmax", "logspace",
-           "logsumexp", "mm", "mv", "nan_to_num", "outer", "roll", "rsub", "sign", "softmax",
-           "stack", "std", "std_mean", "tile", "trace", "tril", "triu", "var", "var_mean",
-           "vector_norm", "vstack"]
+           "isfinite", "isinf", "isnan", "lerp", "linspace", "logspace", "logsumexp", "mm",
+           "mv", "nan_to_num", "outer", "roll", "rsub", "sign", "stack", "std", "std_mean",
+           "tile", "trace", "tril", "triu", "var", "var_mean", "vector_norm", "vstack"]
 
 
 def _tensor(x, op, arg="input"):
@@ -47,11 +46,6 @@ def sign(input):
     if input.dtype.name == "bool":
         return input.clone()
     return (input > 0).to(input.dtype) - (input < 0).to(input.dtype)
-
-
-def silu(input):
-    """input * sigmoid(input) (torch.nn.functional.silu; not a top-level torch name)."""
-    return _tensor(input, "silu") * _T.sigmoid(input)
 
 
 def lerp(input, end, weight):
@@ -121,28 +115,6 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """True if every element of ``input`` is close to ``other`` (see isclose)."""
     return bool(_T._all(isclose(input, other, rtol, atol, equal_nan)).item())
-
-
-def softmax(input, dim, dtype=None):
-    """exp(x) / sum(exp(x)) along ``dim``, computed stably (max subtracted first)."""
-    x = _tensor(input, "softmax") if dtype is None else input.to(dtype)
-    if not x.is_floating_point():
-        raise RuntimeError(f"\"softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{x.type()[6:-6]}'")
-    e = _T.exp(x - _T.amax(x, dim, True)) if x.numel() else x.clone()
-    return e / e.sum(dim, keepdim=True)
-
-
-def log_softmax(input, dim, dtype=None):
-    """log(softmax(x)) along ``dim``, computed stably."""
-    x = _tensor(input, "log_softmax") if dtype is None else input.to(dtype)
-    if not x.is_floating_point():
-        raise RuntimeError(f"\"log_softmax_lastdim_kernel_impl\" not implemented for "
-                           f"'{x.type()[6:-6]}'")
-    if not x.numel():
-        return x.clone()
-    shifted = x - _T.amax(x, dim, True)
-    return shifted - _T.log(_T.exp(shifted).sum(dim, keepdim=True))
 
 
 def _var(input, dim, correction, keepdim, op):

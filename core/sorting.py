@@ -1,4 +1,5 @@
-"""Order statistics: sort, argsort, topk, kthvalue, median, unique, randperm.
+"""Order statistics: sort, argsort, topk, kthvalue, median, mode, unique,
+unique_consecutive, randperm.
 
 They run on the host through NumPy (the op catalogue allows NumPy for sort/topk/unique)
 and copy the result back to the tensor's device, so every device has them.  NumPy is
@@ -8,7 +9,8 @@ from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._tensor import TensorBase
 
-__all__ = ["argsort", "kthvalue", "median", "randperm", "sort", "topk", "unique"]
+__all__ = ["argsort", "kthvalue", "median", "mode", "randperm", "sort", "topk", "unique",
+           "unique_consecutive"]
 
 _INT64 = _dtype_by_name["int64"]
 
@@ -111,20 +113,78 @@ def median(input, dim=None, keepdim=False):
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
-    """The distinct values of ``input`` (sorted), optionally with the inverse mapping and the
-    counts."""
+    """The distinct values of ``input`` (sorted), or its distinct slices along ``dim``;
+    optionally with the inverse mapping and the counts."""
     np = _numpy()
     t = _arg(input, "unique")
-    if dim is not None:
-        raise NotImplementedError("unique(dim=...) is not supported yet; use dim=None")
     arr = _T._to_host(t)
-    values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
+    if dim is None:
+        values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
+        inverse = inverse.reshape(t.shape)
+    else:
+        axis = _axis(t, dim, "unique")
+        values, inverse, counts = np.unique(np.atleast_1d(arr), return_inverse=True,
+                                            return_counts=True, axis=axis)
+        inverse = inverse.reshape(-1)
+    return _unique_result(t, values, inverse, counts, return_inverse, return_counts)
+
+
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """``input`` with each run of equal consecutive values (slices along ``dim``) kept once;
+    optionally with the inverse mapping and the run lengths."""
+    np = _numpy()
+    t = _arg(input, "unique_consecutive")
+    arr = np.atleast_1d(_T._to_host(t))
+    axis = 0 if dim is None else _axis(t, dim, "unique_consecutive")
+    rows = arr.reshape(-1, 1) if dim is None else np.moveaxis(arr, axis, 0).reshape(
+        arr.shape[axis], -1)
+    new = np.ones(rows.shape[0], bool)
+    new[1:] = (rows[1:] != rows[:-1]).any(axis=1)
+    starts = np.flatnonzero(new)
+    values = (arr.reshape(-1) if dim is None else arr).take(starts, axis=axis)
+    inverse = np.cumsum(new) - 1
+    counts = np.diff(np.append(starts, rows.shape[0]))
+    if dim is None:
+        inverse = inverse.reshape(t.shape)
+    return _unique_result(t, values, inverse, counts, return_inverse, return_counts)
+
+
+def _unique_result(t, values, inverse, counts, return_inverse, return_counts):
     out = [_T._from_host(values, t.dtype, t.device)]
     if return_inverse:
-        out.append(_T._from_host(inverse.reshape(t.shape), _INT64, t.device))
+        out.append(_T._from_host(inverse, _INT64, t.device))
     if return_counts:
         out.append(_T._from_host(counts, _INT64, t.device))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """(values, indices): the most frequent value along ``dim`` (the smallest of equally
+    frequent ones) and the position of its last occurrence."""
+    np = _numpy()
+    t = _arg(input, "mode")
+    axis = _axis(t, dim, "mode")
+    arr = np.atleast_1d(_T._to_host(t))
+    if arr.shape[axis] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {axis} to have non-zero size.")
+    rows = np.moveaxis(arr, axis, -1)
+    lead, n = rows.shape[:-1], rows.shape[-1]
+    rows = rows.reshape(-1, n)
+    s = np.sort(rows, axis=1)
+    pos = np.arange(n)
+    new = np.ones(s.shape, bool)
+    new[:, 1:] = s[:, 1:] != s[:, :-1]
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=1)
+    last = np.ones(s.shape, bool)
+    last[:, :-1] = new[:, 1:]
+    run = np.where(last, pos - start + 1, 0)           # run lengths, at each run's end
+    values = s[np.arange(len(s)), run.argmax(axis=1)]
+    hits = rows == values[:, None]
+    indices = n - 1 - hits[:, ::-1].argmax(axis=1)
+    shape = list(lead)
+    if keepdim and t.dim():
+        shape.insert(axis, 1)
+    return _back(t, values.reshape(shape), indices.reshape(shape), "mode")
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -29,9 +29,11 @@ from ember.core._tensor import Generator as Generator
 from ember.core._tensor import _abs as abs  # noqa: F401  (named _abs in Cython: no builtin shadowing)
 from ember.core._tensor import _all as all  # noqa: F401
 from ember.core._tensor import _any as any  # noqa: F401
+from ember.core._tensor import _log_softmax_backward_data as _log_softmax_backward_data
 from ember.core._tensor import _more_functions as _more_functions
 from ember.core._tensor import _pow as pow  # noqa: F401
 from ember.core._tensor import _round as round  # noqa: F401
+from ember.core._tensor import _softmax_backward_data as _softmax_backward_data
 from ember.core._tensor import add as add
 from ember.core._tensor import amax as amax
 from ember.core._tensor import amin as amin
@@ -76,6 +78,7 @@ from ember.core._tensor import le as le
 from ember.core._tensor import less as less
 from ember.core._tensor import less_equal as less_equal
 from ember.core._tensor import log as log
+from ember.core._tensor import log_softmax as log_softmax
 from ember.core._tensor import logical_and as logical_and
 from ember.core._tensor import logical_not as logical_not
 from ember.core._tensor import logical_or as logical_or
@@ -118,6 +121,7 @@ from ember.core._tensor import seed as seed
 from ember.core._tensor import select as select
 from ember.core._tensor import sigmoid as sigmoid
 from ember.core._tensor import sin as sin
+from ember.core._tensor import softmax as softmax
 from ember.core._tensor import split as split
 from ember.core._tensor import sqrt as sqrt
 from ember.core._tensor import square as square
@@ -138,11 +142,15 @@ from ember.core._tensor import unsqueeze as unsqueeze
 from ember.core._tensor import where as where
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
-from ember.core.composites import *  # noqa: F403  (clamp, softmax, var, isclose, ...)
-from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
+from ember.core.activations import logit as logit
+from ember.core.composites import *  # noqa: F403  (clamp, var, isclose, ...)
+from ember.core.conversions import as_tensor as as_tensor
 from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
+from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
+from ember.core.norms import *  # noqa: F403  (nansum, nanmean, norm)
+from ember.core.products import *  # noqa: F403  (addmm, baddbmm, einsum, cross, ...)
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)
 from ember.core.tensor import Tensor as Tensor
@@ -158,11 +166,8 @@ globals().update(_more_functions())
 # exactly as torch.bool/int/float do)
 globals().update(_dtypes._dtype_by_name)
 
-<<<<<<< HEAD
-_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "autograd", "utils"}
-=======
-_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft"}
->>>>>>> wt-linalg
+_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
+                    "utils"}
 
 
 def get_include():

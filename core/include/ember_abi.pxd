@@ -54,6 +54,8 @@ cdef extern from "ember/abi.h":
 
     enum:
         EMBER_SEARCH_LEFT, EMBER_SEARCH_RIGHT, EMBER_SEARCH_MULTINOMIAL, EMBER_SEARCH_COUNT
+        EMBER_SOFTMAX, EMBER_LOG_SOFTMAX, EMBER_SOFTMAX_BACKWARD, EMBER_LOG_SOFTMAX_BACKWARD
+        EMBER_SOFTMAX_COUNT
 
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
@@ -99,6 +101,9 @@ cdef extern from "ember/abi.h":
                      const ember_view *index, int32_t dim) noexcept nogil
         int (*search)(ember_ctx *ctx, int32_t op, const ember_view *out,
                       const ember_view *sorted, const ember_view *values) noexcept nogil
+        # optional fused kernels: NULL means "run the core's composite"
+        int (*softmax)(ember_ctx *ctx, int32_t op, const ember_view *out,
+                       const ember_view *a, const ember_view *b) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -3,7 +3,9 @@
 OpenMP: -fopenmp at compile and link time (without it every prange runs serially, so a
 compiler without OpenMP gets a serial build and a warning).  -O3 without -ffast-math:
 reductions rely on exact IEEE semantics for their fixed summation order; -fno-math-errno
-only lets sqrt inline (no library call setting errno).
+only lets sqrt inline (no library call setting errno); -fno-trapping-math changes no result
+(nothing reads the floating-point exception flags) and lets float selects (clamps, NaN
+tests) become branch-free, so loops holding them vectorise.
 """
 import os
 import subprocess
@@ -16,7 +18,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_index", "_random", "_blas",
+MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_index", "_softmax", "_random", "_blas",
            "_kernels"]
 
 
@@ -49,7 +51,7 @@ def openmp_flag():
 
 
 omp = openmp_flag()
-compile_args = ["-O3", "-fno-math-errno"] + ([omp] if omp else [])
+compile_args = ["-O3", "-fno-math-errno", "-fno-trapping-math"] + ([omp] if omp else [])
 link_args = [omp] if omp else []
 include_dirs = [ember_include(), numpy.get_include()]
 

@@ -38,7 +38,7 @@ def test_composite_matches_torch(expr, device, oracle):
 
 
 def test_silu(device, oracle):
-    from ember.core.composites import silu
+    from ember.core.activations import silu
     a, ta = pair((4, 3), device, seed=1)
     oracle.assert_matches(silu(a), torch.nn.functional.silu(ta))
 

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define EMBER_ABI_VERSION 4      /* 2: `where`; 3: arg-reductions, `scan`;
-                                    4: index family, tan */
+                                    4: index family, tan, optional fused softmax */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -104,6 +104,21 @@ enum {
 enum {
     EMBER_SCAN_CUMSUM = 0, EMBER_SCAN_CUMPROD = 1, EMBER_SCAN_CUMMAX = 2, EMBER_SCAN_CUMMIN = 3,
     EMBER_SCAN_COUNT = 4
+};
+
+/* the softmax family along the LAST dim (the core moves `dim` there); floating dtypes;
+ * every operand has out's shape and dtype; rows are independent (each is computed in one
+ * pass order, so results do not depend on the thread count).  With m = max(a), over a row:
+ *   SOFTMAX:              out = exp(a - m) / sum(exp(a - m))             (b is NULL)
+ *   LOG_SOFTMAX:          out = a - m - log(sum(exp(a - m)))             (b is NULL)
+ *   SOFTMAX_BACKWARD:     a = grad_output, b = output: out = b * (a - sum(a * b))
+ *   LOG_SOFTMAX_BACKWARD: a = grad_output, b = output: out = a - exp(b) * sum(a)
+ * A NaN in a row makes the row NaN (as does an +inf, or a row of only -inf, in the forward
+ * ops); out may alias a (in place).  float16/bfloat16 compute in float32. */
+enum {
+    EMBER_SOFTMAX = 0, EMBER_LOG_SOFTMAX = 1, EMBER_SOFTMAX_BACKWARD = 2,
+    EMBER_LOG_SOFTMAX_BACKWARD = 3,
+    EMBER_SOFTMAX_COUNT = 4
 };
 
 /* random fills, counter-based: the same (seed, offset) gives the same numbers for any
@@ -225,6 +240,11 @@ typedef struct {
     /* binary search / multinomial sampling along the last dim, see EMBER_SEARCH_* */
     int (*search)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *sorted,
                   const ember_view *values);
+
+    /* optional fused kernels: NULL means "run the core's composite" */
+    /* the softmax family, see EMBER_SOFTMAX_*; b is NULL for the forward ops */
+    int (*softmax)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                   const ember_view *b);
 } ember_kernel_table;
 
 #endif

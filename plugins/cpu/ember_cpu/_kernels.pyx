@@ -27,6 +27,7 @@ from ember_cpu._openmp_helpers cimport (
 from ember_cpu._random cimport random_kernel
 from ember_cpu._reduce cimport reduce_kernel
 from ember_cpu._scan cimport scan_kernel
+from ember_cpu._softmax cimport softmax_kernel
 from ember_cpu._strided cimport (
     BUF_LEN, MAX_CHUNKS, PARALLEL_CUTOFF, dtype_itemsize, is_floating, load, store,
     num_threads, set_num_threads, set_error, error_dtype,
@@ -160,6 +161,7 @@ TABLE.where = where_kernel
 TABLE.scan = scan_kernel
 TABLE.index = index_kernel
 TABLE.search = search_kernel
+TABLE.softmax = softmax_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
@@ -446,6 +448,20 @@ def _test_alloc(int64_t nbytes):
 
 def _test_free(uintptr_t address):
     TABLE.free(<void *>address)
+
+
+def _test_softmax(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b=None, int dtype=-1):
+    """The softmax entry along the last dim; `b`: the output, for the backward ops."""
+    cdef ember_ctx ctx
+    cdef ember_view v[3]
+    cdef int rc, k
+    _ctx(&ctx)
+    for k, arr in enumerate((out, a, b)):
+        if arr is not None:
+            _view(&v[k], arr, dtype, k == 0)
+    with nogil:
+        rc = TABLE.softmax(&ctx, op, &v[0], &v[1], &v[2] if b is not None else NULL)
+    _check(rc, &ctx)
 
 
 def _test_transfer(cnp.ndarray dst, cnp.ndarray src, bint to_host=True):

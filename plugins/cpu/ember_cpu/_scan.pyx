@@ -7,14 +7,14 @@
 from libc.stdint cimport int32_t, int64_t
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_MAX_DIM, EMBER_INT64, EMBER_BOOL,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL,
     EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN,
     EMBER_SCAN_COUNT,
 )
 from ember_cpu._scalar cimport _add, _mul
 from ember_cpu._strided cimport (
-    ct_t, CT_F32, CT_F64, BUF_LEN, StridedIter, compute_type, dtype_itemsize, iter_coalesce,
-    iter_run, load, store, set_error, error_dtype,
+    ct_t, CT_F32, CT_F64, BUF_LEN, StridedIter, compute_type, dtype_itemsize, iter_run,
+    rows_init, load, store, set_error, error_dtype,
 )
 
 cdef extern from *:
@@ -106,7 +106,9 @@ cdef int scan_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
                      const ember_view *indices, const ember_view *a) noexcept nogil:
     cdef ScanPlan p
     cdef const char *name
-    cdef int d, nd, last
+    cdef int status
+    cdef const ember_view *views[3]
+    cdef int64_t inner[3]
     if op < 0 or op >= EMBER_SCAN_COUNT:
         return set_error(ctx, EMBER_ERR_VALUE, "scan", "unknown op code")
     name = ember_scan_names[op]
@@ -123,37 +125,15 @@ cdef int scan_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
             return set_error(ctx, EMBER_ERR_VALUE, name, "needs an indices view")
         if indices.dtype != EMBER_INT64:
             return set_error(ctx, EMBER_ERR_TYPE, name, "indices must be int64")
-    nd = a.ndim
-    if nd < 1 or nd > EMBER_MAX_DIM or out.ndim != nd or (p.has_idx and indices.ndim != nd):
-        return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")
-    for d in range(nd):
-        if a.sizes[d] < 0 or out.sizes[d] != a.sizes[d] \
-                or (p.has_idx and indices.sizes[d] != a.sizes[d]):
-            return set_error(ctx, EMBER_ERR_VALUE, name, "operand shapes do not match")
-    last = nd - 1
+    views[0], views[1], views[2] = out, a, indices
+    status = rows_init(&p.rows, ctx, name, 3 if p.has_idx else 2, views, inner)
+    if status != EMBER_OK:
+        return status
     p.op = op
     p.dtype = a.dtype
     p.ct = compute_type(a.dtype)
-    p.length = a.sizes[last]
-    p.so = out.strides[last]
-    p.sa = a.strides[last]
-    p.si = indices.strides[last] if p.has_idx else 0
-
-    p.rows.nargs = 3 if p.has_idx else 2
-    p.rows.ndim = last
-    p.rows.data[0] = out.data
-    p.rows.data[1] = a.data
-    p.rows.itemsize[0] = p.rows.itemsize[1] = <int>p.itemsize
-    if p.has_idx:
-        p.rows.data[2] = indices.data
-        p.rows.itemsize[2] = 8
-    for d in range(last):
-        p.rows.sizes[d] = a.sizes[d]
-        p.rows.strides[0][d] = out.strides[d]
-        p.rows.strides[1][d] = a.strides[d]
-        if p.has_idx:
-            p.rows.strides[2][d] = indices.strides[d]
-    iter_coalesce(&p.rows)
+    p.length = a.sizes[a.ndim - 1]
+    p.so, p.sa, p.si = inner[0], inner[1], inner[2] if p.has_idx else 0
     if p.rows.numel == 0 or p.length == 0:
         return EMBER_OK
     return iter_run(&p.rows, scan_rows, &p, p.rows.numel * p.length)

@@ -95,6 +95,10 @@ cdef int iter_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,
                    const ember_view **views, bint reorder) noexcept nogil
 # the same on a StridedIter whose raw dims were filled by hand (no reordering)
 cdef void iter_coalesce(StridedIter *it) noexcept nogil
+# `it` over every dim but the last of views[0..nargs) (equal shapes, ndim >= 1, checked):
+# the rows of a kernel that works along the last dim; inner[k] = view k's stride there
+cdef int rows_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,
+                   const ember_view **views, int64_t *inner) noexcept nogil
 # run `fn` over linear indices [start, end) of `it`, with operand k based at bases[k]
 cdef int run_range(const StridedIter *it, char **bases, row_fn fn, void *arg,
                    int64_t start, int64_t end) noexcept nogil

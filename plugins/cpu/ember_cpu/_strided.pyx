@@ -96,6 +96,30 @@ cdef int iter_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,
     return EMBER_OK
 
 
+cdef int rows_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,
+                   const ember_view **views, int64_t *inner) noexcept nogil:
+    cdef int k, d, nd = views[0].ndim, last = views[0].ndim - 1
+    if nd < 1 or nd > EMBER_MAX_DIM:
+        return set_error(ctx, EMBER_ERR_VALUE, op, "bad number of dimensions")
+    for k in range(nargs):
+        if views[k].ndim != nd:
+            return set_error(ctx, EMBER_ERR_VALUE, op, "bad number of dimensions")
+        for d in range(nd):
+            if views[k].sizes[d] < 0 or views[k].sizes[d] != views[0].sizes[d]:
+                return set_error(ctx, EMBER_ERR_VALUE, op, "operand shapes do not match")
+        it.data[k] = views[k].data
+        it.itemsize[k] = dtype_itemsize(views[k].dtype)
+        inner[k] = views[k].strides[last]
+        for d in range(last):
+            it.strides[k][d] = views[k].strides[d]
+    for d in range(last):
+        it.sizes[d] = views[0].sizes[d]
+    it.nargs = nargs
+    it.ndim = last
+    iter_coalesce(it)
+    return EMBER_OK
+
+
 cdef inline int64_t _abs64(int64_t x) noexcept nogil:
     return -x if x < 0 else x
 

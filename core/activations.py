@@ -1,0 +1,94 @@
+"""Activation functions as composites of primitive ops, so every device has them: gelu,
+softplus, silu, mish, hardtanh, elu, leaky_relu (what ``ember.nn.functional`` re-exports)
+and logit.  Signatures, defaults and errors follow torch.nn.functional / torch."""
+import math
+
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase
+
+__all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
+
+_F = _T._more_functions()     # erf, expm1, log1p, ...: the table-generated unary functions
+
+
+def _float_input(x, op):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    if not x.is_floating_point():
+        raise NotImplementedError(f'"{op}" not implemented for \'{x.type()[6:-6]}\'')
+    return x
+
+
+def _inplace(input, r, inplace):
+    return input.copy_(r) if inplace else r
+
+
+def gelu(input, approximate="none"):
+    """x * Phi(x), Phi the standard normal CDF; approximate='tanh' uses
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    x = _float_input(input, "GeluKernelImpl")
+    if approximate == "none":
+        return x * 0.5 * (1 + _F["erf"](x * (1 / math.sqrt(2))))
+    if approximate == "tanh":
+        inner = math.sqrt(2 / math.pi) * (x + 0.044715 * x * x * x)
+        return 0.5 * x * (1 + _T.tanh(inner))
+    raise RuntimeError("approximate argument must be either none or tanh.")
+
+
+def softplus(input, beta=1, threshold=20):
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    x = _float_input(input, "softplus")
+    bx = x * beta
+    return _T.where(bx > threshold, x, _F["log1p"](_T.exp(bx)) / beta)
+
+
+def silu(input, inplace=False):
+    """x * sigmoid(x)."""
+    x = _float_input(input, "silu")
+    return _inplace(input, x * _T.sigmoid(x), inplace)
+
+
+def mish(input, inplace=False):
+    """x * tanh(softplus(x))."""
+    x = _float_input(input, "mish")
+    return _inplace(input, x * _T.tanh(softplus(x)), inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """x clamped into [min_val, max_val]."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"hardtanh(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype.name == "bool":
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    if not input.is_floating_point():          # the bounds take the input's integer dtype
+        min_val, max_val = int(min_val), int(max_val)
+    return _inplace(input, _T._minimum_scalar(_T._maximum_scalar(input, min_val), max_val),
+                    inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    """x where x > 0, else alpha (exp(x) - 1)."""
+    x = _float_input(input, "elu")
+    return _inplace(input, _T.where(x > 0, x, alpha * _F["expm1"](x)), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """x where x > 0, else negative_slope * x."""
+    x = _float_input(input, "leaky_relu")
+    return _inplace(input, _T.where(x > 0, x, x * negative_slope), inplace)
+
+
+def logit(input, eps=None):
+    """log(p / (1 - p)), p = input clamped into [eps, 1 - eps] when eps is given (integer
+    inputs give the default float dtype)."""
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"logit(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    p = input if input.is_floating_point() else input.to(_T._state_default_dtype())
+    if eps is not None:
+        p = _T._minimum_scalar(_T._maximum_scalar(p, eps), 1 - eps)
+    return _T.log(p / (1 - p))

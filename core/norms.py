@@ -1,0 +1,61 @@
+"""NaN-ignoring reductions and torch.norm, as composites of primitive reductions."""
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase
+from ember.core.composites import isnan, vector_norm
+
+__all__ = ["nanmean", "nansum", "norm"]
+
+
+def _arg(x, op):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
+def _zero_nans(x):
+    return _T.where(isnan(x), 0, x).to(x.dtype) if x.is_floating_point() else x
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Sum over ``dim`` treating NaN as zero."""
+    x = _arg(input, "nansum")
+    return _T.sum(_zero_nans(x), dim, keepdim, dtype=dtype, out=out)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+    """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
+    x = _arg(input, "nanmean")
+    if not x.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                           f"dtype but got {x.type()[6:-6]}")
+    if dtype is not None:
+        x = x.to(dtype)
+    count = (x == x).sum(dim, keepdim, dtype=x.dtype)       # the non-NaN elements
+    r = _T.sum(_zero_nans(x), dim, keepdim) / count
+    return r if out is None else out.copy_(r)
+
+
+def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
+    """torch.norm: the vector ``p``-norm over ``dim`` (all elements by default); 'fro' is
+    the 2-norm over the dims given (at most two), 'nuc' is not supported here."""
+    x = _arg(input, "norm")
+    if isinstance(dim, int):
+        dim = (dim,)
+    if isinstance(p, str):
+        if p == "nuc":
+            raise NotImplementedError("norm(): p='nuc' needs singular values, which ember "
+                                      "does not compute yet")
+        if p != "fro":
+            raise RuntimeError(f"norm(): unsupported p {p!r}: expected 'fro', 'nuc' or a number")
+        if dim is not None and len(dim) > 2:
+            raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got {tuple(dim)}")
+        p = 2
+    if p is None:
+        p = 2
+    if not isinstance(p, (int, float)) or isinstance(p, bool):
+        raise TypeError(f"norm(): argument 'p' must be a number or 'fro', not "
+                        f"{type(p).__name__}")
+    r = vector_norm(x, p, dim, keepdim, dtype=dtype)
+    return r if out is None else out.copy_(r)
+

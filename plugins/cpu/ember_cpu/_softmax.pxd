@@ -1,0 +1,6 @@
+from libc.stdint cimport int32_t
+
+from ember_cpu._abi cimport ember_ctx, ember_view
+
+cdef int softmax_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
+                        const ember_view *a, const ember_view *b) noexcept nogil

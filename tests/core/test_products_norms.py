@@ -1,0 +1,199 @@
+"""addmm family, einsum, cross, diag_embed, nansum/nanmean/norm, as_tensor against PyTorch."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def pair(shape, dtype=ember.float32, device="cpu", seed=0, nan=False):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    if nan and data.size:
+        data.reshape(-1)[::3] = np.nan
+    return (ember.tensor(data, device=device).to(dtype),
+            torch.tensor(data).to(getattr(torch, dtype.name)))
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_addmm_family(device, oracle, dtype):
+    inp, tinp = pair((3, 1), dtype, device)
+    m1, t1 = pair((3, 4), dtype, device, 1)
+    m2, t2 = pair((5, 4), dtype, device, 2)
+    m2, t2 = m2.t(), t2.t()                                   # non-contiguous
+    oracle.assert_matches(ember.addmm(inp, m1, m2, beta=0.5, alpha=2),
+                          torch.addmm(tinp, t1, t2, beta=0.5, alpha=2))
+    oracle.assert_matches(inp.addmm(m1, m2), tinp.addmm(t1, t2))
+    v, tv = pair((4,), dtype, device, 3)
+    oracle.assert_matches(ember.addmv(inp.reshape(3), m1, v, alpha=3),
+                          torch.addmv(tinp.reshape(3), t1, tv, alpha=3))
+    b1, tb1 = pair((2, 3, 4), dtype, device, 4)
+    b2, tb2 = pair((2, 4, 5), dtype, device, 5)
+    i5, ti5 = pair((3, 5), dtype, device, 6)
+    oracle.assert_matches(ember.baddbmm(i5, b1, b2, beta=2), torch.baddbmm(ti5, tb1, tb2, beta=2))
+    oracle.assert_matches(ember.addbmm(i5, b1, b2, alpha=0.5),
+                          torch.addbmm(ti5, tb1, tb2, alpha=0.5))
+    nan_in = ember.full((3, 5), math.nan, dtype=dtype, device=device)
+    oracle.assert_matches(ember.addbmm(nan_in, b1, b2, beta=0),
+                          torch.addbmm(torch.full((3, 5), math.nan, dtype=tb1.dtype), tb1,
+                                       tb2, beta=0))
+    out = ember.empty(2, 3, 5, dtype=dtype, device=device)
+    assert ember.baddbmm(i5, b1, b2, out=out) is out
+    e, te = pair((0, 4), dtype, device)
+    oracle.assert_matches(ember.addmm(ember.zeros(0, 2, dtype=dtype, device=device), e,
+                                      m1.t()[:, :2]),
+                          torch.addmm(torch.zeros(0, 2, dtype=te.dtype), te, t1.t()[:, :2]))
+
+
+def test_addmm_errors(device):
+    a = ember.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):
+        ember.addmm(ember.ones(2, 2, device=device), a, a)
+    with pytest.raises(RuntimeError, match="mat1 must be a 2D"):
+        ember.addmm(a, a[0], a)
+    with pytest.raises(RuntimeError, match="batch2"):
+        ember.baddbmm(a, a.reshape(1, 2, 3), a.reshape(1, 2, 3))
+    with pytest.raises(RuntimeError, match="must match the size"):
+        ember.addmm(ember.ones(3, device=device), a, a.t())
+    with pytest.raises(TypeError, match="input"):
+        ember.addmm([1.0], a, a.t())
+
+
+EINSUM = [("ij,jk->ik", [(2, 3), (3, 4)]), ("ij,jk", [(2, 3), (3, 4)]),
+          ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("i,i->", [(5,), (5,)]),
+          ("i,j->ij", [(3,), (4,)]), ("ii->i", [(3, 3)]), ("ii", [(3, 3)]),
+          ("ij->ji", [(2, 3)]), ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+          ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]), ("abc,cd->abd", [(2, 3, 0), (0, 2)]),
+          ("i j , j -> i", [(2, 3), (3,)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+          ("iij->j", [(3, 3, 2)]), ("ij,ij->ij", [(1, 3), (2, 3)]), ("ba", [(2, 3)])]
+
+
+@pytest.mark.parametrize("eq,shapes", EINSUM)
+def test_einsum(device, oracle, eq, shapes):
+    ops = [pair(s, ember.float64, device, i) for i, s in enumerate(shapes)]
+    oracle.assert_matches(ember.einsum(eq, *[e for e, _ in ops]),
+                          torch.einsum(eq, *[t for _, t in ops]))
+    oracle.assert_matches(ember.einsum(eq, [e for e, _ in ops]),
+                          torch.einsum(eq, [t for _, t in ops]))
+
+
+def test_einsum_non_contiguous_and_int(device, oracle):
+    a, ta = pair((4, 3), ember.float32, device)
+    oracle.assert_matches(ember.einsum("ji,jk->ik", a, a[:, ::2]),
+                          torch.einsum("ji,jk->ik", ta, ta[:, ::2]))
+    if device != "cpu":
+        return                                # integer matmul is optional for a backend
+    i = ember.tensor([[1, 2], [3, 4]], device=device)
+    oracle.assert_matches(ember.einsum("ij,jk", i, i),
+                          torch.einsum("ij,jk", *[torch.tensor([[1, 2], [3, 4]])] * 2))
+
+
+def test_einsum_errors(device):
+    a = ember.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="more operands"):
+        ember.einsum("ij", a, a)
+    with pytest.raises(RuntimeError, match="does not broadcast"):
+        ember.einsum("ij,ij->i", a, ember.ones(2, 4, device=device))
+    with pytest.raises(RuntimeError, match="number of subscripts"):
+        ember.einsum("i->i", a)
+    with pytest.raises(RuntimeError, match="output subscript k"):
+        ember.einsum("ij->k", a)
+    with pytest.raises(RuntimeError, match="invalid subscript"):
+        ember.einsum("i1->i", a)
+
+
+def test_cross(device, oracle):
+    a, ta = pair((3, 4), ember.float32, device)
+    b, tb = pair((4, 3), ember.float32, device, 1)
+    b, tb = b.t(), tb.t()
+    oracle.assert_matches(ember.cross(a, b, dim=0), torch.cross(ta, tb, dim=0))
+    oracle.assert_matches(a.cross(b, 0), ta.cross(tb, 0))
+    c, tc = pair((2, 3), ember.float64, device, 2)
+    oracle.assert_matches(ember.cross(c, c[:1], dim=-1), torch.cross(tc, tc[:1], dim=-1))
+    with pytest.warns(UserWarning, match="without specifying the dim"):
+        r = ember.cross(a, b)
+    oracle.assert_matches(r, torch.cross(ta, tb, dim=0))
+    with pytest.raises(RuntimeError, match="must have length 3"):
+        ember.cross(a, b, dim=1)
+    with pytest.raises(RuntimeError, match="no dimension of size 3"), \
+            pytest.warns(UserWarning):
+        ember.cross(ember.ones(2, 4), ember.ones(2, 4))
+
+
+@pytest.mark.parametrize("offset,dim1,dim2", [(0, -2, -1), (1, 0, 2), (-2, 2, 0), (0, 1, 0)])
+def test_diag_embed(device, oracle, offset, dim1, dim2):
+    a, ta = pair((2, 3), ember.float32, device)
+    oracle.assert_matches(ember.diag_embed(a, offset, dim1, dim2),
+                          torch.diag_embed(ta, offset, dim1, dim2))
+    oracle.assert_matches(a.t().diag_embed(offset), ta.t().diag_embed(offset))
+
+
+def test_diag_embed_errors(device):
+    with pytest.raises(RuntimeError, match="cannot be identical"):
+        ember.diag_embed(ember.ones(2, 3, device=device), 0, 1, 1)
+    with pytest.raises(IndexError, match="out of range"):
+        ember.diag_embed(ember.ones(2, 3, device=device), 0, 0, 3)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.float32, ember.float64])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_nansum_nanmean(device, oracle, dtype, dim, keepdim):
+    a, ta = pair((3, 4, 5), dtype, device, nan=True)
+    kw = {} if dim is None else {"dim": dim, "keepdim": keepdim}
+    oracle.assert_matches(ember.nansum(a, **kw), torch.nansum(ta, **kw))
+    oracle.assert_matches(ember.nanmean(a, **kw), torch.nanmean(ta, **kw))
+    oracle.assert_matches(a.transpose(0, 2).nansum(**kw), ta.transpose(0, 2).nansum(**kw))
+    oracle.assert_matches(a.nanmean(**kw), ta.nanmean(**kw))
+
+
+def test_nan_reductions_int_and_empty(device, oracle):
+    i = ember.tensor([[1, 2], [3, 4]], device=device)
+    ti = torch.tensor([[1, 2], [3, 4]])
+    oracle.assert_matches(ember.nansum(i, 1), torch.nansum(ti, 1))
+    for kw in ({}, {"dtype": ember.float32}):
+        with pytest.raises(RuntimeError, match="nanmean.*floating point"):
+            ember.nanmean(i, **kw)
+    e, te = pair((0, 3), ember.float32, device)
+    oracle.assert_matches(ember.nansum(e, 0), torch.nansum(te, 0))
+    oracle.assert_matches(ember.nanmean(e, 0), torch.nanmean(te, 0))
+    allnan = ember.full((2,), math.nan, device=device)
+    oracle.assert_matches(ember.nanmean(allnan), torch.nanmean(torch.full((2,), math.nan)))
+
+
+@pytest.mark.parametrize("p", ["fro", 1, 2, 3, 0.5, math.inf, -math.inf, 0, None])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), ((0, 1), True), (-1, True)])
+def test_norm(device, oracle, p, dim, keepdim):
+    a, ta = pair((3, 4), ember.float32, device)
+    oracle.assert_matches(ember.norm(a, p, dim, keepdim), torch.norm(ta, p, dim, keepdim))
+    oracle.assert_matches(a.t().norm(p, dim), ta.t().norm(p, dim))
+
+
+def test_norm_dtype_and_errors(device, oracle):
+    a, ta = pair((3, 4), ember.float32, device)
+    oracle.assert_matches(ember.norm(a, dtype=ember.float64), torch.norm(ta, dtype=torch.float64))
+    with pytest.raises(RuntimeError, match="floating point"):
+        ember.norm(ember.tensor([1, 2], device=device))
+    with pytest.raises(RuntimeError, match="2-tuple"):
+        ember.norm(ember.ones(2, 2, 2, device=device), "fro", (0, 1, 2))
+    with pytest.raises(NotImplementedError, match="nuc"):
+        ember.norm(a, "nuc")
+    with pytest.raises(RuntimeError, match="unsupported p"):
+        ember.norm(a, "max")
+
+
+def test_as_tensor_shares_memory():
+    arr = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = ember.as_tensor(arr)
+    arr[0, 0] = 42
+    assert t[0, 0].item() == 42
+    assert ember.as_tensor(t) is t
+    assert ember.as_tensor(t, dtype=ember.float32, device="cpu") is t
+    d = ember.as_tensor(arr, dtype=ember.float64)
+    assert d.dtype == ember.float64 and d[0, 0].item() == 42
+    r = ember.as_tensor(arr[:, ::-1])                   # negative strides: a copy
+    assert r.tolist() == arr[:, ::-1].tolist()
+    assert ember.as_tensor([1, 2]).dtype == ember.int64
+    assert ember.as_tensor([1.5], dtype=ember.float16).dtype == ember.float16
+    assert ember.as_tensor(t, dtype=ember.int32).tolist() == t.to(ember.int32).tolist()
+    assert ember.as_tensor(3.0).shape == ()
