@@ -144,7 +144,7 @@ cdef object adv_getitem(TensorBase t, tuple items):
 cdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulate,
                         bint same_dtype, str op):
     """t[items] = value (+= with accumulate, duplicates adding up in order), in place."""
-    kernel = routed(op_index_put, t)
+    kernel = routed2(op_index_put, t, value)
     if kernel is not None:
         return kernel(t, items, value, accumulate)
     r, p, comps, shape = adv_plan(t, items)

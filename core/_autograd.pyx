@@ -87,6 +87,7 @@ cdef class AutogradMeta:
     cdef list hooks              # Tensor.register_hook on a leaf
     cdef list post_acc_hooks     # register_post_accumulate_grad_hook
     cdef bint retains_grad
+    cdef int64_t view_version    # a view's version when its grad_fn was set (-1: none)
 
 
 cdef AutogradMeta meta_of(TensorBase t):
@@ -95,6 +96,7 @@ cdef AutogradMeta meta_of(TensorBase t):
         m = AutogradMeta.__new__(AutogradMeta)
         m.hooks = []
         m.post_acc_hooks = []
+        m.view_version = -1
         t._ag = m
     return <AutogradMeta>t._ag
 
@@ -108,8 +110,25 @@ cdef object edge_of(TensorBase t):
     if not (t._keys & AG):
         return None
     if t._grad_fn is not None:
+        if t._base_ref is not None and t._ag is not None \
+                and (<AutogradMeta>t._ag).view_version >= 0 \
+                and t.version().value != (<AutogradMeta>t._ag).view_version:
+            refresh_view(t)            # the base was written through another view since
         return (t._grad_fn, t._output_nr)
     return (accumulator(t), 0)
+
+
+cdef void refresh_view(TensorBase t):
+    """A view's history, rebuilt from its base's current one (PyTorch regenerates a view's
+    grad_fn the same way when the shared version counter moved)."""
+    cdef TensorBase base = <TensorBase>t._base_ref
+    cdef ViewOfBase v = ViewOfBase.__new__(ViewOfBase)
+    v.base_geom, v.view_geom = geometry(base), geometry(t)
+    v.next_edges = (edge_of(base),)
+    v.num_outputs = 1
+    t._grad_fn = v
+    t._output_nr = 0
+    meta_of(t).view_version = t.version().value
 
 
 cdef AccumulateGrad accumulator(TensorBase t):
@@ -585,6 +604,8 @@ cdef void attach(OpNode node, object r, int save_result):
             t._grad_fn = node
             t._output_nr = 0
             t._keys |= AG
+            if t._base_ref is not None:
+                meta_of(t).view_version = t.version().value
             if save_result:
                 node._result = save(t, 0)
         return
@@ -633,6 +654,7 @@ cdef void rebase(TensorBase t, Node node):
     t._grad_fn = v
     t._output_nr = 0
     t._keys |= AG
+    meta_of(t).view_version = t.version().value
 
 
 def _record(Op op, tuple args, dict kwargs, r):

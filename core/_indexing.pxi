@@ -204,7 +204,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     """A copy of ``input`` with ``src`` (a tensor or a number; or ``value``) written at
     ``index`` along ``dim`` (``reduce``: 'add' or 'multiply' combines instead)."""
     cdef TensorBase a = as_tensor_arg(input, "scatter", "input")
-    kernel = routed(op_scatter, a)
+    kernel = routed2(op_scatter, a, src)
     if kernel is not None:
         return kernel(a, dim, index, src, value=value, reduce=reduce, out=out)
     return to_out(scatter_c(clone_c(a), dim, index, value if src is None else src,
@@ -223,7 +223,7 @@ def scatter_add(input, dim, index, src, *, out=None):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; duplicates add
     up in a fixed order (the same bits for any thread count)."""
     cdef TensorBase a = as_tensor_arg(input, "scatter_add", "input")
-    kernel = routed(op_scatter_add, a)
+    kernel = routed2(op_scatter_add, a, src)
     if kernel is not None:
         return kernel(a, dim, index, src, out=out)
     return to_out(scatter_c(clone_c(a), dim, index, as_tensor_arg(src, "scatter_add", "src"),
@@ -278,7 +278,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     """A copy of ``input`` reducing ``src`` into it at ``index`` along ``dim``; ``reduce``
     is 'sum', 'prod', 'mean', 'amax' or 'amin'; ``include_self`` counts input's own values."""
     cdef TensorBase a = as_tensor_arg(input, "scatter_reduce", "input")
-    kernel = routed(op_scatter_reduce, a)
+    kernel = routed2(op_scatter_reduce, a, src)
     if kernel is not None:
         return kernel(a, dim, index, src, reduce, include_self=include_self, out=out)
     return to_out(scatter_reduce_c(clone_c(a), dim, index, src, reduce, include_self,
@@ -358,7 +358,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     """A copy of ``input`` with ``alpha * source`` added at the 1-d ``index`` along
     ``dim`` (duplicates add up in order)."""
     cdef TensorBase a = as_tensor_arg(input, "index_add", "input")
-    kernel = routed(op_index_add, a)
+    kernel = routed2(op_index_add, a, source)
     if kernel is not None:
         return kernel(a, dim, index, source, alpha=alpha, out=out)
     return to_out(index_add_c(clone_c(a), dim, index, source, alpha, "index_add"), out,
@@ -375,7 +375,7 @@ def _index_add_(TensorBase self, dim, index, source, *, alpha=1):
 def index_copy(input, dim, index, source, *, out=None):
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
     cdef TensorBase a = as_tensor_arg(input, "index_copy", "input")
-    kernel = routed(op_index_copy, a)
+    kernel = routed2(op_index_copy, a, source)
     if kernel is not None:
         return kernel(a, dim, index, source, out=out)
     return to_out(index_update(clone_c(a), dim, index, as_tensor_arg(source, "index_copy",
@@ -416,7 +416,7 @@ def index_fill(input, dim, index, value):
     """A copy of ``input`` with ``value`` at the 1-d ``index`` along ``dim`` (negative
     indices count from the end)."""
     cdef TensorBase a = as_tensor_arg(input, "index_fill", "input")
-    kernel = routed(op_index_fill, a)
+    kernel = routed2(op_index_fill, a, value)
     if kernel is not None:
         return kernel(a, dim, index, value)
     return index_fill_c(clone_c(a), dim, index, value, "index_fill_")
@@ -470,7 +470,7 @@ def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (added, with ``accumulate``) at the flat
     positions ``index``."""
     cdef TensorBase a = as_tensor_arg(input, "put", "input")
-    kernel = routed(op_put, a)
+    kernel = routed2(op_put, a, source)
     if kernel is not None:
         return kernel(a, index, source, accumulate)
     return put_c(clone_c(a), index, source, accumulate, "put")

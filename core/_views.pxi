@@ -34,6 +34,14 @@ cdef inline object routed(Op op, TensorBase t):
     return op._table[k] if (op._kernel_mask >> k) & 1 else None
 
 
+cdef inline object routed2(Op op, TensorBase t, object other):
+    """routed() for an op with a second tensor input (a source, src or value)."""
+    cdef uint64_t keys = t._keys | ((<TensorBase>other)._keys if isinstance(other, TensorBase)
+                                    else 0)
+    cdef int k = op.resolve(effective_keys(keys))
+    return op._table[k] if (op._kernel_mask >> k) & 1 else None
+
+
 cdef int wrap_dim(object dim, int ndim, str op) except -100:
     """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
     cdef int64_t d

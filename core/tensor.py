@@ -1,8 +1,16 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _ops
-from ember.core import (activations, composites, index_ops, minmax, norms, products, random_ops,
-                        sorting)
+from ember.core import (
+    activations,
+    composites,
+    index_ops,
+    minmax,
+    norms,
+    products,
+    random_ops,
+    sorting,
+)
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 from ember.core.linalg import legacy as _linalg_legacy
 

@@ -96,13 +96,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def __getattr__(name):
-    if name == "functional":
-        from ember.autograd import functional
-        return functional
+    if name in ("functional", "graph"):
+        import importlib
+        return importlib.import_module(f"ember.autograd.{name}")
     if name in ("gradcheck", "gradgradcheck"):
         from ember.autograd import _gradcheck
         return getattr(_gradcheck, name)
-    if name == "graph":
-        from ember.autograd import graph
-        return graph
     raise AttributeError(f"module 'ember.autograd' has no attribute {name!r}")

@@ -18,8 +18,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_index", "_softmax", "_random", "_blas",
-           "_kernels"]
+MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_index", "_softmax",
+           "_random", "_blas", "_kernels"]
 
 
 def ember_include():

@@ -194,3 +194,41 @@ def test_non_differentiable_outputs_do_not_require_grad(fn):
     assert not r.requires_grad and r.grad_fn is None
     with pytest.raises(RuntimeError, match="does not require grad"):
         r.float().sum().backward()
+
+
+INDEXING = {
+    "gather": (lambda x, m: m.gather(x, 1, m.tensor([[0, 2, 2, 1]] * 2 + [[3, 3, 0, 0]])),),
+    "index_select": (lambda x, m: m.index_select(x, 1, m.tensor([3, 0, 0])),),
+    "take": (lambda x, m: m.take(x, m.tensor([0, 5, 5, 11])),),
+    "adv_getitem": (lambda x, m: x[m.tensor([2, 0, 2]), 1:],),
+    "bool_mask": (lambda x, m: x[x > 0],),
+    "scatter_add": (lambda x, m: m.zeros(3, 5, dtype=x.dtype).scatter_add(
+        1, m.tensor([[0, 1, 1, 4]] * 3), x),),
+    "index_add": (lambda x, m: m.zeros(3, 6, dtype=x.dtype).index_add(
+        1, m.tensor([5, 0, 5, 2]), x, alpha=2),),
+    "softmax_dim0": (lambda x, m: x.softmax(0),),
+    "log_softmax_nc": (lambda x, m: x.t().log_softmax(1),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INDEXING))
+def test_index_and_softmax_grads_match_torch(name):
+    fn = INDEXING[name][0]
+    check(lambda x: fn(x, ember), lambda x: fn(x, torch), pair((3, 4)))
+
+
+def test_setitem_with_advanced_index_records_gradients():
+    def run(m):
+        x = m.tensor(np.arange(12.0).reshape(3, 4).tolist(), requires_grad=True)
+        v = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 1
+        y[m.tensor([0, 2, 0]), m.tensor([1, 1, 3])] = v * 2
+        (y * y).sum().backward()
+        return x.grad.tolist(), v.grad.tolist()
+    assert run(ember) == run(torch)
+
+
+def test_softmax_double_backward():
+    x = ember.randn(3, 4, dtype=ember.float64, requires_grad=True)
+    assert gradgradcheck(lambda t: t.softmax(1), (x,))
+    assert gradgradcheck(lambda t: t.log_softmax(0), (x,))
