@@ -168,3 +168,28 @@ def _result(name, fields, *values):
         from collections import namedtuple
         cls = _result_types[name] = namedtuple(name, fields)
     return cls(*values)
+
+
+def _fill_out(name, result, out):
+    """Write ``result`` (a tensor or a tuple of them) into ``out`` as torch's out= does."""
+    if out is None:
+        return result
+    pairs = zip(out, result) if isinstance(result, tuple) else ((out, result),)
+    for o, r in pairs:
+        if not isinstance(o, TensorBase):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
+        if o.shape != r.shape:
+            raise RuntimeError(f"{name}: expected out tensor of shape {list(r.shape)}, but got "
+                               f"{list(o.shape)}")
+        o.copy_(r)
+    return out
+
+
+def with_out(fn):
+    """Make ``fn(..., out=None)`` honour out= (the functions compute a fresh result)."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        return _fill_out(fn.__name__, fn(*args, **kwargs), out)
+    return wrapper

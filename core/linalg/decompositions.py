@@ -13,6 +13,7 @@ from ember.core.linalg._common import (
     _result,
     _tensor,
     _type_name,
+    with_out,
 )
 
 __all__ = ["cholesky", "cholesky_ex", "eigh", "eigvalsh", "qr", "svd", "svdvals"]
@@ -26,6 +27,7 @@ def _not_positive_definite(k):
             f"positive-definite (the leading minor of order {k} is not positive-definite).")
 
 
+@with_out
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): the Cholesky factor of each symmetric positive-definite matrix of ``A``
     (lower, or upper U = L^T when ``upper``; the lower triangle of ``A`` is read) and
@@ -46,6 +48,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
                    _back(info, A, _INT32))
 
 
+@with_out
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor of each symmetric positive-definite matrix of ``A`` (lower, or
     upper when ``upper``); LinAlgError when one is not positive-definite."""
@@ -56,6 +59,7 @@ def _eye_stack(np, batch, n, dtype):
     return np.broadcast_to(np.eye(n, dtype=dtype), tuple(batch) + (n, n))
 
 
+@with_out
 def qr(A, mode="reduced", *, out=None):
     """(Q, R) with Q orthonormal and R upper triangular, ``A = Q R``.  ``mode``: 'reduced'
     (Q is m x k, R k x n with k = min(m, n)), 'complete' (Q m x m, R m x n) or 'r' (R only,
@@ -97,6 +101,7 @@ def _svd_host(A, full_matrices, compute_uv, op):
     return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
+@with_out
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """(U, S, Vh) with ``A = U diag(S) Vh``, S descending.  ``full_matrices=False`` gives the
     reduced factors (U m x k, Vh k x n, k = min(m, n)).  ``driver`` picks a cuSOLVER routine
@@ -105,6 +110,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return _result("linalg_svd", ["U", "S", "Vh"], _back(u, A), _back(s, A), _back(vh, A))
 
 
+@with_out
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix of ``A``, in descending order."""
     return _back(_svd_host(A, False, False, "linalg.svdvals"), A)
@@ -120,6 +126,7 @@ def _symmetric(A, UPLO, op):
     return _host(A)
 
 
+@with_out
 def eigh(A, UPLO="L", *, out=None):
     """(eigenvalues, eigenvectors) of each symmetric matrix of ``A``, eigenvalues ascending;
     only the ``UPLO`` ('L' or 'U') triangle is read."""
@@ -127,6 +134,7 @@ def eigh(A, UPLO="L", *, out=None):
     return _result("linalg_eigh", ["eigenvalues", "eigenvectors"], _back(w, A), _back(v, A))
 
 
+@with_out
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of each symmetric matrix of ``A``, ascending."""
     return _back(_numpy().linalg.eigvalsh(_symmetric(A, UPLO, "linalg.eigvalsh"), UPLO=UPLO), A)

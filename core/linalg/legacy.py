@@ -2,7 +2,7 @@
 torch.det, ...), some with their older conventions: torch.svd returns V, not Vh."""
 
 from ember.core import _tensor as _T
-from ember.core.linalg._common import _result
+from ember.core.linalg._common import _result, with_out
 from ember.core.linalg.decompositions import cholesky as _cholesky
 from ember.core.linalg.decompositions import qr as _qr
 from ember.core.linalg.decompositions import svd as _svd
@@ -22,6 +22,7 @@ __all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "
            "matrix_power", "pinverse", "qr", "slogdet", "svd"]
 
 
+@with_out
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with ``input = U diag(S) V^T`` (V, not Vh as linalg.svd gives);
     ``some=True`` gives the reduced factors.  Without ``compute_uv``, U and V are zero
@@ -37,18 +38,21 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return _result("svd", ["U", "S", "V"], u, s, vh.transpose(-2, -1).contiguous())
 
 
+@with_out
 def qr(input, some=True, *, out=None):
     """torch.qr: (Q, R) of linalg.qr, reduced when ``some`` else complete."""
     q, r = _qr(input, "reduced" if some else "complete")
     return _result("qr", ["Q", "R"], q, r)
 
 
+@with_out
 def slogdet(input, *, out=None):
     """torch.slogdet: (sign, logabsdet) of each determinant."""
     sign, logabsdet = _slogdet(input)
     return _result("slogdet", ["sign", "logabsdet"], sign, logabsdet)
 
 
+@with_out
 def cholesky(input, upper=False, *, out=None):
     """torch.cholesky (deprecated in torch for linalg.cholesky): the lower Cholesky factor,
     or the upper one when ``upper``."""

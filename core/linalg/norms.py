@@ -18,6 +18,7 @@ from ember.core.linalg._common import (
     _same_dtype,
     _tensor,
     _type_name,
+    with_out,
 )
 from ember.core.linalg.decompositions import eigvalsh, svdvals
 
@@ -50,6 +51,7 @@ def _drop(t, d0, d1, keepdim):
     return t if keepdim else t.squeeze(max(d0, d1)).squeeze(min(d0, d1))
 
 
+@with_out
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ``ord`` norm of the matrices spanning dims ``dim`` of ``A``: 'fro', 'nuc',
     inf / -inf (max / min row sum), 1 / -1 (max / min column sum), 2 / -2 (largest /
@@ -78,6 +80,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return _drop(r, d0, d1, keepdim)
 
 
+@with_out
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """A vector or a matrix norm, as ``dim`` and ``ord`` say: over one dim (or all elements
     when both are None) a vector norm; over two dims (or a 2-D ``A`` given an ``ord``) a
@@ -124,6 +127,7 @@ def _spectrum(A, hermitian):
     return np.abs(_host(eigvalsh(A))) if hermitian else _host(svdvals(A))
 
 
+@with_out
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse of each matrix of ``A``: singular values at or below
     max(atol, rtol * largest) count as zero (``rcond`` is the older name of ``rtol``);
@@ -152,6 +156,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     return _back(out_arr, A)
 
 
+@with_out
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """How many singular values (|eigenvalues| when ``hermitian``) of each matrix exceed
     max(atol, rtol * largest); ``tol`` is the older name of ``atol``."""
@@ -165,6 +170,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
     return _back((s > tol_v[..., None]).sum(-1), A, _INT64)
 
 
+@with_out
 def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along ``dim`` (other dims broadcast)."""
     op = "linalg.cross"
@@ -199,6 +205,7 @@ def _chain_order(sizes):
     return split
 
 
+@with_out
 def multi_dot(tensors, *, out=None):
     """The product of a chain of matrices, multiplied in the cheapest order; the first
     may be a row vector and the last a column vector (1-D)."""
@@ -238,6 +245,7 @@ def multi_dot(tensors, *, out=None):
     return r
 
 
+@with_out
 def vecdot(x, y, *, dim=-1, out=None):
     """The dot product of ``x`` and ``y`` along ``dim`` (other dims broadcast)."""
     op = "linalg.vecdot"
@@ -252,6 +260,7 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return _T.diagonal(_tensor(A, "linalg.diagonal"), offset, dim1, dim2)
 
 
+@with_out
 def matmul(input, other, *, out=None):
     """The matrix product of ``input`` and ``other`` (torch.matmul)."""
     return _T.matmul(input, other)

@@ -22,6 +22,7 @@ from ember.core.linalg._common import (
     _same_dtype,
     _singular,
     _tensor,
+    with_out,
 )
 
 __all__ = ["cholesky_inverse", "cholesky_solve", "det", "inv", "inv_ex", "inverse", "logdet",
@@ -32,6 +33,7 @@ _SOLVE_FAILED = "The solver failed because the input matrix is singular."
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@with_out
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """(result, info): the solution X of ``A X = B`` (``X A = B`` when ``left=False``) and
     the LAPACK status of each matrix (0: solved; >0: ``A`` is singular)."""
@@ -64,6 +66,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return _result("linalg_solve_ex", ["result", "info"], _back(x, A), _back(info, A, _INT32))
 
 
+@with_out
 def solve(A, B, *, left=True, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a
     (batch of) vector(s).  Raises LinAlgError when ``A`` is singular."""
@@ -72,6 +75,7 @@ def solve(A, B, *, left=True, out=None):
     return result
 
 
+@with_out
 def inv_ex(A, *, check_errors=False, out=None):
     """(inverse, info): the inverse of each square matrix of ``A`` and its LAPACK status
     (0: inverted; k > 0: the k-th diagonal element of U is zero)."""
@@ -87,16 +91,19 @@ def inv_ex(A, *, check_errors=False, out=None):
                    _back(info, A, _INT32))
 
 
+@with_out
 def inv(A, *, out=None):
     """The inverse of each square matrix of ``A``; LinAlgError when one is singular."""
     return inv_ex(A, check_errors=True).inverse
 
 
+@with_out
 def inverse(input, *, out=None):
     """torch.inverse: linalg.inv under its older name."""
     return inv(input)
 
 
+@with_out
 def det(A, *, out=None):
     """The determinant of each square matrix of ``A``."""
     _matrix(A, "linalg.det", "A", square=True)
@@ -109,6 +116,7 @@ def _slogdet(A, op):
     return sign, logabsdet
 
 
+@with_out
 def slogdet(A, *, out=None):
     """(sign, logabsdet): the sign and the log of the absolute value of each determinant."""
     sign, logabsdet = _slogdet(A, "linalg.slogdet")
@@ -151,6 +159,7 @@ def _triangular_operands(A, B, op, left):
     return _broadcast(a, batch), _broadcast(b, batch), batch, dtype
 
 
+@with_out
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for triangular ``A``
     (upper or lower as told; ones assumed on the diagonal when ``unitriangular``)."""
@@ -159,6 +168,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return _back(x.reshape(batch + x.shape[-2:]), A, dtype)
 
 
+@with_out
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """The solution X of ``A X = B`` given B (``input``) and the Cholesky factor of A
     (``input2``: L with A = L L^T, or U with A = U^T U when ``upper``)."""
@@ -168,6 +178,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     return _back(x.reshape(batch + x.shape[-2:]), input2, dtype)
 
 
+@with_out
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of A from its Cholesky factor ``input`` (L, or U when ``upper``)."""
     _matrix(input, "cholesky_inverse", "A", square=True)
@@ -245,6 +256,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
                    _back(x, A), _back(residuals, A), _back(rank, A, _INT64), _back(sv, A))
 
 
+@with_out
 def matrix_power(A, n, *, out=None):
     """``A`` multiplied by itself ``n`` times (the identity for 0, powers of the inverse for
     n < 0), by repeated squaring."""

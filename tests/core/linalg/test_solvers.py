@@ -244,3 +244,12 @@ def test_results_stay_on_the_input_device_and_dtype(device):
     a, _ = pair((2, 3, 3), device, "float32")
     for r in (LA.inv(a), LA.det(a), LA.solve(a, a), LA.matrix_power(a, 2)):
         assert r.device == a.device and r.dtype == ember.float32
+
+
+def test_out_argument_is_written_or_refused():
+    A = ember.tensor([[2.0, 1.0], [1.0, 3.0]])
+    out = ember.empty(2, 2)
+    assert ember.linalg.inv(A, out=out) is out
+    assert ember.allclose(out, ember.linalg.inv(A))
+    with pytest.raises(RuntimeError, match="expected out tensor of shape"):
+        ember.linalg.inv(A, out=ember.empty(3))
