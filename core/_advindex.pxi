@@ -226,4 +226,5 @@ def _d_index_put(ctx, g):
 derive(op_index, _d_index, lambda t, items: adv_getitem(t, items), SAVE_INPUTS)
 derive(op_index_put, _d_index_put,
        lambda t, items, value, accumulate: adv_setitem(t, items, value, accumulate, False,
-                                                       "index_put_"), SAVE_INPUTS)
+                                                       "index_put_"),
+       SAVE_INPUTS | WRITES_SELF)

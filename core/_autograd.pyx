@@ -20,6 +20,9 @@ from ember.core._dispatch cimport DispatchKey, Op
 from ember.core._tensor cimport TensorBase, detach_c, sum_to
 
 import weakref
+from collections import OrderedDict
+
+from ember.core.hooks import RemovableHandle
 
 from ember.core import _dispatch
 from ember.core import _tensor as _T
@@ -28,6 +31,7 @@ cdef uint64_t AG = <uint64_t>1 << DispatchKey.Autograd
 cdef int SAVE_INPUTS = 1
 cdef int SAVE_RESULT = 2
 cdef int SAVE_FIRST = 4
+cdef int WRITES_SELF = 8
 
 
 # --- grad modes (thread-local: the Autograd key in this thread's excluded set) -----------
@@ -84,8 +88,8 @@ def is_anomaly_enabled():
 
 cdef class AutogradMeta:
     cdef object acc_ref          # weakref to this leaf's AccumulateGrad
-    cdef list hooks              # Tensor.register_hook on a leaf
-    cdef list post_acc_hooks     # register_post_accumulate_grad_hook
+    cdef object hooks            # Tensor.register_hook on a leaf: {handle id: fn}
+    cdef object post_acc_hooks   # register_post_accumulate_grad_hook: {handle id: fn}
     cdef bint retains_grad
     cdef int64_t view_version    # a view's version when its grad_fn was set (-1: none)
 
@@ -94,8 +98,8 @@ cdef AutogradMeta meta_of(TensorBase t):
     cdef AutogradMeta m
     if t._ag is None:
         m = AutogradMeta.__new__(AutogradMeta)
-        m.hooks = []
-        m.post_acc_hooks = []
+        m.hooks = OrderedDict()
+        m.post_acc_hooks = OrderedDict()
         m.view_version = -1
         t._ag = m
     return <AutogradMeta>t._ag
@@ -215,9 +219,10 @@ cdef class Node:
     """A function of the backward graph: gradients of its outputs in, of its inputs out."""
     cdef public tuple next_edges      # per input: (Node, input_nr) or None
     cdef public int num_outputs
-    cdef list _pre_hooks
-    cdef list _hooks
-    cdef list _tensor_hooks           # [(output_nr, fn)] from Tensor.register_hook
+    # hooks, {handle id: hook} (RemovableHandle removes them)
+    cdef object _pre_hooks
+    cdef object _hooks
+    cdef object _tensor_hooks         # {id: (output_nr, fn)} from Tensor.register_hook
     cdef list _retain                 # [(output_nr, weakref)] from retain_grad
     cdef dict _metadata
     cdef public object _trace         # the forward stack, in anomaly mode
@@ -253,19 +258,19 @@ cdef class Node:
     def register_hook(self, fn):
         """fn(grad_inputs, grad_outputs) runs after this node; may return new grad_inputs."""
         if self._hooks is None:
-            self._hooks = []
-        return _Handle(self._hooks, fn)
+            self._hooks = OrderedDict()
+        return add_hook(self._hooks, fn)
 
     def register_prehook(self, fn):
         """fn(grad_outputs) runs before this node; may return new grad_outputs."""
         if self._pre_hooks is None:
-            self._pre_hooks = []
-        return _Handle(self._pre_hooks, fn)
+            self._pre_hooks = OrderedDict()
+        return add_hook(self._pre_hooks, fn)
 
     def _register_tensor_hook(self, int output_nr, fn):
         if self._tensor_hooks is None:
-            self._tensor_hooks = []
-        return _Handle(self._tensor_hooks, (output_nr, fn))
+            self._tensor_hooks = OrderedDict()
+        return add_hook(self._tensor_hooks, (output_nr, fn))
 
     def _retain_output(self, int output_nr, TensorBase t):
         if self._retain is None:
@@ -276,24 +281,11 @@ cdef class Node:
         return f"<{self.name()} object at {hex(id(self))}>"
 
 
-class _Handle:
-    """A removable hook handle: `handle.remove()` takes the hook out again."""
-
-    def __init__(self, hooks, entry):
-        self._hooks, self._entry = hooks, entry
-        hooks.append(entry)
-
-    def remove(self):
-        try:
-            self._hooks.remove(self._entry)
-        except ValueError:
-            pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
+cdef object add_hook(object hooks, object entry):
+    """Store `entry` in the ordered dict `hooks`; the handle's remove() takes it out."""
+    h = RemovableHandle(hooks)
+    hooks[h.id] = entry
+    return h
 
 
 cdef class AccumulateGrad(Node):
@@ -321,7 +313,7 @@ cdef class AccumulateGrad(Node):
         else:
             t._grad.add_(g)
         if t._ag is not None:
-            for fn in list((<AutogradMeta>t._ag).post_acc_hooks):
+            for fn in list((<AutogradMeta>t._ag).post_acc_hooks.values()):
                 fn(t)
         return ()
 
@@ -493,7 +485,7 @@ cdef class AutogradKernel:
     cdef Op op
     cdef object formula, entry
     cdef int save
-    cdef bint writes_first           # in-place by nature (copy_, fill_, random fills)
+    cdef bint writes_first           # the op writes args[0] (WRITES_SELF: copy_, fill_, ...)
 
     def __call__(self, *args, **kwargs):
         out = kwargs.get("out")
@@ -657,17 +649,6 @@ cdef void rebase(TensorBase t, Node node):
     meta_of(t).view_version = t.version().value
 
 
-def _record(Op op, tuple args, dict kwargs, r):
-    """Record `r` as the result of `op(*args, **kwargs)` computed outside the dispatcher
-    (host ops such as sort): the same node a dispatched op would get."""
-    if not grad_enabled() or not any(requires(a) for a in args):
-        return r
-    cdef AutogradKernel k = kernel_for(op)
-    node = k.make_node(args, kwargs, input_edges(args), None, -1)
-    attach(node, r, k.save & SAVE_RESULT)
-    return r
-
-
 cdef dict _kernels = {}
 
 
@@ -680,9 +661,7 @@ cdef AutogradKernel kernel_for(Op op):
         (<AutogradKernel>k).formula = formula
         (<AutogradKernel>k).entry = entry
         (<AutogradKernel>k).save = save_flags
-        # in place by nature (self is written): copy_, fill_, index_put (setitem)
-        (<AutogradKernel>k).writes_first = (op.name.endswith("_") and op.name != "_to_copy") \
-            or op.name == "index_put"
+        (<AutogradKernel>k).writes_first = (save_flags & WRITES_SELF) != 0
         _kernels[op] = k
     return <AutogradKernel>k
 
@@ -709,165 +688,4 @@ def install():
 include "_engine.pxi"
 
 
-# --- Tensor's autograd attributes (attached to ember.Tensor in core/tensor.py) ---------
-
-def _get_requires_grad(TensorBase self):
-    return (self._keys & AG) != 0
-
-
-def _set_requires_grad(TensorBase self, requires_grad):
-    if not isinstance(requires_grad, bool):
-        raise TypeError(f"requires_grad must be a bool, not {type(requires_grad).__name__}")
-    if self._grad_fn is not None and not requires_grad:
-        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
-                           "want to use a computed variable in a subgraph that doesn't require "
-                           "differentiation use var_no_grad = var.detach().")
-    if requires_grad and not self._dtype.is_floating_point:
-        raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                           "gradients")
-    if requires_grad:
-        self._keys |= AG
-    elif self._grad_fn is None:
-        self._keys &= ~AG
-
-
-def requires_grad_(TensorBase self, requires_grad=True):
-    """Set requires_grad in place (leaves only); returns self."""
-    _set_requires_grad(self, requires_grad)
-    return self
-
-
-def _get_grad(TensorBase self):
-    if self._grad is None and self._grad_fn is not None and not _retains(self):
-        import warnings
-        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
-                      "accessed. Its .grad attribute won't be populated during "
-                      "autograd.backward(). If you indeed want the .grad field to be populated "
-                      "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
-                      UserWarning, stacklevel=2)
-    return self._grad
-
-
-def _set_grad(TensorBase self, grad):
-    if grad is not None:
-        if not isinstance(grad, TensorBase):
-            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
-                            f"type {type(grad).__name__}")
-        g = <TensorBase>grad
-        if g._dtype is not self._dtype:
-            raise RuntimeError("assigned grad has data of a different type")
-        if g._device != self._device:
-            raise RuntimeError("assigned grad has data located on a different device")
-        if g.shape != self.shape:
-            raise RuntimeError("assigned grad has data of a different size")
-    self._grad = grad
-
-
-def _get_grad_fn(TensorBase self):
-    return self._grad_fn
-
-
-def _is_leaf(TensorBase self):
-    return self._grad_fn is None
-
-
-def _output_nr(TensorBase self):
-    return self._output_nr
-
-
-def detach(TensorBase self):
-    """A new tensor sharing self's data (and version counter) with no history."""
-    return detach_c(self, True)
-
-
-def detach_(TensorBase self):
-    """Detach self from its history in place."""
-    if self._base_ref is not None and self._grad_fn is not None:
-        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
-    self._grad_fn = None
-    self._output_nr = 0
-    self._keys &= ~AG
-    return self
-
-
-def _get_data(TensorBase self):
-    return detach_c(self, False)
-
-
-def _set_data(TensorBase self, TensorBase data):
-    """`t.data = other`: t takes other's storage and metadata, keeping its autograd state."""
-    _T._adopt_data(self, data)
-
-
-cdef bint _retains(TensorBase t):
-    return t._ag is not None and (<AutogradMeta>t._ag).retains_grad
-
-
-def retain_grad(TensorBase self):
-    """Populate .grad of this non-leaf tensor during backward."""
-    if not (self._keys & AG):
-        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-    if self._grad_fn is None or _retains(self):
-        return
-    meta_of(self).retains_grad = True
-    (<Node>self._grad_fn)._retain_output(self._output_nr, self)
-
-
-def _retains_grad(TensorBase self):
-    return _retains(self)
-
-
-def register_hook(TensorBase self, hook):
-    """hook(grad) runs when the gradient of this tensor is computed and may return a
-    replacement; returns a handle with remove()."""
-    if not (self._keys & AG):
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._grad_fn is None:
-        return _Handle(meta_of(self).hooks, hook)
-    return (<Node>self._grad_fn)._register_tensor_hook(self._output_nr, hook)
-
-
-def register_post_accumulate_grad_hook(TensorBase self, hook):
-    """hook(tensor) runs after the gradient was accumulated into this leaf's .grad."""
-    if not (self._keys & AG):
-        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._grad_fn is not None:
-        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
-                           "tensors")
-    return _Handle(meta_of(self).post_acc_hooks, hook)
-
-
-def _grad_accumulator(TensorBase t):
-    return accumulator(t) if (t._keys & AG) and t._grad_fn is None else None
-
-
-def _edge(TensorBase t):
-    return edge_of(t)
-
-
-def _make_result(TensorBase t, Node node, int output_nr):
-    """Make t an output of `node` (autograd.Function's outputs)."""
-    t._grad_fn = node
-    t._output_nr = output_nr
-    t._keys |= AG
-
-
-def _set_next_edges(Node node, tuple edges):
-    node.next_edges = edges
-
-
-def _save(TensorBase t, int output_nr=-1):
-    """A SavedTensor for autograd.Function's save_for_backward."""
-    return save(t, output_nr)
-
-
-def _unpack(SavedTensor s, Node owner):
-    return s.unpack(owner)
-
-
-def _release(SavedTensor s):
-    s.data = None
-
-
-def _conform(g, tuple meta):
-    return conform(g, meta)
+include "_tensor_grad.pxi"

@@ -3,7 +3,8 @@
 # op's derivative: `derive(op, formula, entry, save)` stores on the op
 #   formula(ctx, grad) -> one gradient per positional argument (None where there is none),
 #   entry(*args, **kwargs) -> runs the op again (called with Autograd excluded),
-#   save: which values the formula reads (SAVE_INPUTS, SAVE_FIRST, SAVE_RESULT).
+#   save: which values the formula reads (SAVE_INPUTS, SAVE_FIRST, SAVE_RESULT), and
+#         WRITES_SELF for ops that write their first argument in place.
 # Formulas sit next to their op's definition, written with ember ops, so they run on
 # every device and can themselves be differentiated (create_graph=True).
 
@@ -13,6 +14,7 @@ cdef uint64_t AUTOGRAD_BIT = <uint64_t>1 << DispatchKey.Autograd
 SAVE_INPUTS = 1
 SAVE_RESULT = 2
 SAVE_FIRST = 4          # only the first positional argument
+WRITES_SELF = 8         # the op writes its first argument (copy_, fill_, index_put)
 
 
 cdef inline bint is_grad_enabled_c() noexcept:
@@ -23,20 +25,13 @@ cdef void derive(Op op, object formula, object entry, int save):
     op.derivative = (formula, entry, save)
 
 
-cdef int set_requires_grad(TensorBase t, bint flag, str op) except -1:
-    if flag:
-        if not (t._dtype.is_floating_point):
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
-        t._keys |= AUTOGRAD_BIT
-    else:
-        t._keys &= ~AUTOGRAD_BIT
-    return 0
-
-
 cdef TensorBase with_grad(TensorBase t, object requires_grad):
     """A factory's result, with requires_grad=True applied (a leaf)."""
     if requires_grad:
-        set_requires_grad(t, True, "factory")
+        if not t._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        t._keys |= AUTOGRAD_BIT
     return t
 
 
@@ -61,18 +56,6 @@ cdef object sum_to(TensorBase g, object shape):
             dims.append(lead + i)
     r = reduce_op(op_sum, g, tuple(dims), True, None, None) if dims else g
     return reshape_c(r, (shape,)) if r.shape != shape else r
-
-
-def _sum_to(g, shape):
-    return sum_to(g, tuple(shape))
-
-
-def _detach(TensorBase t, bint share_version=True):
-    return detach_c(t, share_version)
-
-
-def _set_requires_grad(TensorBase t, bint flag):
-    set_requires_grad(t, flag, "requires_grad_")
 
 
 def _adopt_data(TensorBase t, TensorBase src):

@@ -199,5 +199,5 @@ def _d_fill(ctx, g):
 derive(op_to_copy, lambda ctx, g: (g,), lambda t, d, dt: to_copy(t, d, dt), 0)
 derive(op_clone, lambda ctx, g: (g,), lambda t: clone_c(t), 0)
 derive(op_copy, lambda ctx, g: (None, g),
-       lambda dst, src: copy_into(dst, src, "copy_"), 0)
-derive(op_fill, _d_fill, lambda dst, value: fill_c(dst, value), 0)
+       lambda dst, src: copy_into(dst, src, "copy_"), WRITES_SELF)
+derive(op_fill, _d_fill, lambda dst, value: fill_c(dst, value), WRITES_SELF)

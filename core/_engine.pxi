@@ -126,12 +126,12 @@ cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
     if isinstance(n, AccumulateGrad):
         t = (<AccumulateGrad>n).variable
         if t._ag is not None and buf[0] is not None:
-            for fn in list((<AutogradMeta>t._ag).hooks):
+            for fn in list((<AutogradMeta>t._ag).hooks.values()):
                 r = fn(buf[0])
                 if r is not None:
                     buf[0] = r
     elif n._tensor_hooks:
-        for nr, fn in list(n._tensor_hooks):
+        for nr, fn in list(n._tensor_hooks.values()):
             if buf[nr] is not None:
                 r = fn(buf[nr])
                 if r is not None:
@@ -149,7 +149,7 @@ cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
     grads = tuple(buf)
     del buf
     if n._pre_hooks:
-        for fn in list(n._pre_hooks):
+        for fn in list(n._pre_hooks.values()):
             r = fn(grads)
             if r is not None:
                 grads = tuple(r)
@@ -166,7 +166,7 @@ cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
                           f"caused the error:\n{n._trace}", RuntimeWarning, stacklevel=2)
         raise
     if n._hooks:
-        for fn in list(n._hooks):
+        for fn in list(n._hooks.values()):
             r = fn(out, grads)
             if r is not None:
                 out = tuple(r)

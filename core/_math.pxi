@@ -419,6 +419,8 @@ def _state_default_dtype():
 
 # --- derivatives (see _autograd_support.pxi) -------------------------------------------
 
+import math
+
 cdef double _LN2 = 0.6931471805599453
 cdef double _LN10 = 2.302585092994046
 cdef double _TWO_OVER_SQRT_PI = 1.1283791670955126
@@ -447,16 +449,18 @@ def _d_nan_extreme(ctx, g):
 
 
 def _d_pow(ctx, g):
+    """d a**b: b * a**(b-1) (0 where b == 0); d b: a**b * log(a) (0 where a == 0 and
+    b >= 0), either side possibly a Python number."""
     a, b = ctx.args
     need = ctx.needs_input_grad
     ga = gb = None
     if need[0]:
-        ga = where(b == 0, 0.0, g * b * a ** (b - 1)) if isinstance(b, TensorBase) \
-            else (g * 0 if b == 0 else g * b * a ** (b - 1))
+        ga = g * b * a ** (b - 1)
+        ga = where(b == 0, 0.0, ga) if isinstance(b, TensorBase) else (ga * 0 if b == 0 else ga)
     if len(need) > 1 and need[1]:
-        r = a ** b
-        gb = where((a == 0) & (b >= 0), 0.0, g * r * log(a) if isinstance(a, TensorBase)
-                   else g * r * math.log(a) if a > 0 else g * r * float("nan"))
+        log_a = log(a) if isinstance(a, TensorBase) else \
+            (math.log(a) if a > 0 else float("nan"))
+        gb = where((b >= 0) & (a == 0), 0.0, g * a ** b * log_a)
     return ga, gb
 
 
@@ -477,7 +481,6 @@ def _d_remainder(ctx, g):
               else None)
 
 
-import math
 cdef dict _UNARY_D = {
     "abs": (lambda ctx, g: (g * ctx.args[0].sign(),), SAVE_INPUTS),
     "log": (lambda ctx, g: (g / ctx.args[0],), SAVE_INPUTS),

@@ -288,13 +288,11 @@ def _d_sum(ctx, g):
 
 
 def _d_mean(ctx, g):
-    a_shape = ctx.shapes[0]
-    kept = kept_shape(a_shape, ctx.args[1])
+    a_shape, dim = ctx.shapes[0], ctx.args[1]
     n = 1
-    for s, k in zip(a_shape, kept):
+    for s, k in zip(a_shape, kept_shape(a_shape, dim)):
         n *= s if k == 1 else 1
-    return (unreduce(g, a_shape, ctx.args[1]) / max(n, 1) if n else
-            unreduce(g, a_shape, ctx.args[1]) * float("nan"),)
+    return (unreduce(g, a_shape, dim) / max(n, 1),)     # n == 0: the gradient is empty
 
 
 def _d_prod(ctx, g):

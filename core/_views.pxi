@@ -56,6 +56,12 @@ cdef int wrap_dim(object dim, int ndim, str op) except -100:
     return <int>(d + n if d < 0 else d)
 
 
+def _wrap_dim(dim, int ndim, str op=""):
+    """wrap_dim for Python-level ops: a dim in [-ndim, ndim) (a 0-d tensor counts as 1-d)
+    made non-negative; IndexError like PyTorch's otherwise."""
+    return wrap_dim(dim, ndim, op)
+
+
 cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
     """Sizes given as varargs or as one sequence; returns the number of dims."""
     cdef object seq = args
@@ -679,6 +685,22 @@ cdef object into_zeros(object g, object shape, object region):
     return z
 
 
+def _d_narrow(ctx, g):
+    _, dim, start, length, *step = ctx.args
+    return (into_zeros(g, ctx.shapes[0],
+                       lambda z: narrow_c(z, dim, start, length, step[0] if step else 1)),)
+
+
+def _d_select(ctx, g):
+    _, dim, index = ctx.args
+    return (into_zeros(g, ctx.shapes[0], lambda z: select_c(z, dim, index)),)
+
+
+def _d_diagonal(ctx, g):
+    _, offset, d1, d2 = ctx.args
+    return (into_zeros(g, ctx.shapes[0], lambda z: diagonal_c(z, offset, d1, d2)),)
+
+
 def _d_permute(ctx, g):
     dims = ctx.args[1]
     cdef int n = len(dims)
@@ -711,14 +733,9 @@ derive(op_squeeze, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),
        lambda t, dim: squeeze_c(t, dim), 0)
 derive(op_unsqueeze, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),
        lambda t, dim: unsqueeze_c(t, dim), 0)
-derive(op_narrow, lambda ctx, g: (into_zeros(g, ctx.shapes[0], lambda z: narrow_c(
-           z, ctx.args[1], ctx.args[2], ctx.args[3], ctx.args[4] if len(ctx.args) > 4 else 1)),),
+derive(op_narrow, _d_narrow,
        lambda t, dim, start, length, step=1: narrow_c(t, dim, start, length, step), 0)
-derive(op_select, lambda ctx, g: (into_zeros(g, ctx.shapes[0], lambda z: select_c(
-           z, ctx.args[1], ctx.args[2])),),
-       lambda t, dim, index: select_c(t, dim, index), 0)
-derive(op_diagonal, lambda ctx, g: (into_zeros(g, ctx.shapes[0], lambda z: diagonal_c(
-           z, ctx.args[1], ctx.args[2], ctx.args[3])),),
-       lambda t, offset, d1, d2: diagonal_c(t, offset, d1, d2), 0)
+derive(op_select, _d_select, lambda t, dim, index: select_c(t, dim, index), 0)
+derive(op_diagonal, _d_diagonal, lambda t, offset, d1, d2: diagonal_c(t, offset, d1, d2), 0)
 derive(op_as_strided, _d_as_strided,
        lambda t, size, stride, off: as_strided_c(t, size, stride, off), SAVE_INPUTS)

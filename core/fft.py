@@ -44,14 +44,6 @@ rfftn = _complex_result("rfftn", "(input, s=None, dim=None, norm=None)")
 ihfftn = _complex_result("ihfftn", "(input, s=None, dim=None, norm=None)")
 
 
-def _wrap(d, ndim):
-    n = max(ndim, 1)
-    if not -n <= d < n:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
-                         f"but got {d})")
-    return d % n
-
-
 def _real_input(input, op):
     if not isinstance(input, TensorBase):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
@@ -74,7 +66,7 @@ def _inverse_real(input, s, dim, norm, op, hermitian):
         raise RuntimeError("When given, dim and shape arguments must have the same length")
     if dim is None:
         dim = range(x.dim()) if s is None else range(x.dim() - len(s), x.dim())
-    dims = [_wrap(d, x.dim()) for d in dim]
+    dims = [_T._wrap_dim(d, x.dim()) for d in dim]
     if len(set(dims)) != len(dims):
         raise RuntimeError(f"{op}: FFT dims must be unique")
     if not dims:
@@ -154,7 +146,7 @@ def _shift(input, dim, op, half):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     dims = range(input.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
-    dims = [_wrap(d, input.dim()) for d in dims]
+    dims = [_T._wrap_dim(d, input.dim()) for d in dims]
     if not dims:            # a 0-d input: torch's roll gets no shifts and refuses too
         raise RuntimeError(f"{op}: `shifts` required")
     return roll(input, [half(input.shape[d]) for d in dims], dims)

@@ -103,10 +103,7 @@ def cross(input, other, dim=None, *, out=None):
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
-    if not -len(shape) <= dim < max(len(shape), 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-len(shape)}, {len(shape) - 1}], but got {dim})")
-    d = dim % len(shape)
+    d = _T._wrap_dim(dim, len(shape))
     a, b = input.expand(shape), other.expand(shape)
     if a.shape[d] != 3 or b.shape[d] != 3:
         sa = input.shape[d - len(shape) + input.dim()] if d >= len(shape) - input.dim() else 1
@@ -124,7 +121,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     of ``input``; zeros elsewhere."""
     _arg(input, "diag_embed", "input")
     nd = input.dim() + 1
-    d1, d2 = (_wrap(d, nd) for d in (dim1, dim2))
+    d1, d2 = (_T._wrap_dim(d, nd) for d in (dim1, dim2))
     if d1 == d2:
         raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     n = (input.shape[-1] if input.dim() else 1) + abs(offset)
@@ -133,13 +130,6 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     out = _T.zeros(shape, dtype=input.dtype, device=input.device)
     out.diagonal(offset, d1, d2).copy_(input)
     return out
-
-
-def _wrap(dim, ndim):
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {dim})")
-    return dim % ndim
 
 
 # --- einsum ----------------------------------------------------------------------------

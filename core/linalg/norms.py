@@ -7,6 +7,7 @@ singular and eigenvalues make the trip to the host."""
 import math
 
 from ember.core import _tensor as _T
+from ember.core import products
 from ember.core._dtype import _dtype_by_name
 from ember.core.composites import vector_norm
 from ember.core.linalg._common import (
@@ -29,18 +30,11 @@ _INT64 = _dtype_by_name["int64"]
 _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
 
 
-def _wrap(d, ndim):
-    if not -ndim <= d < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {d})")
-    return d % ndim
-
-
 def _matrix_dims(A, dim, op):
     if not (isinstance(dim, (tuple, list)) and len(dim) == 2):
         got = " ".join(map(str, dim)) if isinstance(dim, (tuple, list)) else dim
         raise RuntimeError(f"{op}: dim must be a 2-tuple. Got {got}")
-    d0, d1 = (_wrap(d, A.dim()) for d in dim)
+    d0, d1 = (_T._wrap_dim(d, A.dim()) for d in dim)
     if d0 == d1:
         raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
     return d0, d1
@@ -93,7 +87,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
             return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
         if len(dims) == 2:
             for d in dims:          # torch checks the dims' range before A's rank here
-                _wrap(d, max(A.dim(), 1))
+                _T._wrap_dim(d, max(A.dim(), 1))
             return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
         raise RuntimeError(f"{op}: If dim is specified, it must be of length 1 or 2. "
                            f"Got {list(dims)}")
@@ -179,14 +173,11 @@ def cross(input, other, *, dim=-1, out=None):
     _same_dtype(input, other, op, ("input", "other"))
     if input.dim() != other.dim():
         raise RuntimeError(f"{op}: inputs must have the same number of dimensions.")
-    d = _wrap(dim, max(input.dim(), 1))
+    d = _T._wrap_dim(dim, input.dim())
     if input.shape[d] != 3 or other.shape[d] != 3:
         raise RuntimeError(f"{op}: inputs dimension {dim} must have length 3. Got "
                            f"{input.shape[d]} and {other.shape[d]}")
-    # c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1} (indices mod 3): rolled copies line them up
-    a1, a2 = input.roll(-1, d), input.roll(-2, d)
-    b1, b2 = other.roll(-1, d), other.roll(-2, d)
-    return a1 * b2 - a2 * b1
+    return products.cross(input, other, dim=d)
 
 
 def _chain_order(sizes):

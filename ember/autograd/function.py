@@ -5,7 +5,7 @@ runs with recording off; its outputs become outputs of a graph node whose ``appl
 ``backward(ctx, *grad_outputs)``.  The ctx *is* that node, as in PyTorch."""
 import functools
 
-from ember.autograd.grad_mode import enable_grad, no_grad
+from ember.autograd.grad_mode import no_grad
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
@@ -15,6 +15,9 @@ __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 class FunctionCtx(_ag.Node):
     """The context handed to forward/setup_context and backward (and the graph node)."""
+
+    _saved = None            # SavedTensors, once Function.apply recorded the node
+    _to_save = ()
 
     def save_for_backward(self, *tensors):
         for t in tensors:
@@ -162,8 +165,3 @@ def once_differentiable(fn):
             return fn(ctx, *args)
     return wrapper
 
-
-# a FunctionCtx used outside Function.apply still needs its slots
-FunctionCtx._saved = None
-FunctionCtx._to_save = ()
-del enable_grad

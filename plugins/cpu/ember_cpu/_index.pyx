@@ -82,6 +82,18 @@ cdef inline int64_t checked(const IndexPlan *p, int64_t i) noexcept nogil:
     return i if 0 <= i < p.limit else -1
 
 
+cdef inline void run_shape(const IndexPlan *p, int64_t n, const int64_t *step,
+                           int64_t *g) noexcept nogil:
+    """The two loops of a run, outer then inner (`dim` inner or outer): their lengths and
+    the walked operand's, target's and index's strides in each (g[0..7])."""
+    if p.dim_inner:
+        g[0], g[1] = n, p.length
+        g[2], g[3], g[4], g[5], g[6], g[7] = step[0], p.sw, step[1], 0, step[2], p.si
+    else:
+        g[0], g[1] = p.length, n
+        g[2], g[3], g[4], g[5], g[6], g[7] = p.sw, step[0], 0, step[1], p.si, step[2]
+
+
 # one run of n positions: w/t/ix point at the walked operand, the target and the index at
 # the run's first position; sw/st/si are their strides from one position to the next
 cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
@@ -89,12 +101,9 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
     cdef int64_t no, ni, wo, wi, to, ti, io, ii, o, i, j, raw
     cdef word_t *pw
     cdef word_t *pt
-    if p.dim_inner:
-        no, ni = n, p.length
-        wo, wi, to, ti, io, ii = step[0], p.sw, step[1], 0, step[2], p.si
-    else:
-        no, ni = p.length, n
-        wo, wi, to, ti, io, ii = p.sw, step[0], 0, step[1], p.si, step[2]
+    cdef int64_t g[8]
+    run_shape(p, n, step, g)
+    no, ni, wo, wi, to, ti, io, ii = g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]
     for o in range(no):
         for i in range(ni):
             raw = (<const int64_t *>ix)[o * io + i * ii]
@@ -128,12 +137,9 @@ cdef int walk_reduce(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
     cdef char *pw
     cdef char *pt
     cdef int op = p.op
-    if p.dim_inner:
-        no, ni = n, p.length
-        wo, wi, to, ti, io, ii = step[0], p.sw, step[1], 0, step[2], p.si
-    else:
-        no, ni = p.length, n
-        wo, wi, to, ti, io, ii = p.sw, step[0], 0, step[1], p.si, step[2]
+    cdef int64_t g[8]
+    run_shape(p, n, step, g)
+    no, ni, wo, wi, to, ti, io, ii = g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]
     for o in range(no):
         for i in range(ni):
             raw = (<const int64_t *>ix)[o * io + i * ii]

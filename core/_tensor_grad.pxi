@@ -1,0 +1,162 @@
+# --- Tensor's autograd attributes (attached to ember.Tensor in core/tensor.py) ---------
+
+def _get_requires_grad(TensorBase self):
+    return (self._keys & AG) != 0
+
+
+def _set_requires_grad(TensorBase self, requires_grad):
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"requires_grad must be a bool, not {type(requires_grad).__name__}")
+    if self._grad_fn is not None and not requires_grad:
+        raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                           "want to use a computed variable in a subgraph that doesn't require "
+                           "differentiation use var_no_grad = var.detach().")
+    if requires_grad and not self._dtype.is_floating_point:
+        raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    if requires_grad:
+        self._keys |= AG
+    elif self._grad_fn is None:
+        self._keys &= ~AG
+
+
+def requires_grad_(TensorBase self, requires_grad=True):
+    """Set requires_grad in place (leaves only); returns self."""
+    _set_requires_grad(self, requires_grad)
+    return self
+
+
+def _get_grad(TensorBase self):
+    if self._grad is None and self._grad_fn is not None and not _retains(self):
+        import warnings
+        warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                      "accessed. Its .grad attribute won't be populated during "
+                      "autograd.backward(). If you indeed want the .grad field to be populated "
+                      "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                      UserWarning, stacklevel=2)
+    return self._grad
+
+
+def _set_grad(TensorBase self, grad):
+    if grad is not None:
+        if not isinstance(grad, TensorBase):
+            raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                            f"type {type(grad).__name__}")
+        g = <TensorBase>grad
+        if g._dtype is not self._dtype:
+            raise RuntimeError("assigned grad has data of a different type")
+        if g._device != self._device:
+            raise RuntimeError("assigned grad has data located on a different device")
+        if g.shape != self.shape:
+            raise RuntimeError("assigned grad has data of a different size")
+    self._grad = grad
+
+
+def _get_grad_fn(TensorBase self):
+    return self._grad_fn
+
+
+def _is_leaf(TensorBase self):
+    return self._grad_fn is None
+
+
+def _output_nr(TensorBase self):
+    return self._output_nr
+
+
+def detach(TensorBase self):
+    """A new tensor sharing self's data (and version counter) with no history."""
+    return detach_c(self, True)
+
+
+def detach_(TensorBase self):
+    """Detach self from its history in place."""
+    if self._base_ref is not None and self._grad_fn is not None:
+        raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    self._grad_fn = None
+    self._output_nr = 0
+    self._keys &= ~AG
+    return self
+
+
+def _get_data(TensorBase self):
+    return detach_c(self, False)
+
+
+def _set_data(TensorBase self, TensorBase data):
+    """`t.data = other`: t takes other's storage and metadata, keeping its autograd state."""
+    _T._adopt_data(self, data)
+
+
+cdef bint _retains(TensorBase t):
+    return t._ag is not None and (<AutogradMeta>t._ag).retains_grad
+
+
+def retain_grad(TensorBase self):
+    """Populate .grad of this non-leaf tensor during backward."""
+    if not (self._keys & AG):
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self._grad_fn is None or _retains(self):
+        return
+    meta_of(self).retains_grad = True
+    (<Node>self._grad_fn)._retain_output(self._output_nr, self)
+
+
+def _retains_grad(TensorBase self):
+    return _retains(self)
+
+
+def register_hook(TensorBase self, hook):
+    """hook(grad) runs when the gradient of this tensor is computed and may return a
+    replacement; returns a handle with remove()."""
+    if not (self._keys & AG):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is None:
+        return add_hook(meta_of(self).hooks, hook)
+    return (<Node>self._grad_fn)._register_tensor_hook(self._output_nr, hook)
+
+
+def register_post_accumulate_grad_hook(TensorBase self, hook):
+    """hook(tensor) runs after the gradient was accumulated into this leaf's .grad."""
+    if not (self._keys & AG):
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if self._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    return add_hook(meta_of(self).post_acc_hooks, hook)
+
+
+def _grad_accumulator(TensorBase t):
+    return accumulator(t) if (t._keys & AG) and t._grad_fn is None else None
+
+
+def _edge(TensorBase t):
+    return edge_of(t)
+
+
+def _make_result(TensorBase t, Node node, int output_nr):
+    """Make t an output of `node` (autograd.Function's outputs)."""
+    t._grad_fn = node
+    t._output_nr = output_nr
+    t._keys |= AG
+
+
+def _set_next_edges(Node node, tuple edges):
+    node.next_edges = edges
+
+
+def _save(TensorBase t, int output_nr=-1):
+    """A SavedTensor for autograd.Function's save_for_backward."""
+    return save(t, output_nr)
+
+
+def _unpack(SavedTensor s, Node owner):
+    return s.unpack(owner)
+
+
+def _release(SavedTensor s):
+    s.data = None
+
+
+def _conform(g, tuple meta):
+    return conform(g, meta)
