@@ -6,6 +6,8 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 BUILD_DEPS := "setuptools>=70" wheel "Cython>=3.0" "numpy>=1.26" "pluggy>=1.3" "scipy>=1.11" "threadpoolctl>=3.1"
 PLUGINS := plugins/cpu plugins/mps plugins/xpu
+# what the examples use beyond ember itself (the demo's dataset and progress bar)
+DEMO_DEPS := "scikit-learn>=1.3" "tqdm>=4.60"
 
 .PHONY: demo test build lint wheel-smoke bench clean
 
@@ -23,11 +25,15 @@ build: $(VENV)/.installed
 	$(BIN)/python setup.py -q build_ext --inplace
 	cd plugins/cpu && ../../$(BIN)/python setup.py -q build_ext --inplace
 
-demo: build
+$(VENV)/.demo-deps: $(VENV)/.installed
+	$(PIP) install -q $(DEMO_DEPS)
+	touch $@
+
+demo: build $(VENV)/.demo-deps
 	$(BIN)/python examples/demo.py
 
 $(VENV)/.test-deps: $(VENV)/.installed
-	$(PIP) install -q "pytest>=8" "ruff>=0.5" "build>=1.0"
+	$(PIP) install -q "pytest>=8" "ruff>=0.5" "build>=1.0" "safetensors>=0.4" $(DEMO_DEPS)
 	$(PIP) install -q torch==2.13.0
 	touch $@
 

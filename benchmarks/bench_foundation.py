@@ -99,6 +99,11 @@ def compare(table, thread_counts=(1, 2)):
             print(f"\n{threads} thread(s)  {'op':26s}{'ember':>13s}{'numpy':>13s}{'torch':>13s}"
                   f"{'e/np':>8s}{'e/torch':>9s}")
             for name, number, fe, fn, ft in table:
+                if fn is None:          # no NumPy counterpart (a training step)
+                    te, tt = per_call((fe, ft), number)
+                    print(f"{'':12s}{name:26s}{fmt(te)}{'-':>13s}{fmt(tt)}{'-':>8s}"
+                          f"{te / tt:9.2f}")
+                    continue
                 te, tn, tt = per_call((fe, fn, ft), number)
                 print(f"{'':12s}{name:26s}{fmt(te)}{fmt(tn)}{fmt(tt)}{te / tn:8.2f}{te / tt:9.2f}")
 
