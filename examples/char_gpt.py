@@ -7,9 +7,10 @@ import argparse
 import os
 import time
 
-import ember as torch
 import ember.nn as nn
 import ember.nn.functional as F
+
+import ember as torch
 
 
 class CausalSelfAttention(nn.Module):

@@ -8,14 +8,14 @@ import sys
 import tempfile
 import time
 
+import ember.nn as nn
+import ember.nn.functional as F
 import numpy as np
+from ember.utils.data import DataLoader, TensorDataset
 from sklearn.datasets import load_digits
 from tqdm import tqdm
 
 import ember as torch
-import ember.nn as nn
-import ember.nn.functional as F
-from ember.utils.data import DataLoader, TensorDataset
 
 
 class DigitsCNN(nn.Module):

@@ -2,10 +2,10 @@
 momentum and a StepLR schedule, in ordinary PyTorch code with ``import ember as torch``.
 
 python examples/mlp.py"""
+import ember.nn as nn
 from sklearn.datasets import make_moons
 
 import ember as torch
-import ember.nn as nn
 
 
 def main():

@@ -1,11 +1,11 @@
 """Conv, pooling, norm and loss layers against PyTorch 2.13: the same weights give the same
 outputs and gradients; state_dict keys, buffers, repr and constructor errors match."""
+import ember.nn as enn
 import numpy as np
 import pytest
 import torch
 
 import ember
-import ember.nn as enn
 
 RNG = np.random.default_rng(0)
 
