@@ -51,6 +51,8 @@ def register(module, name=None, dist=None, version=""):
         return _loaded[name]["devices"]
     pm = _manager()
     pm.register(module, name=name)
+    from ember.core import determinism
+    determinism._forget_declarations()
     try:
         # validate every device type first, so a rejected plugin changes nothing
         specs = _call(module, "ember_devices") or []
@@ -180,6 +182,13 @@ def get_num_threads():
     """The threads the CPU plugin's kernels use (1 when no plugin says)."""
     n = _manager().hook.ember_get_num_threads()
     return 1 if n is None else n
+
+
+def nondeterministic_kernels(device_type):
+    """The op names whose kernels on ``device_type`` its plugin declares order-dependent
+    (the ``ember_nondeterministic_kernels`` hook; none when no plugin says)."""
+    names = _manager().hook.ember_nondeterministic_kernels(device_type=device_type)
+    return list(names or ())
 
 
 def _autoload_enabled():

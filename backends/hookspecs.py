@@ -88,3 +88,12 @@ def ember_set_num_threads(num_threads: int) -> None:
 @hookspec(firstresult=True)
 def ember_get_num_threads() -> int | None:
     """Return the number of threads the plugin's kernels use."""
+
+
+@hookspec(firstresult=True)
+def ember_nondeterministic_kernels(device_type: str) -> list[str] | None:
+    """Return the names of the ops whose kernels on ``device_type`` give results that depend
+    on thread scheduling (e.g. a scatter-add with atomic float adds), or None if this plugin
+    does not provide that type.  Every kernel not listed is declared deterministic.  With
+    ``ember.use_deterministic_algorithms(True)`` the core raises (or warns) before running a
+    listed one; the switch also reaches every kernel as ``ember_ctx.deterministic``."""

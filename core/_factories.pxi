@@ -23,9 +23,25 @@ cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
     return empty_c(nd, sizes, d, as_device(dev))
 
 
+cdef TensorBase uninitialized(TensorBase t):
+    """What empty() hands out: with deterministic algorithms on, its memory filled (NaN, or
+    the dtype's largest value) as PyTorch's fill_uninitialized_memory does."""
+    if not _state.deterministic():
+        return t
+    cdef dtype d = t._dtype
+    if d.is_floating_point:
+        fill_c(t, float("nan"))
+    elif d is _dtypes.bool:
+        fill_c(t, True)
+    else:
+        bits = 8 * d.itemsize - (0 if d is _dtypes.uint8 else 1)
+        fill_c(t, (<object>2) ** bits - 1)      # a Python int: no C shift overflow
+    return t
+
+
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs):
     """An uninitialised tensor of shape ``size``."""
-    return with_grad(new_empty(size, dtype, device, "empty"), requires_grad)
+    return with_grad(uninitialized(new_empty(size, dtype, device, "empty")), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
@@ -56,24 +72,29 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return with_grad(t, requires_grad)
 
 
+cdef TensorBase new_like(object input, object dt, object dev, str op):
+    """An uninitialised tensor shaped like ``input`` (its dtype/device unless given)."""
+    cdef TensorBase a = as_tensor_arg(input, op, "input")
+    return new_empty((a.shape,), a._dtype if dt is None else dt,
+                     a._device if dev is None else dev, op)
+
+
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor shaped like ``input``."""
-    cdef TensorBase a = as_tensor_arg(input, "empty_like", "input")
-    return with_grad(new_empty((a.shape,), a._dtype if dtype is None else dtype,
-                               a._device if device is None else device, "empty_like"),
+    return with_grad(uninitialized(new_like(input, dtype, device, "empty_like")),
                      requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Zeros shaped like ``input``."""
-    cdef TensorBase t = empty_like(input, dtype=dtype, device=device)
+    cdef TensorBase t = new_like(input, dtype, device, "zeros_like")
     fill_c(t, 0)
     return with_grad(t, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Ones shaped like ``input``."""
-    cdef TensorBase t = empty_like(input, dtype=dtype, device=device)
+    cdef TensorBase t = new_like(input, dtype, device, "ones_like")
     fill_c(t, 1)
     return with_grad(t, requires_grad)
 
@@ -81,7 +102,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``."""
-    cdef TensorBase t = empty_like(input, dtype=dtype, device=device)
+    cdef TensorBase t = new_like(input, dtype, device, "full_like")
     fill_c(t, fill_value)
     return with_grad(t, requires_grad)
 
@@ -99,12 +120,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return with_grad(random_fill(op_uniform, empty_like(input, dtype=dtype, device=device),
+    return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like"),
                                  0.0, 1.0, None), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return with_grad(random_fill(op_normal, empty_like(input, dtype=dtype, device=device),
+    return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like"),
                                  0.0, 1.0, None), requires_grad)
 
 

@@ -2,10 +2,32 @@
 summarised past 1000 elements)."""
 import math
 
-PRECISION = 4
-THRESHOLD = 1000
-EDGEITEMS = 3
-LINEWIDTH = 80
+_PROFILES = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80),
+             "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80),
+             "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80)}
+_options = dict(_PROFILES["default"], sci_mode=None)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     profile=None, sci_mode=None):
+    """How tensors print: ``precision`` digits, summarise past ``threshold`` elements
+    showing ``edgeitems`` at each end, ``linewidth`` characters per line; ``profile`` is
+    "default", "short" or "full"; ``sci_mode`` True/False forces (None: automatic)."""
+    if profile is not None:
+        if profile not in _PROFILES:
+            raise ValueError(f"Invalid profile {profile!r}: expected one of "
+                             f"{sorted(_PROFILES)}")
+        _options.update(_PROFILES[profile])
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            _options[name] = value
+    _options["sci_mode"] = sci_mode
+
+
+def get_printoptions():
+    """The current print options, as a dict (what set_printoptions sets)."""
+    return dict(_options)
 
 
 class _Formatter:
@@ -26,7 +48,10 @@ class _Formatter:
         nonzero = [abs(v) for v in finite if v != 0]
         amax = max(nonzero, default=0.0)
         amin = min(nonzero, default=0.0)
-        if amax and (amax / amin > 1000.0 or amax > 1e8 or (not self.int_mode and amin < 1e-4)):
+        if _options["sci_mode"] is not None:
+            self.sci_mode = _options["sci_mode"]
+        elif amax and (amax / amin > 1000.0 or amax > 1e8 or
+                       (not self.int_mode and amin < 1e-4)):
             self.sci_mode = True
         self.width = max(len(self.format(v)) for v in values)
 
@@ -40,38 +65,40 @@ class _Formatter:
         elif not math.isfinite(v):
             s = self._special(v)
         elif self.sci_mode:
-            s = f"{v:.{PRECISION}e}"
+            s = f"{v:.{_options['precision']}e}"
         elif self.int_mode:
             s = f"{v:.0f}."
         else:
-            s = f"{v:.{PRECISION}f}"
+            s = f"{v:.{_options['precision']}f}"
         return s.rjust(getattr(self, "width", 0))
 
 
 def _summarise(arr, summarize):
     import numpy as np
+    edge = _options["edgeitems"]
     if not summarize or arr.ndim == 0:
         return arr.reshape(-1)
     parts = []
-    for sub in (arr[:EDGEITEMS], arr[-EDGEITEMS:]) if arr.shape[0] > 2 * EDGEITEMS else (arr,):
+    for sub in (arr[:edge], arr[-edge:]) if arr.shape[0] > 2 * edge else (arr,):
         for row in sub:
             parts.append(_summarise(row, True) if arr.ndim > 1 else np.asarray([row]))
     return np.concatenate(parts) if parts else arr.reshape(-1)
 
 
 def _fmt(arr, fmt, indent, summarize):
+    edge, width = _options["edgeitems"], _options["linewidth"]
     if arr.ndim == 0:
         return fmt.format(arr.item())
     if arr.ndim == 1:
         items = [fmt.format(v) for v in arr.tolist()]
-        if summarize and len(items) > 2 * EDGEITEMS:
-            items = items[:EDGEITEMS] + [" ..."] + items[-EDGEITEMS:]
-        per_line = max(1, (LINEWIDTH - indent) // (fmt.width + 2))
+        if summarize and len(items) > 2 * edge:
+            items = items[:edge] + [" ..."] + items[-edge:]
+        per_line = max(1, (width - indent) // (fmt.width + 2))
         lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
     rows = list(range(arr.shape[0]))
-    if summarize and len(rows) > 2 * EDGEITEMS:
-        rows = rows[:EDGEITEMS] + [None] + rows[-EDGEITEMS:]
+    if summarize and len(rows) > 2 * edge:
+        rows = rows[:edge] + [None] + rows[-edge:]
     sep = "," + "\n" * (arr.ndim - 1) + " " * (indent + 1)
     body = [("..." if r is None else _fmt(arr[r], fmt, indent + 1, summarize)) for r in rows]
     return "[" + sep.join(body) + "]"
@@ -93,7 +120,7 @@ def tensor_repr(t):
             suffixes.append(f"size={tuple(t.shape)}")
     else:
         arr = t.numpy(force=True)
-        summarize = arr.size > THRESHOLD
+        summarize = arr.size > _options["threshold"]
         values = _summarise(arr, summarize).tolist()
         fmt = _Formatter(values, dtype.is_floating_point)
         body = _fmt(arr, fmt, len("tensor("), summarize)

@@ -77,6 +77,11 @@ cdef int run_index(int code, TensorBase out, TensorBase a, TensorBase index, int
     where PyTorch raises that) naming `op`."""
     same_device(op, out, a)
     same_device(op, out, index)
+    if _state.deterministic():
+        # accumulating scatters are where a backend's fast path may be order-dependent
+        base = code & ~EMBER_INDEX_WRAP
+        if base == EMBER_INDEX_SCATTER_ADD or base == EMBER_INDEX_SCATTER_MUL:
+            _determinism.alert_nondeterministic(op, out._device.type)
     if index.numel_c() == 0 or out._backend.is_meta:
         return 0
     cdef ember_view vo, va, vi

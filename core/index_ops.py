@@ -8,6 +8,7 @@ take nonzero() positions), so a backend gets them from its two index entries."""
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._tensor import TensorBase
+from ember.core.determinism import alert_nondeterministic
 from ember.core.shape_rules import broadcast_shapes
 
 __all__ = ["bincount", "bucketize", "flip", "fliplr", "flipud", "histc", "masked_scatter",
@@ -108,6 +109,7 @@ def bincount(input, weights=None, minlength=0):
     """Occurrences of each value 0..max(input) of the 1-d non-negative ``input`` (summing
     ``weights`` instead of ones when given), at least ``minlength`` bins."""
     t = _tensor(input, "bincount")
+    alert_nondeterministic("bincount", t.device.type)
     if t.dtype.is_floating_point or t.dtype == _BOOL:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
                                   f"'{_T._st_name(t.dtype)}'")
@@ -131,6 +133,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     min == max); elements outside are ignored."""
     t = _tensor(input, "histc")
+    alert_nondeterministic("histc", t.device.type)
     if not t.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
                                   f"'{_T._st_name(t.dtype)}'")

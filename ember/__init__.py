@@ -22,6 +22,7 @@ from ember.core._errors import _check_not_implemented as _check_not_implemented
 from ember.core._errors import _check_type as _check_type
 from ember.core._errors import _check_value as _check_value
 from ember.core._errors import _check_with as _check_with
+from ember.core._formatting import set_printoptions as set_printoptions
 from ember.core._size import Size as Size
 from ember.core._state import get_default_dtype as get_default_dtype
 from ember.core._state import set_default_dtype as set_default_dtype
@@ -145,6 +146,7 @@ from ember.core._tensor import zeros_like as zeros_like
 from ember.core.activations import logit as logit
 from ember.core.composites import *  # noqa: F403  (clamp, var, isclose, ...)
 from ember.core.conversions import as_tensor as as_tensor
+from ember.core.determinism import *  # noqa: F403  (use_deterministic_algorithms, ...)
 from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
 from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
 from ember.core.minmax import max as max  # noqa: F401
@@ -153,6 +155,7 @@ from ember.core.norms import *  # noqa: F403  (nansum, nanmean, norm)
 from ember.core.products import *  # noqa: F403  (addmm, baddbmm, einsum, cross, ...)
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)
+from ember.core.switches import *  # noqa: F403  (set_float32_matmul_precision, ...)
 from ember.core.tensor import Tensor as Tensor
 from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo
@@ -167,7 +170,23 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils"}
+                    "utils", "random", "__config__"}
+
+# old names that still work, with a warning naming the new one
+_DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
+               "is_deterministic": "are_deterministic_algorithms_enabled"}
+
+
+def get_rng_state():
+    """The default CPU generator's state, as a uint8 tensor."""
+    from ember import random
+    return random.get_rng_state()
+
+
+def set_rng_state(new_state):
+    """Restore the default CPU generator's state from ``get_rng_state()``'s tensor."""
+    from ember import random
+    random.set_rng_state(new_state)
 
 
 def get_include():
@@ -228,6 +247,11 @@ def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"ember.{name}")
+    if name in _DEPRECATED:
+        import warnings
+        warnings.warn(f"ember.{name} is deprecated; use ember.{_DEPRECATED[name]} instead",
+                      FutureWarning, stacklevel=2)
+        return globals()[_DEPRECATED[name]]
     from ember.core._device import _backend_for_type
     if _backend_for_type(name) is not None and name != "meta":
         return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...

@@ -1,0 +1,32 @@
+"""Small global switches of the façade, each readable back: float32 matmul precision and
+warn-always.  (Print options live with the formatter, determinism in determinism.py.)"""
+__all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision", "set_warn_always",
+           "is_warn_always_enabled"]
+
+_PRECISIONS = ("highest", "high", "medium")
+_state = {"matmul_precision": "highest", "warn_always": False}
+
+
+def set_float32_matmul_precision(precision):
+    """How float32 matmuls may trade precision for speed: "highest" (full float32), "high"
+    or "medium" (a backend may use TF32/bfloat16 internally).  The CPU plugin always
+    computes in float32; the setting is for accelerator plugins to read."""
+    if precision not in _PRECISIONS:
+        raise ValueError(f"Invalid float32 matmul precision {precision!r}: expected one of "
+                         f"{', '.join(repr(p) for p in _PRECISIONS)}")
+    _state["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision():
+    """The current float32 matmul precision ("highest" by default)."""
+    return _state["matmul_precision"]
+
+
+def set_warn_always(b):
+    """When True, warnings PyTorch shows once per process are shown every time."""
+    _state["warn_always"] = bool(b)
+
+
+def is_warn_always_enabled():
+    """Whether set_warn_always(True) is in effect."""
+    return _state["warn_always"]
