@@ -170,7 +170,7 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils", "random", "__config__"}
+                    "utils", "random", "__config__", "testing"}
 
 # old names that still work, with a warning naming the new one
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
