@@ -5,8 +5,9 @@ import functools
 import warnings
 from collections import OrderedDict, defaultdict
 
-import ember
 from ember.core.hooks import RemovableHandle
+
+import ember
 
 __all__ = ["Optimizer", "required"]
 

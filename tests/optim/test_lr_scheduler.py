@@ -3,12 +3,12 @@ steps, chained schedulers, state_dict round trips, warnings and errors."""
 import math
 import warnings
 
+import ember.optim as eoptim
 import pytest
 import torch
+from ember.optim import lr_scheduler as els
 
 import ember
-import ember.optim as eoptim
-from ember.optim import lr_scheduler as els
 
 
 def _pair(opt_name="SGD", groups=2, **opt_kw):

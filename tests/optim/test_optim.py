@@ -5,12 +5,12 @@ import copy
 import itertools
 import pickle
 
+import ember.optim as eoptim
 import numpy as np
 import pytest
 import torch
 
 import ember
-import ember.optim as eoptim
 
 SHAPES = [(5, 3), (3,), (4, 1, 2)]
 DTYPES = [("float32", 1e-6), ("float64", 1e-12)]
@@ -324,3 +324,12 @@ def test_subclass_step_hook_runs_once():
     p.grad = ember.ones(2)
     opt.step()
     assert calls == [1]
+
+
+def test_import_ember_loads_neither_optim_nor_data():
+    import subprocess
+    import sys
+    code = ("import sys, ember; print(any(m.startswith(('ember.optim', 'ember.utils.data')) "
+            "for m in sys.modules)); ember.optim.SGD; import ember.utils; ember.utils.data.DataLoader")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
