@@ -1,0 +1,168 @@
+"""Datasets: the map-style and iterable protocols, and the wrappers PyTorch ships
+(TensorDataset, ConcatDataset, ChainDataset, Subset, random_split)."""
+import bisect
+import itertools
+import math
+import warnings
+
+import ember
+
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
+           "TensorDataset", "random_split"]
+
+
+def _check_assert(cond, message):
+    # PyTorch raises AssertionError for these; raised explicitly so `python -O` keeps them
+    if not cond:
+        raise AssertionError(message)
+
+
+class Dataset:
+    """A map-style dataset: ``__getitem__(index)`` and usually ``__len__``.
+    ``a + b`` concatenates two datasets."""
+
+    def __getitem__(self, index):
+        raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A dataset that is a stream: subclasses implement ``__iter__``. ``a + b`` chains."""
+
+    def __iter__(self):
+        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class TensorDataset(Dataset):
+    """Samples are ``tuple(t[index] for t in tensors)``; every tensor has the same size(0).
+
+    Args:
+        *tensors (Tensor): tensors indexed together along their first dimension.
+    """
+
+    def __init__(self, *tensors):
+        _check_assert(all(tensors[0].size(0) == t.size(0) for t in tensors),
+                      "Size mismatch between tensors")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(t[index] for t in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].size(0)
+
+
+class ConcatDataset(Dataset):
+    """Map-style datasets one after another.
+
+    Args:
+        datasets (iterable of Dataset): the parts, in order (not iterable datasets).
+    """
+
+    @staticmethod
+    def cumsum(sequence):
+        """Running totals of the parts' lengths."""
+        return list(itertools.accumulate(len(d) for d in sequence))
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        _check_assert(len(self.datasets) > 0, "datasets should not be an empty iterable")
+        for d in self.datasets:
+            _check_assert(not isinstance(d, IterableDataset),
+                          "ConcatDataset does not support IterableDataset")
+        self.cumulative_sizes = self.cumsum(self.datasets)
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, idx):
+        if idx < 0:
+            ember._check_value(-idx <= len(self),
+                               "absolute value of index should not exceed dataset length")
+            idx += len(self)
+        part = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[part - 1] if part > 0 else 0
+        return self.datasets[part][idx - start]
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets chained one after another (lazily)."""
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def _parts(self):
+        for d in self.datasets:
+            _check_assert(isinstance(d, IterableDataset),
+                          "ChainDataset only supports IterableDataset")
+            yield d
+
+    def __iter__(self):
+        for d in self._parts():
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self._parts())
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``.
+
+    Args:
+        dataset (Dataset): the whole dataset.
+        indices (sequence of int): the positions the subset keeps, in its order.
+    """
+
+    def __init__(self, dataset, indices):
+        self.dataset = dataset
+        self.indices = indices
+
+    def __getitem__(self, idx):
+        if isinstance(idx, list):
+            return self.dataset[[self.indices[i] for i in idx]]
+        return self.dataset[self.indices[idx]]
+
+    def __getitems__(self, indices):
+        picked = [self.indices[i] for i in indices]
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems(picked)
+        return [self.dataset[i] for i in picked]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=None):
+    """Split ``dataset`` into non-overlapping random ``Subset``s of the given ``lengths``.
+
+    Args:
+        dataset (Dataset): the dataset to split.
+        lengths (sequence of int or float): sizes, or fractions summing to 1 (each part gets
+            ``floor(len * frac)`` and the remainder is dealt out one by one from the first).
+        generator (Generator, optional): the ember generator that draws the permutation.
+    """
+    n = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        sizes = []
+        for i, frac in enumerate(lengths):
+            ember._check_value(0 <= frac <= 1,
+                               lambda: f"Fraction at index {i} is not between 0 and 1")
+            sizes.append(math.floor(n * frac))
+        for i in range(n - sum(sizes)):
+            sizes[i % len(sizes)] += 1
+        lengths = sizes
+        for i, size in enumerate(lengths):
+            if size == 0:
+                warnings.warn(f"Length of split at index {i} is 0. This might result in an "
+                              "empty dataset.", stacklevel=2)
+    ember._check_value(sum(lengths) == n, "Sum of input lengths does not equal the length of "
+                       "the input dataset!")
+    order = ember.randperm(sum(lengths), generator=generator).tolist()
+    return [Subset(dataset, order[end - size:end])
+            for end, size in zip(itertools.accumulate(lengths), lengths)]

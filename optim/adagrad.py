@@ -1,0 +1,81 @@
+"""Adagrad (Duchi et al.) with learning-rate decay, as PyTorch computes it."""
+import ember
+
+from ._updates import addcdiv_, addcmul_
+from .optimizer import (
+    Optimizer,
+    _check_fused_foreach,
+    _check_lr,
+    _check_nonneg,
+    _step_tensor,
+    _to_scalar,
+)
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Adagrad: PyTorch's ``torch.optim.Adagrad``.
+
+    Args:
+        params: parameters or parameter groups.
+        lr (float or Tensor): learning rate (default 1e-2).
+        lr_decay (float): learning-rate decay per step (default 0).
+        weight_decay (float): L2 penalty added to the gradient (default 0).
+        initial_accumulator_value (float): starting value of the squared-gradient sums.
+        eps (float): added to the denominator (default 1e-10).
+        foreach, fused: accepted; one per-tensor update serves all settings.
+        maximize (bool): maximize the objective instead of minimizing it.
+        differentiable (bool): run ``step`` with grad mode on, as in PyTorch.
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None):
+        _check_lr(lr)
+        _check_nonneg(lr_decay, "lr_decay value")
+        _check_nonneg(weight_decay, "weight_decay value")
+        _check_nonneg(initial_accumulator_value, "initial_accumulator_value value")
+        _check_nonneg(eps, "epsilon value")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        _check_fused_foreach(fused, foreach, differentiable)
+        # state exists from the start (as in PyTorch), so share_memory() can reach it
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _step_tensor()
+                state["sum"] = ember.full_like(p, group["initial_accumulator_value"])
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("foreach", None), ("maximize", False),
+                                 ("differentiable", False), ("fused", None)):
+                group.setdefault(key, default)
+
+    def step(self, closure=None):
+        """One Adagrad update of every parameter that has a ``.grad``; returns the
+        closure's loss when one is given."""
+        loss = self._closure_loss(closure)
+        with ember.set_grad_enabled(self.defaults["differentiable"]):
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group):
+        lr, wd = _to_scalar(group["lr"]), group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            state["step"] += 1
+            step = state["step"].item()
+            grad = -p.grad if group["maximize"] else p.grad
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            clr = lr / (1 + (step - 1) * group["lr_decay"])
+            std = addcmul_(state["sum"], grad, grad).sqrt().add_(group["eps"])
+            addcdiv_(p, grad, std, -clr)

@@ -1,0 +1,125 @@
+"""Adam and AdamW (Kingma & Ba; Loshchilov & Hutter), PyTorch's single-tensor algorithm."""
+import ember
+
+from ._updates import addcdiv_, addcmul_, lerp_
+from .optimizer import (
+    Optimizer,
+    _check_fused_foreach,
+    _check_lr,
+    _check_nonneg,
+    _step_tensor,
+    _to_scalar,
+)
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam: PyTorch's ``torch.optim.Adam``.
+
+    Args:
+        params: parameters or parameter groups.
+        lr (float or Tensor): learning rate (default 1e-3).
+        betas (tuple of two floats): decay rates of the running averages of the gradient and
+            of its square (default (0.9, 0.999)).
+        eps (float): added to the denominator (default 1e-8).
+        weight_decay (float): L2 penalty added to the gradient (default 0).
+        amsgrad (bool): use the maximum of past squared-gradient averages (default False).
+        foreach, fused (bool or None): accepted for compatibility; every setting runs the
+            same per-tensor update (ember has no multi-tensor kernels yet).
+        maximize (bool): maximize the objective instead of minimizing it.
+        capturable, differentiable (bool): accepted; ``differentiable=True`` runs ``step``
+            with grad mode on, as in PyTorch.
+        decoupled_weight_decay (bool): apply weight decay to the parameter (AdamW).
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_lr(lr)
+        _check_nonneg(eps, "epsilon value")
+        for i in (0, 1):
+            ember._check_value(0.0 <= betas[i] < 1.0,
+                               lambda: f"Invalid beta parameter at index {i}: {betas[i]}")
+        _check_nonneg(weight_decay, "weight_decay value")
+        tensors = [isinstance(b, ember.Tensor) for b in betas]
+        ember._check_value(all(tensors) or all(isinstance(b, float) for b in betas),
+                           "betas must be either both floats or both Tensors")
+        defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+        _check_fused_foreach(fused, foreach, differentiable)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("amsgrad", False), ("maximize", False), ("foreach", None),
+                                 ("capturable", False), ("differentiable", False),
+                                 ("fused", None), ("decoupled_weight_decay", False)):
+                group.setdefault(key, default)
+
+    def _state_of(self, p, amsgrad):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = ember.zeros_like(p)
+            state["exp_avg_sq"] = ember.zeros_like(p)
+            if amsgrad:
+                state["max_exp_avg_sq"] = ember.zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """One Adam update of every parameter that has a ``.grad``; returns the closure's
+        loss when one is given."""
+        loss = self._closure_loss(closure)
+        with ember.set_grad_enabled(self.defaults["differentiable"]):
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group):
+        beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        amsgrad, maximize = group["amsgrad"], group["maximize"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            grad = p.grad
+            state = self._state_of(p, amsgrad)
+            grad = -grad if maximize else grad
+            step_t = state["step"]
+            step_t += 1
+            if wd != 0:
+                if group["decoupled_weight_decay"]:
+                    p.mul_(_to_scalar(1 - lr * wd))
+                else:
+                    grad = grad.add(p, alpha=wd)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            lerp_(exp_avg, grad, 1 - beta1)
+            addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
+            step = step_t.item()
+            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+            step_size = _to_scalar(lr / (1 - beta1 ** step))
+            if amsgrad:
+                ember.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
+                exp_avg_sq = state["max_exp_avg_sq"]
+            denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
+            addcdiv_(p, exp_avg, denom, -step_size)
+
+
+class AdamW(Adam):
+    """AdamW: Adam with decoupled weight decay, PyTorch's ``torch.optim.AdamW``.
+
+    Args are Adam's; ``weight_decay`` defaults to 1e-2 and multiplies the parameter by
+    ``1 - lr * weight_decay`` before the Adam update instead of entering the gradient.
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True)

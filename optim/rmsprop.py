@@ -1,0 +1,89 @@
+"""RMSprop (Hinton's lecture 6e), centered and with momentum, as PyTorch computes it."""
+import ember
+
+from ._updates import addcdiv_, addcmul_, lerp_
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """RMSprop: PyTorch's ``torch.optim.RMSprop``.
+
+    Args:
+        params: parameters or parameter groups.
+        lr (float or Tensor): learning rate (default 1e-2).
+        alpha (float): smoothing constant of the squared-gradient average (default 0.99).
+        eps (float): added to the denominator (default 1e-8).
+        weight_decay (float): L2 penalty added to the gradient (default 0).
+        momentum (float): momentum factor (default 0).
+        centered (bool): normalise by the estimated variance instead of the raw second
+            moment.
+        capturable, foreach, differentiable: accepted; one per-tensor update serves all.
+        maximize (bool): maximize the objective instead of minimizing it.
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        _check_lr(lr)
+        _check_nonneg(eps, "epsilon value")
+        _check_nonneg(momentum, "momentum value")
+        _check_nonneg(weight_decay, "weight_decay value")
+        _check_nonneg(alpha, "alpha value")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("momentum", 0), ("centered", False), ("foreach", None),
+                                 ("maximize", False), ("differentiable", False),
+                                 ("capturable", False)):
+                group.setdefault(key, default)
+
+    def _state_of(self, p, group):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["square_avg"] = ember.zeros_like(p)
+            if group["momentum"] > 0:
+                state["momentum_buffer"] = ember.zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = ember.zeros_like(p)
+        return state
+
+    def step(self, closure=None):
+        """One RMSprop update of every parameter that has a ``.grad``; returns the
+        closure's loss when one is given."""
+        loss = self._closure_loss(closure)
+        with ember.set_grad_enabled(self.defaults["differentiable"]):
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group):
+        lr, alpha, eps = _to_scalar(group["lr"]), group["alpha"], group["eps"]
+        wd, momentum = group["weight_decay"], group["momentum"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_of(p, group)
+            grad = -p.grad if group["maximize"] else p.grad
+            state["step"] += 1
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            square_avg = addcmul_(state["square_avg"].mul_(alpha), grad, grad, 1 - alpha)
+            if group["centered"]:
+                grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)
+                avg = addcmul_(square_avg.clone(), grad_avg, grad_avg, -1).sqrt_()
+            else:
+                avg = square_avg.sqrt()
+            avg.add_(eps)
+            if momentum > 0:
+                buf = addcdiv_(state["momentum_buffer"].mul_(momentum), grad, avg)
+                p.add_(buf, alpha=-lr)
+            else:
+                addcdiv_(p, grad, avg, -lr)
