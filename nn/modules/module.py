@@ -379,7 +379,8 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
                             f"got desired dtype={dtype}")
 
         def convert(t):
-            return t.to(device, dtype if (t.is_floating_point() or t.is_complex()) else None)
+            cast = dtype is not None and (t.is_floating_point() or t.is_complex())
+            return t.to(*[a for a in (device, dtype if cast else None) if a is not None])
         return self._apply(convert)
 
     def _cast_floating(self, dtype):
