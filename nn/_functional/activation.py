@@ -134,8 +134,8 @@ def glu(input, dim=-1):
     if size % 2:
         d = dim % input.dim()
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
-    a, b = input.chunk(2, dim)
-    return a * _T.sigmoid(b)
+    half = size // 2
+    return input.narrow(dim, 0, half) * _T.sigmoid(input.narrow(dim, half, half))
 
 
 def _softmax_dim(name, ndim, stacklevel):
