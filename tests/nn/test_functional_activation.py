@@ -1,12 +1,12 @@
 """nn.functional (activations, linear, dropout, embedding) against torch.nn.functional:
 values, gradients, dtypes, non-contiguous and empty inputs, errors."""
+import ember.nn.functional as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 
 import ember
-import ember.nn.functional as F
 
 UNARY = [("relu", {}), ("relu6", {}), ("gelu", {}), ("gelu", {"approximate": "tanh"}),
          ("silu", {}), ("sigmoid", {}), ("tanh", {}), ("softmax", {"dim": 0}),
