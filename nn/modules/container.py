@@ -90,18 +90,22 @@ class _IndexedModules(Module):
                              f"class, but {type(other)} is given.")
         return type(self)(*self._sliced(slice(None))).extend(other)
 
-    def __mul__(self, other):
+    def _repeats(self, other):
         if not isinstance(other, int):
             raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
                             f"{type(other)}")
         if other <= 0:
             raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
-        return type(self)(*self._sliced(slice(None))).extend(list(self) * (other - 1))
+        return list(self) * (other - 1)
+
+    def __mul__(self, other):
+        extra = self._repeats(other)
+        return type(self)(*self._sliced(slice(None))).extend(extra)
 
     __rmul__ = __mul__
 
     def __imul__(self, other):
-        return self.extend(list(self) * (other - 1)) if other > 1 else self.__mul__(other)
+        return self.extend(self._repeats(other))
 
 
 class Sequential(_IndexedModules):
