@@ -1,0 +1,181 @@
+"""Activation functions of torch.nn.functional: the core's kernels and composites
+(core/activations.py, the fused softmax family) behind PyTorch's signatures."""
+import warnings
+
+from ember.core import _tensor as _T
+from ember.core import activations as _A
+from ember.core._tensor import TensorBase
+from ember.core.composites import clamp
+
+__all__ = ["celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
+           "leaky_relu", "log_softmax", "logsigmoid", "mish", "normalize", "relu", "relu6",
+           "relu_", "selu", "sigmoid", "silu", "softmax", "softmin", "softplus",
+           "softshrink", "softsign", "tanh", "tanhshrink", "threshold"]
+
+_F = _T._more_functions()
+
+gelu = _A.gelu
+silu = _A.silu
+mish = _A.mish
+softplus = _A.softplus
+hardtanh = _A.hardtanh
+elu = _A.elu
+leaky_relu = _A.leaky_relu
+
+# SELU's constants (Klambauer et al. 2017)
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _tensor_arg(input, op):
+    if not isinstance(input, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input
+
+
+def _finish(input, result, inplace):
+    return input.copy_(result) if inplace else result
+
+
+def relu(input, inplace=False):
+    """max(input, 0) elementwise (in place with ``inplace``)."""
+    _tensor_arg(input, "relu")
+    return input.relu_() if inplace else _T.relu(input)
+
+
+def relu_(input):
+    """relu in place."""
+    return _tensor_arg(input, "relu_").relu_()
+
+
+def relu6(input, inplace=False):
+    """min(max(input, 0), 6)."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def sigmoid(input):
+    """1 / (1 + exp(-input))."""
+    return _T.sigmoid(_tensor_arg(input, "sigmoid"))
+
+
+def tanh(input):
+    """tanh(input)."""
+    return _T.tanh(_tensor_arg(input, "tanh"))
+
+
+def selu(input, inplace=False):
+    """scale * elu(input, alpha) with SELU's fixed constants."""
+    return _finish(input, _SELU_SCALE * elu(input, _SELU_ALPHA), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    x = _A._float_input(input, "celu")
+    return _finish(input, _T.where(x > 0, x, alpha * _F["expm1"](x / alpha)), inplace)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """input where input > threshold, else value."""
+    _tensor_arg(input, "threshold")
+    return _finish(input, _T.where(input > threshold, input, value), inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    """relu6(x + 3) / 6."""
+    x = _A._float_input(input, "hardsigmoid")
+    return _finish(input, hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
+
+
+def hardswish(input, inplace=False):
+    """x * relu6(x + 3) / 6."""
+    x = _A._float_input(input, "hardswish")
+    return _finish(input, x * hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
+
+
+def hardshrink(input, lambd=0.5):
+    """input where |input| > lambd, else 0."""
+    _tensor_arg(input, "hardshrink")
+    return _T.where(_T._abs(input) > lambd, input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    """input - lambd above lambd, input + lambd below -lambd, else 0."""
+    _tensor_arg(input, "softshrink")
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return input - clamp(input, -lambd, lambd)
+
+
+def softsign(input):
+    """x / (1 + |x|)."""
+    return _tensor_arg(input, "softsign") / (1 + _T._abs(input))
+
+
+def tanhshrink(input):
+    """x - tanh(x)."""
+    return _tensor_arg(input, "tanhshrink") - _T.tanh(input)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), computed as min(x, 0) - log1p(exp(-|x|)) (no overflow)."""
+    x = _A._float_input(input, "log_sigmoid_forward")
+    return _T._minimum_scalar(x, 0.0) - _F["log1p"](_T.exp(-_T._abs(x)))
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
+    _tensor_arg(input, "glu")
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    size = input.shape[dim]
+    if size % 2:
+        d = dim % input.dim()
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {size}")
+    half = size // 2
+    return input.narrow(dim, 0, half) * _T.sigmoid(input.narrow(dim, half, half))
+
+
+def _softmax_dim(name, ndim, stacklevel):
+    # PyTorch's legacy rule for a missing dim: 0 for 0-d, 1-d and 3-d inputs, else 1
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """exp(x) / sum(exp(x)) along ``dim`` (``dtype`` casts the input first)."""
+    _tensor_arg(input, "softmax")
+    if dim is None:
+        dim = _softmax_dim("softmax", input.dim(), _stacklevel)
+    return _T.softmax(input, dim, dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    """softmax(-input)."""
+    _tensor_arg(input, "softmin")
+    if dim is None:
+        dim = _softmax_dim("softmin", input.dim(), _stacklevel)
+    x = input if dtype is None else input.to(dtype)
+    return _T.softmax(-x, dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    """log(softmax(input)) along ``dim``, computed stably."""
+    _tensor_arg(input, "log_softmax")
+    if dim is None:
+        dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return _T.log_softmax(input, dim, dtype)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(||input||_p along dim, eps)."""
+    from ember.core.norms import norm
+    _tensor_arg(input, "normalize")
+    denom = _T._maximum_scalar(norm(input, p, dim, keepdim=True), eps).expand_as(input)
+    result = input / denom
+    if out is not None:
+        return out.copy_(result)
+    return result

@@ -1,0 +1,38 @@
+"""ember.nn.functional: PyTorch's torch.nn.functional names, re-exported from the
+implementation modules in nn/_functional/ (one block per family)."""
+
+# activations, linear, dropout, embedding
+from ember.nn._functional.activation import celu as celu
+from ember.nn._functional.activation import elu as elu
+from ember.nn._functional.activation import gelu as gelu
+from ember.nn._functional.activation import glu as glu
+from ember.nn._functional.activation import hardshrink as hardshrink
+from ember.nn._functional.activation import hardsigmoid as hardsigmoid
+from ember.nn._functional.activation import hardswish as hardswish
+from ember.nn._functional.activation import hardtanh as hardtanh
+from ember.nn._functional.activation import leaky_relu as leaky_relu
+from ember.nn._functional.activation import log_softmax as log_softmax
+from ember.nn._functional.activation import logsigmoid as logsigmoid
+from ember.nn._functional.activation import mish as mish
+from ember.nn._functional.activation import normalize as normalize
+from ember.nn._functional.activation import relu as relu
+from ember.nn._functional.activation import relu6 as relu6
+from ember.nn._functional.activation import relu_ as relu_
+from ember.nn._functional.activation import selu as selu
+from ember.nn._functional.activation import sigmoid as sigmoid
+from ember.nn._functional.activation import silu as silu
+from ember.nn._functional.activation import softmax as softmax
+from ember.nn._functional.activation import softmin as softmin
+from ember.nn._functional.activation import softplus as softplus
+from ember.nn._functional.activation import softshrink as softshrink
+from ember.nn._functional.activation import softsign as softsign
+from ember.nn._functional.activation import tanh as tanh
+from ember.nn._functional.activation import tanhshrink as tanhshrink
+from ember.nn._functional.activation import threshold as threshold
+from ember.nn._functional.dropout import dropout as dropout
+from ember.nn._functional.dropout import dropout1d as dropout1d
+from ember.nn._functional.dropout import dropout2d as dropout2d
+from ember.nn._functional.dropout import dropout3d as dropout3d
+from ember.nn._functional.linear import bilinear as bilinear
+from ember.nn._functional.linear import linear as linear
+from ember.nn._functional.sparse import embedding as embedding

@@ -1,0 +1,241 @@
+"""ember.nn.init: in-place parameter initialisers (``torch.nn.init``).
+
+Every initialiser fills its tensor under no_grad, accepts ``generator=`` where it draws
+random numbers, and returns the tensor."""
+import math
+import warnings
+
+from ember.autograd.grad_mode import no_grad
+
+__all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_",
+           "kaiming_uniform_", "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_",
+           "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+
+_LINEAR_GAIN = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
+                "conv_transpose2d", "conv_transpose3d", "sigmoid")
+
+
+def calculate_gain(nonlinearity, param=None):
+    """The recommended gain for ``nonlinearity`` (``param``: leaky_relu's negative slope)."""
+    if nonlinearity in _LINEAR_GAIN:
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float)) and not isinstance(param, bool):
+            slope = param
+        else:
+            raise ValueError(f"negative_slope {param} not a valid number")
+        return math.sqrt(2.0 / (1 + slope ** 2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+
+
+def _calculate_fan_in_and_fan_out(tensor):
+    """(fan_in, fan_out) of a weight shaped (out, in, *kernel)."""
+    if tensor.dim() < 2:
+        raise ValueError("Fan in and fan out can not be computed for tensor with fewer than 2 "
+                         "dimensions")
+    receptive = math.prod(tensor.shape[2:])
+    return tensor.shape[1] * receptive, tensor.shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor, mode):
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"Mode {mode} not supported, please use one of ['fan_in', 'fan_out']")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill with samples of U(a, b)."""
+    with no_grad():
+        return tensor.uniform_(a, b, generator=generator)
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill with samples of N(mean, std^2)."""
+    with no_grad():
+        return tensor.normal_(mean, std, generator=generator)
+
+
+def constant_(tensor, val):
+    """Fill with ``val``."""
+    with no_grad():
+        return tensor.fill_(val)
+
+
+def ones_(tensor):
+    """Fill with 1."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor):
+    """Fill with 0."""
+    with no_grad():
+        return tensor.zero_()
+
+
+def eye_(tensor):
+    """Fill a 2-D tensor with the identity matrix (ones on the diagonal)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from ember.core.composites import eye
+    with no_grad():
+        return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
+
+
+def dirac_(tensor, groups=1):
+    """Fill a 3/4/5-D convolution weight so the convolution is the identity (per group)."""
+    if tensor.dim() not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    out_per_group = tensor.shape[0] // groups
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    centre = tuple(s // 2 for s in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(out_per_group, tensor.shape[1])):
+                tensor[(g * out_per_group + d, d) + centre] = 1
+    return tensor
+
+
+def xavier_uniform_(tensor, gain=1.0, generator=None):
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    bound = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def xavier_normal_(tensor, gain=1.0, generator=None):
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
+
+
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
+
+
+def _empty_noop(tensor):
+    if 0 in tuple(tensor.shape):
+        warnings.warn("Initializing zero-element tensors is a no-op")
+        return True
+    return False
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """U(-bound, bound) with bound = gain * sqrt(3 / fan) (He et al., 2015)."""
+    if _empty_noop(tensor):
+        return tensor
+    bound = math.sqrt(3.0) * _kaiming_std(tensor, a, mode, nonlinearity)
+    return uniform_(tensor, -bound, bound, generator)
+
+
+def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    """N(0, std^2) with std = gain / sqrt(fan) (He et al., 2015)."""
+    if _empty_noop(tensor):
+        return tensor
+    return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
+
+
+# Giles (2010), "Approximating the erfinv function": single-precision polynomials in
+# w = -log(1 - y^2) (central: w < 5, in w - 2.5; tails: in sqrt(w) - 3)
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefficients, w):
+    p = w * 0 + coefficients[0]
+    for c in coefficients[1:]:
+        p = p * w + c
+    return p
+
+
+def _erfinv(y):
+    """The inverse error function of a float64 tensor in (-1, 1): Giles' approximation
+    polished by two Newton steps on erf."""
+    from ember.core import _tensor as _T
+    erf = _T._more_functions()["erf"]
+    w = -_T.log((1 - y) * (1 + y))
+    central = _horner(_ERFINV_CENTRAL, w - 2.5)
+    tail = _horner(_ERFINV_TAIL, _T.sqrt(_T._maximum_scalar(w, 5.0)) - 3)
+    x = _T.where(w < 5, central, tail) * y
+    for _ in range(2):
+        x = x - (erf(x) - y) / (2 / math.sqrt(math.pi) * _T.exp(-x * x))
+    return x
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Samples of N(mean, std^2) restricted to [a, b], by inverting the normal CDF on
+    uniform draws between CDF(a) and CDF(b)."""
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
+                      "distribution of values may be incorrect.", stacklevel=2)
+
+    def cdf(x):                 # the standard normal CDF
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    from ember.core import _tensor as _T
+    from ember.core._dtype import _dtype_by_name
+    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    with no_grad():
+        u = _T.empty(tuple(tensor.shape), dtype=_dtype_by_name["float64"],
+                     device=tensor.device).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
+        u = _T._minimum_scalar(_T._maximum_scalar(u, -1 + 1e-15), 1 - 1e-15)
+        x = _erfinv(u) * (std * math.sqrt(2.0)) + mean
+        x = _T._minimum_scalar(_T._maximum_scalar(x, a), b)
+        return tensor.copy_(x)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix from the QR decomposition of a normal sample, with the
+    signs fixed so the result is uniformly distributed (Saxe et al., 2013); dims past the
+    first are flattened."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    from ember.core import _tensor as _T
+    from ember.core.composites import diag
+
+    from ember.linalg import qr
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    with no_grad():
+        sample = _T.empty((rows, cols), dtype=tensor.dtype, device=tensor.device)
+        sample.normal_(0.0, 1.0, generator=generator)
+        if rows < cols:
+            sample = sample.t()
+        q, r = qr(sample)
+        q = q * diag(r, 0).sign()
+        if rows < cols:
+            q = q.t()
+        tensor.view_as(q).copy_(q) if tensor.is_contiguous() else \
+            tensor.copy_(q.reshape(tuple(tensor.shape)))
+        return tensor.mul_(gain)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """A 2-D tensor drawn from N(0, std^2) with a ``sparsity`` fraction of every column
+    set to zero."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    from ember.core.sorting import randperm
+    rows, cols = tensor.shape
+    num_zeros = int(math.ceil(sparsity * rows))
+    with no_grad():
+        tensor.normal_(0, std, generator=generator)
+        for col in range(cols):
+            zero_rows = randperm(rows, generator=generator)[:num_zeros]
+            tensor[zero_rows, col] = 0
+    return tensor

@@ -1,0 +1,440 @@
+"""Module: the base class of every layer and model (``torch.nn.Module``).
+
+Parameters, buffers and submodules live in three ordered dicts that ``__setattr__`` /
+``__getattr__`` maintain; everything else (walking, conversion, state_dict, repr) is
+built on those. Hooks and state_dict loading are in module_hooks.py / module_state.py."""
+import itertools
+
+from ember.core.tensor import Tensor
+from ember.nn.modules import module_hooks as _hooks
+from ember.nn.modules import module_state as _state
+from ember.nn.parameter import Buffer, Parameter
+
+from ember.autograd.grad_mode import no_grad
+
+__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
+
+register_module_forward_hook = _hooks.register_module_forward_hook
+register_module_forward_pre_hook = _hooks.register_module_forward_pre_hook
+
+
+def _typename(obj):
+    from ember import typename
+    return typename(obj)
+
+
+def _addindent(text, spaces):
+    """Indent every line of ``text`` but the first (nested reprs)."""
+    first, *rest = text.split("\n")
+    return "\n".join([first] + [" " * spaces + line for line in rest])
+
+
+class Module(_hooks._HookMixin, _state._StateDictMixin):
+    """Base class for all neural network modules; subclasses define ``forward``.
+
+    Assigning a Parameter, a Buffer or a Module as an attribute registers it, so that
+    parameters(), state_dict(), to() and friends see it."""
+
+    __module__ = "ember.nn"
+    dump_patches = False
+    _version = 1
+    call_super_init = False
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if not self.call_super_init and kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword "
+                            f"argument '{next(iter(kwargs))}'")
+        if not self.call_super_init and args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument "
+                            f"but {len(args) + 1} were given")
+        # object.__setattr__: our __setattr__ reads these dicts, so they come first
+        setattr_ = super().__setattr__
+        setattr_("training", True)
+        setattr_("_parameters", {})
+        setattr_("_buffers", {})
+        setattr_("_non_persistent_buffers_set", set())
+        setattr_("_modules", {})
+        self._init_hooks(setattr_)
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
+
+    def forward(self, *input):
+        """The computation; every subclass overrides it (call the module, not forward)."""
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  f'"forward" function')
+
+    # registration ----------------------------------------------------------------------
+    def _check_name(self, kind, name, own):
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f"{kind} name can't contain \".\"" +
+                           (f", got: {name}" if kind == "module" else ""))
+        if name == "":
+            raise KeyError(f"{kind} name can't be empty string \"\"")
+        if hasattr(self, name) and name not in own:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register ``tensor`` (or None) as buffer ``name``; non-persistent buffers are left
+        out of state_dict."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name("buffer", name, self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                            f"(torch Tensor or None required)")
+        tensor = _hooks._run_registration_hooks("buffer", self, name, tensor)
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name, param):
+        """Register ``param`` (a Parameter, or None) as parameter ``name``."""
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name("parameter", name, self._parameters)
+        if param is not None:
+            if not isinstance(param, Parameter):
+                raise TypeError(f"cannot assign '{_typename(param)}' object to parameter "
+                                f"'{name}' (torch.nn.Parameter or None required)")
+            if param.grad_fn is not None:
+                raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model "
+                                 f"parameters must be created explicitly. To express '{name}' "
+                                 f"as a function of another Tensor, compute the value in the "
+                                 f"forward() method.")
+        self._parameters[name] = _hooks._run_registration_hooks("parameter", self, name, param)
+
+    def add_module(self, name, module):
+        """Register ``module`` (or None) as child ``name``."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        self._check_name("module", name, self._modules)
+        self._modules[name] = _hooks._run_registration_hooks("module", self, name, module)
+
+    def register_module(self, name, module):
+        """Alias of add_module."""
+        self.add_module(name, module)
+
+    def __getattr__(self, name):
+        # only reached when normal lookup fails: parameters, buffers and children
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store in d and name in d[store]:
+                return d[store][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _forget(self, name, *stores):
+        for store in stores:
+            store.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
+
+    def __setattr__(self, name, value):
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, d, self._buffers, self._modules)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                                f"(torch.nn.Parameter or None expected)")
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            if d.get("_modules") is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, d, self._parameters, self._buffers)
+            self._modules[name] = _hooks._run_registration_hooks("module", self, name, value)
+        elif d.get("_modules") is not None and name in self._modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
+                                f"(torch.nn.Module or None expected)")
+            self._modules[name] = _hooks._run_registration_hooks("module", self, name, value)
+        elif isinstance(value, Buffer) or (d.get("_buffers") is not None
+                                           and name in self._buffers):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                                f"(torch.nn.Buffer, torch.Tensor or None expected)")
+            if isinstance(value, Buffer):
+                persistent = value.__dict__.get("persistent", True)
+            else:
+                persistent = name not in self._non_persistent_buffers_set
+            if d.get("_buffers") is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            self._forget(name, d, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent)
+        else:
+            super().__setattr__(name, value)
+
+    def __delattr__(self, name):
+        for store in (self._parameters, self._buffers, self._modules):
+            if name in store:
+                del store[name]
+                self._non_persistent_buffers_set.discard(name)
+                return
+        super().__delattr__(name)
+
+    def __dir__(self):
+        keys = itertools.chain(dir(type(self)), self.__dict__, self._parameters,
+                               self._modules, self._buffers)
+        # attribute names only: Sequential's children are named "0", "1", ...
+        return sorted({k for k in keys if not k[0].isdigit()})
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._init_hooks(lambda k, v: self.__dict__.setdefault(k, v))
+        self.__dict__.setdefault("_non_persistent_buffers_set", set())
+
+    # lookup by dotted path -------------------------------------------------------------
+    def get_submodule(self, target):
+        """The submodule at dotted path ``target`` ("" is self)."""
+        mod = self
+        if target == "":
+            return mod
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(f"{mod._get_name()} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+        return mod
+
+    def _get_leaf(self, target, store, kind):
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in getattr(mod, store):
+            raise AttributeError(f"`{name}` is not {kind}")
+        return getattr(mod, name)
+
+    def get_parameter(self, target):
+        """The parameter at dotted path ``target`` (e.g. "net.0.weight")."""
+        return self._get_leaf(target, "_parameters", "an nn.Parameter")
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``."""
+        return self._get_leaf(target, "_buffers", "a buffer")
+
+    def set_submodule(self, target, module, strict=False):
+        """Replace (or, unless ``strict``, add) the submodule at dotted path ``target``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if not isinstance(module, Module):
+            raise TypeError(f"`module` is not an nn.Module, found {type(module)}")
+        setattr(parent, name, module)
+
+    # walking ---------------------------------------------------------------------------
+    def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
+        seen = set()
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, value in get_members(module):
+                if value is None or (remove_duplicate and id(value) in seen):
+                    continue
+                if remove_duplicate:
+                    seen.add(id(value))
+                yield (module_prefix + "." if module_prefix else "") + name, value
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(name, parameter) pairs; a parameter shared by several modules comes once."""
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def parameters(self, recurse=True):
+        """The parameters of this module (and, with ``recurse``, of its descendants)."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(name, buffer) pairs."""
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse,
+                                       remove_duplicate)
+
+    def buffers(self, recurse=True):
+        """The buffers of this module (and, with ``recurse``, of its descendants)."""
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_children(self):
+        """(name, module) for each direct child, each module once."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
+
+    def children(self):
+        """The direct children."""
+        for _, module in self.named_children():
+            yield module
+
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for self and every descendant, depth first."""
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                                remove_duplicate)
+
+    def modules(self):
+        """self and every descendant, each once."""
+        for _, module in self.named_modules():
+            yield module
+
+    def apply(self, fn):
+        """Call ``fn`` on every child (recursively), then on self; returns self."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    # modes and gradients ---------------------------------------------------------------
+    def train(self, mode=True):
+        """Set training mode on self and every descendant; returns self."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self):
+        """train(False)."""
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set requires_grad on every parameter; returns self."""
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none=True):
+        """Reset the gradients of all parameters: to None, or to zeros in place."""
+        for param in self.parameters():
+            grad = param.grad
+            if grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:
+                if grad.grad_fn is not None:
+                    grad.detach_()
+                else:
+                    grad.requires_grad_(False)
+                grad.zero_()
+
+    # conversion ------------------------------------------------------------------------
+    def _apply(self, fn, recurse=True):
+        """Convert every parameter (in place: ``param.data = fn(param)``, so optimizers
+        holding it still see it), its gradient, and every buffer."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        for param in self._parameters.values():
+            if param is None:
+                continue
+            with no_grad():
+                applied = fn(param)
+            if applied is not param:
+                param.data = applied
+            grad = param.grad
+            if grad is not None:
+                with no_grad():
+                    grad_applied = fn(grad)
+                if grad_applied is not grad:
+                    grad.data = grad_applied
+        for key, buf in self._buffers.items():
+            if buf is not None:
+                self._buffers[key] = fn(buf)
+        return self
+
+    def to(self, *args, **kwargs):
+        """Move and/or cast parameters and buffers: to(device), to(dtype) (floating-point
+        tensors only), to(tensor), to(device, dtype, non_blocking)."""
+        from ember.core._tensor import _parse_to
+        kwargs.pop("non_blocking", None)
+        kwargs.pop("memory_format", None)
+        if len(args) > 1 and isinstance(args[-1], bool):        # to(device, dtype, True)
+            args = args[:-1]
+        device, dtype = _parse_to(args, kwargs)
+        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+
+        def convert(t):
+            cast = dtype is not None and (t.is_floating_point() or t.is_complex())
+            return t.to(*[a for a in (device, dtype if cast else None) if a is not None])
+        return self._apply(convert)
+
+    def _cast_floating(self, dtype):
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self):
+        """Cast floating-point parameters and buffers to float32."""
+        from ember import float32
+        return self._cast_floating(float32)
+
+    def double(self):
+        """Cast floating-point parameters and buffers to float64."""
+        from ember import float64
+        return self._cast_floating(float64)
+
+    def half(self):
+        """Cast floating-point parameters and buffers to float16."""
+        from ember import float16
+        return self._cast_floating(float16)
+
+    def bfloat16(self):
+        """Cast floating-point parameters and buffers to bfloat16."""
+        from ember import bfloat16
+        return self._cast_floating(bfloat16)
+
+    def type(self, dst_type):
+        """Cast every parameter and buffer (integer ones included) to ``dst_type``."""
+        return self._apply(lambda t: t.type(dst_type))
+
+    def cpu(self):
+        """Move every parameter and buffer to the CPU."""
+        return self._apply(lambda t: t.cpu())
+
+    def cuda(self, device=None):
+        """Move every parameter and buffer to a CUDA device."""
+        return self._apply(lambda t: t.cuda(device))
+
+    # repr ------------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
+    def extra_repr(self):
+        """The text inside this module's parentheses; subclasses override it."""
+        return ""
+
+    def __repr__(self):
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({key}): {_addindent(repr(module), 2)}"
+                       for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        body = ""
+        if len(extra_lines) == 1 and not child_lines:
+            body = extra_lines[0]
+        elif lines:
+            body = "\n  " + "\n  ".join(lines) + "\n"
+        return f"{self._get_name()}({body})"

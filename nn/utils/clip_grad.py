@@ -1,0 +1,57 @@
+"""Gradient clipping (``torch.nn.utils.clip_grad``): by total norm or by value."""
+import math
+
+from ember.core import _tensor as _T
+from ember.core.composites import clamp, stack, vector_norm
+from ember.core.tensor import Tensor
+
+from ember.autograd.grad_mode import no_grad
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+
+
+def _as_list(tensors):
+    return [tensors] if isinstance(tensors, Tensor) else list(tensors)
+
+
+def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
+    """The ``norm_type``-norm of all ``tensors`` taken together (as if concatenated)."""
+    tensors = [t for t in _as_list(tensors) if t is not None]
+    norm_type = float(norm_type)
+    if not tensors:
+        return _T.tensor(0.0)
+    first = tensors[0]
+    with no_grad():
+        norms = [vector_norm(t, norm_type).to(first.device, first.dtype) for t in tensors]
+        total = norms[0] if len(norms) == 1 else vector_norm(stack(norms), norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
+                           f"`parameters` is non-finite, so it cannot be clipped. To disable "
+                           f"this error and scale the gradients by the non-finite norm anyway, "
+                           f"set `error_if_nonfinite=False`")
+    return total
+
+
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                    foreach=None):
+    """Scale the gradients of ``parameters`` in place so that their total norm is at most
+    ``max_norm``; returns the total norm before clipping (a tensor)."""
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    max_norm = float(max_norm)
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    if not grads:
+        return total
+    with no_grad():
+        coef = clamp(max_norm / (total + 1e-6), max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.device, g.dtype))
+    return total
+
+
+def clip_grad_value_(parameters, clip_value, foreach=None):
+    """Clamp every gradient of ``parameters`` into [-clip_value, clip_value] in place."""
+    clip_value = float(clip_value)
+    with no_grad():
+        for p in _as_list(parameters):
+            if p.grad is not None:
+                p.grad.copy_(clamp(p.grad, -clip_value, clip_value))

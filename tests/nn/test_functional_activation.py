@@ -1,0 +1,141 @@
+"""nn.functional (activations, linear, dropout, embedding) against torch.nn.functional:
+values, gradients, dtypes, non-contiguous and empty inputs, errors."""
+import ember.nn.functional as F
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+
+UNARY = [("relu", {}), ("relu6", {}), ("gelu", {}), ("gelu", {"approximate": "tanh"}),
+         ("silu", {}), ("sigmoid", {}), ("tanh", {}), ("softmax", {"dim": 0}),
+         ("softmax", {"dim": -1, "dtype": torch.float64}), ("log_softmax", {"dim": 1}),
+         ("softmin", {"dim": 1}), ("leaky_relu", {"negative_slope": 0.1}),
+         ("elu", {"alpha": 0.4}), ("softplus", {"beta": 2}), ("mish", {}),
+         ("hardtanh", {}), ("logsigmoid", {}), ("glu", {"dim": 0}), ("selu", {}),
+         ("celu", {}), ("hardsigmoid", {}), ("hardswish", {}), ("softsign", {}),
+         ("tanhshrink", {}), ("hardshrink", {}), ("softshrink", {"lambd": 0.2}),
+         ("normalize", {}), ("normalize", {"p": 1, "dim": 0})]
+
+
+def _kw(kwargs):
+    return {k: (ember.float64 if v is torch.float64 else v) for k, v in kwargs.items()}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", UNARY)
+def test_unary(bridge, name, kwargs, dtype):
+    data = np.random.default_rng(0).standard_normal((6, 4)).astype(dtype) * 3
+    tol = 1e-5 if dtype == "float32" else 1e-10
+    for view in (lambda a: a, lambda a: a.t()):        # contiguous and transposed
+        xt = view(torch.tensor(data)).requires_grad_()
+        xe = view(ember.tensor(data)).requires_grad_()
+        yt = getattr(TF, name)(xt, **kwargs)
+        ye = getattr(F, name)(xe, **_kw(kwargs))
+        bridge.close(ye, yt, tol)
+        assert ye.dtype.name == str(yt.dtype)[6:]
+        yt.square().sum().backward()
+        ye.square().sum().backward()
+        # torch's hardsigmoid backward scales by a float32 1/6 even for float64
+        bridge.close(xe.grad, xt.grad, 1e-7 if name == "hardsigmoid" else tol * 10)
+    empty = getattr(F, name)(ember.zeros(0, 4, dtype=getattr(ember, dtype)), **_kw(kwargs))
+    assert tuple(empty.shape) == tuple(getattr(TF, name)(torch.zeros(0, 4), **kwargs).shape)
+
+
+def test_inplace_variants(bridge):
+    data = np.random.default_rng(0).standard_normal((3, 3))
+    for name in ("relu", "relu6", "selu", "celu", "hardsigmoid", "hardswish", "elu",
+                 "leaky_relu", "hardtanh", "silu", "mish"):
+        xe, xt = ember.tensor(data), torch.tensor(data)
+        assert getattr(F, name)(xe, inplace=True) is xe
+        getattr(TF, name)(xt, inplace=True)
+        bridge.close(xe, xt, 1e-10)
+    xe = ember.tensor(data)
+    assert F.relu_(xe) is xe and xe.min().item() >= 0
+    xe, xt = ember.tensor(data), torch.tensor(data)
+    bridge.close(F.threshold(xe, 0.2, -1.0, True), TF.threshold(xt, 0.2, -1.0, True))
+
+
+def test_softmax_implicit_dim(bridge):
+    for shape in [(4,), (2, 3), (2, 3, 4), (2, 3, 4, 5)]:
+        xt = torch.randn(*shape)
+        with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+            ye = F.softmax(bridge.from_torch(xt))
+        with pytest.warns(UserWarning):
+            yt = TF.softmax(xt)
+        bridge.close(ye, yt)
+        with pytest.warns(UserWarning, match="log_softmax"):
+            bridge.close(F.log_softmax(bridge.from_torch(xt)), TF.log_softmax(xt, 0 if len(
+                shape) in (1, 3) else 1))
+
+
+def test_activation_errors():
+    with pytest.raises(RuntimeError, match="Halving dimension must be even"):
+        F.glu(ember.ones(3, 2), 0)
+    with pytest.raises(TypeError, match="must be Tensor"):
+        F.relu([1.0])
+    with pytest.raises(RuntimeError, match="lambda must be greater or equal to 0"):
+        F.softshrink(ember.ones(2), -1.0)
+    with pytest.raises(ValueError, match="min_val cannot be greater"):
+        F.hardtanh(ember.ones(2), 2.0, 1.0)
+
+
+def test_linear_functional(bridge):
+    x, w, b = torch.randn(3, 4), torch.randn(2, 4), torch.randn(2)
+    bridge.close(F.linear(bridge.from_torch(x), bridge.from_torch(w)), TF.linear(x, w))
+    bridge.close(F.linear(bridge.from_torch(x.t()).t(), bridge.from_torch(w),
+                          bridge.from_torch(b)), TF.linear(x, w, b))
+    v = torch.randn(4)
+    bridge.close(F.linear(bridge.from_torch(x), bridge.from_torch(v)), TF.linear(x, v))
+    with pytest.raises(RuntimeError):
+        F.linear(ember.ones(2, 3), ember.ones(2, 3, 4))
+
+
+def test_dropout_statistics_and_grad():
+    ember.manual_seed(0)
+    x = ember.ones(200, 200, requires_grad=True)
+    y = F.dropout(x, 0.3)
+    kept = (y != 0).float().mean().item()
+    assert abs(kept - 0.7) < 0.02
+    np.testing.assert_allclose(np.unique(y.detach().numpy()), [0.0, 1 / 0.7], rtol=1e-6)
+    y.sum().backward()
+    assert ember.equal(x.grad, y.detach())             # the gradient is the same mask
+    assert F.dropout(x, 0.3, training=False) is x
+    assert F.dropout(x, 1.0).abs().sum().item() == 0
+    z = ember.ones(10, 10)
+    assert F.dropout(z, 0.5, inplace=True) is z
+    for p in (-0.1, 1.1):
+        with pytest.raises(ValueError, match=f"between 0 and 1, but got {p}"):
+            F.dropout(x, p)
+    h = F.dropout(ember.ones(50, 50, dtype=ember.float16), 0.5)
+    assert h.dtype == ember.float16
+
+
+@pytest.mark.parametrize("fn,shape", [(F.dropout1d, (8, 16, 5)), (F.dropout1d, (16, 5)),
+                                      (F.dropout2d, (8, 16, 3, 3)),
+                                      (F.dropout3d, (8, 16, 2, 2, 2)),
+                                      (F.dropout3d, (16, 2, 2, 2))])
+def test_channel_dropout_zeroes_whole_channels(fn, shape):
+    y = fn(ember.ones(*shape), 0.5).numpy()
+    lead = 1 if len(shape) in (2, 4) and fn is not F.dropout2d else 2
+    per_channel = y.reshape(int(np.prod(shape[:lead])), -1)
+    assert all(len(set(row)) == 1 for row in per_channel)
+    assert 0.2 < (per_channel[:, 0] == 0).mean() < 0.8
+    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input"):
+        F.dropout1d(ember.ones(2), 0.5)
+
+
+def test_embedding_functional(bridge):
+    w = torch.randn(5, 3, requires_grad=True)
+    we = bridge.from_torch(w).requires_grad_()
+    idx = [[4, 1], [1, 1]]
+    yt = TF.embedding(torch.tensor(idx), w, padding_idx=1, scale_grad_by_freq=True)
+    ye = F.embedding(ember.tensor(idx), we, padding_idx=1, scale_grad_by_freq=True)
+    bridge.close(ye, yt)
+    yt.sum().backward()
+    ye.sum().backward()
+    bridge.close(we.grad, w.grad)
+    assert we.grad[1].abs().sum().item() == 0
+    out = F.embedding(ember.tensor([0, 3], dtype=ember.int32), we.detach())
+    assert tuple(out.shape) == (2, 3)
