@@ -1,8 +1,13 @@
 """The layer classes of ember.nn (``torch.nn.modules``), one module per family."""
 from ember.nn.modules.activation import *  # noqa: F403
+from ember.nn.modules.batchnorm import *  # noqa: F403
 from ember.nn.modules.container import *  # noqa: F403
+from ember.nn.modules.conv import *  # noqa: F403
 from ember.nn.modules.dropout import *  # noqa: F403
 from ember.nn.modules.flatten import *  # noqa: F403
 from ember.nn.modules.linear import *  # noqa: F403
+from ember.nn.modules.loss import *  # noqa: F403
 from ember.nn.modules.module import Module as Module
+from ember.nn.modules.normalization import *  # noqa: F403
+from ember.nn.modules.pooling import *  # noqa: F403
 from ember.nn.modules.sparse import *  # noqa: F403
