@@ -1,4 +1,6 @@
 """The layer classes of ember.nn (``torch.nn.modules``), one module per family."""
+from ember.nn.modules import (activation, batchnorm, container, conv, dropout, flatten, linear,
+                              loss, normalization, pooling, sparse)
 from ember.nn.modules.activation import *  # noqa: F403
 from ember.nn.modules.batchnorm import *  # noqa: F403
 from ember.nn.modules.container import *  # noqa: F403
@@ -11,3 +13,9 @@ from ember.nn.modules.module import Module as Module
 from ember.nn.modules.normalization import *  # noqa: F403
 from ember.nn.modules.pooling import *  # noqa: F403
 from ember.nn.modules.sparse import *  # noqa: F403
+
+# explicit, so `from ember.nn.modules import *` never exports submodules such as `utils`
+# (which would shadow ember.nn.utils)
+__all__ = ["Module"] + [name for family in (activation, batchnorm, container, conv, dropout,
+                                            flatten, linear, loss, normalization, pooling,
+                                            sparse) for name in family.__all__]
