@@ -1,6 +1,17 @@
 """The layer classes of ember.nn (``torch.nn.modules``), one module per family."""
-from ember.nn.modules import (activation, batchnorm, container, conv, dropout, flatten, linear,
-                              loss, normalization, pooling, sparse)
+from ember.nn.modules import (
+                              activation,
+                              batchnorm,
+                              container,
+                              conv,
+                              dropout,
+                              flatten,
+                              linear,
+                              loss,
+                              normalization,
+                              pooling,
+                              sparse,
+)
 from ember.nn.modules.activation import *  # noqa: F403
 from ember.nn.modules.batchnorm import *  # noqa: F403
 from ember.nn.modules.container import *  # noqa: F403
