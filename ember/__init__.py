@@ -5,6 +5,7 @@ from the entry-point group ``ember.backends`` unless EMBER_DEVICE_BACKEND_AUTOLO
 """
 import os as _os
 
+from ember._sym import *  # noqa: F403  (SymInt, SymFloat, SymBool, sym_max, sym_sum, ...)
 from ember.autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
 from ember.autograd.grad_mode import inference_mode as inference_mode
 from ember.autograd.grad_mode import is_grad_enabled as is_grad_enabled
@@ -167,7 +168,7 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils"}
+                    "utils", "fx"}
 
 
 def get_include():
