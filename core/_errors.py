@@ -1,7 +1,8 @@
 """One validation vocabulary: each helper maps to one exception type.
 
 ``message`` is a callable returning the message (built only on failure), or a string.
-Conditions may be plain bools or symbolic booleans (a later issue records guards here).
+Conditions may be plain bools or ``ember.SymBool``: a symbolic condition is decided by its
+hint and records a guard on its ShapeEnv (``bool(cond)`` does both), unless it is static.
 """
 
 
@@ -13,6 +14,8 @@ def _msg(message, default):
 
 def _check_with(error_type, cond, message=None):
     """Raise ``error_type(message())`` unless ``cond``."""
+    if cond is True:                    # the common case: no symbolic work, no validation
+        return
     if not isinstance(error_type, type) or not issubclass(error_type, Exception):
         raise TypeError(f"_check_with(): error_type must be an Exception type, got {error_type!r}")
     if not bool(cond):

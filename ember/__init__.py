@@ -5,6 +5,7 @@ from the entry-point group ``ember.backends`` unless EMBER_DEVICE_BACKEND_AUTOLO
 """
 import os as _os
 
+from ember._sym import *  # noqa: F403  (SymInt, SymFloat, SymBool, sym_max, sym_sum, ...)
 from ember.autograd.grad_mode import enable_grad as enable_grad  # noqa: E402
 from ember.autograd.grad_mode import inference_mode as inference_mode
 from ember.autograd.grad_mode import is_grad_enabled as is_grad_enabled
@@ -170,7 +171,7 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils", "random", "__config__", "testing"}
+                    "utils", "random", "__config__", "testing", "fx"}
 
 # old names that still work, with a warning naming the new one
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",

@@ -106,6 +106,24 @@ def test_cpu_kernels_load_at_first_use(tmp_path):
     assert out["loaded"] is True
 
 
+def test_sympy_loads_at_first_symbol(tmp_path):
+    # the Sym* classes, the sym_* helpers on plain numbers and ember.fx itself stay SymPy-free;
+    # SymPy arrives with the first ShapeEnv
+    out = json.loads(_python("""
+        import json, sys
+        import ember
+        steps = {}
+        ember.SymInt, ember.sym_max(2, 3), ember.sym_sum([1, 2]), ember._check(True)
+        import ember.fx, ember.fx.experimental
+        steps["plain"] = "sympy" in sys.modules
+        from ember.fx.experimental.symbolic_shapes import ShapeEnv
+        s = ShapeEnv().create_symint(5)
+        steps["symbolic"] = "sympy" in sys.modules and repr(s + 1) == "s0 + 1"
+        print(json.dumps(steps))
+    """, tmp_path))
+    assert out == {"plain": False, "symbolic": True}
+
+
 def _import_cost(cwd, runs=RUNS):
     """Median wall time of fresh `python -c "import ember"` minus that of `python -c pass`
     (the two interleaved, so that load on the machine hits both alike)."""
