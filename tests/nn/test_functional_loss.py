@@ -1,12 +1,12 @@
 """Losses against PyTorch: nll_loss, cross_entropy (class indices and probabilities,
 weights, ignore_index, label smoothing), regression and binary losses, kl_div."""
+import ember.nn.functional as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 
 import ember
-import ember.nn.functional as F
 from ember.autograd import gradcheck, gradgradcheck
 
 REDUCTIONS = ["none", "mean", "sum"]

@@ -1,11 +1,11 @@
 """pad, one_hot and scaled_dot_product_attention against PyTorch."""
+import ember.nn.functional as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 
 import ember
-import ember.nn.functional as F
 from ember.autograd import gradcheck
 
 

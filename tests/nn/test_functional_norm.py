@@ -1,12 +1,12 @@
 """layer_norm, batch_norm and group_norm against PyTorch: forward, gradients, running
 statistics, errors, gradcheck/gradgradcheck."""
+import ember.nn.functional as F
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
 
 import ember
-import ember.nn.functional as F
 from ember.autograd import gradcheck, gradgradcheck
 
 DTYPES = [ember.float32, ember.float64]

@@ -476,6 +476,7 @@ def _test_fused(str entry, int op, list arrays, double param=0.0):
     cdef const ember_view *ptrs[8]
     cdef int rc, k
     cdef int64_t ignore = <int64_t>param
+    cdef bint norm = entry == "norm"
     if len(arrays) > 8 or entry not in ("norm", "nll"):
         raise ValueError("at most 8 arrays; entry 'norm' or 'nll'")
     _ctx(&ctx)
@@ -485,7 +486,7 @@ def _test_fused(str entry, int op, list arrays, double param=0.0):
             _view(&v[k], arrays[k], -1, True)
             ptrs[k] = &v[k]
     with nogil:
-        if entry == "norm":
+        if norm:
             rc = TABLE.norm(&ctx, op, ptrs, param)
         else:
             rc = TABLE.nll(&ctx, op, ptrs, ignore)
