@@ -45,7 +45,7 @@ static inline float ember_fast_expf(float x) {
  * order: the loops vectorise without -ffast-math and the bits do not depend on which
  * thread runs the row.  ACC names the accumulators; the caller declares i, k (int64_t),
  * j (int), n and nb = n - n % EMBER_ROW_NACC; EXPR reads element k. */
-#define EMBER_ROW_NACC 8
+#define EMBER_ROW_NACC 16
 
 /* acc[j] += EXPR(k) over [0, nb) in blocks, combined in order, then the tail */
 #define EMBER_ROW_SUM(T, ACC, EXPR, OUT)                                        \
