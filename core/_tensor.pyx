@@ -42,6 +42,9 @@ cdef enum:
     FAMILY_INDEX = 10
     FAMILY_SEARCH = 11
     FAMILY_SOFTMAX = 12
+    # ABI 5, norms and losses: the optional `norm` and `nll` entries
+    FAMILY_NORM = 13
+    FAMILY_NLL = 14
 
 cdef type _tensor_cls = TensorBase
 
@@ -741,6 +744,8 @@ include "_reduce.pxi"
 include "_math.pxi"
 include "_matmul.pxi"
 include "_softmax.pxi"
+include "_norm.pxi"
+include "_nll.pxi"
 include "_copy.pxi"
 include "_random.pxi"
 include "_indexing.pxi"

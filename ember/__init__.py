@@ -43,6 +43,9 @@ from ember.core._tensor import arange as arange
 from ember.core._tensor import argmax as argmax
 from ember.core._tensor import argmin as argmin
 from ember.core._tensor import as_strided as as_strided
+
+# norms (explicit ops, fused on the CPU)
+from ember.core._tensor import batch_norm as batch_norm
 from ember.core._tensor import chunk as chunk
 from ember.core._tensor import clone as clone
 from ember.core._tensor import cos as cos
@@ -76,6 +79,7 @@ from ember.core._tensor import index_select as index_select
 from ember.core._tensor import initial_seed as initial_seed
 from ember.core._tensor import is_floating_point as is_floating_point
 from ember.core._tensor import is_tensor as is_tensor
+from ember.core._tensor import layer_norm as layer_norm
 from ember.core._tensor import le as le
 from ember.core._tensor import less as less
 from ember.core._tensor import less_equal as less_equal
@@ -96,6 +100,8 @@ from ember.core._tensor import movedim as movedim
 from ember.core._tensor import mul as mul
 from ember.core._tensor import multinomial as multinomial
 from ember.core._tensor import narrow as narrow
+from ember.core._tensor import native_batch_norm as native_batch_norm
+from ember.core._tensor import native_layer_norm as native_layer_norm
 from ember.core._tensor import ne as ne
 from ember.core._tensor import neg as neg
 from ember.core._tensor import negative as negative

@@ -29,10 +29,30 @@ from ember.nn._functional.activation import softsign as softsign
 from ember.nn._functional.activation import tanh as tanh
 from ember.nn._functional.activation import tanhshrink as tanhshrink
 from ember.nn._functional.activation import threshold as threshold
+
+# norms, losses, padding, attention
+from ember.nn._functional.attention import (
+    scaled_dot_product_attention as scaled_dot_product_attention,
+)
 from ember.nn._functional.dropout import dropout as dropout
 from ember.nn._functional.dropout import dropout1d as dropout1d
 from ember.nn._functional.dropout import dropout2d as dropout2d
 from ember.nn._functional.dropout import dropout3d as dropout3d
 from ember.nn._functional.linear import bilinear as bilinear
 from ember.nn._functional.linear import linear as linear
+from ember.nn._functional.loss import binary_cross_entropy as binary_cross_entropy
+from ember.nn._functional.loss import (
+    binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
+)
+from ember.nn._functional.loss import cross_entropy as cross_entropy
+from ember.nn._functional.loss import kl_div as kl_div
+from ember.nn._functional.loss import l1_loss as l1_loss
+from ember.nn._functional.loss import mse_loss as mse_loss
+from ember.nn._functional.loss import nll_loss as nll_loss
+from ember.nn._functional.loss import smooth_l1_loss as smooth_l1_loss
+from ember.nn._functional.norm import batch_norm as batch_norm
+from ember.nn._functional.norm import group_norm as group_norm
+from ember.nn._functional.norm import layer_norm as layer_norm
+from ember.nn._functional.padding import one_hot as one_hot
+from ember.nn._functional.padding import pad as pad
 from ember.nn._functional.sparse import embedding as embedding

@@ -57,6 +57,17 @@ cdef extern from "ember/abi.h":
         EMBER_SOFTMAX, EMBER_LOG_SOFTMAX, EMBER_SOFTMAX_BACKWARD, EMBER_LOG_SOFTMAX_BACKWARD
         EMBER_SOFTMAX_COUNT
 
+    # ---- ABI 5, norms and losses ----
+    enum:
+        EMBER_LAYER_NORM, EMBER_LAYER_NORM_BACKWARD, EMBER_BATCH_NORM_STATS
+        EMBER_BATCH_NORM_APPLY, EMBER_BATCH_NORM_BACKWARD, EMBER_BATCH_NORM_BACKWARD_EVAL
+        EMBER_NORM_COUNT
+
+    enum:
+        EMBER_NLL, EMBER_CROSS_ENTROPY, EMBER_NLL_BACKWARD, EMBER_CROSS_ENTROPY_BACKWARD
+        EMBER_NLL_COUNT
+    # ---- end of ABI 5 norms and losses ----
+
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
 
@@ -104,6 +115,12 @@ cdef extern from "ember/abi.h":
         # optional fused kernels: NULL means "run the core's composite"
         int (*softmax)(ember_ctx *ctx, int32_t op, const ember_view *out,
                        const ember_view *a, const ember_view *b) noexcept nogil
+        # ---- ABI 5, norms and losses ----
+        int (*norm)(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                    double eps) noexcept nogil
+        int (*nll)(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                   int64_t ignore_index) noexcept nogil
+        # ---- end of ABI 5 norms and losses ----
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -1,11 +1,22 @@
-"""Fixtures for the ember.nn tests: moving tensors and whole models' weights between
-ember and PyTorch (the oracle)."""
+"""Fixtures for the ember.nn tests: the core tests' fixtures (device, oracle), loaded from
+tests/core/conftest.py so that there is one definition, and a bridge moving tensors and whole
+models' weights between ember and PyTorch (the oracle)."""
+import importlib.util
+import pathlib
 import types
 
 import numpy as np
 import pytest
 
 import ember
+
+_path = pathlib.Path(__file__).resolve().parent.parent / "core" / "conftest.py"
+_spec = importlib.util.spec_from_file_location("_ember_core_conftest", _path)
+_core = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_core)
+
+device = _core.device
+oracle = _core.oracle
 
 
 def to_torch(t):

@@ -21,8 +21,9 @@
 
 #include <stdint.h>
 
-#define EMBER_ABI_VERSION 4      /* 2: `where`; 3: arg-reductions, `scan`;
-                                    4: index family, tan, optional fused softmax */
+#define EMBER_ABI_VERSION 5      /* 2: `where`; 3: arg-reductions, `scan`;
+                                    4: index family, tan, optional fused softmax;
+                                    5: optional fused kernels for norms and losses */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -183,6 +184,56 @@ enum {
     EMBER_SEARCH_COUNT = 3
 };
 
+/* ---- ABI 5, norms and losses: op codes of the optional `norm` and `nll` entries ---- */
+
+/* normalisation layers (`norm` entry).  `v` is an array of views whose layout each op
+ * states (outputs first; a NULL slot means "absent": no affine weight/bias, or a gradient
+ * not wanted).  Every view is C-contiguous (the core makes it so) and float32 or float64
+ * (the core computes float16/bfloat16 in float32); all share one dtype.  Variances are
+ * biased (divided by the count); rstd = 1 / sqrt(var + eps).  Results must not depend on
+ * the thread count (fixed reduction order).
+ *   LAYER_NORM           v = {y [M,N], mean [M], rstd [M], x [M,N], w [N], b [N]}
+ *                        per row of x: y = (x - mean) * rstd * w + b
+ *   LAYER_NORM_BACKWARD  v = {gx [M,N], gw [N], gb [N], g [M,N], x [M,N], mean [M],
+ *                        rstd [M], w [N]}: with h = g * w and xhat = (x - mean) * rstd,
+ *                        gx = rstd * (h - mean_row(h) - xhat * mean_row(h * xhat)),
+ *                        gw = sum over rows of g * xhat, gb = sum over rows of g
+ *   BATCH_NORM_STATS     v = {mean [C], rstd [C], x [B,C,L]}: statistics per channel
+ *   BATCH_NORM_APPLY     v = {y [B,C,L], x [B,C,L], mean [C], rstd [C], w [C], b [C]}
+ *   BATCH_NORM_BACKWARD  v = {gx [B,C,L], gw [C], gb [C], g [B,C,L], x [B,C,L], mean [C],
+ *                        rstd [C], w [C]}: per channel, n = B * L, h = g * w,
+ *                        gx = rstd * (h - mean(h) - xhat * mean(h * xhat)) (batch
+ *                        statistics: training), gw = sum(g * xhat), gb = sum(g)
+ *   BATCH_NORM_BACKWARD_EVAL  the same layout; gx = g * w * rstd (fixed statistics)
+ * `eps` is read by LAYER_NORM and BATCH_NORM_STATS only. */
+enum {
+    EMBER_LAYER_NORM = 0, EMBER_LAYER_NORM_BACKWARD = 1, EMBER_BATCH_NORM_STATS = 2,
+    EMBER_BATCH_NORM_APPLY = 3, EMBER_BATCH_NORM_BACKWARD = 4,
+    EMBER_BATCH_NORM_BACKWARD_EVAL = 5,
+    EMBER_NORM_COUNT = 6
+};
+
+/* negative log-likelihood over class-index targets (`nll` entry).  Rows r of a [R, C]
+ * (classes along the last dim), target [R] int64, w [C] class weights (NULL: all 1); a row
+ * whose target equals `ignore_index` contributes 0 and weighs 0; any other target outside
+ * [0, C) returns EMBER_ERR_INDEX "Target 7 is out of bounds." before anything is written.
+ * Views are C-contiguous, a/w/outputs share one dtype (float32 or float64); rows are
+ * independent (results do not depend on the thread count).
+ *   NLL                  v = {loss [R], wt [R], a [R,C], target, w}: a holds log-probs;
+ *                        loss = -w[t] * a[t], wt = w[t]
+ *   CROSS_ENTROPY        the same layout; a holds logits: log_softmax is fused in,
+ *                        loss = -w[t] * (a[t] - logsumexp(a))
+ *   NLL_BACKWARD         v = {gx [R,C], scale [R], NULL, target, w}:
+ *                        gx = -scale * w[t] at class t, 0 elsewhere
+ *   CROSS_ENTROPY_BACKWARD  v = {gx [R,C], scale [R], a [R,C] logits, target, w}:
+ *                        gx = scale * w[t] * (softmax(a) - onehot(t)) */
+enum {
+    EMBER_NLL = 0, EMBER_CROSS_ENTROPY = 1, EMBER_NLL_BACKWARD = 2,
+    EMBER_CROSS_ENTROPY_BACKWARD = 3,
+    EMBER_NLL_COUNT = 4
+};
+/* ---- end of ABI 5 norms and losses op codes ---- */
+
 typedef struct {
     char *data;                       /* address of element [0, ..., 0] */
     int64_t sizes[EMBER_MAX_DIM];
@@ -245,6 +296,12 @@ typedef struct {
     /* the softmax family, see EMBER_SOFTMAX_*; b is NULL for the forward ops */
     int (*softmax)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
                    const ember_view *b);
+    /* ---- ABI 5, norms and losses (optional; NULL: the core's composites) ---- */
+    /* normalisation layers, see EMBER_LAYER_NORM...; v's layout is the op's */
+    int (*norm)(ember_ctx *ctx, int32_t op, const ember_view *const *v, double eps);
+    /* nll / fused cross-entropy over class-index targets, see EMBER_NLL... */
+    int (*nll)(ember_ctx *ctx, int32_t op, const ember_view *const *v, int64_t ignore_index);
+    /* ---- end of ABI 5 norms and losses ---- */
 } ember_kernel_table;
 
 #endif

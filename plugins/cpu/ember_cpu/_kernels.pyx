@@ -21,6 +21,8 @@ from ember_cpu._copy cimport (
 )
 from ember_cpu._elementwise cimport unary_kernel, binary_kernel, where_kernel
 from ember_cpu._index cimport index_kernel, search_kernel
+from ember_cpu._nll cimport nll_kernel
+from ember_cpu._norm cimport norm_kernel
 from ember_cpu._openmp_helpers cimport (
     EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
 )
@@ -162,6 +164,8 @@ TABLE.scan = scan_kernel
 TABLE.index = index_kernel
 TABLE.search = search_kernel
 TABLE.softmax = softmax_kernel
+TABLE.norm = norm_kernel
+TABLE.nll = nll_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
@@ -461,6 +465,31 @@ def _test_softmax(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b=None, in
             _view(&v[k], arr, dtype, k == 0)
     with nogil:
         rc = TABLE.softmax(&ctx, op, &v[0], &v[1], &v[2] if b is not None else NULL)
+    _check(rc, &ctx)
+
+
+def _test_fused(str entry, int op, list arrays, double param=0.0):
+    """The optional `norm` (param: eps) or `nll` (param: ignore_index) entry on a list of
+    NumPy arrays, None for a NULL slot, in the op's slot order (abi.h)."""
+    cdef ember_ctx ctx
+    cdef ember_view v[8]
+    cdef const ember_view *ptrs[8]
+    cdef int rc, k
+    cdef int64_t ignore = <int64_t>param
+    cdef bint norm = entry == "norm"
+    if len(arrays) > 8 or entry not in ("norm", "nll"):
+        raise ValueError("at most 8 arrays; entry 'norm' or 'nll'")
+    _ctx(&ctx)
+    for k in range(8):
+        ptrs[k] = NULL
+        if k < len(arrays) and arrays[k] is not None:
+            _view(&v[k], arrays[k], -1, True)
+            ptrs[k] = &v[k]
+    with nogil:
+        if norm:
+            rc = TABLE.norm(&ctx, op, ptrs, param)
+        else:
+            rc = TABLE.nll(&ctx, op, ptrs, ignore)
     _check(rc, &ctx)
 
 

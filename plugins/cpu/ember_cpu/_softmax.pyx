@@ -29,40 +29,7 @@ cdef extern from *:
     static const char *const ember_softmax_names[] = {"softmax", "log_softmax",
         "softmax_backward", "log_softmax_backward"};
 
-    /* exp(x) for float32 in plain arithmetic and bit moves (no libm call), so that loops
-     * calling it vectorise.  exp(x) = 2^n e^r with n = round(x / ln 2) and |r| <= ln(2)/2
-     * (ln 2 split in two so n ln 2 is exact); a degree-7 Taylor polynomial gives e^r to
-     * within float rounding.  2^n is built from exponent bits in two halves, so overflow
-     * (inf) and gradual underflow (subnormals, then 0) come out right; NaN stays NaN. */
-    static inline float ember_softmax_expf(float x) {
-        float xc = x < -104.0f ? -104.0f : x;
-        xc = xc > 89.0f ? 89.0f : xc;
-        float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-        float r = xc - n * 0.693145751953125f;
-        r = r - n * 1.42860682030941723e-6f;
-        float p = 1.0f / 5040.0f;
-        p = p * r + 1.0f / 720.0f;
-        p = p * r + 1.0f / 120.0f;
-        p = p * r + 1.0f / 24.0f;
-        p = p * r + 1.0f / 6.0f;
-        p = p * r + 0.5f;
-        p = p * r + 1.0f;
-        p = p * r + 1.0f;
-        int32_t ni = (int32_t)n;
-        int32_t half = ni / 2;
-        int32_t b1 = (half + 127) << 23, b2 = (ni - half + 127) << 23;
-        float s1, s2;
-        memcpy(&s1, &b1, sizeof s1);
-        memcpy(&s2, &b2, sizeof s2);
-        float res = p * s1 * s2;
-        return x != x ? x : res;
-    }
-
-    #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-    #define EMBER_ROW_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-    #else
-    #define EMBER_ROW_CLONES
-    #endif
+    #include "_rowmath.h"
     #define EMBER_NACC 16
     /* NaN-propagating max; `|`, not `||`: no branch */
     #define EMBER_SM_MAX(x, y) ((((x) > (y)) | ((x) != (x))) ? (x) : (y))
@@ -111,7 +78,7 @@ cdef extern from *:
             for (k = 0; k < n; k++) y[k] = a[k] - EXP(b[k]) * s; \\
         } \\
     }
-    EMBER_SOFTMAX_ROW(float, ember_softmax_row_f32, ember_softmax_expf, logf)
+    EMBER_SOFTMAX_ROW(float, ember_softmax_row_f32, ember_fast_expf, logf)
     EMBER_SOFTMAX_ROW(double, ember_softmax_row_f64, exp, log)
     """
     const char *ember_softmax_names[]

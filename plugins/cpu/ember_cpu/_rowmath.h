@@ -1,0 +1,61 @@
+/* Row helpers shared by the fused row kernels (softmax, cross-entropy): a float32 exp that
+ * vectorises, and the function multi-versioning attribute for row loops. */
+#ifndef EMBER_CPU_ROWMATH_H
+#define EMBER_CPU_ROWMATH_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+/* exp(x) for float32 in plain arithmetic and bit moves (no libm call), so that loops
+ * calling it vectorise.  exp(x) = 2^n e^r with n = round(x / ln 2) and |r| <= ln(2)/2
+ * (ln 2 split in two so n ln 2 is exact); a degree-7 Taylor polynomial gives e^r to
+ * within float rounding.  2^n is built from exponent bits in two halves, so overflow
+ * (inf) and gradual underflow (subnormals, then 0) come out right; NaN stays NaN. */
+static inline float ember_fast_expf(float x) {
+    float xc = x < -104.0f ? -104.0f : x;
+    xc = xc > 89.0f ? 89.0f : xc;
+    float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = xc - n * 0.693145751953125f;
+    r = r - n * 1.42860682030941723e-6f;
+    float p = 1.0f / 5040.0f;
+    p = p * r + 1.0f / 720.0f;
+    p = p * r + 1.0f / 120.0f;
+    p = p * r + 1.0f / 24.0f;
+    p = p * r + 1.0f / 6.0f;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t ni = (int32_t)n;
+    int32_t half = ni / 2;
+    int32_t b1 = (half + 127) << 23, b2 = (ni - half + 127) << 23;
+    float s1, s2;
+    memcpy(&s1, &b1, sizeof s1);
+    memcpy(&s2, &b2, sizeof s2);
+    float res = p * s1 * s2;
+    return x != x ? x : res;
+}
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define EMBER_ROW_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define EMBER_ROW_CLONES
+#endif
+
+/* Sums over a row in blocks of EMBER_ROW_NACC independent accumulators combined in a fixed
+ * order: the loops vectorise without -ffast-math and the bits do not depend on which
+ * thread runs the row.  ACC names the accumulators; the caller declares i, k (int64_t),
+ * j (int), n and nb = n - n % EMBER_ROW_NACC; EXPR reads element k. */
+#define EMBER_ROW_NACC 16
+
+/* acc[j] += EXPR(k) over [0, nb) in blocks, combined in order, then the tail */
+#define EMBER_ROW_SUM(T, ACC, EXPR, OUT)                                        \
+    do {                                                                         \
+        T ACC##v[EMBER_ROW_NACC] = {0}, ACC##s = 0;                             \
+        for (i = 0; i < nb; i += EMBER_ROW_NACC)                                \
+            for (j = 0; j < EMBER_ROW_NACC; j++) { k = i + j; ACC##v[j] += (EXPR); } \
+        for (j = 0; j < EMBER_ROW_NACC; j++) ACC##s += ACC##v[j];               \
+        for (k = nb; k < n; k++) ACC##s += (EXPR);                               \
+        OUT = ACC##s;                                                            \
+    } while (0)
+
+#endif

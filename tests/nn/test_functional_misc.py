@@ -1,0 +1,154 @@
+"""pad, one_hot and scaled_dot_product_attention against PyTorch."""
+import ember.nn.functional as F
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as TF
+
+import ember
+from ember.autograd import gradcheck
+
+
+def pair(arr, device, requires_grad=True):
+    e = ember.tensor(arr, device=device, requires_grad=requires_grad)
+    t = torch.tensor(arr, requires_grad=requires_grad)
+    return e, t
+
+
+def compare(oracle, e, t, leaves):
+    oracle.assert_matches(e, t.detach())
+    g = np.random.default_rng(0).normal(size=tuple(t.shape))
+    e.backward(ember.tensor(g))
+    t.backward(torch.tensor(g))
+    for el, tl in leaves:
+        oracle.assert_matches(el.grad, tl.grad)
+
+
+@pytest.mark.parametrize("mode", ["constant", "reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape,padding", [
+    ((2, 3, 5), (1, 2)), ((2, 3, 4, 5), (2, 1, 0, 3)), ((1, 2, 3, 4, 5), (1, 1, 2, 0, 1, 2)),
+    ((3, 6), (2, 3)),
+])
+def test_pad_modes(device, oracle, mode, shape, padding):
+    x, tx = pair(np.random.default_rng(1).normal(size=shape), device)
+    compare(oracle, F.pad(x, padding, mode=mode), TF.pad(tx, padding, mode=mode), [(x, tx)])
+
+
+@pytest.mark.parametrize("padding", [(1, 1), (0, 0, 2, 1), (-1, 2), (1, -2, -1, 0), (1, 1, 1, 1, 1, 1)])
+def test_pad_constant_value_and_crop(device, oracle, padding):
+    x, tx = pair(np.random.default_rng(2).normal(size=(3, 4, 5)), device)
+    compare(oracle, F.pad(x.transpose(0, 2), padding, value=2.5),
+            TF.pad(tx.transpose(0, 2), padding, value=2.5), [(x, tx)])
+
+
+def test_pad_integer_and_empty(device, oracle):
+    x = ember.arange(6, device=device).reshape(2, 3)
+    oracle.assert_matches(F.pad(x, (1, 2), value=7), TF.pad(oracle.to_torch(x), (1, 2), value=7))
+    e = ember.zeros(0, 3, device=device)
+    oracle.assert_matches(F.pad(e, (1, 1)), TF.pad(oracle.to_torch(e), (1, 1)))
+
+
+def test_pad_gradcheck(device):
+    x = ember.randn(1, 2, 4, dtype=ember.float64, device=device, requires_grad=True)
+    for mode in ("constant", "reflect", "replicate", "circular"):
+        assert gradcheck(lambda x: F.pad(x, (2, 1), mode=mode), (x,)), mode
+
+
+def test_pad_errors(device):
+    x = ember.randn(3, 5, device=device)
+    with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
+        F.pad(x, (1,))
+    with pytest.raises(RuntimeError, match="Padding size should be less than the corresponding"):
+        F.pad(x.unsqueeze(0), (5, 5), mode="reflect")
+    with pytest.raises(NotImplementedError, match="Unrecognised padding mode foo"):
+        F.pad(x, (1, 1), mode="foo")
+    with pytest.raises(NotImplementedError, match="non-constant padding"):
+        F.pad(ember.randn(5, device=device), (1, 1), mode="reflect")
+    with pytest.raises(RuntimeError, match="Padding length should be less than or equal"):
+        F.pad(x, (1, 1, 1, 1, 1, 1))
+    with pytest.raises(RuntimeError, match="doesn't take in value argument"):
+        F.pad(x, (1, 1), mode="replicate", value=3.0)
+
+
+@pytest.mark.parametrize("num_classes", [-1, 6])
+def test_one_hot(device, oracle, num_classes):
+    t = ember.tensor([[0, 3], [2, 1]], device=device)
+    oracle.assert_matches(F.one_hot(t, num_classes),
+                          TF.one_hot(oracle.to_torch(t), num_classes))
+    e = ember.zeros(0, dtype=ember.int64, device=device)
+    if num_classes > 0:
+        oracle.assert_matches(F.one_hot(e, num_classes), TF.one_hot(oracle.to_torch(e), num_classes))
+
+
+def test_one_hot_errors(device):
+    with pytest.raises(RuntimeError, match="only applicable to index tensor of type LongTensor"):
+        F.one_hot(ember.tensor([1, 2], dtype=ember.int32))
+    with pytest.raises(RuntimeError, match="Class values must be smaller than num_classes"):
+        F.one_hot(ember.tensor([1, 2]), 2)
+    with pytest.raises(RuntimeError, match="Class values must be non-negative"):
+        F.one_hot(ember.tensor([-1, 2]))
+    with pytest.raises(RuntimeError, match="Can not infer total number of classes"):
+        F.one_hot(ember.zeros(0, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("mask", [None, "bool", "float", "causal"])
+@pytest.mark.parametrize("scale", [None, 0.3])
+@pytest.mark.parametrize("L,S", [(4, 4), (3, 5)])
+def test_sdpa(device, oracle, mask, scale, L, S):
+    rng = np.random.default_rng(3)
+    q, tq = pair(rng.normal(size=(2, 3, L, 8)), device)
+    k, tk = pair(rng.normal(size=(2, 3, S, 8)), device)
+    v, tv = pair(rng.normal(size=(2, 3, S, 6)), device)
+    em = tm = None
+    causal = mask == "causal"
+    if mask == "bool":
+        m = rng.uniform(size=(L, S)) > 0.3
+        m[:, 0] = True                                   # no fully masked row
+        em, tm = ember.tensor(m, device=device), torch.tensor(m)
+    elif mask == "float":
+        m = rng.normal(size=(3, L, S))
+        em, tm = ember.tensor(m, device=device), torch.tensor(m)
+    e = F.scaled_dot_product_attention(q, k, v, attn_mask=em, is_causal=causal, scale=scale)
+    r = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm, is_causal=causal, scale=scale)
+    compare(oracle, e, r, [(q, tq), (k, tk), (v, tv)])
+
+
+def test_sdpa_gqa(device, oracle):
+    rng = np.random.default_rng(4)
+    q, tq = pair(rng.normal(size=(1, 4, 3, 8)), device)
+    k, tk = pair(rng.normal(size=(1, 2, 5, 8)), device)
+    v, tv = pair(rng.normal(size=(1, 2, 5, 8)), device)
+    compare(oracle, F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+            TF.scaled_dot_product_attention(tq, tk, tv, enable_gqa=True),
+            [(q, tq), (k, tk), (v, tv)])
+
+
+def test_sdpa_dropout(device):
+    ember.manual_seed(0)
+    q = ember.randn(2, 16, 8, device=device)
+    full = F.scaled_dot_product_attention(q, q, q, dropout_p=1.0)
+    assert float(full.abs().sum()) == 0.0
+    a = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    b = F.scaled_dot_product_attention(q, q, q)
+    assert not ember.allclose(a, b)
+    ember.manual_seed(5)
+    c = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+    ember.manual_seed(5)
+    assert ember.equal(c, F.scaled_dot_product_attention(q, q, q, dropout_p=0.5))
+
+
+def test_sdpa_errors(device):
+    q = ember.randn(2, 3, 4, device=device)
+    with pytest.raises(RuntimeError, match="Explicit attn_mask should not be set"):
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ember.ones(3, 3, dtype=ember.bool),
+                                       is_causal=True)
+    with pytest.raises(RuntimeError, match="same embedding size"):
+        F.scaled_dot_product_attention(q, ember.randn(2, 3, 5), q)
+
+
+def test_sdpa_gradcheck(device):
+    rng = np.random.default_rng(5)
+    args = tuple(ember.tensor(rng.normal(size=(2, 3, 4)), device=device, requires_grad=True)
+                 for _ in range(3))
+    assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                     args)
