@@ -41,6 +41,8 @@ cdef enum:
     FAMILY_INDEX = 10
     FAMILY_SEARCH = 11
     FAMILY_SOFTMAX = 12
+    FAMILY_CONV = 13        # conv and pooling (optional `conv`/`pool` entries)
+    FAMILY_POOL = 14
 
 cdef type _tensor_cls = TensorBase
 
@@ -740,6 +742,8 @@ include "_reduce.pxi"
 include "_math.pxi"
 include "_matmul.pxi"
 include "_softmax.pxi"
+include "_conv.pxi"
+include "_pool.pxi"
 include "_copy.pxi"
 include "_random.pxi"
 include "_indexing.pxi"
