@@ -67,7 +67,7 @@ cdef object fold_c(object cols, object idx, tuple shape):
     """The adjoint of unfold_c: cols [N, C, K, L] summed into [N, C, H, W]."""
     n, c, h, w = shape
     z = zeros(n, c, h * w + 1, dtype=cols.dtype, device=cols.device)
-    r = z.index_add(2, idx, cols.reshape(n, c, -1))
+    r = z.index_add(2, idx, cols.reshape(n, c, cols.shape[2] * cols.shape[3]))
     return r.narrow(2, 0, h * w).reshape(n, c, h, w)
 
 

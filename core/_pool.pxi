@@ -165,7 +165,8 @@ cdef object pool_backward_composite(PoolArgs a, g, x, indices):
         return mh.transpose(0, 1) @ g @ mw
     if a.code != EMBER_POOL_AVG:
         z = zeros(n, c, h * w, dtype=g.dtype, device=g.device)
-        return z.scatter_add(2, indices.reshape(n, c, -1), g.reshape(n, c, -1)).reshape(
+        L = a.out_size[0] * a.out_size[1]
+        return z.scatter_add(2, indices.reshape(n, c, L), g.reshape(n, c, L)).reshape(
             n, c, h, w)
     idx = tap_index(a, x.device)
     L = a.out_size[0] * a.out_size[1]

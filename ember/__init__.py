@@ -144,8 +144,8 @@ from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.activations import logit as logit
 from ember.core.composites import *  # noqa: F403  (clamp, var, isclose, ...)
-from ember.core.conversions import as_tensor as as_tensor
 from ember.core.conv import *  # noqa: F403  (conv1d, conv2d)
+from ember.core.conversions import as_tensor as as_tensor
 from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
 from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
 from ember.core.minmax import max as max  # noqa: F401

@@ -3,8 +3,14 @@ the ``*_with_indices`` spellings of PyTorch's functional module."""
 from functools import partial
 
 from ember.core.pooling import (
-    adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d, adaptive_max_pool2d,
-    avg_pool1d, avg_pool2d, max_pool1d, max_pool2d,
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
 )
 
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d",
