@@ -13,7 +13,7 @@ from cython.parallel cimport prange
 from libc.limits cimport INT_MAX
 from libc.stdint cimport int32_t, int64_t, uintptr_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from ember_cpu._abi cimport (
@@ -98,6 +98,7 @@ cdef void im2col(const Conv *c, real_t *x, real_t *col, bint add) noexcept nogil
     cdef int64_t pw = c.p.padding[1], dh = c.p.dilation[0], dw = c.p.dilation[1]
     cdef real_t *row
     cdef real_t *src
+    cdef real_t *dst
     for ch in range(c.Cg):
         for ki in range(c.kh):
             for kj in range(c.kw):
@@ -116,16 +117,21 @@ cdef void im2col(const Conv *c, real_t *x, real_t *col, bint add) noexcept nogil
                             memset(row + oh * c.Wo, 0, c.Wo * sizeof(real_t))
                         continue
                     src = x + (ch * c.H + ih) * c.W - pw + kj * dw
-                    if add:
+                    dst = row + oh * c.Wo
+                    if add and sw == 1:     # unit stride: loops the compiler vectorises
                         for ow in range(lo, hi):
-                            src[ow * sw] += row[oh * c.Wo + ow]
+                            src[ow] += dst[ow]
+                    elif add:
+                        for ow in range(lo, hi):
+                            src[ow * sw] += dst[ow]
                     else:
-                        for ow in range(lo):
-                            row[oh * c.Wo + ow] = 0
-                        for ow in range(lo, hi):
-                            row[oh * c.Wo + ow] = src[ow * sw]
-                        for ow in range(hi, c.Wo):
-                            row[oh * c.Wo + ow] = 0
+                        memset(dst, 0, lo * sizeof(real_t))
+                        if sw == 1:
+                            memcpy(dst + lo, src + lo, (hi - lo) * sizeof(real_t))
+                        else:
+                            for ow in range(lo, hi):
+                                dst[ow] = src[ow * sw]
+                        memset(dst + hi, 0, (c.Wo - hi) * sizeof(real_t))
 
 
 # one sample of the forward or input-gradient op
