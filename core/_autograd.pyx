@@ -613,6 +613,9 @@ cdef void attach(OpNode node, object r, int save_result):
             t._output_nr = i
             t._keys |= AG
             saved.append(save(t, i) if save_result else None)
+        elif save_result and isinstance(x, TensorBase):
+            # a non-differentiable output (max_pool2d_with_indices' indices): plain data
+            saved.append(save(<TensorBase>x, -1))
         else:
             saved.append(None)
     if save_result:

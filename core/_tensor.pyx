@@ -45,6 +45,8 @@ cdef enum:
     # ABI 5, norms and losses: the optional `norm` and `nll` entries
     FAMILY_NORM = 13
     FAMILY_NLL = 14
+    FAMILY_CONV = 15        # conv and pooling (optional `conv`/`pool` entries)
+    FAMILY_POOL = 16
 
 cdef type _tensor_cls = TensorBase
 
@@ -746,6 +748,8 @@ include "_matmul.pxi"
 include "_softmax.pxi"
 include "_norm.pxi"
 include "_nll.pxi"
+include "_conv.pxi"
+include "_pool.pxi"
 include "_copy.pxi"
 include "_random.pxi"
 include "_indexing.pxi"

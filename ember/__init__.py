@@ -152,6 +152,7 @@ from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.activations import logit as logit
 from ember.core.composites import *  # noqa: F403  (clamp, var, isclose, ...)
+from ember.core.conv import *  # noqa: F403  (conv1d, conv2d)
 from ember.core.conversions import as_tensor as as_tensor
 from ember.core.determinism import *  # noqa: F403  (use_deterministic_algorithms, ...)
 from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
@@ -159,6 +160,7 @@ from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, sl
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
 from ember.core.norms import *  # noqa: F403  (nansum, nanmean, norm)
+from ember.core.pooling import *  # noqa: F403  (max_pool2d, avg_pool2d, ...)
 from ember.core.products import *  # noqa: F403  (addmm, baddbmm, einsum, cross, ...)
 from ember.core.random_ops import *  # noqa: F403  (randint, normal, bernoulli)
 from ember.core.sorting import *  # noqa: F403  (sort, argsort, topk, unique, ...)

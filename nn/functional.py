@@ -34,6 +34,10 @@ from ember.nn._functional.activation import threshold as threshold
 from ember.nn._functional.attention import (
     scaled_dot_product_attention as scaled_dot_product_attention,
 )
+
+# conv and pooling
+from ember.nn._functional.conv import conv1d as conv1d
+from ember.nn._functional.conv import conv2d as conv2d
 from ember.nn._functional.dropout import dropout as dropout
 from ember.nn._functional.dropout import dropout1d as dropout1d
 from ember.nn._functional.dropout import dropout2d as dropout2d
@@ -55,4 +59,20 @@ from ember.nn._functional.norm import group_norm as group_norm
 from ember.nn._functional.norm import layer_norm as layer_norm
 from ember.nn._functional.padding import one_hot as one_hot
 from ember.nn._functional.padding import pad as pad
+from ember.nn._functional.pooling import adaptive_avg_pool1d as adaptive_avg_pool1d
+from ember.nn._functional.pooling import adaptive_avg_pool2d as adaptive_avg_pool2d
+from ember.nn._functional.pooling import adaptive_max_pool1d as adaptive_max_pool1d
+from ember.nn._functional.pooling import (
+    adaptive_max_pool1d_with_indices as adaptive_max_pool1d_with_indices,
+)
+from ember.nn._functional.pooling import adaptive_max_pool2d as adaptive_max_pool2d
+from ember.nn._functional.pooling import (
+    adaptive_max_pool2d_with_indices as adaptive_max_pool2d_with_indices,
+)
+from ember.nn._functional.pooling import avg_pool1d as avg_pool1d
+from ember.nn._functional.pooling import avg_pool2d as avg_pool2d
+from ember.nn._functional.pooling import max_pool1d as max_pool1d
+from ember.nn._functional.pooling import max_pool1d_with_indices as max_pool1d_with_indices
+from ember.nn._functional.pooling import max_pool2d as max_pool2d
+from ember.nn._functional.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from ember.nn._functional.sparse import embedding as embedding

@@ -67,6 +67,31 @@ cdef extern from "ember/abi.h":
         EMBER_NLL, EMBER_CROSS_ENTROPY, EMBER_NLL_BACKWARD, EMBER_CROSS_ENTROPY_BACKWARD
         EMBER_NLL_COUNT
     # ---- end of ABI 5 norms and losses ----
+    # --- conv and pooling (ABI 5) ---
+    ctypedef struct ember_conv_params:
+        int64_t stride[2]
+        int64_t padding[2]
+        int64_t dilation[2]
+        int64_t groups
+
+    enum:
+        EMBER_CONV_FORWARD, EMBER_CONV_BACKWARD_INPUT, EMBER_CONV_BACKWARD_WEIGHT
+        EMBER_CONV_COUNT
+
+    ctypedef struct ember_pool_params:
+        int64_t kernel[2]
+        int64_t stride[2]
+        int64_t padding[2]
+        int64_t dilation[2]
+        int32_t count_include_pad
+        int32_t reserved
+        int64_t divisor_override
+
+    enum:
+        EMBER_POOL_MAX, EMBER_POOL_MAX_BACKWARD, EMBER_POOL_AVG, EMBER_POOL_AVG_BACKWARD
+        EMBER_POOL_ADAPTIVE_AVG, EMBER_POOL_ADAPTIVE_AVG_BACKWARD, EMBER_POOL_ADAPTIVE_MAX
+        EMBER_POOL_COUNT
+    # --- end of conv and pooling ---
 
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
@@ -121,6 +146,14 @@ cdef extern from "ember/abi.h":
         int (*nll)(ember_ctx *ctx, int32_t op, const ember_view *const *v,
                    int64_t ignore_index) noexcept nogil
         # ---- end of ABI 5 norms and losses ----
+        # --- conv and pooling (ABI 5) ---
+        int (*conv)(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
+                    const ember_view *out, const ember_view *a, const ember_view *b,
+                    const ember_view *c) noexcept nogil
+        int (*pool)(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
+                    const ember_view *out, const ember_view *indices,
+                    const ember_view *a) noexcept nogil
+        # --- end of conv and pooling ---
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

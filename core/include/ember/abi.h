@@ -23,7 +23,8 @@
 
 #define EMBER_ABI_VERSION 5      /* 2: `where`; 3: arg-reductions, `scan`;
                                     4: index family, tan, optional fused softmax;
-                                    5: optional fused kernels for norms and losses */
+                                    5: optional fused kernels for norms and losses, conv
+                                       and pooling */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -233,6 +234,58 @@ enum {
     EMBER_NLL_COUNT = 4
 };
 /* ---- end of ABI 5 norms and losses op codes ---- */
+/* --- conv and pooling (ABI 5; optional entries `conv` and `pool`) ---
+ * Every operand is C-contiguous and float32 or float64 (the core makes them so: it casts
+ * float16/bfloat16 to float32), N >= 1 and C >= 1; 1-d ops come as 2-d with H = 1.
+ *
+ * convolution over [N, C, H, W] with weight [Cout, Cin / groups, kH, kW]:
+ *   CONV_FORWARD          out [N, Cout, Ho, Wo] = conv(a = input, b = weight) + c (bias
+ *                         [Cout], or NULL)
+ *   CONV_BACKWARD_INPUT   out = grad_input [N, Cin, H, W]; a = grad_output, b = weight
+ *   CONV_BACKWARD_WEIGHT  out = grad_weight; a = grad_output, b = input; c: grad_bias
+ *                         [Cout] to write as well, or NULL
+ * Results must not depend on the thread count (the CPU plugin sums the batch in fixed
+ * blocks combined in a fixed order). */
+typedef struct {
+    int64_t stride[2], padding[2], dilation[2];
+    int64_t groups;
+} ember_conv_params;
+
+enum {
+    EMBER_CONV_FORWARD = 0, EMBER_CONV_BACKWARD_INPUT = 1, EMBER_CONV_BACKWARD_WEIGHT = 2,
+    EMBER_CONV_COUNT = 3
+};
+
+/* pooling over the planes of [N, C, H, W] (out's sizes give the output's):
+ *   POOL_MAX                 out = max over each window of a (dilated, padded with -inf:
+ *                            padding never wins); indices (int64, out's shape) = the flat
+ *                            position h * W + w of the maximum in its input plane; a NaN
+ *                            wins
+ *   POOL_MAX_BACKWARD        out = grad_input (a's plane size from out): zero, then
+ *                            out[indices] += a (= grad_output), in row-major order of a
+ *   POOL_AVG                 out = window sum / divisor: divisor_override when > 0, else
+ *                            the window size clipped to the padded input
+ *                            (count_include_pad) or to the input
+ *   POOL_AVG_BACKWARD        out = grad_input; a = grad_output
+ *   POOL_ADAPTIVE_AVG        windows [floor(i H / Ho), ceil((i + 1) H / Ho)) (params unused)
+ *   POOL_ADAPTIVE_AVG_BACKWARD  out = grad_input; a = grad_output
+ *   POOL_ADAPTIVE_MAX        as POOL_MAX over the adaptive windows (its backward is
+ *                            POOL_MAX_BACKWARD)
+ * `indices` is NULL except for POOL_MAX, POOL_MAX_BACKWARD and POOL_ADAPTIVE_MAX. */
+typedef struct {
+    int64_t kernel[2], stride[2], padding[2], dilation[2];
+    int32_t count_include_pad;
+    int32_t reserved;
+    int64_t divisor_override;          /* 0: none */
+} ember_pool_params;
+
+enum {
+    EMBER_POOL_MAX = 0, EMBER_POOL_MAX_BACKWARD = 1, EMBER_POOL_AVG = 2,
+    EMBER_POOL_AVG_BACKWARD = 3, EMBER_POOL_ADAPTIVE_AVG = 4,
+    EMBER_POOL_ADAPTIVE_AVG_BACKWARD = 5, EMBER_POOL_ADAPTIVE_MAX = 6,
+    EMBER_POOL_COUNT = 7
+};
+/* --- end of conv and pooling --- */
 
 typedef struct {
     char *data;                       /* address of element [0, ..., 0] */
@@ -302,6 +355,13 @@ typedef struct {
     /* nll / fused cross-entropy over class-index targets, see EMBER_NLL... */
     int (*nll)(ember_ctx *ctx, int32_t op, const ember_view *const *v, int64_t ignore_index);
     /* ---- end of ABI 5 norms and losses ---- */
+    /* --- conv and pooling (ABI 5): see EMBER_CONV_* and EMBER_POOL_* --- */
+    int (*conv)(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
+                const ember_view *out, const ember_view *a, const ember_view *b,
+                const ember_view *c);
+    int (*pool)(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
+                const ember_view *out, const ember_view *indices, const ember_view *a);
+    /* --- end of conv and pooling --- */
 } ember_kernel_table;
 
 #endif

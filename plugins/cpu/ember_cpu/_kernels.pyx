@@ -8,10 +8,11 @@
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_GetPointer
 from cython.parallel cimport prange
-from libc.stdint cimport int64_t, uint64_t, uintptr_t
+from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 
 from ember_cpu._abi cimport (
-    ember_ctx, ember_view, ember_kernel_table, matmul_fn, EMBER_ABI_VERSION, EMBER_MAX_DIM,
+    ember_ctx, ember_view, ember_kernel_table, matmul_fn, conv_fn, ember_conv_params,
+    ember_pool_params, EMBER_ABI_VERSION, EMBER_MAX_DIM,
     EMBER_KERNEL_TABLE_CAPSULE, EMBER_OK, EMBER_ERR_RUNTIME,
     EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_BOOL, EMBER_UINT8, EMBER_INT8, EMBER_INT16,
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
@@ -26,6 +27,7 @@ from ember_cpu._norm cimport norm_kernel
 from ember_cpu._openmp_helpers cimport (
     EMBER_OPENMP_ENABLED, omp_get_num_threads, omp_get_thread_num,
 )
+from ember_cpu._pool cimport pool_kernel
 from ember_cpu._random cimport random_kernel
 from ember_cpu._reduce cimport reduce_kernel
 from ember_cpu._scan cimport scan_kernel
@@ -41,16 +43,20 @@ cnp.import_array()
 # -- matmul ---------------------------------------------------------------------------------
 
 cdef matmul_fn _blas_matmul = NULL
+cdef conv_fn _blas_conv = NULL
 
 
+# the BLAS-backed modules (_blas: matmul, _conv: convolution), at the first call of either
 cdef int load_blas(ember_ctx *ctx) noexcept nogil:
-    global _blas_matmul
+    global _blas_matmul, _blas_conv
     with gil:
         try:
-            from ember_cpu import _blas, _threads
+            from ember_cpu import _blas, _conv, _threads
             _threads.blas_loaded()
             _blas_matmul = <matmul_fn>PyCapsule_GetPointer(_blas.matmul_capsule,
                                                            "ember_cpu._blas.matmul")
+            _blas_conv = <conv_fn>PyCapsule_GetPointer(_conv.conv_capsule,
+                                                       "ember_cpu._conv.conv")
         except BaseException as exc:
             msg = f"could not load BLAS: {exc!r}".encode("utf-8", "replace")
             return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", msg)
@@ -143,6 +149,17 @@ cdef int matmul_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *
     return _blas_matmul(ctx, out, a, b)
 
 
+cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
+                     const ember_view *out, const ember_view *a, const ember_view *b,
+                     const ember_view *c) noexcept nogil:
+    cdef int status
+    if _blas_conv == NULL:
+        status = load_blas(ctx)
+        if status != EMBER_OK:
+            return status
+    return _blas_conv(ctx, op, p, out, a, b, c)
+
+
 # -- the table ------------------------------------------------------------------------------
 
 cdef ember_kernel_table TABLE
@@ -166,6 +183,8 @@ TABLE.search = search_kernel
 TABLE.softmax = softmax_kernel
 TABLE.norm = norm_kernel
 TABLE.nll = nll_kernel
+TABLE.conv = conv_kernel
+TABLE.pool = pool_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)

@@ -35,3 +35,23 @@ def _limit_blas(n: int) -> None:
 
     # called as a function, not a context manager: the limit stays
     threadpool_limits(limits=n, user_api="blas")
+
+
+def openblas_thread_functions() -> list:
+    """(set_num_threads, get_num_threads) C function addresses of every loaded OpenBLAS with
+    its own (pthreads) pool, which the conv kernels hold to one thread inside their parallel
+    regions; an OpenMP-threaded BLAS already runs serially there and is left out."""
+    import ctypes
+
+    from threadpoolctl import ThreadpoolController
+
+    found = []
+    for lib in ThreadpoolController().select(internal_api="openblas").lib_controllers:
+        if getattr(lib, "threading_layer", "") == "openmp":
+            continue
+        setter = lib._get_symbol("openblas_set_num_threads")
+        getter = lib._get_symbol("openblas_get_num_threads")
+        if setter is not None and getter is not None:
+            found.append((ctypes.cast(setter, ctypes.c_void_p).value,
+                          ctypes.cast(getter, ctypes.c_void_p).value))
+    return found

@@ -73,8 +73,8 @@ def test_hooks():
         assert ctypes.c_int32.from_address(table).value == 5          # EMBER_ABI_VERSION
         # every entry is filled: abi_version, reserved, then 15 required function pointers (where
         # added in ABI version 2, scan in version 3, index and search in version 4) and the optional
-        # fused softmax (4), norm and nll (5)
-        assert all(ctypes.c_void_p.from_address(table + 8 + 8 * i).value for i in range(18))
+        # fused softmax (4), norm, nll, conv and pool (5)
+        assert all(ctypes.c_void_p.from_address(table + 8 + 8 * i).value for i in range(20))
         assert pm.hook.ember_kernel_table(device_type="cpu") is cap    # one table
         assert not [m for m in sys.modules if m.startswith("scipy")]
     """)

@@ -1,0 +1,314 @@
+# The fused convolution kernels (the optional `conv` table entry): forward, input gradient
+# and weight (+ bias) gradient of a grouped 2-d convolution over contiguous float32/float64
+# [N, C, H, W] tensors, as im2col + GEMM and GEMM + col2im through SciPy's BLAS.  Like
+# _blas, this module is imported at the first convolution (SciPy's BLAS costs ~0.17 s).
+#
+# Threads: a batch of more than one sample runs OpenMP over the samples, each thread with
+# its own column buffer and BLAS held to one thread (threaded BLAS inside a parallel region
+# would oversubscribe the cores); a single sample runs one GEMM per group with BLAS's own
+# threads.  The weight gradient sums the batch in fixed blocks (their number depends only
+# on N) combined in order, so every result has the same bits for any thread count.
+from cpython.pycapsule cimport PyCapsule_New
+from cython.parallel cimport prange
+from libc.limits cimport INT_MAX
+from libc.stdint cimport int32_t, int64_t, uintptr_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+from ember_cpu._abi cimport (
+    conv_fn, ember_conv_params, ember_ctx, ember_view, EMBER_OK, EMBER_ERR_MEMORY, EMBER_ERR_RUNTIME, EMBER_ERR_TYPE, EMBER_ERR_VALUE,
+    EMBER_CONV_BACKWARD_INPUT, EMBER_CONV_BACKWARD_WEIGHT, EMBER_CONV_FORWARD, EMBER_FLOAT32,
+    EMBER_FLOAT64,
+)
+from ember_cpu._openmp_helpers cimport omp_get_thread_num
+from ember_cpu._pool cimport contiguous
+from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+
+ctypedef fused real_t:
+    float
+    double
+
+DEF WEIGHT_BLOCKS = 8          # the weight gradient's batch blocks (at most)
+DEF MAX_BLAS_LIBS = 4
+
+# --- BLAS thread control: OpenBLAS's (set, get) num_threads of each loaded library, from
+# ember_cpu._threads at import; held to 1 around the parallel regions ---
+ctypedef void (*set_threads_t)(int) noexcept nogil
+ctypedef int (*get_threads_t)() noexcept nogil
+cdef set_threads_t _set_threads[MAX_BLAS_LIBS]
+cdef get_threads_t _get_threads[MAX_BLAS_LIBS]
+cdef int _nlibs = 0
+
+
+def _init_blas_threads():
+    global _nlibs
+    from ember_cpu._threads import openblas_thread_functions
+    for setter, getter in openblas_thread_functions()[:MAX_BLAS_LIBS]:
+        _set_threads[_nlibs] = <set_threads_t><uintptr_t>setter
+        _get_threads[_nlibs] = <get_threads_t><uintptr_t>getter
+        _nlibs += 1
+
+
+cdef void blas_single(int *saved) noexcept nogil:
+    cdef int i
+    for i in range(_nlibs):
+        saved[i] = _get_threads[i]()
+        _set_threads[i](1)
+
+
+cdef void blas_restore(const int *saved) noexcept nogil:
+    cdef int i
+    for i in range(_nlibs):
+        _set_threads[i](saved[i])
+
+
+ctypedef struct Conv:
+    int op
+    const ember_conv_params *p
+    int64_t N, C, H, W, Cout, Cg, Coutg, kh, kw, Ho, Wo, K, L, G
+    bint direct               # 1x1 kernel, stride 1, no padding: the input is its own col
+    char *out
+    const char *a
+    const char *b
+    char *c
+    char *cols                # one column buffer [K, L] per thread
+    char *blocks              # weight-gradient partial sums, WEIGHT_BLOCKS x weight
+
+
+# row-major C[M, N] = alpha op(A) op(B) + beta C through column-major BLAS (C^T = B^T A^T)
+cdef inline void gemm(bint ta, bint tb, int64_t M, int64_t N, int64_t K, const real_t *A,
+                      int64_t lda, const real_t *B, int64_t ldb, real_t beta, real_t *C,
+                      int64_t ldc) noexcept nogil:
+    cdef char ca = b'T' if ta else b'N'
+    cdef char cb = b'T' if tb else b'N'
+    cdef int m = <int>N, n = <int>M, k = <int>K, la = <int>lda, lb = <int>ldb, lc = <int>ldc
+    cdef real_t one = 1
+    if real_t is float:
+        sgemm(&cb, &ca, &m, &n, &k, &one, <float *>B, &lb, <float *>A, &la, &beta, C, &lc)
+    else:
+        dgemm(&cb, &ca, &m, &n, &k, &one, <double *>B, &lb, <double *>A, &la, &beta, C, &lc)
+
+
+# the window taps of Cg channels of x [Cg, H, W] as col [Cg * kh * kw, L]; with `add`, the
+# adjoint: col summed back into x (x must be zeroed first)
+cdef void im2col(const Conv *c, real_t *x, real_t *col, bint add) noexcept nogil:
+    cdef int64_t ch, ki, kj, oh, ow, ih, iw, lo, hi
+    cdef int64_t sh = c.p.stride[0], sw = c.p.stride[1], ph = c.p.padding[0]
+    cdef int64_t pw = c.p.padding[1], dh = c.p.dilation[0], dw = c.p.dilation[1]
+    cdef real_t *row
+    cdef real_t *src
+    cdef real_t *dst
+    for ch in range(c.Cg):
+        for ki in range(c.kh):
+            for kj in range(c.kw):
+                row = col + ((ch * c.kh + ki) * c.kw + kj) * c.L
+                # the output columns whose tap falls inside the input: [lo, hi)
+                lo = 0
+                if kj * dw < pw:
+                    lo = (pw - kj * dw + sw - 1) // sw
+                hi = (c.W - 1 + pw - kj * dw) // sw + 1 if c.W - 1 + pw - kj * dw >= 0 else 0
+                hi = min(hi, c.Wo)
+                lo = min(lo, hi)
+                for oh in range(c.Ho):
+                    ih = oh * sh - ph + ki * dh
+                    if ih < 0 or ih >= c.H:
+                        if not add:
+                            memset(row + oh * c.Wo, 0, c.Wo * sizeof(real_t))
+                        continue
+                    src = x + (ch * c.H + ih) * c.W - pw + kj * dw
+                    dst = row + oh * c.Wo
+                    if add and sw == 1:     # unit stride: loops the compiler vectorises
+                        for ow in range(lo, hi):
+                            src[ow] += dst[ow]
+                    elif add:
+                        for ow in range(lo, hi):
+                            src[ow * sw] += dst[ow]
+                    else:
+                        memset(dst, 0, lo * sizeof(real_t))
+                        if sw == 1:
+                            memcpy(dst + lo, src + lo, (hi - lo) * sizeof(real_t))
+                        else:
+                            for ow in range(lo, hi):
+                                dst[ow] = src[ow * sw]
+                        memset(dst + hi, 0, (c.Wo - hi) * sizeof(real_t))
+
+
+# one sample of the forward or input-gradient op
+cdef void sample(const Conv *c, int64_t n, real_t *col) noexcept nogil:
+    cdef int64_t g, co, l, gsz = c.Cg * c.H * c.W
+    cdef real_t *x = <real_t *>(c.out if c.op == EMBER_CONV_BACKWARD_INPUT else c.a)
+    cdef real_t *y = <real_t *>(c.a if c.op == EMBER_CONV_BACKWARD_INPUT else c.out)
+    cdef const real_t *w = <const real_t *>c.b
+    cdef real_t *yo
+    cdef const real_t *bias = <const real_t *>c.c
+    x += n * c.C * c.H * c.W
+    y += n * c.Cout * c.L
+    if c.op == EMBER_CONV_BACKWARD_INPUT and not c.direct:
+        memset(x, 0, c.C * c.H * c.W * sizeof(real_t))
+    for g in range(c.G):
+        yo = y + g * c.Coutg * c.L
+        if c.op == EMBER_CONV_FORWARD:
+            if c.direct:
+                col = x + g * gsz
+            else:
+                im2col(c, x + g * gsz, col, False)
+            gemm(False, False, c.Coutg, c.L, c.K, w + g * c.Coutg * c.K, c.K, col, c.L,
+                 <real_t>0, yo, c.L)
+            if bias != NULL:
+                for co in range(c.Coutg):
+                    for l in range(c.L):
+                        yo[co * c.L + l] += bias[g * c.Coutg + co]
+        elif c.direct:
+            gemm(True, False, c.K, c.L, c.Coutg, w + g * c.Coutg * c.K, c.K, yo, c.L,
+                 <real_t>0, x + g * gsz, c.L)
+        else:
+            gemm(True, False, c.K, c.L, c.Coutg, w + g * c.Coutg * c.K, c.K, yo, c.L,
+                 <real_t>0, col, c.L)
+            im2col(c, x + g * gsz, col, True)
+
+
+# weight-gradient block `blk`: its samples' g @ col^T summed into its own partial weight
+cdef void weight_block(const Conv *c, int64_t blk, int64_t nblk, real_t *col) noexcept nogil:
+    cdef int64_t n, g, wsz = c.Cout * c.K
+    cdef real_t *acc = <real_t *>c.blocks + blk * wsz
+    cdef const real_t *x
+    cdef const real_t *gy
+    cdef const real_t *src
+    memset(acc, 0, wsz * sizeof(real_t))
+    for n in range(blk * c.N // nblk, (blk + 1) * c.N // nblk):
+        x = <const real_t *>c.b + n * c.C * c.H * c.W
+        gy = <const real_t *>c.a + n * c.Cout * c.L
+        for g in range(c.G):
+            if c.direct:
+                src = x + g * c.Cg * c.H * c.W
+            else:
+                im2col(c, <real_t *>x + g * c.Cg * c.H * c.W, col, False)
+                src = col
+            gemm(False, True, c.Coutg, c.K, c.L, gy + g * c.Coutg * c.L, c.L, src, c.L,
+                 <real_t>1, acc + g * c.Coutg * c.K, c.K)
+
+
+cdef void bias_grad(const Conv *c, real_t *gb) noexcept nogil:
+    cdef int64_t co, n, l
+    cdef const real_t *gy
+    cdef double s, t
+    for co in range(c.Cout):
+        s = 0
+        for n in range(c.N):
+            gy = <const real_t *>c.a + (n * c.Cout + co) * c.L
+            t = 0
+            for l in range(c.L):
+                t += gy[l]
+            s += t
+        gb[co] = <real_t>s
+
+
+cdef int run(Conv *c, real_t *tag) noexcept nogil:
+    cdef int nt = num_threads(), t, saved[MAX_BLAS_LIBS]
+    cdef int64_t n, i, blk, nblk, wsz = c.Cout * c.K
+    cdef bint weight = c.op == EMBER_CONV_BACKWARD_WEIGHT
+    cdef int64_t units = min(c.N, <int64_t>WEIGHT_BLOCKS) if weight else c.N
+    cdef bint parallel = nt > 1 and units > 1 and \
+        c.N * c.K * c.L * c.G >= PARALLEL_CUTOFF
+    cdef int64_t nbuf = min(<int64_t>nt, units) if parallel else 1
+    cdef real_t *acc
+    c.cols = NULL
+    c.blocks = NULL
+    if not c.direct:
+        c.cols = <char *>malloc(nbuf * c.K * c.L * sizeof(real_t))
+    if weight:
+        c.blocks = <char *>malloc(units * wsz * sizeof(real_t))
+    if (not c.direct and c.cols == NULL) or (weight and c.blocks == NULL):
+        free(c.cols)
+        free(c.blocks)
+        return EMBER_ERR_MEMORY
+    if parallel:
+        blas_single(saved)
+        for i in prange(units, nogil=True, schedule='static', num_threads=<int>nbuf):
+            t = omp_get_thread_num()
+            if weight:
+                weight_block(c, i, units, <real_t *>c.cols + t * c.K * c.L)
+            else:
+                sample(c, i, <real_t *>c.cols + t * c.K * c.L)
+        blas_restore(saved)
+    else:
+        for i in range(units):
+            if weight:
+                weight_block(c, i, units, <real_t *>c.cols)
+            else:
+                sample(c, i, <real_t *>c.cols)
+    if weight:
+        # the blocks in order: the same sum for any thread count
+        acc = <real_t *>c.out
+        for i in range(wsz):
+            acc[i] = (<real_t *>c.blocks)[i]
+        for blk in range(1, units):
+            for i in range(wsz):
+                acc[i] += (<real_t *>c.blocks)[blk * wsz + i]
+        if c.c != NULL:
+            bias_grad(c, <real_t *>c.c)
+    free(c.cols)
+    free(c.blocks)
+    return EMBER_OK
+
+
+cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
+                     const ember_view *out, const ember_view *a, const ember_view *b,
+                     const ember_view *cv) noexcept nogil:
+    cdef Conv c
+    cdef const ember_view *x
+    cdef const ember_view *w
+    cdef const ember_view *y
+    cdef int status
+    if op == EMBER_CONV_FORWARD:
+        x, w, y = a, b, out
+    elif op == EMBER_CONV_BACKWARD_INPUT:
+        x, w, y = out, b, a
+    elif op == EMBER_CONV_BACKWARD_WEIGHT:
+        x, w, y = b, out, a
+    else:
+        return set_error(ctx, EMBER_ERR_VALUE, "conv", "unknown op code")
+    if out.ndim != 4 or a.ndim != 4 or b.ndim != 4:
+        return set_error(ctx, EMBER_ERR_VALUE, "conv", "expects 4-d operands")
+    if (a.dtype != out.dtype or b.dtype != out.dtype or (cv != NULL and cv.dtype != out.dtype)
+            or (out.dtype != EMBER_FLOAT32 and out.dtype != EMBER_FLOAT64)):
+        return set_error(ctx, EMBER_ERR_TYPE, "conv", "expects float32 or float64 operands")
+    if not (contiguous(out) and contiguous(a) and contiguous(b)
+            and (cv == NULL or contiguous(cv))):
+        return set_error(ctx, EMBER_ERR_VALUE, "conv", "expects contiguous operands")
+    c.op = op
+    c.p = p
+    c.N, c.C, c.H, c.W = x.sizes[0], x.sizes[1], x.sizes[2], x.sizes[3]
+    c.Cout, c.Cg, c.kh, c.kw = w.sizes[0], w.sizes[1], w.sizes[2], w.sizes[3]
+    c.Ho, c.Wo = y.sizes[2], y.sizes[3]
+    c.G = p.groups
+    if (c.G <= 0 or c.Cg * c.G != c.C or c.Cout % c.G or y.sizes[0] != c.N
+            or y.sizes[1] != c.Cout or (cv != NULL and cv.ndim != 1)
+            or (cv != NULL and cv.sizes[0] != c.Cout)):
+        return set_error(ctx, EMBER_ERR_VALUE, "conv", "operand shapes do not match")
+    c.Coutg = c.Cout // c.G
+    c.K = c.Cg * c.kh * c.kw
+    c.L = c.Ho * c.Wo
+    if max(c.K, max(c.L, c.Cout)) > INT_MAX:
+        return set_error(ctx, EMBER_ERR_RUNTIME, "conv", "too large for 32-bit BLAS")
+    c.direct = (c.kh == 1 and c.kw == 1 and p.stride[0] == 1 and p.stride[1] == 1
+                and p.padding[0] == 0 and p.padding[1] == 0)
+    c.out = out.data
+    c.a = a.data
+    c.b = b.data
+    c.c = cv.data if cv != NULL else NULL
+    if c.N == 0 or c.Cout == 0 or c.L == 0 or c.K == 0:
+        return set_error(ctx, EMBER_ERR_VALUE, "conv", "empty operands reach the core's "
+                         "composite, not the kernel")
+    if out.dtype == EMBER_FLOAT32:
+        status = run(&c, <float *>NULL)
+    else:
+        status = run(&c, <double *>NULL)
+    if status == EMBER_ERR_MEMORY:
+        return set_error(ctx, status, "conv", "out of memory for the column buffers")
+    return status
+
+
+conv_capsule = PyCapsule_New(<void *><conv_fn>conv_kernel, "ember_cpu._conv.conv", NULL)
+_init_blas_threads()
