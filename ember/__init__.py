@@ -167,7 +167,8 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils"}
+                    "utils", "serialization"}
+_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization"}   # NumPy-heavy: on use
 
 
 def get_include():
@@ -228,6 +229,9 @@ def __getattr__(name):
     if name in _LAZY_SUBMODULES:
         import importlib
         return importlib.import_module(f"ember.{name}")
+    if name in _LAZY_FUNCTIONS:
+        import importlib
+        return getattr(importlib.import_module(f"ember.{_LAZY_FUNCTIONS[name]}"), name)
     from ember.core._device import _backend_for_type
     if _backend_for_type(name) is not None and name != "meta":
         return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...
