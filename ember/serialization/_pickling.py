@@ -6,6 +6,7 @@ so the stream itself carries no tensor data. With ``weights_only=True`` the unpi
 harmless builtins and containers, ember's dtype/device/Size, and whatever the user adds with
 ``add_safe_globals``. Anything else raises pickle.UnpicklingError before it is imported.
 """
+import _compat_pickle
 import codecs
 import collections
 import importlib
@@ -143,6 +144,9 @@ class _Unpickler(pickle.Unpickler):
     def find_class(self, module, name):
         if not self._weights_only:
             return super().find_class(module, name)
+        # protocol 0-2 streams name Python 2 modules (__builtin__.set): map them as pickle does
+        module, name = _compat_pickle.NAME_MAPPING.get((module, name), (module, name))
+        module = _compat_pickle.IMPORT_MAPPING.get(module, module)
         obj = _lookup(f"{module}.{name}")
         if obj is None:
             raise refusal(f"{module}.{name}", self._source)

@@ -3,6 +3,7 @@ import collections
 import io
 import json
 import math
+import pickle
 
 import numpy as np
 import pytest
@@ -169,7 +170,7 @@ def test_registered_tensor_subclass_round_trips_as_a_tree(ckpt):
         pass
 
     m = ember.Tensor._make_subclass(Marked, ember.randn(3))
-    with pytest.raises(Exception):
+    with pytest.raises(pickle.UnpicklingError):
         ckpt.roundtrip(m)                   # unregistered: pickled, refused by weights_only
     ember.serialization.register_tensor_subclass(Marked, "tests.Marked")
     try:
@@ -180,6 +181,23 @@ def test_registered_tensor_subclass_round_trips_as_a_tree(ckpt):
     finally:
         from ember.serialization import _tensors
         del _tensors._TENSOR_TYPES["tests.Marked"]
+
+
+def test_parameter_is_registered_lazily(ckpt, monkeypatch):
+    # ember.nn.Parameter is written elsewhere: stand one in where the registry looks for it
+    from ember.serialization import _tensors
+
+    class Parameter(ember.Tensor):
+        pass
+    monkeypatch.setattr(ember.nn, "Parameter", Parameter, raising=False)
+    monkeypatch.setitem(_tensors._TENSOR_TYPES, "ember.nn.Parameter", None)
+    p = ember.Tensor._make_subclass(Parameter, ember.randn(2, 2)).requires_grad_(True)
+    sd = collections.OrderedDict(weight=p, frozen=ember.Tensor._make_subclass(Parameter, ember.ones(1)))
+    assert _format(sd) == "tree"
+    out = ckpt.roundtrip(sd)
+    assert type(out["weight"]) is Parameter and out["weight"].requires_grad
+    assert type(out["frozen"]) is Parameter and not out["frozen"].requires_grad
+    ckpt.assert_same(out["weight"].detach(), p.detach())
 
 
 def test_meta_tensors_keep_dtype_and_shape(ckpt):
