@@ -40,7 +40,8 @@ def test_torch_safetensors_file_loads_as_flat_dict(tmp_path, dtype):
     torch_save_file(tensors, str(path), metadata={"format": "pt"})
     out = ember.load(path)
     assert type(out) is dict and set(out) == set(tensors)
-    header = _container.read(open(path, "rb"))[1]
+    with open(path, "rb") as f:
+        header = _container.read(f)[1]
     assert list(out) == list(header)                # data-offset order
     for k, v in tensors.items():
         assert out[k].dtype.name == str(v.dtype).split(".")[1]
