@@ -179,7 +179,8 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils", "random", "__config__", "testing", "fx"}
+                    "utils", "random", "__config__", "testing", "fx", "serialization"}
+_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization"}   # NumPy-heavy: on use
 
 # old names that still work, with a warning naming the new one
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
@@ -261,6 +262,9 @@ def __getattr__(name):
         warnings.warn(f"ember.{name} is deprecated; use ember.{_DEPRECATED[name]} instead",
                       FutureWarning, stacklevel=2)
         return globals()[_DEPRECATED[name]]
+    if name in _LAZY_FUNCTIONS:
+        import importlib
+        return getattr(importlib.import_module(f"ember.{_LAZY_FUNCTIONS[name]}"), name)
     from ember.core._device import _backend_for_type
     if _backend_for_type(name) is not None and name != "meta":
         return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...
