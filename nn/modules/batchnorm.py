@@ -1,6 +1,7 @@
 """Batch normalisation layers: BatchNorm1d and BatchNorm2d over
 ``ember.nn.functional.batch_norm``, with running statistics as buffers."""
 from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
 
 from .. import functional as F
 from .. import init
@@ -17,14 +18,17 @@ class _BatchNorm(Module):
     _version = 2
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device=None, dtype=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
         factory = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
             self.weight = Parameter(_T.empty(num_features, **factory))
-            self.bias = Parameter(_T.empty(num_features, **factory))
+            if bias:
+                self.bias = Parameter(_T.empty(num_features, **factory))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -32,7 +36,7 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", _T.zeros(num_features, **factory))
             self.register_buffer("running_var", _T.ones(num_features, **factory))
             self.register_buffer("num_batches_tracked",
-                                 _T.tensor(0, dtype=_T.int64, device=device))
+                                 _T.zeros((), dtype=_dtype_by_name["int64"], device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -51,14 +55,16 @@ class _BatchNorm(Module):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
 
     def extra_repr(self):
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -78,7 +84,8 @@ class _BatchNorm(Module):
 
 class BatchNorm1d(_BatchNorm):
     """Batch norm over (N, C) or (N, C, L) inputs: ``BatchNorm1d(num_features, eps=1e-05,
-    momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None)``."""
+    momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+    bias=True)``."""
 
     def _check_input_dim(self, input):
         if input.dim() not in (2, 3):
@@ -87,7 +94,8 @@ class BatchNorm1d(_BatchNorm):
 
 class BatchNorm2d(_BatchNorm):
     """Batch norm over (N, C, H, W) inputs: ``BatchNorm2d(num_features, eps=1e-05,
-    momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None)``."""
+    momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+    bias=True)``."""
 
     def _check_input_dim(self, input):
         if input.dim() != 4:

@@ -36,7 +36,8 @@ class _ConvNd(Module):
             if padding == "same" and any(s != 1 for s in ntuple(stride)):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
+            modes = ", ".join(repr(m) for m in sorted(_PADDING_MODES))
+            raise ValueError(f"padding_mode must be one of {{{modes}}}, but got "
                              f"padding_mode='{padding_mode}'")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = ntuple(kernel_size)
@@ -82,8 +83,7 @@ class _ConvNd(Module):
              f"stride={self.stride}")
         n = len(self.kernel_size)
         if self.padding != (0,) * n:
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else \
-                f", padding={self.padding}"
+            s += f", padding={self.padding}"
         if self.dilation != (1,) * n:
             s += f", dilation={self.dilation}"
         if self.groups != 1:

@@ -48,17 +48,17 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}")
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
 
 
 class GroupNorm(Module):
     """Normalises each of ``num_groups`` channel groups: ``GroupNorm(num_groups,
-    num_channels, eps=1e-05, affine=True, device=None, dtype=None)``."""
+    num_channels, eps=1e-05, affine=True, device=None, dtype=None, *, bias=True)``."""
 
     __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
-                 dtype=None):
+                 dtype=None, *, bias=True):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -67,7 +67,10 @@ class GroupNorm(Module):
         factory = {"device": device, "dtype": dtype}
         if affine:
             self.weight = Parameter(_T.empty(num_channels, **factory))
-            self.bias = Parameter(_T.empty(num_channels, **factory))
+            if bias:
+                self.bias = Parameter(_T.empty(num_channels, **factory))
+            else:
+                self.register_parameter("bias", None)
         else:
             self.register_parameter("weight", None)
             self.register_parameter("bias", None)
@@ -77,10 +80,12 @@ class GroupNorm(Module):
         """Weight ones, bias zeros."""
         if self.affine:
             init.ones_(self.weight)
-            init.zeros_(self.bias)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
