@@ -193,7 +193,7 @@ def _cast_methods():
 # engine casts it to the source's dtype and device); the overwritten values get none ---
 
 def _d_fill(ctx, g):
-    return None, (g.sum() if isinstance(ctx.args[1], TensorBase) else None)
+    return zeros_like(g), (g.sum() if isinstance(ctx.args[1], TensorBase) else None)
 
 
 derive(op_to_copy, lambda ctx, g: (g,), lambda t, d, dt: to_copy(t, d, dt), 0)
