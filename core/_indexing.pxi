@@ -649,9 +649,7 @@ def _d_scatter_reduce(ctx, g):
                    gather(g * result, dim, index) / where(src_zero, 1.0, src))
     elif reduce in ("amax", "amin"):
         result = ctx.result
-        self_hit = a == result
-        if not include_self:
-            self_hit = self_hit & ~hit
+        self_hit = a == result          # counted even without include_self, as torch does
         src_hit = src == gather(result, dim, index)
         n = scatter_add(self_hit.to(g.dtype), dim, index, src_hit.to(g.dtype))
         share = g / where(n == 0, 1.0, n)
