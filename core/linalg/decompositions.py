@@ -46,8 +46,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
         _raise_on_info(op, info, _not_positive_definite)
     if upper:
         factor = np.swapaxes(factor, -1, -2)
-    return _result("linalg_cholesky_ex", ["L", "info"], _back(factor, A),
-                   _back(info, A, _INT32))
+    L = _back(factor, A)
+    if _recording(A) and not info.any():      # differentiable where every matrix factored
+        L = _derivatives().cholesky(A, upper)
+    return _result("linalg_cholesky_ex", ["L", "info"], L, _back(info, A, _INT32))
 
 
 @with_out

@@ -65,7 +65,10 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     info = info[tuple(slice(0, 1) if k == 1 else slice(None) for k in a.shape[:-2])]
     if check_errors:
         _raise_on_info("torch.linalg.solve", info, lambda k: _SOLVE_FAILED)
-    return _result("linalg_solve_ex", ["result", "info"], _back(x, A), _back(info, A, _INT32))
+    result = _back(x, A)
+    if _recording(A, B) and not info.any():   # differentiable where every system solved
+        result = _derivatives().solve(A, B, left)
+    return _result("linalg_solve_ex", ["result", "info"], result, _back(info, A, _INT32))
 
 
 @with_out
@@ -92,8 +95,10 @@ def inv_ex(A, *, check_errors=False, out=None):
     info = info.reshape(a.shape[:-2])
     if check_errors:
         _raise_on_info(op, info, _singular)
-    return _result("linalg_inv_ex", ["inverse", "info"], _back(x.reshape(a.shape), A),
-                   _back(info, A, _INT32))
+    inverse = _back(x.reshape(a.shape), A)
+    if _recording(A) and not info.any():      # differentiable where every matrix inverted
+        inverse = _derivatives().inv(A)
+    return _result("linalg_inv_ex", ["inverse", "info"], inverse, _back(info, A, _INT32))
 
 
 @with_out

@@ -33,6 +33,9 @@ def _spd(m, a):
 
 CASES = {
     "inv": (lambda m, a: m.linalg.inv(a), (SQUARE,), True),
+    "inv_ex": (lambda m, a: m.linalg.inv_ex(a).inverse, (SQUARE,), False),
+    "solve_ex": (lambda m, a, b: m.linalg.solve_ex(a, b).result, (SQUARE, RHS), False),
+    "cholesky_ex": (lambda m, a: m.linalg.cholesky_ex(_spd(m, a)).L, (GEN,), False),
     "det": (lambda m, a: m.linalg.det(a), (SQUARE,), True),
     "legacy_det": (lambda m, a: a.det(), (SQUARE,), False),
     "slogdet": (lambda m, a: m.linalg.slogdet(a).logabsdet, (SQUARE,), True),
