@@ -19,8 +19,11 @@ def staged_include():
     os.makedirs(pkg, exist_ok=True)
     open(os.path.join(pkg, "__init__.pxd"), "a").close()
     link = os.path.join(pkg, "core")
+    target = os.path.join(HERE, "core")
+    if os.path.islink(link) and os.readlink(link) != target:
+        os.remove(link)              # a build folder copied from another checkout
     if not os.path.islink(link):
-        os.symlink(os.path.join(HERE, "core"), link)
+        os.symlink(target, link)
     return root
 
 

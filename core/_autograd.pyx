@@ -17,7 +17,13 @@ from libc.stdint cimport int64_t, uint64_t
 
 from ember.core cimport _state
 from ember.core._dispatch cimport DispatchKey, Op
-from ember.core._tensor cimport TensorBase, detach_c, sum_to
+from ember.core._tensor cimport (
+    TensorBase,
+    detach_c,
+    inference_mode_c,
+    set_inference_mode_c,
+    sum_to,
+)
 
 import weakref
 from collections import OrderedDict
@@ -35,12 +41,6 @@ cdef int WRITES_SELF = 8
 
 
 # --- grad modes (thread-local: the Autograd key in this thread's excluded set) -----------
-
-cdef extern from *:
-    """
-    static __thread int ember_tls_inference = 0;
-    """
-    int ember_tls_inference
 
 cdef inline bint grad_enabled() noexcept:
     return not (_state.tls_excluded() & AG)
@@ -60,13 +60,12 @@ def _set_grad_enabled(bint mode):
 
 
 def is_inference_mode_enabled():
-    return ember_tls_inference != 0
+    return inference_mode_c()
 
 
 def _set_inference_mode(bint mode):
-    global ember_tls_inference
-    cdef bint prev = ember_tls_inference != 0
-    ember_tls_inference = mode
+    cdef bint prev = inference_mode_c()
+    set_inference_mode_c(mode)
     return prev
 
 
@@ -205,6 +204,10 @@ cdef class SavedTensor:
 
 
 cdef SavedTensor save(TensorBase t, int output_nr):
+    if t._inference and not inference_mode_c():
+        raise RuntimeError("Inference tensors cannot be saved for backward. To work around "
+                           "you can make a clone to get a normal tensor and use it in "
+                           "autograd.")
     cdef SavedTensor s = SavedTensor.__new__(SavedTensor)
     s.data = detach_c(t, True) if output_nr >= 0 else t
     s.version = t.version().value

@@ -42,6 +42,7 @@ cdef TensorBase detach_c(TensorBase t, bint share_version):
                                    t._offset)
     if share_version:
         r._version = t.version()
+    r._inference = t._inference
     return r
 
 

@@ -71,6 +71,8 @@ cdef TensorBase to_device(TensorBase src, device dev, dtype dt):
 
 cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
     """dst.copy_(src): broadcasting, casting, across devices."""
+    if dst._inference:
+        refuse_inference_write(dst)
     cdef int k = op_copy.resolve(effective_keys(dst._keys | src._keys))
     if (op_copy._kernel_mask >> k) & 1:
         op_copy._table[k](dst, src)
@@ -95,6 +97,8 @@ cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
 
 cdef int fill_c(TensorBase dst, object value) except -1:
     """dst[...] = value (a Python number or a one-element tensor)."""
+    if dst._inference:
+        refuse_inference_write(dst)
     cdef int k = op_fill.resolve(effective_keys(dst._keys))
     if (op_fill._kernel_mask >> k) & 1:
         op_fill._table[k](dst, value)
@@ -193,7 +197,7 @@ def _cast_methods():
 # engine casts it to the source's dtype and device); the overwritten values get none ---
 
 def _d_fill(ctx, g):
-    return None, (g.sum() if isinstance(ctx.args[1], TensorBase) else None)
+    return zeros_like(g), (g.sum() if isinstance(ctx.args[1], TensorBase) else None)
 
 
 derive(op_to_copy, lambda ctx, g: (g,), lambda t, d, dt: to_copy(t, d, dt), 0)

@@ -622,6 +622,51 @@ def _d_scatter(ctx, g):
     return ga, None, None, (gather(g, dim, index) if isinstance(src, TensorBase) else None)
 
 
+def _d_scatter_reduce(ctx, g):
+    """PyTorch's scatter_reduce gradient: sum passes g on; mean divides by the count; prod
+    by the product of the others (exact with zeros); amax/amin split g evenly between the
+    values equal to the result.  Without include_self the overwritten values get none."""
+    a, dim, index, src, reduce = ctx.args[:5]
+    include_self = ctx.kwargs.get("include_self", True)
+    hit = scatter(zeros(a.shape, dtype=_dtypes.bool, device=g.device), dim, index, True)
+    if reduce == "sum":
+        ga, gs = g, gather(g, dim, index)
+    elif reduce == "mean":
+        n = scatter_add(full(tuple(a.shape), 1.0 if include_self else 0.0, dtype=g.dtype,
+                             device=g.device), dim, index, ones_like(src, dtype=g.dtype))
+        ga = g / where(n == 0, 1.0, n)
+        gs = gather(ga, dim, index)
+    elif reduce == "prod":
+        result = ctx.result
+        # self's share: the product with self read as 1 (the others' product)
+        masked = where(a == 0, 1.0, a)
+        ga = g * scatter_reduce(masked, dim, index, src, "prod",
+                                include_self=include_self) / masked
+        # src's share: result / src, or for a src holding its slot's only zero, the
+        # product with that zero read as 1
+        src_zero = src == 0
+        nzero = gather(scatter_add(zeros(a.shape, dtype=g.dtype, device=g.device), dim, index,
+                                   src_zero.to(g.dtype)), dim, index)
+        single = src_zero & (nzero == 1)
+        others = scatter_reduce(a, dim, index, where(single, 1.0, src), "prod",
+                                include_self=include_self)
+        gs = where(single, gather(g * others, dim, index),
+                   gather(g * result, dim, index) / where(src_zero, 1.0, src))
+    elif reduce in ("amax", "amin"):
+        result = ctx.result
+        self_hit = a == result          # counted even without include_self, as torch does
+        src_hit = src == gather(result, dim, index)
+        n = scatter_add(self_hit.to(g.dtype), dim, index, src_hit.to(g.dtype))
+        share = g / where(n == 0, 1.0, n)
+        ga = where(self_hit, share, 0.0)
+        gs = where(src_hit, gather(share, dim, index), 0.0)
+    else:
+        raise RuntimeError(f"scatter_reduce: no derivative for reduce={reduce}")
+    if not include_self:
+        ga = where(hit, 0.0, ga)
+    return ga, None, None, gs
+
+
 def _d_scatter_add(ctx, g):
     return g, None, None, gather(g, ctx.args[1], ctx.args[2])
 
@@ -660,6 +705,7 @@ def _d_put(ctx, g):
 derive(op_gather, _d_gather, gather, SAVE_INPUTS)
 derive(op_scatter, _d_scatter, scatter, SAVE_INPUTS)
 derive(op_scatter_add, _d_scatter_add, scatter_add, SAVE_INPUTS)
+derive(op_scatter_reduce, _d_scatter_reduce, scatter_reduce, SAVE_INPUTS | SAVE_RESULT)
 derive(op_index_select, _d_index_select, index_select, SAVE_INPUTS)
 derive(op_index_add, _d_index_add, index_add, SAVE_INPUTS)
 derive(op_index_copy, _d_index_copy, index_copy, SAVE_INPUTS)

@@ -507,6 +507,7 @@ cdef dict _UNARY_D = {
     "atan": (lambda ctx, g: (g / (1 + ctx.args[0].square()),), SAVE_INPUTS),
     "sinh": (lambda ctx, g: (g * ctx.args[0].cosh(),), SAVE_INPUTS),
     "cosh": (lambda ctx, g: (g * ctx.args[0].sinh(),), SAVE_INPUTS),
+    "tan": (lambda ctx, g: (g * (1 + ctx.result.square()),), SAVE_RESULT),
     "rsqrt": (lambda ctx, g: (-0.5 * g * ctx.result * ctx.result * ctx.result,), SAVE_RESULT),
 }
 cdef dict _BINARY_D = {

@@ -102,7 +102,11 @@ def initial_seed():
 
 
 cdef object random_fill(Op op, TensorBase t, double p0, double p1, object generator):
-    """Fill t in place from the counter-based generator; advances it by t.numel()."""
+    """Fill t in place from the counter-based generator; advances it by t.numel().  Through
+    the dispatcher, so autograd sees the write (a leaf refuses it, a history is cut)."""
+    cdef int k = op.resolve(effective_keys(t._keys))
+    if (op._kernel_mask >> k) & 1:
+        return op._table[k](t, p0, p1, generator=generator)
     if not t._dtype.is_floating_point:
         raise NotImplementedError(f"\"{op.name.rstrip("_")}\" not implemented for "
                                   f"'{st_name(t._dtype)}' (random fills need a floating dtype)")
@@ -122,3 +126,15 @@ cdef object random_fill(Op op, TensorBase t, double p0, double p1, object genera
     if rc:
         raise_kernel_error(rc, &ctx)
     return t
+
+
+# --- derivatives (see _autograd_support.pxi): the old values are overwritten, so the
+# gradient reaching them is zero (torch: zeros_like(grad)) ---
+
+def _d_random_fill(ctx, g):
+    return (zeros_like(g),)
+
+
+for _op in (op_uniform, op_normal):
+    derive(_op, _d_random_fill, lambda t, p0, p1, generator=None, _op=_op:
+           random_fill(_op, t, p0, p1, generator), WRITES_SELF)

@@ -322,18 +322,39 @@ def _d_amax(ctx, g):
 
 def _d_cumsum(ctx, g):
     """Reverse cumulative sum of g along dim: total - running + own."""
-    dim = ctx.args[1]
     if g.dim() == 0:
         return (g,)
-    return (g.sum(dim, keepdim=True) - scan_op(op_cumsum, g, dim, None) + g,)
+    return (_reverse_cumsum(g, ctx.args[1]),)
 
 
 def _d_cumprod(ctx, g):
-    """Exact where the input has no zeros (PyTorch's zero-aware path is not there yet)."""
+    """Exact with zeros (PyTorch's rule).  Along the dim, with z the first zero: at nonzero
+    inputs, reverse-cumsum(g * result) / input (0 past z, with the right derivative in
+    input[z]); at z, the reverse cumsum from z of g times the running product with input[z]
+    read as 1; at later zeros, 0."""
     a, dim = ctx.args[0], ctx.args[1]
     if a.dim() == 0:
         return (g,)
-    return (_d_cumsum(ctx, g * ctx.result)[0] / a,)
+    zero = a == 0
+    ga = _reverse_cumsum(g * ctx.result, dim) / where(zero, 1.0, a)
+    if not bool(zero.any()):
+        return (ga,)
+    first = zero & (scan_op(op_cumsum, zero, dim, None) == 1)
+    at_first = _reverse_cumsum(g * scan_op(op_cumprod, where(first, 1.0, a), dim, None), dim)
+    return (where(zero, where(first, at_first, 0.0), ga),)
+
+
+cdef object _reverse_cumsum(object x, object dim):
+    return x.sum(dim, keepdim=True) - scan_op(op_cumsum, x, dim, None) + x
+
+
+def _d_cummax(ctx, g):
+    """cummax/cummin: each output's gradient goes to the position its value came from."""
+    dim, indices, g = ctx.args[1], ctx.result[1], g[0]
+    if g.dim() == 0:
+        return (g,)
+    return (scatter_add(zeros(ctx.shapes[0], dtype=g.dtype, device=g.device), dim, indices,
+                        g),)
 
 
 derive(op_sum, _d_sum, reduce_entry(op_sum), 0)
@@ -343,3 +364,5 @@ derive(op_amax, _d_amax, reduce_entry(op_amax), SAVE_INPUTS | SAVE_RESULT)
 derive(op_amin, _d_amax, reduce_entry(op_amin), SAVE_INPUTS | SAVE_RESULT)
 derive(op_cumsum, _d_cumsum, scan_entry(op_cumsum), 0)
 derive(op_cumprod, _d_cumprod, scan_entry(op_cumprod), SAVE_INPUTS | SAVE_RESULT)
+derive(op_cummax, _d_cummax, scan_entry(op_cummax), SAVE_RESULT)
+derive(op_cummin, _d_cummax, scan_entry(op_cummin), SAVE_RESULT)

@@ -40,6 +40,7 @@ cdef class TensorBase:
     cdef int _output_nr               # which output of _grad_fn this tensor is
     cdef object _grad                 # accumulated gradient (leaves, retain_grad)
     cdef object _ag                   # AutogradMeta: hooks, accumulator, ... (or None)
+    cdef bint _inference              # created under inference_mode (or a view of such)
     cdef dict __dict__
     cdef object __weakref__
 
@@ -47,7 +48,12 @@ cdef class TensorBase:
     cdef bint contiguous_c(self) noexcept
     cdef void view_c(self, ember_view* v) noexcept
     cdef VersionCounter version(self)
-    cdef void bump(self)
+    cdef int bump(self) except -1
+
+
+cdef bint inference_mode_c() noexcept
+cdef void set_inference_mode_c(bint mode) noexcept
+cdef int refuse_inference_write(TensorBase t) except -1
 
 
 cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,

@@ -70,6 +70,32 @@ cdef extern from "Python.h":
 
 cdef tuple _no_args = ()
 
+# inference_mode is thread-local; it lives here because every new tensor reads it
+cdef extern from *:
+    """
+    static __thread int ember_tls_inference = 0;
+    """
+    int ember_tls_inference
+
+
+cdef bint inference_mode_c() noexcept:
+    return ember_tls_inference != 0
+
+
+cdef void set_inference_mode_c(bint mode) noexcept:
+    global ember_tls_inference
+    ember_tls_inference = mode
+
+
+cdef int refuse_inference_write(TensorBase t) except -1:
+    """PyTorch's rule: an inference tensor is written in place only under inference_mode."""
+    if t._inference and not ember_tls_inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                           "more details.")
+    return 0
+
 
 cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
                            const int64_t* strides, int64_t offset):
@@ -91,6 +117,7 @@ cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
         memcpy(t._strides, strides, ndim * sizeof(int64_t))
     t._offset = offset
     t._keys = DEFAULT_TENSOR_KEYS | (<uint64_t>1 << s.backend.key)
+    t._inference = ember_tls_inference != 0
     return t
 
 
@@ -127,6 +154,7 @@ cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
     cdef TensorBase t = new_tensor(base._storage, base._dtype, ndim, sizes, strides, offset)
     t._version = base.version()
     t._base_ref = base._base_ref if base._base_ref is not None else base
+    t._inference = base._inference        # a view is what its base is (torch)
     return t
 
 
@@ -221,9 +249,12 @@ cdef class TensorBase:
             self._version = VersionCounter.__new__(VersionCounter)
         return self._version
 
-    cdef void bump(self):
+    cdef int bump(self) except -1:
+        if self._inference:
+            refuse_inference_write(self)
         if self._version is not None:
             self._version.value += 1
+        return 0
 
     @property
     def dtype(self):

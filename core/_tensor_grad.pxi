@@ -56,6 +56,11 @@ def _get_grad_fn(TensorBase self):
     return self._grad_fn
 
 
+def is_inference(TensorBase self):
+    """True for a tensor created under inference_mode (or a view of one)."""
+    return self._inference
+
+
 def _is_leaf(TensorBase self):
     return self._grad_fn is None
 

@@ -1,6 +1,7 @@
 """ember.max / ember.min with PyTorch's overloads: the full reduction, (values, indices)
 over ``dim``, or the elementwise maximum/minimum with another tensor.  (A module of its
 own: the names shadow Python's builtins.)"""
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 
@@ -18,7 +19,12 @@ def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         return full_fn(input)
-    return _T._ValuesIndices(name, full_fn(input, dim, keepdim), pos_fn(input, dim, keepdim))
+    indices = pos_fn(input, dim, keepdim)
+    if input.requires_grad and input.dim() and _ag.is_grad_enabled():
+        # the gradient goes to the chosen element alone (torch), not split between ties
+        picked = input.gather(dim, indices if keepdim else indices.unsqueeze(dim))
+        return _T._ValuesIndices(name, picked if keepdim else picked.squeeze(dim), indices)
+    return _T._ValuesIndices(name, full_fn(input, dim, keepdim), indices)
 
 
 def max(input, dim=None, keepdim=False):

@@ -5,12 +5,13 @@ They run on the host through NumPy (the op catalogue allows NumPy for sort/topk/
 and copy the result back to the tensor's device, so every device has them.  NumPy is
 imported on first use: `import ember` stays free of it."""
 
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._tensor import TensorBase
 
-__all__ = ["argsort", "kthvalue", "median", "mode", "randperm", "sort", "topk", "unique",
-           "unique_consecutive"]
+__all__ = ["argsort", "kthvalue", "median", "mode", "msort", "randperm", "sort", "topk",
+           "unique", "unique_consecutive"]
 
 _INT64 = _dtype_by_name["int64"]
 
@@ -34,9 +35,23 @@ def _axis(t, dim, op):
     return dim % n
 
 
-def _back(t, values, indices, name):
-    return _T._ValuesIndices(name, _T._from_host(values, t.dtype, t.device),
-                             _T._from_host(indices, _INT64, t.device))
+def _back(t, values, indices, name, axis=None, keepdim=True):
+    """The (values, indices) tuple on t's device.  When t records gradients the values are
+    gathered from t at the indices (``axis``; ``keepdim=False``: that dim was dropped), so
+    the gradient reaches exactly the chosen elements, as torch routes it."""
+    idx = _T._from_host(indices, _INT64, t.device)
+    if axis is None or not _recording(t):
+        vals = _T._from_host(values, t.dtype, t.device)
+    elif t.dim() == 0:
+        vals = t.reshape(1).gather(0, idx.reshape(1)).reshape(())
+    else:
+        vals = t.gather(axis, idx if keepdim else idx.unsqueeze(axis))
+        vals = vals if keepdim else vals.squeeze(axis)
+    return _T._ValuesIndices(name, vals, idx)
+
+
+def _recording(t):
+    return t.requires_grad and _ag.is_grad_enabled()
 
 
 def _order(arr, axis, descending):
@@ -54,7 +69,12 @@ def sort(input, dim=-1, descending=False, stable=False):
     axis = _axis(t, dim, "sort")
     idx = _order(arr, axis, descending)
     values = np.take_along_axis(arr, idx, axis)
-    return _back(t, values.reshape(t.shape), idx.reshape(t.shape), "sort")
+    return _back(t, values.reshape(t.shape), idx.reshape(t.shape), "sort", axis)
+
+
+def msort(input):
+    """``input`` sorted along its first dim: sort(input, dim=0).values."""
+    return sort(input, 0).values
 
 
 def argsort(input, dim=-1, descending=False, stable=False):
@@ -77,7 +97,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     shape[axis] = k
     if not t.dim():
         shape = []
-    return _back(t, values.reshape(shape), idx.reshape(shape), "topk")
+    return _back(t, values.reshape(shape), idx.reshape(shape), "topk", axis)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):
@@ -95,7 +115,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         idx, values = np.squeeze(idx, axis), np.squeeze(values, axis)
     if not t.dim():
         idx, values = idx.reshape(()), values.reshape(())
-    return _back(t, values, idx, "kthvalue")
+    return _back(t, values, idx, "kthvalue", axis, keepdim)
 
 
 def median(input, dim=None, keepdim=False):
@@ -105,7 +125,16 @@ def median(input, dim=None, keepdim=False):
         flat = t.reshape(-1)
         if flat.numel() == 0:
             return _T.full((), float("nan"), dtype=t.dtype, device=t.device)
-        return kthvalue(flat, (flat.numel() + 1) // 2).values
+        k = (flat.numel() + 1) // 2
+        value = kthvalue(flat.detach(), k).values
+        if not _recording(t):
+            return value
+        v = value.item()
+        if v != v or v == float("-inf"):          # NaN or -inf: the chosen element alone
+            return kthvalue(flat, k).values
+        # torch splits the gradient of the full median evenly between the elements equal
+        # to it: amax's rule, applied to those elements alone
+        return _T.where(t == value, t, float("-inf")).amax()
     axis = _axis(t, dim, "median")
     size = t.shape[axis] if t.dim() else 1
     r = kthvalue(t, (size + 1) // 2, axis, keepdim)
@@ -184,7 +213,8 @@ def mode(input, dim=-1, keepdim=False):
     shape = list(lead)
     if keepdim and t.dim():
         shape.insert(axis, 1)
-    return _back(t, values.reshape(shape), indices.reshape(shape), "mode")
+    return _back(t, values.reshape(shape), indices.reshape(shape), "mode", axis,
+                 keepdim)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -31,6 +31,7 @@ class Tensor(TensorBase):
     grad = property(_ag._get_grad, _ag._set_grad)
     grad_fn = property(_ag._get_grad_fn)
     is_leaf = property(_ag._is_leaf)
+    is_inference = _ag.is_inference
     output_nr = property(_ag._output_nr)
     data = property(_ag._get_data, _ag._set_data)
     retains_grad = property(_ag._retains_grad)
@@ -61,7 +62,7 @@ Tensor.diag = composites.diag
 Tensor.max, Tensor.min = minmax.max, minmax.min
 for _name in ("argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"):
     setattr(Tensor, _name, getattr(_ops, _name))
-for _name in ("argsort", "kthvalue", "median", "mode", "sort", "topk", "unique",
+for _name in ("argsort", "kthvalue", "median", "mode", "msort", "sort", "topk", "unique",
               "unique_consecutive"):
     setattr(Tensor, _name, getattr(sorting, _name))
 for _module, _names in ((norms, ("nanmean", "nansum", "norm")), (activations, ("logit",)),

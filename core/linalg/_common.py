@@ -74,6 +74,19 @@ def _same_dtype(a, b, op, names=("A", "B")):
                            f"type {_type_name(b)} instead")
 
 
+def _recording(*tensors):
+    """True when autograd records an op on ``tensors``: the op then runs through its
+    differentiable form (core/linalg/derivatives.py, imported on first use)."""
+    from ember.core import _autograd
+    return _autograd.is_grad_enabled() and any(
+        isinstance(t, TensorBase) and t.requires_grad for t in tensors)
+
+
+def _derivatives():
+    from ember.core.linalg import derivatives
+    return derivatives
+
+
 def _host(t):
     """t's values as a new NumPy array of its own precision."""
     return _T._to_host(t)

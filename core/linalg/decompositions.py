@@ -4,12 +4,14 @@ through NumPy's LAPACK wrappers in the input's precision."""
 from ember.core._dtype import _dtype_by_name
 from ember.core.linalg._common import (
     _back,
+    _derivatives,
     _flat,
     _guarded,
     _host,
     _matrix,
     _numpy,
     _raise_on_info,
+    _recording,
     _result,
     _tensor,
     _type_name,
@@ -44,14 +46,18 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
         _raise_on_info(op, info, _not_positive_definite)
     if upper:
         factor = np.swapaxes(factor, -1, -2)
-    return _result("linalg_cholesky_ex", ["L", "info"], _back(factor, A),
-                   _back(info, A, _INT32))
+    L = _back(factor, A)
+    if _recording(A) and not info.any():      # differentiable where every matrix factored
+        L = _derivatives().cholesky(A, upper)
+    return _result("linalg_cholesky_ex", ["L", "info"], L, _back(info, A, _INT32))
 
 
 @with_out
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor of each symmetric positive-definite matrix of ``A`` (lower, or
     upper when ``upper``); LinAlgError when one is not positive-definite."""
+    if _recording(A):
+        return _derivatives().cholesky(A, upper)
     return cholesky_ex(A, upper=upper, check_errors=True).L
 
 
@@ -69,6 +75,8 @@ def qr(A, mode="reduced", *, out=None):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            f"'reduced' (default), 'r', or 'complete'")
     _matrix(A, "linalg.qr", "A")
+    if _recording(A):
+        return _derivatives().qr(A, mode)
     a = _host(A)
     m, n = a.shape[-2:]
     if min(m, n) == 0:                 # LAPACK has nothing to do: Q is (part of) the identity
@@ -106,6 +114,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     """(U, S, Vh) with ``A = U diag(S) Vh``, S descending.  ``full_matrices=False`` gives the
     reduced factors (U m x k, Vh k x n, k = min(m, n)).  ``driver`` picks a cuSOLVER routine
     in torch and is ignored on the host."""
+    if _recording(A):
+        return _derivatives().svd(A, full_matrices)
     u, s, vh = _svd_host(A, full_matrices, True, "linalg.svd")
     return _result("linalg_svd", ["U", "S", "Vh"], _back(u, A), _back(s, A), _back(vh, A))
 
@@ -113,6 +123,8 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
 @with_out
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix of ``A``, in descending order."""
+    if _recording(A):
+        return svd(A, full_matrices=False).S
     return _back(_svd_host(A, False, False, "linalg.svdvals"), A)
 
 
@@ -130,6 +142,9 @@ def _symmetric(A, UPLO, op):
 def eigh(A, UPLO="L", *, out=None):
     """(eigenvalues, eigenvectors) of each symmetric matrix of ``A``, eigenvalues ascending;
     only the ``UPLO`` ('L' or 'U') triangle is read."""
+    if _recording(A):
+        _symmetric(A, UPLO, "linalg.eigh")
+        return _derivatives().eigh(A, UPLO)
     w, v = _numpy().linalg.eigh(_symmetric(A, UPLO, "linalg.eigh"), UPLO=UPLO)
     return _result("linalg_eigh", ["eigenvalues", "eigenvectors"], _back(w, A), _back(v, A))
 
@@ -137,4 +152,6 @@ def eigh(A, UPLO="L", *, out=None):
 @with_out
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of each symmetric matrix of ``A``, ascending."""
+    if _recording(A):
+        return eigh(A, UPLO).eigenvalues
     return _back(_numpy().linalg.eigvalsh(_symmetric(A, UPLO, "linalg.eigvalsh"), UPLO=UPLO), A)

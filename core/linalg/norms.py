@@ -16,17 +16,18 @@ from ember.core.linalg._common import (
     _host,
     _matrix,
     _numpy,
+    _recording,
     _same_dtype,
     _tensor,
     _type_name,
     with_out,
 )
-from ember.core.linalg.decompositions import eigvalsh, svdvals
+from ember.core.linalg.decompositions import eigh, eigvalsh, svd, svdvals
 
 __all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_rank", "multi_dot", "norm",
            "pinv", "vecdot"]
 
-_INT64 = _dtype_by_name["int64"]
+_INT64, _BOOL = _dtype_by_name["int64"], _dtype_by_name["bool"]
 _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
 
 
@@ -137,6 +138,8 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     m, n = a.shape[-2:]
     if min(m, n) == 0:
         return _back(np.zeros(a.shape[:-2] + (n, m), a.dtype), A)
+    if _recording(A):
+        return _pinv_differentiable(A, hermitian, atol, rtol)
     if hermitian:
         w, v = np.linalg.eigh(a)
         s, left, right = w, v, np.swapaxes(v, -1, -2)
@@ -148,6 +151,24 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     # A+ = V diag(1/s) U^T over the kept singular values
     out_arr = np.swapaxes(right, -1, -2) * s_inv[..., None, :] @ np.swapaxes(left, -1, -2)
     return _back(out_arr, A)
+
+
+def _pinv_differentiable(A, hermitian, atol, rtol):
+    """pinv composed from the differentiable eigh / svd; which singular values count as zero
+    is decided on the host values (a constant for the gradient)."""
+    np = _numpy()
+    if hermitian:
+        s, left = eigh(A)
+        right = left.transpose(-2, -1)
+    else:
+        left, s, right = svd(A, full_matrices=False)
+    m, n = A.shape[-2:]
+    s_host = np.abs(_host(s.detach()))
+    smax = s_host.max(-1)
+    keep = _back(s_host > _tolerance(np, smax, atol, rtol, m, n, s_host.dtype)[..., None], A,
+                 _BOOL)
+    s_inv = _T.where(keep, 1 / _T.where(keep, s, 1.0), 0.0)
+    return right.transpose(-2, -1) * s_inv[..., None, :] @ left.transpose(-2, -1)
 
 
 @with_out

@@ -11,6 +11,7 @@ from ember.core.linalg._common import (
     _batch_shape,
     _blas,
     _broadcast,
+    _derivatives,
     _flat,
     _guarded,
     _host,
@@ -18,6 +19,7 @@ from ember.core.linalg._common import (
     _matrix,
     _numpy,
     _raise_on_info,
+    _recording,
     _result,
     _same_dtype,
     _singular,
@@ -63,13 +65,19 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     info = info[tuple(slice(0, 1) if k == 1 else slice(None) for k in a.shape[:-2])]
     if check_errors:
         _raise_on_info("torch.linalg.solve", info, lambda k: _SOLVE_FAILED)
-    return _result("linalg_solve_ex", ["result", "info"], _back(x, A), _back(info, A, _INT32))
+    result = _back(x, A)
+    if _recording(A, B) and not info.any():   # differentiable where every system solved
+        result = _derivatives().solve(A, B, left)
+    return _result("linalg_solve_ex", ["result", "info"], result, _back(info, A, _INT32))
 
 
 @with_out
 def solve(A, B, *, left=True, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a
     (batch of) vector(s).  Raises LinAlgError when ``A`` is singular."""
+    if _recording(A, B):
+        return _derivatives().solve(_tensor(A, "linalg.solve"), _tensor(B, "linalg.solve", "B"),
+                                    left)
     result, info = solve_ex(A, B, left=left)
     _raise_on_info("torch.linalg.solve", _host(info), lambda k: _SOLVE_FAILED)
     return result
@@ -87,13 +95,17 @@ def inv_ex(A, *, check_errors=False, out=None):
     info = info.reshape(a.shape[:-2])
     if check_errors:
         _raise_on_info(op, info, _singular)
-    return _result("linalg_inv_ex", ["inverse", "info"], _back(x.reshape(a.shape), A),
-                   _back(info, A, _INT32))
+    inverse = _back(x.reshape(a.shape), A)
+    if _recording(A) and not info.any():      # differentiable where every matrix inverted
+        inverse = _derivatives().inv(A)
+    return _result("linalg_inv_ex", ["inverse", "info"], inverse, _back(info, A, _INT32))
 
 
 @with_out
 def inv(A, *, out=None):
     """The inverse of each square matrix of ``A``; LinAlgError when one is singular."""
+    if _recording(A):
+        return _derivatives().inv(A)
     return inv_ex(A, check_errors=True).inverse
 
 
@@ -106,6 +118,8 @@ def inverse(input, *, out=None):
 @with_out
 def det(A, *, out=None):
     """The determinant of each square matrix of ``A``."""
+    if _recording(A):
+        return _derivatives().det(A)
     _matrix(A, "linalg.det", "A", square=True)
     return _back(_numpy().linalg.det(_host(A)), A)
 
@@ -119,12 +133,18 @@ def _slogdet(A, op):
 @with_out
 def slogdet(A, *, out=None):
     """(sign, logabsdet): the sign and the log of the absolute value of each determinant."""
+    if _recording(A):
+        sign, logabsdet = _derivatives().slogdet(A)
+        return _result("linalg_slogdet", ["sign", "logabsdet"], sign, logabsdet)
     sign, logabsdet = _slogdet(A, "linalg.slogdet")
     return _result("linalg_slogdet", ["sign", "logabsdet"], _back(sign, A), _back(logabsdet, A))
 
 
 def logdet(input):
     """The log of each determinant: -inf where it is zero, NaN where it is negative."""
+    if _recording(input):
+        sign, logabsdet = slogdet(input)
+        return _T.where(sign < 0, float("nan"), logabsdet)
     np = _numpy()
     sign, logabsdet = _slogdet(input, "logdet")
     return _back(np.where(sign < 0, np.nan, logabsdet), input)
@@ -163,6 +183,8 @@ def _triangular_operands(A, B, op, left):
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for triangular ``A``
     (upper or lower as told; ones assumed on the diagonal when ``unitriangular``)."""
+    if _recording(A, B):
+        return _derivatives().solve_triangular(A, B, upper, left, unitriangular)
     a, b, batch, dtype = _triangular_operands(A, B, "linalg.solve_triangular", left)
     x = _trsm(a, b, not upper, False, unitriangular, left)
     return _back(x.reshape(batch + x.shape[-2:]), A, dtype)
@@ -172,6 +194,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """The solution X of ``A X = B`` given B (``input``) and the Cholesky factor of A
     (``input2``: L with A = L L^T, or U with A = U^T U when ``upper``)."""
+    if _recording(input, input2):          # two triangular solves, each differentiable
+        lower = input2.transpose(-2, -1) if upper else input2
+        y = solve_triangular(lower, input, upper=False)
+        return solve_triangular(lower.transpose(-2, -1), y, upper=True)
     a, b, batch, dtype = _triangular_operands(input2, input, "cholesky_solve", True)
     y = _trsm(a, b, not upper, upper, False, True)        # L Y = B   (U^T Y = B)
     x = _trsm(a, y, not upper, not upper, False, True)    # L^T X = Y (U X = Y)
@@ -252,8 +278,13 @@ def lstsq(A, B, rcond=None, *, driver=None):
         sv = np.zeros(0)
     if vector:                  # the solution drops B's added dim; residuals keep it (torch)
         x = x[..., 0]
+    solution = _back(x, A)
+    if _recording(A, B):        # differentiable through the pseudo-inverse
+        from ember.core.linalg.norms import pinv
+        solution = pinv(A) @ (B[..., None] if vector else B)
+        solution = solution[..., 0] if vector else solution
     return _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
-                   _back(x, A), _back(residuals, A), _back(rank, A, _INT64), _back(sv, A))
+                   solution, _back(residuals, A), _back(rank, A, _INT64), _back(sv, A))
 
 
 @with_out

@@ -1,0 +1,271 @@
+"""Derivatives of the host-side linear algebra ops (real inputs, batched).
+
+Each op runs its LAPACK forward on the host; when autograd records (an input requires grad
+and grad mode is on) the public function calls the autograd.Function here instead, whose
+backward is written in ember ops (differentiable ops among them), so it runs on any device
+and can be differentiated again.  The formulas are the standard matrix-calculus results
+PyTorch's documentation also uses: they hold for invertible / well-conditioned inputs
+(distinct eigenvalues and singular values for eigh and svd).
+
+Ops that are compositions of these (svdvals, eigvalsh, pinv, lstsq's solution, logdet,
+cholesky_solve, cholesky_inverse, matrix_power, the norms) take their derivative from the
+composition: see `composite_*` below."""
+
+from ember.core import _tensor as _T
+from ember.core.composites import cat, eye
+from ember.core.linalg import decompositions as _dec
+from ember.core.linalg import solvers as _sol
+from ember.core.linalg._common import _result
+from ember.core.products import diag_embed
+
+from ember.autograd.function import Function
+
+__all__ = ["cholesky", "det", "eigh", "inv", "qr", "slogdet", "solve", "solve_triangular",
+           "svd"]
+
+
+def _mT(x):
+    return x.transpose(-2, -1)
+
+
+def _as_matrix(x):
+    return x[..., None, None]
+
+
+def _tri_solve(A, B, upper, left=True, unitriangular=False):
+    return _sol.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+
+
+class _Inv(Function):
+    @staticmethod
+    def forward(ctx, A):
+        X = _sol.inv(A)
+        ctx.save_for_backward(X)
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        X, = ctx.saved_tensors
+        Xt = _mT(X)
+        return -(Xt @ g @ Xt)
+
+
+class _Det(Function):
+    @staticmethod
+    def forward(ctx, A):
+        d = _sol.det(A)
+        ctx.save_for_backward(A, d)
+        return d
+
+    @staticmethod
+    def backward(ctx, g):
+        A, d = ctx.saved_tensors
+        return _as_matrix(g * d) * _mT(inv(A))
+
+
+class _Slogdet(Function):
+    @staticmethod
+    def forward(ctx, A):
+        sign, logabsdet = _sol.slogdet(A)
+        ctx.save_for_backward(A)
+        ctx.mark_non_differentiable(sign)
+        return sign, logabsdet
+
+    @staticmethod
+    def backward(ctx, g_sign, g_logabsdet):
+        A, = ctx.saved_tensors
+        return _as_matrix(g_logabsdet) * _mT(inv(A))
+
+
+class _Solve(Function):
+    """X with A X = B (left) or X A = B; B may be a (batch of) vector(s)."""
+
+    @staticmethod
+    def forward(ctx, A, B, left, vector):
+        X = _sol.solve(A, B, left=left)
+        ctx.save_for_backward(A, X)
+        ctx.left, ctx.vector = left, vector
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        A, X = ctx.saved_tensors
+        if ctx.vector:
+            g, X = g[..., None], X[..., None]
+        gB = solve(_mT(A), g, left=ctx.left)
+        gA = -(gB @ _mT(X)) if ctx.left else -(_mT(X) @ gB)
+        return gA, (gB[..., 0] if ctx.vector else gB), None, None
+
+
+class _SolveTriangular(Function):
+    @staticmethod
+    def forward(ctx, A, B, upper, left, unitriangular):
+        X = _sol.solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+        ctx.save_for_backward(A, X)
+        ctx.opts = upper, left, unitriangular
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        A, X = ctx.saved_tensors
+        upper, left, unit = ctx.opts
+        gB = solve_triangular(_mT(A), g, not upper, left, unit)
+        gA = None
+        if ctx.needs_input_grad[0]:
+            gA = -(gB @ _mT(X)) if left else -(_mT(X) @ gB)
+            # only the triangle A's values are read from gets a gradient
+            diag = 1 if unit else 0
+            gA = gA.triu(diag) if upper else gA.tril(-diag)
+        return gA, gB, None, None, None
+
+
+def _phi(X):
+    """The lower triangle of X with its diagonal halved."""
+    return X.tril() - 0.5 * X.tril().triu()
+
+
+class _Cholesky(Function):
+    """L (lower) with A = L L^T; the gradient is symmetric (A's lower triangle is read,
+    torch returns the symmetrized gradient)."""
+
+    @staticmethod
+    def forward(ctx, A):
+        L = _dec.cholesky(A)
+        ctx.save_for_backward(L)
+        return L
+
+    @staticmethod
+    def backward(ctx, g):
+        L, = ctx.saved_tensors
+        P = _phi(_mT(L) @ g.tril())
+        gA = _tri_solve(L, _tri_solve(_mT(L), P, True), False, left=False)  # L^-T P L^-1
+        return 0.5 * (gA + _mT(gA))
+
+
+def _copyltu(M):
+    """The symmetric matrix with M's lower triangle."""
+    return M.tril() + _mT(M.tril(-1))
+
+
+def _qr_square_or_tall(Q, R, gQ, gR):
+    """gA for A = Q R with A m x n, m >= n (R square, invertible)."""
+    M = R @ _mT(gR) - _mT(gQ) @ Q
+    return _tri_solve(_mT(R), gQ + Q @ _copyltu(M), False, left=False)    # (...) R^-T
+
+
+class _Qr(Function):
+    """Reduced QR (complete QR when m <= n is the same factorization)."""
+
+    @staticmethod
+    def forward(ctx, A, mode):
+        Q, R = _dec.qr(A, mode)
+        ctx.save_for_backward(Q, R)
+        return Q, R
+
+    @staticmethod
+    def backward(ctx, gQ, gR):
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if m >= n:
+            return _qr_square_or_tall(Q, R, gQ, gR), None
+        # wide: A = Q [U | V]; X = Q U is a square QR and Y = Q V follows it
+        U, V = R[..., :m], R[..., m:]
+        gU, gV = gR[..., :m], gR[..., m:]
+        Y = Q @ V
+        gX = _qr_square_or_tall(Q, U, gQ + Y @ _mT(gV), gU)
+        return cat([gX, Q @ gV], -1), None
+
+
+class _Eigh(Function):
+    @staticmethod
+    def forward(ctx, A, UPLO):
+        w, V = _dec.eigh(A, UPLO)
+        ctx.save_for_backward(w, V)
+        return w, V
+
+    @staticmethod
+    def backward(ctx, gw, gV):
+        w, V = ctx.saved_tensors
+        diff = w[..., None, :] - w[..., :, None]             # w_j - w_i
+        ident = eye(w.shape[-1], dtype=w.dtype, device=w.device)
+        F = _T.where(ident == 1, 0.0, 1.0 / (diff + ident))
+        inner = F * (_mT(V) @ gV) + diag_embed(gw)
+        return V @ inner @ _mT(V), None
+
+
+class _Svd(Function):
+    """Reduced SVD (full_matrices=True: the extra singular vectors get no gradient)."""
+
+    @staticmethod
+    def forward(ctx, A, full_matrices):
+        U, S, Vh = _dec.svd(A, full_matrices)
+        ctx.save_for_backward(U, S, Vh)
+        return U, S, Vh
+
+    @staticmethod
+    def backward(ctx, gU, gS, gVh):
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        U, Vh, gU, gVh = U[..., :k], Vh[..., :k, :], gU[..., :k], gVh[..., :k, :]
+        V, gV = _mT(Vh), _mT(gVh)
+        UgU, VgV = _mT(U) @ gU, _mT(V) @ gV
+        S2 = S * S
+        ident = eye(k, dtype=S.dtype, device=S.device)
+        E = S2[..., None, :] - S2[..., :, None]              # S_j^2 - S_i^2
+        E = _T.where(ident == 1, 1.0, E)
+        J = ((UgU - _mT(UgU)) / E) * S[..., None, :] + S[..., :, None] * ((VgV - _mT(VgV)) / E)
+        inner = _T.where(ident == 1, 0.0, J) + diag_embed(gS)
+        gA = U @ inner @ Vh
+        m, n = U.shape[-2], V.shape[-2]
+        if m > k:           # U's columns do not span: the part of gU outside them
+            gA = gA + ((gU - U @ UgU) / S[..., None, :]) @ Vh
+        if n > k:
+            gA = gA + U @ _mT((gV - V @ VgV) / S[..., None, :])
+        return gA, None
+
+
+# --- entry points the public functions call when autograd records -----------------------
+
+def inv(A):
+    return _Inv.apply(A)
+
+
+def det(A):
+    return _Det.apply(A)
+
+
+def slogdet(A):
+    return _Slogdet.apply(A)
+
+
+def solve(A, B, left=True):
+    vector = B.dim() == 1 or (B.dim() == A.dim() - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
+    return _Solve.apply(A, B, left, vector)
+
+
+def solve_triangular(A, B, upper, left=True, unitriangular=False):
+    return _SolveTriangular.apply(A, B, upper, left, unitriangular)
+
+
+def cholesky(A, upper=False):
+    L = _Cholesky.apply(A)
+    return _mT(L) if upper else L
+
+
+def qr(A, mode="reduced"):
+    m, n = A.shape[-2:]
+    if mode == "r" or (mode == "complete" and m > n):
+        raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed "
+                           "when mode='r'. Please use linalg.qr(A, mode='reduced') if you are "
+                           "going to differentiate through linalg.qr." if mode == "r" else
+                           "The QR decomposition is not differentiable when mode='complete' "
+                           "and nrows > ncols.")
+    return _result("linalg_qr", ["Q", "R"], *_Qr.apply(A, mode))
+
+
+def eigh(A, UPLO="L"):
+    return _result("linalg_eigh", ["eigenvalues", "eigenvectors"], *_Eigh.apply(A, UPLO))
+
+
+def svd(A, full_matrices=True):
+    return _result("linalg_svd", ["U", "S", "Vh"], *_Svd.apply(A, full_matrices))
