@@ -90,7 +90,7 @@ def main():
 
     model = DigitsCNN()
     print(model)
-    epochs = 12
+    epochs = 20
     optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
 

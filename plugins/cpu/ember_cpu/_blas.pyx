@@ -9,7 +9,7 @@
 # contiguous temporary, as is every float16/bfloat16 operand (converted to float32).
 from cpython.pycapsule cimport PyCapsule_New
 from libc.limits cimport INT_MAX
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, uintptr_t
 from libc.stdlib cimport malloc, free
 from scipy.linalg.cython_blas cimport sgemm, dgemm
 
@@ -22,6 +22,43 @@ from ember_cpu._strided cimport load, store, set_error
 ctypedef fused real_t:
     float
     double
+
+# a product with fewer multiply-adds than this runs on one BLAS thread: waking OpenBLAS's
+# pool costs more than it saves there, and its busy-waiting workers then compete with the
+# OpenMP team of the next op (measured: a (32, 512) @ (512, 64) product took 24 ms at 2
+# threads on a loaded 2-core machine, 0.06 ms on one)
+DEF SMALL_GEMM = 1 << 22
+
+# --- BLAS thread control: OpenBLAS's (set, get) num_threads of each loaded library, found
+# through ember_cpu._threads when this module is imported ---
+ctypedef void (*set_threads_t)(int) noexcept nogil
+ctypedef int (*get_threads_t)() noexcept nogil
+cdef set_threads_t _set_threads[MAX_BLAS_LIBS]
+cdef get_threads_t _get_threads[MAX_BLAS_LIBS]
+cdef int _nlibs = 0
+
+
+def _init_blas_threads():
+    global _nlibs
+    from ember_cpu._threads import openblas_thread_functions
+    for setter, getter in openblas_thread_functions()[:MAX_BLAS_LIBS]:
+        _set_threads[_nlibs] = <set_threads_t><uintptr_t>setter
+        _get_threads[_nlibs] = <get_threads_t><uintptr_t>getter
+        _nlibs += 1
+
+
+cdef void blas_single(int *saved) noexcept nogil:
+    """Hold every OpenBLAS pool to one thread, remembering its count in ``saved``."""
+    cdef int i
+    for i in range(_nlibs):
+        saved[i] = _get_threads[i]()
+        _set_threads[i](1)
+
+
+cdef void blas_restore(const int *saved) noexcept nogil:
+    cdef int i
+    for i in range(_nlibs):
+        _set_threads[i](saved[i])
 
 
 ctypedef struct Operand:       # one matrix of one batch entry, as BLAS gets it
@@ -138,6 +175,10 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         return set_error(ctx, EMBER_ERR_MEMORY, "matmul", "out of memory")
     if not c_ok:
         set_contiguous(&C, tc, N)
+    cdef int saved[MAX_BLAS_LIBS]
+    cdef bint small = B * M * N * K < SMALL_GEMM
+    if small:
+        blas_single(saved)
     for i in range(B):
         pa = a.data + i * a.strides[0] * size
         pb = b.data + i * b.strides[0] * size
@@ -156,6 +197,8 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         if not c_ok:
             for r in range(M):
                 store(po + r * os0 * size, out.dtype, tc + r * N, N, out.strides[2])
+    if small:
+        blas_restore(saved)
     free(ta)
     free(tb)
     free(tc)
@@ -170,4 +213,5 @@ cdef int blas_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a,
     return batched(ctx, out, a, b, <float *>NULL)
 
 
+_init_blas_threads()
 matmul_capsule = PyCapsule_New(<void *><matmul_fn>blas_matmul, "ember_cpu._blas.matmul", NULL)

@@ -21,6 +21,7 @@ from ember_cpu._abi cimport (
     EMBER_CONV_BACKWARD_INPUT, EMBER_CONV_BACKWARD_WEIGHT, EMBER_CONV_FORWARD, EMBER_FLOAT32,
     EMBER_FLOAT64,
 )
+from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
 from ember_cpu._openmp_helpers cimport omp_get_thread_num
 from ember_cpu._pool cimport contiguous
 from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
@@ -30,38 +31,6 @@ ctypedef fused real_t:
     double
 
 DEF WEIGHT_BLOCKS = 8          # the weight gradient's batch blocks (at most)
-DEF MAX_BLAS_LIBS = 4
-
-# --- BLAS thread control: OpenBLAS's (set, get) num_threads of each loaded library, from
-# ember_cpu._threads at import; held to 1 around the parallel regions ---
-ctypedef void (*set_threads_t)(int) noexcept nogil
-ctypedef int (*get_threads_t)() noexcept nogil
-cdef set_threads_t _set_threads[MAX_BLAS_LIBS]
-cdef get_threads_t _get_threads[MAX_BLAS_LIBS]
-cdef int _nlibs = 0
-
-
-def _init_blas_threads():
-    global _nlibs
-    from ember_cpu._threads import openblas_thread_functions
-    for setter, getter in openblas_thread_functions()[:MAX_BLAS_LIBS]:
-        _set_threads[_nlibs] = <set_threads_t><uintptr_t>setter
-        _get_threads[_nlibs] = <get_threads_t><uintptr_t>getter
-        _nlibs += 1
-
-
-cdef void blas_single(int *saved) noexcept nogil:
-    cdef int i
-    for i in range(_nlibs):
-        saved[i] = _get_threads[i]()
-        _set_threads[i](1)
-
-
-cdef void blas_restore(const int *saved) noexcept nogil:
-    cdef int i
-    for i in range(_nlibs):
-        _set_threads[i](saved[i])
-
 
 ctypedef struct Conv:
     int op
@@ -311,4 +280,3 @@ cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
 
 
 conv_capsule = PyCapsule_New(<void *><conv_fn>conv_kernel, "ember_cpu._conv.conv", NULL)
-_init_blas_threads()
