@@ -21,8 +21,9 @@
 
 #include <stdint.h>
 
-#define EMBER_ABI_VERSION 4      /* 2: `where`; 3: arg-reductions, `scan`;
-                                    4: index family, tan, optional fused softmax */
+#define EMBER_ABI_VERSION 5      /* 2: `where`; 3: arg-reductions, `scan`;
+                                    4: index family, tan, optional fused softmax;
+                                    5: erfinv, lgamma, digamma */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -61,7 +62,11 @@ enum {
     /* integers and bool: ~x (logical not on bool) */
     EMBER_UNARY_BITWISE_NOT = 29,
     EMBER_UNARY_TAN = 30,          /* floating dtypes only */
-    EMBER_UNARY_COUNT = 31
+    /* special functions, floating dtypes only: ERFINV is NaN outside [-1, 1] and +-inf at
+     * +-1; LGAMMA is log|gamma(x)| (+inf at 0 and the negative integers); DIGAMMA is
+     * -inf at +0, +inf at -0, NaN at the negative integers */
+    EMBER_UNARY_ERFINV = 31, EMBER_UNARY_LGAMMA = 32, EMBER_UNARY_DIGAMMA = 33,
+    EMBER_UNARY_COUNT = 34
 };
 
 /* elementwise binary op codes: out = f(a, b) */
