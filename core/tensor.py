@@ -86,5 +86,48 @@ for _name in ("bincount", "flip", "fliplr", "flipud", "histc", "masked_scatter",
               "masked_select", "repeat_interleave"):
     setattr(Tensor, _name, getattr(index_ops, _name))
 Tensor.masked_scatter_ = index_ops._masked_scatter_
+# catalogue gaps: NumPy-style math, shape helpers, statistics, special functions, the
+# in-place forms of composites and the distribution fills
+from ember.core import (  # noqa: E402
+    inplace_ops,
+    math_composites,
+    shape_composites,
+    special,
+    statistics,
+)
+
+for _module, _names in (
+        (math_composites, ("absolute", "addr", "arctan2", "clamp_max", "clamp_min", "copysign",
+                           "deg2rad", "diff", "dist", "float_power", "ger", "heaviside",
+                           "hypot", "inner", "isneginf", "isposinf", "isreal", "kron",
+                           "logaddexp", "logaddexp2", "logcumsumexp", "multiply", "positive",
+                           "rad2deg", "sgn", "signbit", "sinc", "subtract", "vdot", "xlogy")),
+        (shape_composites, ("argwhere", "broadcast_to", "diagflat", "dsplit", "hsplit",
+                            "msort", "ravel", "rot90", "take_along_dim", "tensor_split",
+                            "unfold", "vsplit")),
+        (statistics, ("aminmax", "corrcoef", "cov", "nanmedian", "nanquantile", "quantile")),
+        (special, ("mvlgamma",))):
+    for _name in _names:
+        setattr(Tensor, _name, getattr(_module, _name))
+for _name, _method in {**_ops._special_methods(), **inplace_ops.INPLACE_METHODS,
+                       **inplace_ops.RANDOM_METHODS}.items():
+    setattr(Tensor, _name, _method)
+Tensor.polygamma = lambda self, n: special.polygamma(n, self)
+Tensor.swapaxes = Tensor.swapdims = Tensor.transpose
+Tensor.type_as = lambda self, other: self.to(other.dtype)
+Tensor.mH = property(lambda self: _matrix_adjoint(self, "mH"))
+Tensor.H = property(lambda self: _matrix_adjoint(self, "H"))
+
+
+def _matrix_adjoint(t, name):
+    """t.mH (batches of matrices) and t.H (matrices only): the transpose, no complex dtypes
+    to conjugate."""
+    if name == "H" and t.dim() != 2 or t.dim() < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices "
+                           f"{'(2-D tensors)' if name == 'H' else 'or batches of matrices'}. "
+                           f"Got {t.dim()}-D tensor.")
+    return t.transpose(-2, -1)
+
+
 _set_tensor_class(Tensor)
 _ag.install()

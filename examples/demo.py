@@ -11,11 +11,11 @@ import time
 import ember.nn as nn
 import ember.nn.functional as F
 import numpy as np
-from ember.utils.data import DataLoader, TensorDataset
 from sklearn.datasets import load_digits
 from tqdm import tqdm
 
 import ember as torch
+from ember.utils.data import DataLoader, TensorDataset
 
 
 class DigitsCNN(nn.Module):

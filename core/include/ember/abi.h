@@ -24,7 +24,7 @@
 #define EMBER_ABI_VERSION 5      /* 2: `where`; 3: arg-reductions, `scan`;
                                     4: index family, tan, optional fused softmax;
                                     5: optional fused kernels for norms and losses, conv
-                                       and pooling */
+                                       and pooling; erfinv, lgamma, digamma */
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -63,7 +63,11 @@ enum {
     /* integers and bool: ~x (logical not on bool) */
     EMBER_UNARY_BITWISE_NOT = 29,
     EMBER_UNARY_TAN = 30,          /* floating dtypes only */
-    EMBER_UNARY_COUNT = 31
+    /* special functions, floating dtypes only: ERFINV is NaN outside [-1, 1] and +-inf at
+     * +-1; LGAMMA is log|gamma(x)| (+inf at 0 and the negative integers); DIGAMMA is
+     * -inf at +0, +inf at -0, NaN at the negative integers */
+    EMBER_UNARY_ERFINV = 31, EMBER_UNARY_LGAMMA = 32, EMBER_UNARY_DIGAMMA = 33,
+    EMBER_UNARY_COUNT = 34
 };
 
 /* elementwise binary op codes: out = f(a, b) */

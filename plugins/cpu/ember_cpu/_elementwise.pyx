@@ -22,7 +22,8 @@ from ember_cpu._abi cimport (
     EMBER_UNARY_EXP2, EMBER_UNARY_EXPM1, EMBER_UNARY_LOG2, EMBER_UNARY_LOG10,
     EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC, EMBER_UNARY_ASIN, EMBER_UNARY_ACOS,
     EMBER_UNARY_ATAN, EMBER_UNARY_SINH, EMBER_UNARY_COSH, EMBER_UNARY_RSQRT,
-    EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN, EMBER_UNARY_COUNT,
+    EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN, EMBER_UNARY_ERFINV, EMBER_UNARY_LGAMMA,
+    EMBER_UNARY_DIGAMMA, EMBER_UNARY_COUNT,
     EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
     EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_EQ,
     EMBER_BINARY_NE, EMBER_BINARY_LT, EMBER_BINARY_LE, EMBER_BINARY_GT, EMBER_BINARY_GE,
@@ -38,6 +39,7 @@ from ember_cpu._scalar cimport (
     _rsqrt, _tan, _atan2, _fmod, _remainder, _floor_divide, _fmax, _fmin, _shift_left,
     _shift_right,
 )
+from ember_cpu._special cimport _digamma, _erfinv, _lgamma
 from ember_cpu._strided cimport (
     ct_t, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, compute_type,
     is_native, is_floating, dtype_itemsize, iter_init, iter_run, load_ct, store_ct,
@@ -49,7 +51,7 @@ cdef extern from *:
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
         "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil",
         "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin",
-        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan"};
+        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma"};
     static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
         "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
         "logical_xor", "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin",
@@ -164,6 +166,15 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == EMBER_UNARY_TAN:
             for i in range(n):
                 o[i] = _tan(a[i])
+        elif op == EMBER_UNARY_ERFINV:
+            for i in range(n):
+                o[i] = _erfinv(a[i])
+        elif op == EMBER_UNARY_LGAMMA:
+            for i in range(n):
+                o[i] = _lgamma(a[i])
+        elif op == EMBER_UNARY_DIGAMMA:
+            for i in range(n):
+                o[i] = _digamma(a[i])
     elif ct_t is float:
         if op == EMBER_UNARY_EXP:
             for i in range(n):

@@ -1180,10 +1180,10 @@ assert np.allclose(o[0], x[0] @ y[0])
 
 torch = pytest.importorskip("torch")
 
-# unary codes 12..29, binary codes 16..26 (after the predicates)
+# unary codes 12..33, binary codes 16..26 (after the predicates)
 NEW_UNARY = ["floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p",
              "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not",
-             "tan"]
+             "tan", "erfinv", "lgamma", "digamma"]
 ALL_UNARY = UNARY + NEW_UNARY
 NEW_BINARY = ["atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and",
               "bitwise_or", "bitwise_xor", "shift_left", "shift_right"]
@@ -1447,7 +1447,7 @@ def test_integer_division_extremes():
 
 
 def test_new_op_codes_and_names():
-    assert len(ALL_UNARY) == 31 and len(ALL_BINARY) == 27
+    assert len(ALL_UNARY) == 34 and len(ALL_BINARY) == 27
     x = np.zeros(2, np.float32)
     with pytest.raises(ValueError, match="unknown op"):
         K._test_unary(len(ALL_UNARY), x, x)

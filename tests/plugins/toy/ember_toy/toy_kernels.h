@@ -247,8 +247,9 @@ static int toy_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const em
     TOY_CHECK_VIEW(ctx, out);
     TOY_SAME_DTYPE(ctx, out, a);
     int fl = toy_is_float(out->dtype);
-    /* floats: every code but BITWISE_NOT; integers: the sign ops, square, rounding */
-    int ok = fl ? op >= 0 && op < EMBER_UNARY_COUNT && op != EMBER_UNARY_BITWISE_NOT
+    /* floats: every code up to TAN but BITWISE_NOT (the special functions after it are
+       left out: the core's NotImplementedError path); integers: sign ops, square, rounding */
+    int ok = fl ? op >= 0 && op <= EMBER_UNARY_TAN && op != EMBER_UNARY_BITWISE_NOT
                 : op == EMBER_UNARY_NEG || op == EMBER_UNARY_RELU || op == EMBER_UNARY_ABS ||
                   op == EMBER_UNARY_SQUARE || (op >= EMBER_UNARY_FLOOR && op <= EMBER_UNARY_ROUND);
     if (!ok)

@@ -1,0 +1,165 @@
+"""In-place forms of composite ops (x.clamp_(...), x.addcmul_(...), x.hypot_(...), ...) and
+the distribution fills (random_, exponential_, geometric_, cauchy_, log_normal_).
+
+Each computes out of place and writes back with copy_, which bumps the version counter
+and applies autograd's in-place rules (leaf errors, rebasing the history).  When self
+takes part in autograd the op reads a clone, so the values it saved are not the ones
+being overwritten."""
+import math
+
+from ember.core import _autograd as _ag
+from ember.core import _tensor as _T
+from ember.core import composites, math_composites, products, special
+from ember.core._dtype import _dtype_by_name
+from ember.core._tensor import TensorBase
+from ember.core.typeinfo import iinfo
+
+__all__ = ["clamp_", "clamp_max_", "clamp_min_", "clip_", "deg2rad_", "nan_to_num_", "rad2deg_",
+           "sinc_", "xlogy_"]
+
+_FLOAT64 = _dtype_by_name["float64"]
+_BOOL = _dtype_by_name["bool"]
+_MANTISSA = {"float64": 53, "float32": 24, "float16": 11, "bfloat16": 8}    # with the hidden bit
+
+
+def _writeback(self, result, op):
+    """self.copy_(result) once result fits self's shape and dtype (PyTorch's rules)."""
+    if tuple(result.shape) != tuple(self.shape):
+        raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                           f"shape {list(result.shape)}")
+    if not _castable(result.dtype, self.dtype):
+        raise RuntimeError(f"result type {_T._st_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_T._st_name(self.dtype)}")
+    return self.copy_(result)
+
+
+def _castable(src, dst):
+    if src.is_floating_point and not dst.is_floating_point:
+        return False
+    return not (dst == _BOOL and src != _BOOL)
+
+
+def _source(self, op):
+    if not isinstance(self, TensorBase):
+        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(self).__name__}")
+    return self.clone() if self.requires_grad and _ag.is_grad_enabled() else self
+
+
+def _inplace(fn, name):
+    """The in-place method ``name`` of the out-of-place ``fn(self, *args, **kwargs)``."""
+    def method(self, *args, **kwargs):
+        return _writeback(self, fn(_source(self, name), *args, **kwargs), name)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place {fn.__name__}: self = {fn.__name__}(self, ...)."
+    return method
+
+
+_M = math_composites
+_OUT_OF_PLACE = {
+    "addcmul_": composites.addcmul, "addcdiv_": composites.addcdiv,
+    "lerp_": composites.lerp, "clamp_": composites.clamp, "clip_": composites.clamp,
+    "clamp_min_": _M.clamp_min, "clamp_max_": _M.clamp_max, "sign_": composites.sign,
+    "sgn_": _M.sgn, "nan_to_num_": composites.nan_to_num, "triu_": composites.triu,
+    "tril_": composites.tril, "addmm_": products.addmm, "baddbmm_": products.baddbmm,
+    "absolute_": _T._abs, "arctan2_": _M.arctan2, "hypot_": _M.hypot, "xlogy_": _M.xlogy,
+    "copysign_": _M.copysign, "heaviside_": _M.heaviside, "sinc_": _M.sinc,
+    "deg2rad_": _M.deg2rad, "rad2deg_": _M.rad2deg,
+    "mvlgamma_": special.mvlgamma,
+}
+INPLACE_METHODS = {name: _inplace(fn, name) for name, fn in _OUT_OF_PLACE.items()}
+
+
+def _float_power_(self, exponent):
+    if self.dtype != _FLOAT64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_T._st_name(self.dtype)} but the operation's result requires "
+                           "dtype Double")
+    return _writeback(self, _M.float_power(_source(self, "float_power_"), exponent),
+                      "float_power_")
+
+
+def _polygamma_(self, n):
+    return _writeback(self, special.polygamma(n, _source(self, "polygamma_")), "polygamma_")
+
+
+INPLACE_METHODS["float_power_"] = _float_power_
+INPLACE_METHODS["polygamma_"] = _polygamma_
+clamp_, clip_ = INPLACE_METHODS["clamp_"], INPLACE_METHODS["clip_"]
+clamp_min_, clamp_max_ = INPLACE_METHODS["clamp_min_"], INPLACE_METHODS["clamp_max_"]
+nan_to_num_, xlogy_ = INPLACE_METHODS["nan_to_num_"], INPLACE_METHODS["xlogy_"]
+sinc_, deg2rad_ = INPLACE_METHODS["sinc_"], INPLACE_METHODS["deg2rad_"]
+rad2deg_ = INPLACE_METHODS["rad2deg_"]
+
+
+# --- distribution fills: transforms of the counter-based uniform/normal fills -----------
+
+def _uniform(self, generator):
+    return _T.empty(tuple(self.shape), dtype=_FLOAT64, device=self.device).uniform_(
+        generator=generator)
+
+
+def _float_only(self, op):
+    if not self.is_floating_point():
+        raise RuntimeError(f"{op} expects a floating point tensor, but got "
+                           f"{_T._st_name(self.dtype)}")
+
+
+def random_(self, *args, generator=None, **kwargs):
+    """random_(from, to), random_(to) or random_(): integers uniform in [from, to); with no
+    bound, [0, 2^mantissa] for floats and the dtype's range for integers."""
+    if len(args) > 2 or set(kwargs) - {"from", "to"}:
+        raise TypeError("random_() expects (from, to), (to) or no bounds")
+    lo, to = (args if len(args) == 2 else (0,) + args if args else (0, None))
+    lo, to = kwargs.get("from", lo), kwargs.get("to", to)
+    if to is None:
+        if self.dtype == _BOOL:
+            to = 2
+        elif self.is_floating_point():
+            to = 2 ** _MANTISSA[self.dtype.name] + 1
+        else:
+            to = iinfo(self.dtype).max + 1
+    if lo >= to:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} "
+                           f">= to={to}")
+    r = (_uniform(self, generator) * (to - lo)).floor() + lo
+    return self.copy_(_T._minimum_scalar(r, to - 1))
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Samples of Exponential(lambd): -log(1 - u) / lambd."""
+    _float_only(self, "exponential_")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return self.copy_(-_M._log1p(-_uniform(self, generator)) / lambd)
+
+
+def geometric_(self, p, *, generator=None):
+    """Samples of Geometric(p) on {1, 2, ...}: ceil(log(1 - u) / log(1 - p))."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), got p = {p}")
+    u = _uniform(self, generator)
+    k = (_M._log1p(-u) / math.log1p(-p)).ceil()
+    return self.copy_(_T._maximum_scalar(k, 1.0))
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Samples of Cauchy(median, sigma): median + sigma tan(pi (u - 1/2))."""
+    _float_only(self, "cauchy_")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    u = _uniform(self, generator)
+    return self.copy_(median + sigma * _T._more_functions()["tan"](math.pi * (u - 0.5)))
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Samples of exp(N(mean, std^2))."""
+    _float_only(self, "log_normal_")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    z = _T.empty(tuple(self.shape), dtype=_FLOAT64, device=self.device).normal_(
+        mean, std, generator=generator)
+    return self.copy_(_T.exp(z))
+
+
+RANDOM_METHODS = {"random_": random_, "exponential_": exponential_, "geometric_": geometric_,
+                  "cauchy_": cauchy_, "log_normal_": log_normal_}

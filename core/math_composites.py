@@ -1,0 +1,403 @@
+"""Elementwise math and small products composed from primitive ops: hypot, logaddexp,
+xlogy, copysign, sinc, float_power, diff, kron, inner, tensordot, cdist, logcumsumexp, ...
+Written once in ember ops, so every device has them and autograd differentiates them."""
+import math
+
+from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
+from ember.core._tensor import TensorBase
+from ember.core.composites import _tensor as _arg
+from ember.core.composites import _wrap, cat, isinf, isnan, outer
+from ember.core.products import _scaled_sum
+from ember.core.typeinfo import finfo
+
+__all__ = ["absolute", "addr", "arctan2", "cdist", "clamp_max", "clamp_min", "copysign",
+           "deg2rad", "diff", "dist", "float_power", "ger", "heaviside", "hypot", "inner",
+           "isneginf", "isposinf", "isreal", "kron", "logaddexp", "logaddexp2",
+           "logcumsumexp", "multiply", "positive", "rad2deg", "sgn", "signbit", "sinc",
+           "subtract", "tensordot", "vdot", "xlogy"]
+
+_FLOAT64 = _dtype_by_name["float64"]
+_BOOL = _dtype_by_name["bool"]
+_more = _T._more_functions()
+_atan2, _log1p, _exp2 = _more["atan2"], _more["log1p"], _more["exp2"]
+
+multiply, subtract, absolute = _T.mul, _T.sub, _T._abs
+
+
+
+def _out(r, out):
+    return r if out is None else out.copy_(r)
+
+
+def _floating(*xs):
+    """The common floating dtype of tensors/numbers (integers give the default dtype)."""
+    t = _T.result_type(*xs) if len(xs) == 2 else xs[0].dtype
+    return t if t.is_floating_point else _T._state_default_dtype()
+
+
+def _as_float(x, dt):
+    return x.to(dt) if isinstance(x, TensorBase) and x.dtype != dt else x
+
+
+def arctan2(input, other, *, out=None):
+    """atan2(input, other), PyTorch's NumPy-style alias."""
+    return _atan2(input, other, out=out)
+
+
+def positive(input):
+    """``input`` itself (an error for bool, as PyTorch)."""
+    if _arg(input, "positive").dtype == _BOOL:
+        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def sgn(input, *, out=None):
+    """sign for real inputs (PyTorch's complex-aware name)."""
+    return _out(_arg(input, "sgn").sign(), out)
+
+
+def clamp_min(input, min):
+    """max(input, min): clamp with only a lower bound (a number or a tensor)."""
+    return _T._maximum_scalar(_arg(input, "clamp_min"), min)
+
+
+def clamp_max(input, max):
+    """min(input, max): clamp with only an upper bound (a number or a tensor)."""
+    return _T._minimum_scalar(_arg(input, "clamp_max"), max)
+
+
+def float_power(input, exponent, *, out=None):
+    """input ** exponent computed in float64 (either may be a number)."""
+    if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
+        raise TypeError("float_power(): argument 'input' must be Tensor, not "
+                        f"{type(input).__name__}")
+    if out is not None and out.dtype != _FLOAT64:
+        raise RuntimeError(f"the output given to float_power has dtype {out.dtype} but the "
+                           "operation's result requires dtype Double")
+    return _out(_T._pow(_as_float(input, _FLOAT64), _as_float(exponent, _FLOAT64)), out)
+
+
+def _binary_float(op, input, other):
+    """input and other as their common floating dtype (integers: the default dtype)."""
+    _arg(input, op)
+    dt = _floating(input, other)
+    return _as_float(input, dt), _as_float(other, dt), dt
+
+
+def hypot(input, other, *, out=None):
+    """sqrt(input^2 + other^2), scaled by the larger magnitude so it does not overflow."""
+    dt = _float_kernel_dtype("hypot", input, other)
+    a, b = _T._abs(_as_float(input, dt)), _T._abs(_as_float(other, dt))
+    hi, lo = _T.maximum(a, b), _T.minimum(a, b)
+    safe = _T.where(hi == 0, 1.0, hi)
+    r = hi * _T.sqrt(1 + _T.square(lo / safe))
+    r = _T.where(isinf(a) | isinf(b), math.inf, r)      # inf beats NaN, as C's hypot
+    return _out(r, out)
+
+
+def _float_kernel_dtype(op, input, other):
+    """The promoted dtype of an op PyTorch implements for floating dtypes only."""
+    dt = _T.result_type(_arg(input, op), other)
+    if not dt.is_floating_point:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_T._st_name(dt)}'")
+    return dt
+
+
+def _logaddexp(op, input, other, exp_fn, log1p_scale):
+    dt = _float_kernel_dtype(op, input, other)
+    a, b = _as_float(input, dt), _as_float(other, dt)
+    hi = _T.maximum(a, b)
+    d = _T._abs(a - b)
+    r = hi + _log1p(exp_fn(-d)) * log1p_scale
+    return _T.where(isinf(hi) & (a == b), hi, r)         # inf + inf: no NaN from inf - inf
+
+
+def logaddexp(input, other, *, out=None):
+    """log(exp(input) + exp(other)), without overflow."""
+    return _out(_logaddexp("logaddexp", input, other, _T.exp, 1.0), out)
+
+
+def logaddexp2(input, other, *, out=None):
+    """log2(2^input + 2^other), without overflow."""
+    return _out(_logaddexp("logaddexp2", input, other, _exp2, 1 / math.log(2)), out)
+
+
+def xlogy(input, other, *, out=None):
+    """input * log(other), 0 where input is 0 (unless other is NaN); either may be a
+    number."""
+    if not isinstance(input, TensorBase):
+        if not isinstance(other, TensorBase):
+            raise TypeError(f"xlogy(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}")
+        input = _T.full((), input, dtype=_floating(other, input), device=other.device)
+    x, y, dt = _binary_float("xlogy", input, other)
+    if not isinstance(y, TensorBase):
+        y = _T.full((), y, dtype=dt, device=x.device)
+    zero = (x == 0) & isnan(y).logical_not()
+    log_y = _T.log(y)
+    # at x == 0 the value is 0 and y gets no gradient, but x still gets log(y) (PyTorch)
+    frozen = _T.where(log_y.isfinite(), log_y, 0.0).detach()
+    return _out(x * _T.where(zero, frozen, log_y), out)
+
+
+def signbit(input, *, out=None):
+    """True where the sign bit is set (negative numbers and -0.0)."""
+    x = _arg(input, "signbit")
+    if x.dtype == _BOOL:
+        r = _T.zeros_like(x, dtype=_BOOL)
+    elif x.is_floating_point():
+        r = (x < 0) | ((x == 0) & (_T.reciprocal(x) < 0))
+    else:
+        r = x < 0
+    return _out(r, out)
+
+
+def copysign(input, other, *, out=None):
+    """|input| with the sign of ``other`` (floating result)."""
+    a, b, dt = _binary_float("copysign", input, other)
+    negative = signbit(b) if isinstance(b, TensorBase) else math.copysign(1.0, b) < 0
+    mag = _T._abs(a)
+    r = _T.where(negative, -mag, mag) if isinstance(negative, TensorBase) else \
+        (-mag if negative else mag)
+    return _out(r, out)
+
+
+def heaviside(input, values, *, out=None):
+    """0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
+    _arg(input, "heaviside")
+    _arg(values, "heaviside", "values")
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    r = _T.where(input == 0, values, (input > 0).to(input.dtype))
+    return _out(r, out)
+
+
+def sinc(input, *, out=None):
+    """sin(pi x) / (pi x), 1 at 0 (with a zero gradient there)."""
+    x = _arg(input, "sinc")
+    if not x.is_floating_point():
+        x = x.to(_T._state_default_dtype())
+    zero = x == 0
+    px = math.pi * _T.where(zero, 1.0, x)
+    return _out(_T.where(zero, 1.0, _T.sin(px) / px), out)
+
+
+def _scale_float(op, input, factor, out):
+    x = _arg(input, op)
+    if not x.is_floating_point():
+        x = x.to(_T._state_default_dtype())
+    return _out(x * factor, out)
+
+
+def deg2rad(input, *, out=None):
+    """Degrees to radians."""
+    return _scale_float("deg2rad", input, math.pi / 180, out)
+
+
+def rad2deg(input, *, out=None):
+    """Radians to degrees."""
+    return _scale_float("rad2deg", input, 180 / math.pi, out)
+
+
+def _inf_test(op, input, value):
+    x = _arg(input, op)
+    return x == value if x.is_floating_point() else _T.zeros_like(x, dtype=_BOOL)
+
+
+def isposinf(input, *, out=None):
+    """True where ``input`` is +inf."""
+    return _out(_inf_test("isposinf", input, math.inf), out)
+
+
+def isneginf(input, *, out=None):
+    """True where ``input`` is -inf."""
+    return _out(_inf_test("isneginf", input, -math.inf), out)
+
+
+def isreal(input):
+    """True everywhere: ember has no complex dtypes."""
+    return _T.ones_like(_arg(input, "isreal"), dtype=_BOOL)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first;
+    bool inputs use !=)."""
+    x = _arg(input, "diff")
+    if x.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap(dim, x.dim(), "diff")
+    parts = []
+    for extra in (prepend, None, append):
+        if extra is None:
+            continue
+        if not isinstance(extra, TensorBase):
+            extra = _T.full((), extra, dtype=x.dtype, device=x.device)
+        if extra.dim() == 0:
+            shape = list(x.shape)
+            shape[d] = 1
+            extra = extra.expand(shape)
+        parts.append(extra)
+    if parts:
+        parts.insert(1 if prepend is not None else 0, x)
+        x = cat(parts, d)
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = _T.logical_xor(hi, lo) if x.dtype == _BOOL else hi - lo
+    return x
+
+
+def kron(input, other, *, out=None):
+    """The Kronecker product: every element of input times a block of other."""
+    a, b = _arg(input, "kron"), _arg(other, "kron", "other")
+    nd = max(a.dim(), b.dim())
+    sa = (1,) * (nd - a.dim()) + tuple(a.shape)
+    sb = (1,) * (nd - b.dim()) + tuple(b.shape)
+    ia = sum(((s, 1) for s in sa), ())                 # a's dims interleaved with ones
+    ib = sum(((1, s) for s in sb), ())
+    r = a.reshape(ia) * b.reshape(ib)
+    return _out(r.reshape(tuple(x * y for x, y in zip(sa, sb))), out)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sum over the last ``dims`` dims of a and the first of b, or over the dim lists
+    ``dims = (dims_a, dims_b)``."""
+    _arg(a, "tensordot", "a")
+    _arg(b, "tensordot", "b")
+    if isinstance(dims, TensorBase):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da = [d % max(a.dim(), 1) for d in da]
+    db = [d % max(b.dim(), 1) for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
+                               f"dim {y}")
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    left = a.permute(free_a + da).reshape(-1, k)
+    right = b.permute(db + free_b).reshape(k, -1)
+    shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    return _out(_T.matmul(left, right).reshape(shape), out)
+
+
+def inner(input, other, *, out=None):
+    """Sum over the last dims of both (a product when either is 0-d)."""
+    a, b = _arg(input, "inner"), _arg(other, "inner", "other")
+    if a.dim() == 0 or b.dim() == 0:
+        return _out(a * b, out)
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(a.shape)} and {list(b.shape)}")
+    return _out(tensordot(a, b, ([a.dim() - 1], [b.dim() - 1])), out)
+
+
+def vdot(input, other, *, out=None):
+    """The dot product of two 1-D tensors (no conjugation needed: no complex dtypes)."""
+    a, b = _arg(input, "vdot"), _arg(other, "vdot", "other")
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected both vectors to have same dtype, but found "
+                           f"{_T._st_name(a.dtype)} and {_T._st_name(b.dtype)}")
+    if a.shape != b.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                           f"[{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    return _out(_T.matmul(a, b), out)
+
+
+ger = outer
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    _arg(vec1, "addr", "vec1")
+    _arg(vec2, "addr", "vec2")
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
+                           if vec1.dim() != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, out)
+
+
+def _pnorm(diff, p, dim):
+    """The p-norm over ``dim`` with PyTorch's subgradient 0 where the norm is 0."""
+    a = _T._abs(diff)
+    if p == 0:
+        return (a != 0).to(diff.dtype).sum(dim)
+    if p == math.inf:
+        return _T.amax(a, dim) if a.shape[dim] else a.sum(dim)
+    s = (_T.square(a) if p == 2 else a ** p).sum(dim)
+    zero = s == 0
+    r = _T.where(zero, 1.0, s) ** (1.0 / p)
+    return _T.where(zero, 0.0, r)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    d = _arg(input, "dist") - _arg(other, "dist", "other")
+    if not d.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_T._st_name(d.dtype)}")
+    return _pnorm(d.reshape(-1), p, 0)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 [..., P, M] and of x2 [..., R, M]."""
+    _arg(x1, "cdist", "x1")
+    _arg(x2, "cdist", "x2")
+    for t, name in ((x1, "X1"), (x2, "X2")):
+        if t.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{t.dim()}D")
+        if not t.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_T._st_name(t.dtype)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)            # [..., P, R, M]
+    return _pnorm(d, p, -1)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
+    would underflow exp fall back to a running logaddexp."""
+    x = _arg(input, "logcumsumexp")
+    if not x.is_floating_point():
+        x = x.to(_T._state_default_dtype())
+    if x.dim() == 0 or x.numel() == 0:
+        return _out(x.clone(), out)
+    m = _T.amax(x, dim, True)
+    m = _T.where(isinf(m), 0.0, m).to(x.dtype)
+    shifted = x - m
+    if bool(((shifted < math.log(finfo(x.dtype).tiny) + 2) & isinf(x).logical_not()).any()):
+        d = dim % x.dim()
+        acc, parts = None, []
+        for i in range(x.shape[d]):
+            xi = x.narrow(d, i, 1)
+            acc = xi if acc is None else logaddexp(acc, xi)
+            parts.append(acc)
+        return _out(cat(parts, d), out)
+    return _out(_T.log(_T.cumsum(_T.exp(shifted), dim)) + m, out)
+
