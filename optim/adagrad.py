@@ -56,15 +56,6 @@ class Adagrad(Optimizer):
                                  ("differentiable", False), ("fused", None)):
                 group.setdefault(key, default)
 
-    def step(self, closure=None):
-        """One Adagrad update of every parameter that has a ``.grad``; returns the
-        closure's loss when one is given."""
-        loss = self._closure_loss(closure)
-        with ember.set_grad_enabled(self.defaults["differentiable"]):
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
-
     def _update_group(self, group):
         lr, wd = _to_scalar(group["lr"]), group["weight_decay"]
         for p in group["params"]:

@@ -70,15 +70,6 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = ember.zeros_like(p)
         return state
 
-    def step(self, closure=None):
-        """One Adam update of every parameter that has a ``.grad``; returns the closure's
-        loss when one is given."""
-        loss = self._closure_loss(closure)
-        with ember.set_grad_enabled(self.defaults["differentiable"]):
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
-
     def _update_group(self, group):
         beta1, beta2 = (_to_scalar(b) for b in group["betas"])
         lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]

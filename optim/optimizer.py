@@ -207,9 +207,17 @@ class Optimizer:
                     grad.zero_()
 
     def step(self, closure=None):
-        """Perform one optimization step; ``closure`` re-evaluates the model and returns the
-        loss. Subclasses implement it."""
-        raise NotImplementedError
+        """Perform one optimization step (``_update_group`` on every group, which subclasses
+        implement); ``closure`` re-evaluates the model and returns the loss."""
+        loss = self._closure_loss(closure)
+        with ember.set_grad_enabled(self.defaults.get("differentiable", False)):
+            for group in self.param_groups:
+                self._update_group(group)
+        return loss
+
+    def _update_group(self, group):
+        raise NotImplementedError(f"{type(self).__name__} defines neither step nor "
+                                  "_update_group")
 
     def _closure_loss(self, closure):
         """The loss ``closure()`` returns, computed with grad mode on (step runs without)."""
@@ -301,6 +309,9 @@ class Optimizer:
         self.__setstate__({"state": state, "param_groups": new_groups})
         for hook in self._optimizer_load_state_dict_post_hooks.values():
             hook(self)
+
+
+Optimizer.step = _run_step_with_hooks(Optimizer.step)    # subclasses that inherit it too
 
 
 def _cast_state(param, value, key=None):

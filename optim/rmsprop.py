@@ -55,15 +55,6 @@ class RMSprop(Optimizer):
                 state["grad_avg"] = ember.zeros_like(p)
         return state
 
-    def step(self, closure=None):
-        """One RMSprop update of every parameter that has a ``.grad``; returns the
-        closure's loss when one is given."""
-        loss = self._closure_loss(closure)
-        with ember.set_grad_enabled(self.defaults["differentiable"]):
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
-
     def _update_group(self, group):
         lr, alpha, eps = _to_scalar(group["lr"]), group["alpha"], group["eps"]
         wd, momentum = group["weight_decay"], group["momentum"]

@@ -43,16 +43,6 @@ class SGD(Optimizer):
                                  ("differentiable", False), ("fused", False)):
                 group.setdefault(key, default)
 
-    def step(self, closure=None):
-        """One SGD update of every parameter that has a ``.grad``; returns the closure's
-        loss when one is given. The momentum buffer starts as a copy of the first
-        (decayed) gradient, as in PyTorch."""
-        loss = self._closure_loss(closure)
-        with ember.set_grad_enabled(self.defaults["differentiable"]):
-            for group in self.param_groups:
-                self._update_group(group)
-        return loss
-
     def _update_group(self, group):
         lr, wd = _to_scalar(group["lr"]), _to_scalar(group["weight_decay"])
         momentum, dampening = group["momentum"], group["dampening"]

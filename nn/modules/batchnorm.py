@@ -4,9 +4,8 @@ from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .normalization import _affine_parameters, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d"]
 
@@ -23,15 +22,7 @@ class _BatchNorm(Module):
         factory = {"device": device, "dtype": dtype}
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_T.empty(num_features, **factory))
-            if bias:
-                self.bias = Parameter(_T.empty(num_features, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_features, affine, bias, factory)
         if track_running_stats:
             self.register_buffer("running_mean", _T.zeros(num_features, **factory))
             self.register_buffer("running_var", _T.ones(num_features, **factory))
@@ -53,10 +44,7 @@ class _BatchNorm(Module):
     def reset_parameters(self):
         """Running stats reset; weight ones, bias zeros."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError

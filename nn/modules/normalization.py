@@ -11,6 +11,22 @@ from .module import Module
 __all__ = ["LayerNorm", "GroupNorm"]
 
 
+def _affine_parameters(module, shape, affine, bias, factory):
+    """weight (and bias, unless ``bias`` is False) of ``shape`` when ``affine``; the norms'
+    shared parameter layout (None entries keep the state_dict keys out)."""
+    for name, wanted in (("weight", affine), ("bias", affine and bias)):
+        module.register_parameter(name, Parameter(_T.empty(shape, **factory)) if wanted
+                                  else None)
+
+
+def _reset_affine(module):
+    """weight ones, bias zeros (where present)."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalises over the trailing ``normalized_shape`` dims: ``LayerNorm(normalized_shape,
     eps=1e-05, elementwise_affine=True, bias=True, device=None, dtype=None)``."""
@@ -24,24 +40,13 @@ class LayerNorm(Module):
             normalized_shape = (normalized_shape,)
         self.normalized_shape = tuple(normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
-        factory = {"device": device, "dtype": dtype}
-        if elementwise_affine:
-            self.weight = Parameter(_T.empty(self.normalized_shape, **factory))
-            if bias:
-                self.bias = Parameter(_T.empty(self.normalized_shape, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias,
+                           {"device": device, "dtype": dtype})
         self.reset_parameters()
 
     def reset_parameters(self):
         """Weight ones, bias zeros."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -64,24 +69,12 @@ class GroupNorm(Module):
             raise ValueError("num_channels must be divisible by num_groups")
         self.num_groups, self.num_channels, self.eps, self.affine = (num_groups, num_channels,
                                                                      eps, affine)
-        factory = {"device": device, "dtype": dtype}
-        if affine:
-            self.weight = Parameter(_T.empty(num_channels, **factory))
-            if bias:
-                self.bias = Parameter(_T.empty(num_channels, **factory))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, num_channels, affine, bias, {"device": device, "dtype": dtype})
         self.reset_parameters()
 
     def reset_parameters(self):
         """Weight ones, bias zeros."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
