@@ -676,7 +676,7 @@ cdef AutogradKernel kernel_for(Op op):
 NON_DIFFERENTIABLE = frozenset([
     "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
     "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-    "bitwise_right_shift", "floor_divide", "argmax", "argmin"])
+    "bitwise_right_shift", "floor_divide", "argmax", "argmin", "searchsorted", "multinomial"])
 
 
 def install():

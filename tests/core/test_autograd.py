@@ -323,3 +323,13 @@ def test_tensor_data_and_detach():
     assert x.tolist() == [2.0, 3.0] and x._version == d._version
     x.data = ember.tensor([5.0, 6.0])
     assert x.requires_grad and x.tolist() == [5.0, 6.0]
+
+
+def test_position_and_sampling_ops_pass_through_without_grad():
+    """argmax, searchsorted and multinomial accept inputs that require grad, as torch does;
+    their integer results never require grad."""
+    p = ember.tensor([0.2, 0.5, 0.3], requires_grad=True)
+    sorted_p = ember.sort(p).values
+    for r in (p.argmax(), ember.searchsorted(sorted_p, p),
+              ember.multinomial(p, 2, generator=ember.Generator().manual_seed(0))):
+        assert r.dtype == ember.int64 and not r.requires_grad and r.grad_fn is None
