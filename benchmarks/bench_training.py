@@ -6,11 +6,10 @@ Goals: MLP <= 1.0x, CNN and GPT <= 1.25x PyTorch.  Not a test:
 python benchmarks/bench_training.py
 """
 
-import numpy as np
+import ember  # noqa: I001  (first: both libraries' OpenMP runtimes then wait passively,
+import numpy as np  # so neither one's idle spinning workers slow the other's rounds)
 import torch
 from bench_foundation import compare
-
-import ember
 
 
 def mlp(lib):
