@@ -146,35 +146,6 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-# Giles (2010), "Approximating the erfinv function": single-precision polynomials in
-# w = -log(1 - y^2) (central: w < 5, in w - 2.5; tails: in sqrt(w) - 3)
-_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
-                   0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
-_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
-                0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
-
-
-def _horner(coefficients, w):
-    p = w * 0 + coefficients[0]
-    for c in coefficients[1:]:
-        p = p * w + c
-    return p
-
-
-def _erfinv(y):
-    """The inverse error function of a float64 tensor in (-1, 1): Giles' approximation
-    polished by two Newton steps on erf."""
-    from ember.core import _tensor as _T
-    erf = _T._more_functions()["erf"]
-    w = -_T.log((1 - y) * (1 + y))
-    central = _horner(_ERFINV_CENTRAL, w - 2.5)
-    tail = _horner(_ERFINV_TAIL, _T.sqrt(_T._maximum_scalar(w, 5.0)) - 3)
-    x = _T.where(w < 5, central, tail) * y
-    for _ in range(2):
-        x = x - (erf(x) - y) / (2 / math.sqrt(math.pi) * _T.exp(-x * x))
-    return x
-
-
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Samples of N(mean, std^2) restricted to [a, b], by inverting the normal CDF on
     uniform draws between CDF(a) and CDF(b)."""
@@ -192,7 +163,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         u = _T.empty(tuple(tensor.shape), dtype=_dtype_by_name["float64"],
                      device=tensor.device).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
         u = _T._minimum_scalar(_T._maximum_scalar(u, -1 + 1e-15), 1 - 1e-15)
-        x = _erfinv(u) * (std * math.sqrt(2.0)) + mean
+        x = u.erfinv() * (std * math.sqrt(2.0)) + mean
         x = _T._minimum_scalar(_T._maximum_scalar(x, a), b)
         return tensor.copy_(x)
 
