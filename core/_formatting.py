@@ -128,4 +128,10 @@ def tensor_repr(t):
     implicit = default_float or dtype.name in ("int64", "bool")
     if not implicit or (t.numel() == 0 and dtype.name != "float32" and not default_float):
         suffixes.append(f"dtype={dtype}")
+    # as PyTorch: a non-leaf shows where it came from, a leaf that records shows that it does
+    grad_fn = t.grad_fn
+    if grad_fn is not None:
+        suffixes.append(f"grad_fn=<{grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
     return "tensor(" + ", ".join([body] + suffixes) + ")"

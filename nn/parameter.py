@@ -31,10 +31,7 @@ class Parameter(Tensor):
         pass            # everything happened in __new__; Tensor.__init__ would re-parse args
 
     def __repr__(self):
-        text = super().__repr__()
-        if self.requires_grad:          # PyTorch prints the flag inside the tensor's parens
-            text = text[:-1] + ", requires_grad=True)"
-        return "Parameter containing:\n" + text
+        return "Parameter containing:\n" + super().__repr__()
 
     def __deepcopy__(self, memo):
         import copy

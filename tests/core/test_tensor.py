@@ -222,6 +222,19 @@ def test_repr_like_torch(make):
     assert repr(e) == repr(t).replace("torch.", "ember.")
 
 
+@pytest.mark.parametrize("make", [
+    "ones(2, requires_grad=True)", "ones(2, requires_grad=True) * 2",
+    "(ones(2, requires_grad=True) * 2).detach()", "ones(2, dtype=DT.float64, requires_grad=True).sum()",
+    "nn.Parameter(zeros(2))", "nn.Parameter(zeros(2), requires_grad=False)",
+])
+def test_repr_shows_autograd_state_like_torch(make):
+    e = eval(make.replace("DT.", "ember."), {"ones": ember.ones, "zeros": ember.zeros,
+                                             "nn": ember.nn, "ember": ember})
+    t = eval(make.replace("DT.", "torch."), {"ones": torch.ones, "zeros": torch.zeros,
+                                             "nn": torch.nn, "torch": torch})
+    assert repr(e) == repr(t).replace("torch.", "ember.")
+
+
 def test_device_objects():
     d = ember.device("cuda:1")
     assert d.type == "cuda" and d.index == 1 and str(d) == "cuda:1"
