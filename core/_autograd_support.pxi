@@ -59,6 +59,17 @@ cdef object sum_to(TensorBase g, object shape):
     return reshape_c(r, (shape,)) if r.shape != shape else r
 
 
+def _adopt_view(TensorBase t, TensorBase v):
+    """The in-place view ops (t_, unsqueeze_, ...): t takes the geometry of v, a view of t,
+    and v's history (the view node recorded on top of t's old history)."""
+    t._ndim, t._offset, t._shape = v._ndim, v._offset, None
+    memcpy(t._sizes, v._sizes, v._ndim * sizeof(int64_t))
+    memcpy(t._strides, v._strides, v._ndim * sizeof(int64_t))
+    if v._grad_fn is not None:
+        t._grad_fn, t._output_nr = v._grad_fn, v._output_nr
+    return t
+
+
 def _adopt_data(TensorBase t, TensorBase src):
     """`t.data = src`: storage and metadata from src; t's autograd state stays."""
     cdef uint64_t ag = t._keys & AUTOGRAD_BIT

@@ -91,6 +91,26 @@ sinc_, deg2rad_ = INPLACE_METHODS["sinc_"], INPLACE_METHODS["deg2rad_"]
 rad2deg_ = INPLACE_METHODS["rad2deg_"]
 
 
+# --- in-place view ops: self takes the geometry (and history) of the out-of-place view ------
+
+def _inplace_view(name):
+    def method(self, *args, **kwargs):
+        if self.requires_grad and self.is_leaf and _ag.is_grad_enabled():
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        # the view is taken of an alias: a backward formula that reads its input's geometry
+        # (as_strided's) must not see self's new one
+        alias = self.view(self.shape)
+        return _T._adopt_view(self, getattr(alias, name[:-1])(*args, **kwargs))
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of :meth:`Tensor.{name[:-1]}` (changes self's shape)."
+    return method
+
+
+VIEW_METHODS = {name: _inplace_view(name) for name in (
+    "t_", "transpose_", "swapdims_", "swapaxes_", "unsqueeze_", "squeeze_", "as_strided_")}
+
+
 # --- distribution fills: transforms of the counter-based uniform/normal fills -----------
 
 def _uniform(self, generator):

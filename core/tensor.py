@@ -110,7 +110,7 @@ for _module, _names in (
     for _name in _names:
         setattr(Tensor, _name, getattr(_module, _name))
 for _name, _method in {**_ops._special_methods(), **inplace_ops.INPLACE_METHODS,
-                       **inplace_ops.RANDOM_METHODS}.items():
+                       **inplace_ops.VIEW_METHODS, **inplace_ops.RANDOM_METHODS}.items():
     setattr(Tensor, _name, _method)
 Tensor.polygamma = lambda self, n: special.polygamma(n, self)
 Tensor.swapaxes = Tensor.swapdims = Tensor.transpose

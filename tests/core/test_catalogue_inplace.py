@@ -302,3 +302,44 @@ def test_special_gradchecks():
               lambda t: ember.erfinv(t / 5), lambda t: ember.vander(t, 4)):
         assert ember.autograd.gradcheck(f, (x,))
     assert ember.autograd.gradgradcheck(ember.lgamma, (x,))
+
+
+# --- in-place view ops: self changes shape (and history) -----------------------------------
+
+@pytest.mark.parametrize("op,args", [
+    ("t_", ()), ("transpose_", (0, 1)), ("swapdims_", (1, 0)), ("swapaxes_", (0, -1)),
+    ("unsqueeze_", (1,)), ("unsqueeze_", (-1,)), ("squeeze_", ()), ("squeeze_", (0,)),
+    ("as_strided_", ((3, 2), (1, 3))),
+])
+def test_inplace_view_ops_match_torch(op, args):
+    e_leaf = ember.arange(6.).view(1, 2, 3)[0].requires_grad_()
+    t_leaf = torch.arange(6.).view(1, 2, 3)[0].requires_grad_()
+    if op.startswith("squeeze_"):
+        e_leaf = ember.arange(6.).view(1, 2, 3).requires_grad_()
+        t_leaf = torch.arange(6.).view(1, 2, 3).requires_grad_()
+    e, t = e_leaf * 2, t_leaf * 2
+    assert getattr(e, op)(*args) is e
+    getattr(t, op)(*args)
+    assert tuple(e.shape) == tuple(t.shape) and e.stride() == t.stride()
+    assert e.tolist() == t.tolist()
+    w = torch.arange(float(t.numel())).view(t.shape)
+    (e * ember.tensor(w.numpy())).sum().backward()
+    (t * w).sum().backward()
+    assert e_leaf.grad.tolist() == t_leaf.grad.tolist()
+
+
+def test_inplace_view_ops_errors_and_no_grad():
+    leaf = ember.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.t_()
+    with ember.no_grad():
+        assert leaf.t_().shape == (3, 2) and leaf.is_leaf
+    x = ember.ones(2, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        x.unsqueeze_(5)
+    assert x.shape == (2, 3)
+    v = ember.arange(6.).view(2, 3)
+    row = v[1]
+    row.unsqueeze_(0)
+    row.mul_(10)                      # still a view: writes reach the base
+    assert v.tolist() == [[0., 1., 2.], [30., 40., 50.]]
