@@ -1,13 +1,14 @@
 # Scans along the last dim: cumsum, cumprod, cummax, cummin (the `scan` table entry).
 # Each row (all dims but the last) is scanned sequentially in its own compute type
-# (integers and bool in int64, wrapping; float16/bfloat16/float32 in float32; float64 in
-# double); threads share whole rows, so results do not depend on the thread count.
+# (integers and bool in int64, wrapping; float16/bfloat16 in float32; float64 in double;
+# float32 in float32 for cummax/cummin, in double for cumsum/cumprod as PyTorch's); threads share
+# whole rows, so results do not depend on the thread count.
 # cummax/cummin follow PyTorch: x replaces the running extreme when x is NaN, or when the
 # extreme is not NaN and x >= (<=) it, so ties and later NaNs move the index forward.
 from libc.stdint cimport int32_t, int64_t
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL, EMBER_FLOAT32,
     EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN,
     EMBER_SCAN_COUNT,
 )
@@ -47,6 +48,8 @@ cdef void scan_row(const ScanPlan *p, char *po, const char *pa, char *pi,
     cdef ct_t buf[BUF_LEN]
     cdef int64_t ibuf[BUF_LEN]
     cdef ct_t acc = 1 if p.op == EMBER_SCAN_CUMPROD else 0
+    cdef double dacc = acc
+    cdef bint wide = p.dtype == EMBER_FLOAT32     # the half types accumulate in float32
     cdef int64_t idx = 0, j0 = 0, j, w
     cdef int op = p.op
     cdef ct_t x
@@ -54,13 +57,23 @@ cdef void scan_row(const ScanPlan *p, char *po, const char *pa, char *pi,
         w = min(<int64_t>BUF_LEN, p.length - j0)
         load(buf, pa + j0 * p.sa * p.itemsize, p.dtype, w, p.sa)
         if op == EMBER_SCAN_CUMSUM:
-            for j in range(w):
-                acc = _add(acc, buf[j])
-                buf[j] = acc
+            if ct_t is float and wide:  # PyTorch accumulates float32 scans in double
+                for j in range(w):
+                    dacc = dacc + buf[j]
+                    buf[j] = <float>dacc
+            else:
+                for j in range(w):
+                    acc = _add(acc, buf[j])
+                    buf[j] = acc
         elif op == EMBER_SCAN_CUMPROD:
-            for j in range(w):
-                acc = _mul(acc, buf[j])
-                buf[j] = acc
+            if ct_t is float and wide:
+                for j in range(w):
+                    dacc = dacc * buf[j]
+                    buf[j] = <float>dacc
+            else:
+                for j in range(w):
+                    acc = _mul(acc, buf[j])
+                    buf[j] = acc
         else:
             if j0 == 0:
                 acc = buf[0]
