@@ -39,9 +39,17 @@ cdef TensorBase uninitialized(TensorBase t):
     return t
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs):
-    """An uninitialised tensor of shape ``size``."""
-    return with_grad(uninitialized(new_empty(size, dtype, device, "empty")), requires_grad)
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_format=None,
+          **kwargs):
+    """An uninitialised tensor of shape ``size`` (laid out as ``memory_format``)."""
+    cdef TensorBase t = new_empty(size, dtype, device, "empty")
+    if memory_format is not None:
+        from ember.core import memory_format as _mf
+        if memory_format is _mf.preserve_format:
+            raise RuntimeError("empty: preserve memory format is unsupported")
+        _mf._check(memory_format, "empty")
+        t = restrided(t, _mf.format_strides(memory_format, tuple(t.shape)))
+    return with_grad(uninitialized(t), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
@@ -72,29 +80,45 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return with_grad(t, requires_grad)
 
 
-cdef TensorBase new_like(object input, object dt, object dev, str op):
-    """An uninitialised tensor shaped like ``input`` (its dtype/device unless given)."""
+cdef TensorBase new_like(object input, object dt, object dev, str op,
+                         object memory_format=None):
+    """An uninitialised tensor shaped like ``input`` (its dtype/device unless given), laid out
+    as ``memory_format`` says (preserve_format by default, as PyTorch)."""
     cdef TensorBase a = as_tensor_arg(input, op, "input")
-    return new_empty((a.shape,), a._dtype if dt is None else dt,
-                     a._device if dev is None else dev, op)
+    cdef TensorBase t = new_empty((a.shape,), a._dtype if dt is None else dt,
+                                  a._device if dev is None else dev, op)
+    if memory_format is None and a.contiguous_c() and a.numel_c():
+        return t
+    from ember.core import memory_format as _mf
+    return restrided(t, _mf.strides_for(a, memory_format, op))
+
+
+cdef TensorBase restrided(TensorBase t, object strides):
+    """The fresh contiguous t relaid with ``strides``: dense strides that permute its
+    contiguous layout (a memory format's), so the storage it has fits them."""
+    cdef int i
+    if strides is not None:
+        for i in range(t._ndim):
+            t._strides[i] = strides[i]
+    return t
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor shaped like ``input``."""
-    return with_grad(uninitialized(new_like(input, dtype, device, "empty_like")),
+    return with_grad(uninitialized(new_like(input, dtype, device, "empty_like", memory_format)),
                      requires_grad)
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Zeros shaped like ``input``."""
-    cdef TensorBase t = new_like(input, dtype, device, "zeros_like")
+    cdef TensorBase t = new_like(input, dtype, device, "zeros_like", memory_format)
     fill_c(t, 0)
     return with_grad(t, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """Ones shaped like ``input``."""
-    cdef TensorBase t = new_like(input, dtype, device, "ones_like")
+    cdef TensorBase t = new_like(input, dtype, device, "ones_like", memory_format)
     fill_c(t, 1)
     return with_grad(t, requires_grad)
 
@@ -102,7 +126,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     """``fill_value`` everywhere, shaped like ``input``."""
-    cdef TensorBase t = new_like(input, dtype, device, "full_like")
+    cdef TensorBase t = new_like(input, dtype, device, "full_like", memory_format)
     fill_c(t, fill_value)
     return with_grad(t, requires_grad)
 
@@ -120,12 +144,12 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like"),
+    return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like", memory_format),
                                  0.0, 1.0, None), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like"),
+    return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like", memory_format),
                                  0.0, 1.0, None), requires_grad)
 
 

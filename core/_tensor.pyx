@@ -135,15 +135,21 @@ cdef extern from *:
 cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
                             int itemsize) except -1:
     """Contiguous strides for `sizes` and the bytes they span; RuntimeError (never a
-    wrapped-around small buffer) when that does not fit in 64 bits."""
-    cdef int64_t n = 1
+    wrapped-around small buffer) when that does not fit in 64 bits.  A zero size counts as 1
+    in the strides, as PyTorch's."""
+    cdef int64_t n = 1, step = 1
+    cdef bint empty = False
     cdef int i
     for i in range(ndim - 1, -1, -1):
-        strides[i] = n
-        if mul_overflow(n, sizes[i], &n):
+        strides[i] = step
+        if sizes[i] == 0:
+            empty = True
+        elif mul_overflow(step, sizes[i], &step):
             break
     else:
-        if not mul_overflow(n, itemsize, &n):
+        if empty:
+            return 0
+        if not mul_overflow(step, itemsize, &n):
             return n
     raise RuntimeError(f"Storage size calculation overflowed with sizes="
                        f"{[sizes[j] for j in range(ndim)]}")
@@ -179,12 +185,13 @@ cdef void adopt(TensorBase t, TensorBase src):
 
 
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:
-    """Fill row-major strides; return numel."""
-    cdef int64_t n = 1
+    """Fill row-major strides (a zero size counts as 1 there, as PyTorch's); return numel."""
+    cdef int64_t n = 1, step = 1
     cdef int i
     for i in range(ndim - 1, -1, -1):
-        strides[i] = n
+        strides[i] = step
         n *= sizes[i]
+        step *= sizes[i] if sizes[i] else 1
     return n
 
 
@@ -300,7 +307,10 @@ cdef class TensorBase:
         return self._offset
 
     def is_contiguous(self, memory_format=None):
-        return self.contiguous_c()
+        if memory_format is None:       # PyTorch: an empty tensor is contiguous
+            return self.contiguous_c() or self.numel_c() == 0
+        from ember.core import memory_format as _mf
+        return _mf.is_contiguous_as(self, memory_format)
 
     def element_size(self):
         return self._dtype.itemsize
@@ -581,16 +591,23 @@ cdef class TensorBase:
 
     # copies and casts (_copy.pxi) --------------------------------------------------------
     def contiguous(self, memory_format=None):
-        """self if already contiguous, else a contiguous copy."""
-        return self if self.contiguous_c() else clone_c(self)
+        """self if already laid out in ``memory_format`` (contiguous_format), else a copy."""
+        if memory_format is None:
+            return self if self.contiguous_c() else clone_c(self)
+        from ember.core import memory_format as _mf
+        return _mf.contiguous(self, memory_format)
 
     def clone(self, *, memory_format=None):
-        return clone_c(self)
+        return clone(self, memory_format=memory_format)
 
     def to(self, *args, non_blocking=False, copy=False, memory_format=None, **kwargs):
         """Convert to another device and/or dtype: to(dtype), to(device), to(other)."""
         dev, dt = _parse_to(args, kwargs)
-        return to_c(self, dev, dt, copy)
+        r = to_c(self, dev, dt, copy)
+        if memory_format is None:
+            return r
+        from ember.core import memory_format as _mf
+        return r if memory_format is _mf.preserve_format else _mf.contiguous(r, memory_format)
 
     def cpu(self):
         return to_c(self, "cpu", None, False)

@@ -659,7 +659,16 @@ def as_strided(input, size, stride, storage_offset=None):
 
 
 def clone(input, *, memory_format=None):
-    return clone_c(as_tensor_arg(input, "clone", "input"))
+    """A copy of ``input`` (``memory_format`` picks its strides: preserve_format keeps a
+    dense tensor's)."""
+    cdef TensorBase t = as_tensor_arg(input, "clone", "input")
+    if memory_format is None and t.contiguous_c() and t.numel_c():
+        return clone_c(t)
+    from ember.core import memory_format as _mf
+    strides = _mf.strides_for(t, memory_format, "clone")
+    if strides is None:
+        return clone_c(t)
+    return restrided(new_empty((t.shape,), t._dtype, t._device, "clone"), strides).copy_(t)
 
 
 def numel(input):
