@@ -11,7 +11,7 @@ import numbers
 import warnings
 
 from ember.core import _tensor as _T
-from ember.core.composites import cat, stack
+from ember.core.composites import cat
 from ember.core.tensor import Tensor
 from ember.nn import init
 from ember.nn._functional.dropout import dropout as _dropout
@@ -75,17 +75,36 @@ def _input_projection(mode, x, w_ih, b_ih, b_hh):
     return linear(x, w_ih, b_ih if mode == "GRU" else b_ih + b_hh)
 
 
-class _SplitSteps(Function):
-    """The rows of (N, G) split into consecutive per-step blocks.  Its backward is one cat
-    of the blocks' gradients: a narrow per step would build a full-size gradient each."""
+class _Split(Function):
+    """``x.split(sizes, dim)`` whose backward is one _Join of the pieces' gradients.  The
+    core's split and cat each build a full-size gradient per piece (quadratic in the number
+    of time steps), and cat's in-place copies cannot be differentiated twice."""
 
     @staticmethod
-    def forward(ctx, x, sizes):
-        return tuple(x.split(sizes, 0))
+    def forward(ctx, x, sizes, dim):
+        ctx.sizes, ctx.dim = sizes, dim
+        return tuple(x.split(sizes, dim))
 
     @staticmethod
     def backward(ctx, *grads):
-        return cat(grads, 0), None
+        return _Join.apply(ctx.dim, *grads), None, None
+
+
+class _Join(Function):
+    """``cat(tensors, dim)`` whose backward is one _Split of the gradient."""
+
+    @staticmethod
+    def forward(ctx, dim, *tensors):
+        ctx.sizes, ctx.dim = [t.shape[dim] for t in tensors], dim
+        return cat(tensors, dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (None,) + _Split.apply(grad, ctx.sizes, ctx.dim)
+
+
+def _join(tensors, dim=0):
+    return tensors[0] if len(tensors) == 1 else _Join.apply(dim, *tensors)
 
 
 def _run_direction(step, gis, batch_sizes, state0, weights, reverse):
@@ -102,7 +121,7 @@ def _run_direction(step, gis, batch_sizes, state0, weights, reverse):
             outs[t], state = step(gi, state, *weights)
         if done:                              # rows 0.. are the longest sequences
             done.append(state)
-            state = tuple(cat([d[k] for d in reversed(done)]) for k in range(len(state)))
+            state = tuple(_join([d[k] for d in reversed(done)]) for k in range(len(state)))
         return outs, state
     state = None                              # backwards: sequences join as t decreases
     for t in range(len(gis) - 1, -1, -1):
@@ -111,7 +130,8 @@ def _run_direction(step, gis, batch_sizes, state0, weights, reverse):
             state = tuple(s if s.shape[0] == n else s.narrow(0, 0, n) for s in state0)
         elif n > state[0].shape[0]:
             have = state[0].shape[0]
-            state = tuple(cat([s, s0.narrow(0, have, n - have)]) for s, s0 in zip(state, state0))
+            state = tuple(_join([s, s0.narrow(0, have, n - have)])
+                          for s, s0 in zip(state, state0))
         outs[t], state = step(gis[t], state, *weights)
     return outs, state
 
@@ -130,20 +150,18 @@ def _run_layers(module, x, batch_sizes, hx):
         for d in range(directions):
             w_ih, w_hh, b_ih, b_hh, w_hr = module._layer_weights(layer, d)
             gi = _input_projection(module.mode, layer_in, w_ih, b_ih, b_hh)
-            gis = _SplitSteps.apply(gi, batch_sizes)
-            if not isinstance(gis, tuple):    # recording off: a single block comes back bare
-                gis = (gis,)
+            gis = _Split.apply(gi, batch_sizes, 0)
             k = layer * directions + d
             weights = (w_hh.t(), b_hh, None if w_hr is None else w_hr.t())
             o, state = _run_direction(step, gis, batch_sizes, tuple(h[k] for h in initial),
                                       weights, reverse=d == 1)
-            outs.append(cat(o))
+            outs.append(_join(o))
             for final, s in zip(finals, state):
                 final.append(s)
-        layer_in = outs[0] if directions == 1 else cat(outs, 1)
+        layer_in = _join(outs, 1)
         if module.dropout and module.training and layer < module.num_layers - 1:
             layer_in = _dropout(layer_in, module.dropout, True)
-    return layer_in, tuple(stack(f) for f in finals)
+    return layer_in, tuple(_join([s.unsqueeze(0) for s in f]) for f in finals)
 
 
 def _new_param(shape, device, dtype):

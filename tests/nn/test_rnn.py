@@ -189,6 +189,47 @@ def test_empty_batch():
     assert tuple(out.shape) == (5, 0, 4) and tuple(h.shape) == (1, 0, 4)
 
 
+@pytest.mark.parametrize("packed", [False, True])
+@pytest.mark.parametrize("name,kwargs", MODES, ids=MODE_IDS)
+def test_double_backward(name, kwargs, packed):
+    """Gradients of a gradient (create_graph=True) match torch's."""
+    em, tm = pair(name, 2, 3, 2, bidirectional=True, **kwargs)
+    xt, xe = leaf(RNG.standard_normal((4, 3, 2)))
+
+    def run(mod, lib, x):
+        if packed:
+            x = lib.nn.utils.rnn.pack_padded_sequence(x, [2, 4, 3], enforce_sorted=False)
+            return mod(x)[0].data
+        return mod(x)[0]
+    gt, = torch.autograd.grad(run(tm, torch, xt).pow(2).sum(), xt, create_graph=True)
+    ge, = ember.autograd.grad(run(em, ember, xe).pow(2).sum(), xe, create_graph=True)
+    close(ge, gt, 1e-10)
+    gt.pow(2).sum().backward()
+    ge.pow(2).sum().backward()
+    close(xe.grad, xt.grad, 1e-10)
+    pt = dict(tm.named_parameters())
+    for k, p in em.named_parameters():
+        close(p.grad, pt[k].grad, 1e-10)
+
+
+def test_steps_are_split_and_joined_by_one_node_each():
+    """The projected input is split into steps, and the step outputs joined, by one graph
+    node each, not by a narrow or an in-place copy per step (the core's split/cat, whose
+    backward builds a full-size gradient per step: quadratic in the sequence length)."""
+    em = enn.GRU(2, 3)
+    out, _ = em(ember.randn(50, 1, 2))
+    names, stack, seen = [], [out.grad_fn], set()
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        names.append(n.name())
+        stack.extend(f for f, _ in n.next_functions)
+    assert names.count("_SplitBackward") == 1 and names.count("_JoinBackward") == 1
+    assert "CopySlices" not in names
+
+
 # ---------------------------------------------------------------------------------------
 # cells
 
