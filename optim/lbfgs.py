@@ -5,7 +5,7 @@ directional derivatives) stay 0-d tensors here too, so they round in the paramet
 exactly as torch's do and the state holds the same objects."""
 import ember
 
-from .optimizer import Optimizer, _check_lr, _to_scalar
+from .optimizer import Optimizer, _check_lr
 
 __all__ = ["LBFGS"]
 
@@ -213,7 +213,9 @@ class LBFGS(Optimizer):
 
     def _iterate(self, closure):
         group = self.param_groups[0]
-        lr = _to_scalar(group["lr"])
+        lr = group["lr"]
+        if isinstance(lr, ember.Tensor):
+            lr = lr.reshape(())     # a tensor lr stays one, so t rounds as in torch
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]

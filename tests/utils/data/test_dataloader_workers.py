@@ -67,6 +67,7 @@ def _lists(batches):
     return [_plain(b) for b in batches]
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
 @pytest.mark.parametrize("kw", [{"batch_size": 3}, {"batch_size": 3, "drop_last": True},
                                 {"batch_size": None}, {"batch_size": 2, "prefetch_factor": 1},
                                 {"batch_size": 4, "num_workers": 3}])
