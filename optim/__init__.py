@@ -8,3 +8,10 @@ from .rmsprop import RMSprop as RMSprop
 from .sgd import SGD as SGD
 
 __all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+from .adadelta import Adadelta as Adadelta
+from .adamax import Adamax as Adamax
+from .lbfgs import LBFGS as LBFGS
+from .nadam import NAdam as NAdam
+from .radam import RAdam as RAdam
+
+__all__ += ["Adadelta", "Adamax", "LBFGS", "NAdam", "RAdam"]

@@ -13,8 +13,9 @@ import ember
 
 from .optimizer import Optimizer
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
-           "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]
+__all__ = ["ChainedScheduler", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR", "OneCycleLR",
+           "PolynomialLR", "ReduceLROnPlateau", "SequentialLR", "StepLR"]
 
 _EPOCH_DEPRECATION = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
@@ -278,24 +279,29 @@ class CosineAnnealingLR(LRScheduler):
                 for base in self.base_lrs]
 
 
+def _check_children(name, what, optimizer, schedulers):
+    """torch's checks on the schedulers a SequentialLR/ChainedScheduler drives: at least
+    one, none a ReduceLROnPlateau, all on ``optimizer``."""
+    ember._check_value(len(schedulers) >= 1, lambda: (
+        f"{name} expects at least one scheduler{what}, but got no scheduler."))
+    for i, s in enumerate(schedulers):
+        ember._check_type(hasattr(s, "optimizer"), lambda: (
+            f"{name} at index {i} should have `optimizer` as its attribute."))
+        ember._check_value(not isinstance(s, ReduceLROnPlateau), lambda: (
+            f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
+            "additional kwargs to be specified when calling `step`, but got one at index "
+            f"{i} in the given schedulers sequence."))
+        ember._check_value(optimizer == s.optimizer, lambda: (
+            f"{name} expects all schedulers to belong to the same optimizer, but got "
+            f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
+            f"different from {type(optimizer).__name__}."))
+
+
 class SequentialLR(LRScheduler):
     """Run ``schedulers`` one after another, switching at each of ``milestones``."""
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
-        name = type(self).__name__
-        ember._check_value(len(schedulers) >= 1, lambda: (
-            f"{name} expects at least one scheduler, but got no scheduler."))
-        for i, s in enumerate(schedulers):
-            ember._check_type(hasattr(s, "optimizer"), lambda: (
-                f"{name} at index {i} should have `optimizer` as its attribute."))
-            ember._check_value(not isinstance(s, ReduceLROnPlateau), lambda: (
-                f"{name} does not support `ReduceLROnPlateau` scheduler as it requires "
-                "additional kwargs to be specified when calling `step`, but got one at index "
-                f"{i} in the given schedulers sequence."))
-            ember._check_value(optimizer == s.optimizer, lambda: (
-                f"{name} expects all schedulers to belong to the same optimizer, but got "
-                f"scheduler {type(s).__name__} at index {i} has {s.optimizer}, which is "
-                f"different from {type(optimizer).__name__}."))
+        _check_children(type(self).__name__, "", optimizer, schedulers)
         ember._check_value(len(milestones) == len(schedulers) - 1, lambda: (
             "Sequential Schedulers expects number of schedulers provided to be one more than "
             f"the number of milestone points, but got number of schedulers {len(schedulers)} "
@@ -545,3 +551,98 @@ class ReduceLROnPlateau(LRScheduler):
         """Restore the attributes ``state_dict()`` returned."""
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the lr by ``(1 - epoch / total_iters) ** power`` until ``total_iters``."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters = total_iters
+        self.power = power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        e, n = self.last_epoch, self.total_iters
+        if self._is_initial or e > n:
+            return self._unchanged()
+        return self._scaled(((1.0 - e / n) / (1.0 - (e - 1) / n)) ** self.power)
+
+    def _get_closed_form_lr(self):
+        n = self.total_iters
+        return [base * (1.0 - min(n, self.last_epoch) / n) ** self.power
+                for base in self.base_lrs]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR (Loshchilov & Hutter): cosine annealing from the initial lr to ``eta_min`` over
+    ``T_i`` epochs, then a restart; the period starts at ``T_0`` and is multiplied by
+    ``T_mult`` at each restart. ``step(epoch)`` accepts fractional epochs (step it inside
+    the batch loop with ``epoch + i / iters``)."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        ember._check_value(isinstance(T_0, int) and T_0 > 0,
+                           lambda: f"Expected positive integer T_0, but got {T_0}")
+        ember._check_value(isinstance(T_mult, int) and T_mult >= 1,
+                           lambda: f"Expected integer T_mult >= 1, but got {T_mult}")
+        ember._check_value(isinstance(eta_min, (float, int)), lambda: (
+            f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"))
+        self.T_0 = T_0
+        self.T_i = T_0
+        self.T_mult = T_mult
+        self.eta_min = eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (base - self.eta_min)
+                * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Advance one epoch, or jump to ``epoch`` (a float is allowed) and set the lr of
+        that point of its period."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur %= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            ember._check_value(epoch >= 0,
+                               lambda: f"Expected non-negative epoch, but got {epoch}")
+            if epoch < self.T_0:
+                self.T_i, self.T_cur = self.T_0, epoch
+            elif self.T_mult == 1:
+                self.T_cur = epoch % self.T_0
+            else:
+                # the restart index n: T_0 * (1 + m + ... + m**(n-1)) <= epoch
+                n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                self.T_i = self.T_0 * self.T_mult ** n
+        self.last_epoch = math.floor(epoch)
+        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            _set_group_value(group, "lr", lr)
+        self._last_lr = _group_values(self.optimizer, "lr")
+
+
+class ChainedScheduler(LRScheduler):
+    """Step every scheduler of ``schedulers`` at each ``step`` (their factors compose);
+    ``optimizer`` defaults to the first scheduler's."""
+
+    def __init__(self, schedulers, optimizer=None):
+        if optimizer is None and schedulers:
+            optimizer = schedulers[0].optimizer
+        _check_children(type(self).__name__, " to be chained", optimizer, schedulers)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(schedulers[-1].optimizer, "lr")
+
+    def step(self):
+        """Step each scheduler in order."""
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    state_dict = SequentialLR.state_dict
+    load_state_dict = SequentialLR.load_state_dict

@@ -66,6 +66,16 @@ CASES = {
     "Chained": lambda m, o: [m.ExponentialLR(o, gamma=0.9), m.StepLR(o, 4, gamma=0.5)],
     "ChainedCosine": lambda m, o: [m.CosineAnnealingLR(o, T_max=10),
                                    m.MultiStepLR(o, [7, 20])],
+    "PolynomialLR": lambda m, o: m.PolynomialLR(o, total_iters=20, power=2.0),
+    "PolynomialLRdefault": lambda m, o: m.PolynomialLR(o),
+    "PolynomialLRsqrt": lambda m, o: m.PolynomialLR(o, total_iters=70, power=0.5),
+    "WarmRestarts": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=7, eta_min=0.01),
+    "WarmRestartsMult": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2),
+    "ChainedScheduler": lambda m, o: m.ChainedScheduler([m.ExponentialLR(o, gamma=0.95),
+                                                        m.PolynomialLR(o, 30, 2.0)]),
+    "ChainedSchedulerOpt": lambda m, o: m.ChainedScheduler(
+        [m.MultiStepLR(o, [3, 9], gamma=0.5), m.CosineAnnealingWarmRestarts(o, 5, 2)],
+        optimizer=o),
 }
 
 
@@ -220,3 +230,95 @@ def test_linear_lr_errors():
         els.LinearLR(e_opt, start_factor=0)
     with pytest.raises(ValueError, match="Ending multiplicative factor"):
         els.LinearLR(e_opt, end_factor=1.5)
+
+
+@pytest.mark.parametrize("T_mult", [1, 2, 3])
+def test_warm_restarts_fractional_epochs_match_torch(T_mult):
+    """step(epoch) with fractional epochs (the per-batch form), jumping back and forth."""
+    epochs = [i / 4 for i in range(0, 120)] + [0.0, 50.5, 3.0, 13.99, 14.0, 2.5]
+
+    def run(mod, lib):
+        e_opt, t_opt = _pair()
+        opt = e_opt if mod is els else t_opt
+        s = mod.CosineAnnealingWarmRestarts(opt, T_0=2, T_mult=T_mult, eta_min=0.001)
+        out = []
+        for ep in epochs:
+            opt.step()
+            s.step(ep)
+            out += _lrs(opt) + s.get_last_lr() + [s.last_epoch, s.T_i, s.T_cur]
+        return out
+    assert run(els, ember) == pytest.approx(run(torch.optim.lr_scheduler, torch), rel=1e-12)
+
+
+def test_warm_restarts_errors():
+    e_opt, _ = _pair()
+    for kw, msg in (({"T_0": 0}, "Expected positive integer T_0, but got 0"),
+                    ({"T_0": 2.0}, "Expected positive integer T_0"),
+                    ({"T_0": 2, "T_mult": 0}, "Expected integer T_mult >= 1, but got 0"),
+                    ({"T_0": 2, "eta_min": "x"}, "Expected float or int eta_min")):
+        with pytest.raises(ValueError, match=msg):
+            els.CosineAnnealingWarmRestarts(e_opt, **kw)
+    s = els.CosineAnnealingWarmRestarts(e_opt, 2)
+    with pytest.raises(ValueError, match="Expected non-negative epoch, but got -1"):
+        s.step(-1)
+
+
+def test_chained_scheduler_errors_and_last_lr():
+    e_opt, _ = _pair()
+    other, _ = _pair()
+    with pytest.raises(ValueError, match="expects at least one scheduler to be chained"):
+        els.ChainedScheduler([])
+    with pytest.raises(ValueError, match="does not support `ReduceLROnPlateau`"):
+        els.ChainedScheduler([els.ReduceLROnPlateau(e_opt)])
+    with pytest.raises(ValueError, match="expects all schedulers to belong to the same"):
+        els.ChainedScheduler([els.StepLR(e_opt, 2), els.StepLR(other, 2)])
+    with pytest.raises(TypeError, match="should have `optimizer` as its attribute"):
+        els.ChainedScheduler([els.StepLR(e_opt, 2), object()])
+    s = els.ChainedScheduler([els.StepLR(e_opt, 2), els.ExponentialLR(e_opt, 0.5)])
+    assert s.optimizer is e_opt and s.get_last_lr() == [0.1, 0.2]
+
+
+@pytest.mark.parametrize("name", ["MultiStepLR", "ExponentialLR", "PolynomialLR",
+                                  "CosineAnnealingWarmRestarts", "SequentialLR",
+                                  "ChainedScheduler", "ReduceLROnPlateau"])
+def test_state_dict_resumes_like_torch(name):
+    """state_dict() after a few steps, loaded into a fresh scheduler, continues the same lr
+    sequence as the original (and as torch's); the saved public keys are torch's."""
+    def make(m, o):
+        if name == "SequentialLR":
+            return m.SequentialLR(o, [m.ExponentialLR(o, 0.9), m.PolynomialLR(o, 6)], [4])
+        if name == "ChainedScheduler":
+            return m.ChainedScheduler([m.ExponentialLR(o, 0.9), m.MultiStepLR(o, [2, 7])])
+        if name == "ReduceLROnPlateau":
+            return m.ReduceLROnPlateau(o, patience=1)
+        return m.__dict__[name](o, *{"MultiStepLR": ([3, 5, 5], 0.5), "ExponentialLR": (0.9,),
+                                     "PolynomialLR": (8, 1.5),
+                                     "CosineAnnealingWarmRestarts": (3, 2, 0.01)}[name])
+
+    def step(s, i):
+        s.step(1.0 / (i + 1) if i % 3 else 5.0) if name == "ReduceLROnPlateau" else s.step()
+
+    results = {}
+    for m, lib in ((els, ember), (torch.optim.lr_scheduler, torch)):
+        opt = _pair()[0 if lib is ember else 1]
+        s = make(m, opt)
+        for i in range(5):
+            opt.step()
+            step(s, i)
+        sd = s.state_dict()
+        opt2 = _pair()[0 if lib is ember else 1]
+        s2 = make(m, opt2)
+        s2.load_state_dict(sd)
+        for g, lr in zip(opt2.param_groups, s.get_last_lr()):
+            g["lr"] = lr
+        seq = []
+        for i in range(5, 15):
+            for o, sch in ((opt, s), (opt2, s2)):
+                o.step()
+                step(sch, i)
+            assert sch.get_last_lr() == s.get_last_lr()
+            seq += s.get_last_lr()
+        # the public keys match; private bookkeeping differs (torch's get_lr warning flag)
+        results[lib] = (seq, {k for k in sd if not k.startswith("_")} | {"_last_lr" in sd})
+    assert results[ember][0] == pytest.approx(results[torch][0], rel=1e-12)
+    assert results[ember][1] == results[torch][1]

@@ -81,6 +81,17 @@ ADAGRAD_CASES = _combos(lr=[0.05], lr_decay=[0, 0.01], weight_decay=[0, 0.1],
 CASES = ([("SGD", c) for c in SGD_CASES] + [("Adam", c) for c in ADAM_CASES]
          + [("AdamW", c) for c in ADAM_CASES] + [("RMSprop", c) for c in RMSPROP_CASES]
          + [("Adagrad", c) for c in ADAGRAD_CASES])
+ADADELTA_CASES = _combos(lr=[1.0, 0.5], rho=[0.9, 0.5], weight_decay=[0, 0.1],
+                         maximize=[False, True])
+ADAMAX_CASES = _combos(lr=[0.01], betas=[(0.9, 0.999), (0.3, 0.9)], weight_decay=[0, 0.1],
+                       maximize=[False, True])
+NADAM_CASES = _combos(lr=[0.01], betas=[(0.9, 0.999), (0.5, 0.9)], weight_decay=[0, 0.1],
+                      momentum_decay=[4e-3, 0.1], decoupled_weight_decay=[False, True],
+                      maximize=[False, True])
+RADAM_CASES = _combos(lr=[0.01], betas=[(0.9, 0.999), (0.5, 0.9)], weight_decay=[0, 0.1],
+                      decoupled_weight_decay=[False, True], maximize=[False, True])
+CASES += ([("Adadelta", c) for c in ADADELTA_CASES] + [("Adamax", c) for c in ADAMAX_CASES]
+          + [("NAdam", c) for c in NADAM_CASES] + [("RAdam", c) for c in RADAM_CASES])
 
 
 @pytest.mark.parametrize("dtype,tol", DTYPES)
@@ -95,13 +106,19 @@ def test_matches_torch_over_100_steps(name, kwargs, dtype, tol):
 
 @pytest.mark.parametrize("name,kwargs", [("SGD", {"lr": 0.05, "momentum": 0.9}),
                                          ("Adam", {"lr": 0.01}), ("AdamW", {"lr": 0.01}),
-                                         ("RMSprop", {"lr": 0.01}), ("Adagrad", {"lr": 0.05})])
+                                         ("RMSprop", {"lr": 0.01}), ("Adagrad", {"lr": 0.05}),
+                                         ("Adadelta", {"lr": 0.5}), ("Adamax", {"lr": 0.01}),
+                                         ("NAdam", {"lr": 0.01, "weight_decay": 0.1,
+                                                    "decoupled_weight_decay": True}),
+                                         ("RAdam", {"lr": 0.01, "weight_decay": 0.1,
+                                                    "decoupled_weight_decay": True})])
 @pytest.mark.parametrize("dtype,tol", DTYPES)
 def test_lr_as_tensor(name, kwargs, dtype, tol):
     _assert_match(name, kwargs, dtype, tol, lr_tensor=True)
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam", "LBFGS"])
 def test_defaults_match_torch(name):
     p, tp = ember.zeros(2, requires_grad=True), torch.zeros(2, requires_grad=True)
     e = getattr(eoptim, name)([p]).defaults
@@ -187,6 +204,18 @@ def test_param_groups_and_options():
      "`fused` and `foreach` cannot be `True` together."),
     (lambda O, T, p: O.RMSprop([p], alpha=-1), ValueError, "Invalid alpha value: -1"),
     (lambda O, T, p: O.Adagrad([p], lr_decay=-1), ValueError, "Invalid lr_decay value: -1"),
+    (lambda O, T, p: O.Adadelta([p], rho=1.5), ValueError, "Invalid rho value: 1.5"),
+    (lambda O, T, p: O.Adadelta([p], eps=-1), ValueError, "Invalid epsilon value: -1"),
+    (lambda O, T, p: O.Adamax([p], betas=(1.0, 0.9)), ValueError,
+     "Invalid beta parameter at index 0: 1.0"),
+    (lambda O, T, p: O.NAdam([p], momentum_decay=-1), ValueError,
+     "Invalid momentum_decay value: -1"),
+    (lambda O, T, p: O.NAdam([p], betas=(0.9, 1.0)), ValueError,
+     "Invalid beta parameter at index 1: 1.0"),
+    (lambda O, T, p: O.RAdam([p], weight_decay=-1), ValueError, "Invalid weight_decay value"),
+    (lambda O, T, p: O.LBFGS([p], lr=-1), ValueError, "Invalid learning rate: -1"),
+    (lambda O, T, p: O.LBFGS([{"params": [p]}, {"params": [T([1.0])]}]), ValueError,
+     "LBFGS doesn't support per-parameter options (parameter groups)"),
 ])
 def test_errors_match_torch(make, err, msg):
     """ember raises what torch raises, with torch's text."""
@@ -229,7 +258,8 @@ def test_state_dict_structure_matches_torch():
     assert e_sd["state"][0]["step"].shape == t_sd["state"][0]["step"].shape == ()
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta",
+                                  "Adamax", "NAdam", "RAdam"])
 def test_load_state_dict_resumes_identically(name):
     kw = {"SGD": {"lr": 0.1, "momentum": 0.9}}.get(name, {"lr": 0.01})
     a = [ember.ones(3, requires_grad=True), ember.ones(2, requires_grad=True)]

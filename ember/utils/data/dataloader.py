@@ -1,9 +1,25 @@
-"""DataLoader: batches from a map-style or iterable dataset, in this process."""
+"""DataLoader: batches from a map-style or iterable dataset, in this process or in worker
+processes (``num_workers > 0``; see ``_worker.py`` for what a worker runs)."""
+import itertools
 import math
+import multiprocessing
+import multiprocessing.context
+import queue
+import sys
+import time
 
 import ember
 
 from ._collate import default_collate, default_convert
+from ._worker import (
+    MP_STATUS_CHECK_INTERVAL,
+    ExceptionWrapper,
+    _create_fetcher,
+    _IterableDatasetStopIteration,
+    _ResumeIteration,
+    _worker_loop,
+    get_worker_info,
+)
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -13,10 +29,29 @@ _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
            "persistent_workers")
 
 
-def get_worker_info():
-    """Information about the current loader worker; ``None`` in the main process (ember
-    loads in the main process only, so it is always ``None``)."""
-    return None
+def _mp_context(context):
+    """A multiprocessing context from ``DataLoader(multiprocessing_context=...)``: a start
+    method name or a context object; None is 'fork' on Linux (as torch) and the platform's
+    default elsewhere."""
+    if context is None:
+        return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        ember._check_value(context in methods, lambda: (
+            f"multiprocessing_context option should specify a valid start method in "
+            f"{methods!r}, but got multiprocessing_context={context!r}"))
+        context = multiprocessing.get_context(context)
+    ember._check_type(isinstance(context, multiprocessing.context.BaseContext), lambda: (
+        "multiprocessing_context option should be a valid context object or a string "
+        f"specifying the start method, but got multiprocessing_context={context}"))
+    return context
+
+
+def _base_seed(generator):
+    """The seed workers add their id to, drawn once per iterator from ``generator`` (or
+    ember's global generator) in both single- and multi-process loading, as torch does, so
+    both consume the same random numbers."""
+    return ember.empty((), dtype=ember.int64).random_(generator=generator).item()
 
 
 class _InfiniteConstantSampler:
@@ -37,15 +72,25 @@ class DataLoader:
         sampler (Sampler or iterable): the indices to draw; excludes ``shuffle``.
         batch_sampler (Sampler or iterable): lists of indices; excludes ``batch_size``,
             ``shuffle``, ``sampler`` and ``drop_last``.
-        num_workers (int): 0 loads in this process; worker processes are not built yet.
+        num_workers (int): worker processes that load batches (0, the default, loads in
+            this process). Each worker runs with one thread and seeds ember's and Python's
+            ``random`` generators with ``base_seed + worker_id``.
         collate_fn (callable): merges a list of samples (default ``default_collate``, or
             ``default_convert`` when batching is off).
         pin_memory (bool): accepted; CPU memory needs no pinning in ember.
         drop_last (bool): drop the last incomplete batch.
-        timeout (float): accepted (only meaningful with workers); must be >= 0.
-        worker_init_fn, multiprocessing_context, prefetch_factor, persistent_workers,
-        pin_memory_device, in_order: worker options, validated as PyTorch does.
-        generator (Generator): the ember generator ``shuffle`` draws from.
+        timeout (float): seconds to wait for a batch from the workers before raising
+            RuntimeError (0: wait forever; dead workers are still detected).
+        worker_init_fn (callable): ``worker_init_fn(worker_id)`` runs in each worker after
+            seeding, before it loads.
+        multiprocessing_context (str or context): the start method of the workers
+            (default 'fork' on Linux).
+        generator (Generator): the ember generator ``shuffle`` and the workers' base seed
+            draw from.
+        prefetch_factor (int): batches each worker loads ahead (default 2 with workers).
+        persistent_workers (bool): keep the workers alive between epochs.
+        pin_memory_device (str): accepted, as ``pin_memory``.
+        in_order (bool): accepted; batches always come back in sampler order.
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
@@ -67,9 +112,10 @@ class DataLoader:
         ember._check_value(multiprocessing_context is None or num_workers > 0, lambda: (
             "multiprocessing_context can only be used with multi-process loading "
             f"(num_workers > 0), but got num_workers={num_workers}"))
-        ember._check_not_implemented(num_workers == 0, lambda: (
-            f"DataLoader(num_workers={num_workers}): worker processes are not implemented "
-            "in ember yet (a later issue adds multi-process loading); use num_workers=0"))
+        if multiprocessing_context is not None:
+            multiprocessing_context = _mp_context(multiprocessing_context)
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
             ember._check_value(shuffle in (False, None), lambda: (
@@ -146,26 +192,187 @@ class DataLoader:
         return len(self._index_sampler)
 
     def __iter__(self):
-        return self._iter_iterable() if self._iterable else self._iter_map()
+        if self.num_workers == 0:
+            return self._iter_single()
+        if not self.persistent_workers:
+            return _MultiProcessingDataLoaderIter(self)
+        iterator = self.__dict__.get("_iterator")
+        if iterator is None:
+            self._iterator = iterator = _MultiProcessingDataLoaderIter(self)
+        else:
+            iterator._reset(self)
+        return iterator
 
-    def _iter_map(self):
-        getitems = getattr(self.dataset, "__getitems__", None)
+    def _iter_single(self):
+        _base_seed(self.generator)       # consumed as with workers, unused here
+        fetcher = _create_fetcher(self._iterable, self.dataset, self._auto_collation,
+                                  self.collate_fn, self.drop_last)
         for index in self._index_sampler:
-            if not self._auto_collation:
-                yield self.collate_fn(self.dataset[index])
-            elif callable(getitems):
-                yield self.collate_fn(getitems(index))
-            else:
-                yield self.collate_fn([self.dataset[i] for i in index])
+            try:
+                batch = fetcher.fetch(index)
+            except StopIteration:
+                if self._iterable:
+                    return
+                raise
+            yield batch
 
-    def _iter_iterable(self):
-        it = iter(self.dataset)
-        if not self._auto_collation:
-            for sample in it:
-                yield self.collate_fn(sample)
-            return
+
+class _MultiProcessingDataLoaderIter:
+    """Batches loaded by ``loader.num_workers`` worker processes, returned in sampler
+    order: task ``i`` goes to the next worker still running, at most ``prefetch_factor``
+    tasks per worker are in flight, and results that arrive early wait in ``_task_info``.
+    An iterable dataset's worker that runs dry is retired; the epoch ends when all are."""
+
+    def __init__(self, loader):
+        self._dataset = loader.dataset
+        self._iterable = loader._iterable
+        self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        self._prefetch_factor = loader.prefetch_factor
+        self._timeout = loader.timeout
+        self._persistent = loader.persistent_workers
+        self._base_seed = _base_seed(loader.generator)
+        ctx = _mp_context(loader.multiprocessing_context)
+        self._shutdown = False
+        self._done_event = ctx.Event()
+        self._data_queue = ctx.Queue()
+        self._index_queues, self._workers = [], []
+        for worker_id in range(self._num_workers):
+            index_queue = ctx.Queue()
+            index_queue.cancel_join_thread()     # never block exit on unsent indices
+            w = ctx.Process(target=_worker_loop, daemon=True, args=(
+                self._iterable, self._dataset, index_queue, self._data_queue,
+                self._done_event, loader._auto_collation, loader.collate_fn,
+                loader.drop_last, self._base_seed, loader.worker_init_fn, worker_id,
+                self._num_workers))
+            w.start()
+            self._index_queues.append(index_queue)
+            self._workers.append(w)
+        self._reset(loader, first_iter=True)
+
+    def _reset(self, loader, first_iter=False):
+        """Start an epoch: a new sampler pass, all workers active, tasks prefetched.
+        Persistent workers are first told to restart their fetchers and acknowledge, so
+        leftovers of an abandoned epoch are dropped."""
+        self._sampler_iter = iter(self._index_sampler)
+        self._send_idx = self._rcvd_idx = 0
+        self._task_info = {}
+        self._tasks_outstanding = 0
+        self._workers_status = [True] * self._num_workers
+        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        if not first_iter:
+            for q in self._index_queues:
+                q.put(_ResumeIteration())
+            pending = self._num_workers
+            while pending > 0:
+                idx, _ = self._get_data()
+                if isinstance(idx, _ResumeIteration):
+                    pending -= 1
+        for _ in range(self._prefetch_factor * self._num_workers):
+            self._try_put_index()
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._index_sampler)
+
+    def __next__(self):
         while True:
-            batch = [s for _, s in zip(range(self.batch_size), it)]
-            if not batch or (self.drop_last and len(batch) < self.batch_size):
-                return
-            yield self.collate_fn(batch)
+            # skip tasks of retired workers that will never answer
+            while self._rcvd_idx < self._send_idx:
+                info = self._task_info.get(self._rcvd_idx)
+                if info is not None and (len(info) == 2 or self._workers_status[info[0]]):
+                    break
+                self._task_info.pop(self._rcvd_idx, None)
+                self._rcvd_idx += 1
+            else:
+                if not self._persistent:
+                    self._shutdown_workers()
+                raise StopIteration
+            if len(self._task_info[self._rcvd_idx]) == 2:
+                return self._process_data(self._task_info.pop(self._rcvd_idx)[1])
+            idx, data = self._get_data()
+            self._tasks_outstanding -= 1
+            if isinstance(data, _IterableDatasetStopIteration):
+                self._workers_status[data.worker_id] = False
+                self._try_put_index()
+                continue
+            if idx != self._rcvd_idx:
+                self._task_info[idx] += (data,)      # early: keep it for its turn
+                continue
+            del self._task_info[idx]
+            return self._process_data(data)
+
+    def _process_data(self, data):
+        self._rcvd_idx += 1
+        self._try_put_index()
+        if isinstance(data, ExceptionWrapper):
+            data.reraise()
+        return data
+
+    def _try_put_index(self):
+        """Send the sampler's next index to the next active worker (if any remains)."""
+        if not any(self._workers_status):
+            return
+        try:
+            index = next(self._sampler_iter)
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            worker_id = next(self._worker_queue_idx_cycle)
+            if self._workers_status[worker_id]:
+                break
+        self._index_queues[worker_id].put((self._send_idx, index))
+        self._task_info[self._send_idx] = (worker_id,)
+        self._tasks_outstanding += 1
+        self._send_idx += 1
+
+    def _get_data(self):
+        """The next ``(task index, data)`` from any worker. Waits in short slices, checking
+        between them that every worker lives, so a dead worker raises instead of hanging;
+        raises RuntimeError after ``timeout`` seconds when that is set."""
+        deadline = time.monotonic() + self._timeout if self._timeout > 0 else None
+        while True:
+            wait = MP_STATUS_CHECK_INTERVAL
+            if deadline is not None:
+                wait = min(wait, max(deadline - time.monotonic(), 0.0))
+            try:
+                return self._data_queue.get(timeout=wait)
+            except queue.Empty:
+                pass
+            self._check_workers_alive()
+            if deadline is not None and time.monotonic() >= deadline:
+                self._shutdown_workers()
+                raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
+
+    def _check_workers_alive(self):
+        dead = [w for w, active in zip(self._workers, self._workers_status)
+                if active and not w.is_alive()]
+        if dead:
+            self._shutdown_workers()
+            which = ", ".join(f"{w.pid} (exit code {w.exitcode})" for w in dead)
+            raise RuntimeError(f"DataLoader worker (pid(s) {which}) exited unexpectedly")
+
+    def _shutdown_workers(self):
+        """Stop the workers (a None on each index queue, then join; terminate those that
+        do not exit) and close the queues. Safe to call more than once."""
+        if self._shutdown:
+            return
+        self._shutdown = True
+        self._done_event.set()
+        for q in self._index_queues:
+            q.put(None)
+        for w in self._workers:
+            w.join(timeout=MP_STATUS_CHECK_INTERVAL * 4)
+            if w.is_alive():
+                w.terminate()
+                w.join()
+        for q in self._index_queues:
+            q.close()
+        self._data_queue.cancel_join_thread()
+        self._data_queue.close()
+
+    def __del__(self):
+        if "_shutdown" in self.__dict__:
+            self._shutdown_workers()

@@ -160,9 +160,7 @@ def test_iterable_dataset_option_errors(kw, msg):
         tdata.DataLoader(TStream(3), **kw)
 
 
-def test_workers_not_implemented_and_frozen_attributes():
-    with pytest.raises(NotImplementedError, match="num_workers=2"):
-        edata.DataLoader(MapDS(SAMPLES["int"], ember), num_workers=2)
+def test_frozen_attributes():
     dl = edata.DataLoader(MapDS(SAMPLES["int"], ember))
     with pytest.raises(ValueError, match="batch_size attribute should not be set after"):
         dl.batch_size = 4

@@ -1,0 +1,66 @@
+"""Adadelta (Zeiler, 2012), PyTorch's single-tensor algorithm."""
+import ember
+
+from ._updates import addcmul_
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """Adadelta: PyTorch's ``torch.optim.Adadelta``.
+
+    Args:
+        params: parameters or parameter groups.
+        lr (float or Tensor): scale of the delta before it is applied (default 1.0).
+        rho (float): decay rate of the running averages of squared gradients and squared
+            deltas (default 0.9).
+        eps (float): added inside the square roots (default 1e-6).
+        weight_decay (float): L2 penalty added to the gradient (default 0).
+        foreach, capturable, differentiable: accepted; one per-tensor update serves all
+            (``differentiable=True`` runs ``step`` with grad mode on).
+        maximize (bool): maximize the objective instead of minimizing it.
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
+                 capturable=False, maximize=False, differentiable=False):
+        _check_lr(lr)
+        ember._check_value(0.0 <= rho <= 1.0, lambda: f"Invalid rho value: {rho}")
+        _check_nonneg(eps, "epsilon value")
+        _check_nonneg(weight_decay, "weight_decay value")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                        capturable=capturable, foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("foreach", None), ("maximize", False),
+                                 ("differentiable", False), ("capturable", False)):
+                group.setdefault(key, default)
+
+    def _state_of(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["square_avg"] = ember.zeros_like(p)
+            state["acc_delta"] = ember.zeros_like(p)
+        return state
+
+    def _update_group(self, group):
+        lr, rho, eps = _to_scalar(group["lr"]), group["rho"], group["eps"]
+        wd = group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_of(p)
+            state["step"] += 1
+            grad = -p.grad if group["maximize"] else p.grad
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+            addcmul_(square_avg.mul_(rho), grad, grad, 1 - rho)
+            std = square_avg.add(eps).sqrt_()
+            delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+            addcmul_(acc_delta.mul_(rho), delta, delta, 1 - rho)
+            p.add_(delta, alpha=-lr)

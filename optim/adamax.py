@@ -1,0 +1,73 @@
+"""Adamax (Kingma & Ba, section 7: Adam with the infinity norm), PyTorch's algorithm."""
+import ember
+
+from ._updates import addcdiv_, lerp_
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+
+__all__ = ["Adamax"]
+
+
+def _check_betas(betas):
+    """torch's ``Invalid beta parameter at index i`` checks (ValueError)."""
+    for i in (0, 1):
+        ember._check_value(0.0 <= betas[i] < 1.0,
+                           lambda: f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+class Adamax(Optimizer):
+    """Adamax: PyTorch's ``torch.optim.Adamax``.
+
+    Args:
+        params: parameters or parameter groups.
+        lr (float or Tensor): learning rate (default 2e-3).
+        betas (tuple of two floats): decay rates of the gradient average and of the
+            infinity norm (default (0.9, 0.999)).
+        eps (float): added to the infinity norm (default 1e-8).
+        weight_decay (float): L2 penalty added to the gradient (default 0).
+        foreach, capturable, differentiable: accepted; one per-tensor update serves all.
+        maximize (bool): maximize the objective instead of minimizing it.
+    """
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+        _check_lr(lr)
+        _check_nonneg(eps, "epsilon value")
+        _check_betas(betas)
+        _check_nonneg(weight_decay, "weight_decay value")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        foreach=foreach, maximize=maximize, differentiable=differentiable,
+                        capturable=capturable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("foreach", None), ("maximize", False),
+                                 ("differentiable", False), ("capturable", False)):
+                group.setdefault(key, default)
+
+    def _state_of(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = ember.zeros_like(p)
+            state["exp_inf"] = ember.zeros_like(p)
+        return state
+
+    def _update_group(self, group):
+        beta1, beta2 = group["betas"]
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_of(p)
+            grad = -p.grad if group["maximize"] else p.grad
+            state["step"] += 1
+            if wd != 0:
+                grad = grad.add(p, alpha=wd)
+            exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+            lerp_(exp_avg, grad, 1 - beta1)
+            ember.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+            # a tensor lr keeps its dtype through the scalar arithmetic, as in torch
+            clr = _to_scalar(lr / (1 - beta1 ** state["step"].item()))
+            addcdiv_(p, exp_avg, exp_inf, -clr)

@@ -1,0 +1,88 @@
+"""RAdam (Liu et al., 2019: Adam with a rectified adaptive learning rate), PyTorch's
+single-tensor algorithm."""
+import ember
+
+from ._updates import addcmul_, lerp_
+from .adamax import _check_betas
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+
+__all__ = ["RAdam"]
+
+
+class RAdam(Optimizer):
+    """RAdam: PyTorch's ``torch.optim.RAdam``.
+
+    Args:
+        params: parameters or parameter groups.
+        lr (float or Tensor): learning rate (default 1e-3).
+        betas (tuple of two floats): decay rates of the running averages of the gradient
+            and of its square (default (0.9, 0.999)).
+        eps (float): added to the denominator (default 1e-8).
+        weight_decay (float): weight decay (default 0).
+        decoupled_weight_decay (bool): decay the parameter (AdamW-style) instead of adding
+            the L2 penalty to the gradient.
+        foreach, capturable, differentiable: accepted; one per-tensor update serves all.
+        maximize (bool): maximize the objective instead of minimizing it.
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
+                 capturable=False, differentiable=False):
+        _check_lr(lr)
+        _check_nonneg(eps, "epsilon value")
+        _check_betas(betas)
+        _check_nonneg(weight_decay, "weight_decay value")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        maximize=maximize, foreach=foreach, capturable=capturable,
+                        decoupled_weight_decay=decoupled_weight_decay,
+                        differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("foreach", None), ("maximize", False),
+                                 ("differentiable", False), ("capturable", False),
+                                 ("decoupled_weight_decay", False)):
+                group.setdefault(key, default)
+
+    def _state_of(self, p):
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = _step_tensor()
+            state["exp_avg"] = ember.zeros_like(p)
+            state["exp_avg_sq"] = ember.zeros_like(p)
+        return state
+
+    def _update_group(self, group):
+        beta1, beta2 = group["betas"]
+        # a tensor lr stays a tensor so the scalar arithmetic rounds in its dtype, as in
+        # torch
+        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+        rho_inf = 2 / (1 - beta2) - 1          # the longest approximated SMA
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state_of(p)
+            grad = -p.grad if group["maximize"] else p.grad
+            state["step"] += 1
+            step = state["step"].item()
+            if wd != 0:
+                if group["decoupled_weight_decay"]:
+                    p.mul_(_to_scalar(1 - lr * wd))
+                else:
+                    grad = grad.add(p, alpha=wd)
+            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+            lerp_(exp_avg, grad, 1 - beta1)
+            addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
+            bias_correction1 = 1 - beta1 ** step
+            bias_correction2 = 1 - beta2 ** step
+            update = exp_avg.div(bias_correction1).mul_(_to_scalar(lr))
+            rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+            if rho_t > 5.0:     # the variance is tractable: rectify the adaptive lr
+                adaptive = ember.div(bias_correction2 ** 0.5,
+                                     exp_avg_sq.sqrt().add_(eps))
+                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+                update.mul_(adaptive).mul_(rect)
+            p.sub_(update)
