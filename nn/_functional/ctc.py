@@ -123,6 +123,13 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
                      ember.where(has_label, alpha.gather(1, (last - 1).clamp_min(0)), _NEG)],
                     1)
     nll = -_C.logsumexp(end, 1)
+    # PyTorch's ctc gradient w.r.t. log_probs is exp(log_probs) - posterior, the true one
+    # plus exp(log_probs) on each sample's frames (the same once through log_softmax): add
+    # a term that is 0 in value and has exactly that gradient
+    frame = (ember.arange(frames, device=device).reshape(frames, 1, 1)
+             < lengths.reshape(1, -1, 1))
+    quirk = (log_probs.detach().exp() * frame.to(log_probs.dtype) * log_probs).sum((0, 2))
+    nll = nll + (quirk - quirk.detach())
     impossible = nll > _IMPOSSIBLE
     loss = ember.where(impossible, 0.0 if zero_infinity else float("inf"), nll)
     if red == "mean":

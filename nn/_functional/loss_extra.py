@@ -54,13 +54,9 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     red = _reduction(reduction, size_average, reduce)
     if input1.dim() != input2.dim() or input1.dim() != target.dim():
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
-                           f"dimension but got sizes: input1: {_tsize(input1)}, input2: "
-                           f"{_tsize(input2)}, target: {_tsize(target)} ")
+                           f"dimension but got sizes: input1: {input1.shape}, input2: "
+                           f"{input2.shape}, target: {target.shape} ")
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0), red)
-
-
-def _tsize(t):
-    return f"torch.Size({list(t.shape)})"
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
