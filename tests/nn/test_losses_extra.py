@@ -369,7 +369,18 @@ def test_legacy_module_flags_warn():
     with pytest.warns(UserWarning, match="reduction='sum'"):
         m = nn.SoftMarginLoss(size_average=False)
     assert m.reduction == "sum"
-    assert nn.MultiMarginLoss(reduce=False).reduction == "none"
+    with pytest.warns(UserWarning, match="reduction='none'"):
+        assert nn.MultiMarginLoss(reduce=False).reduction == "none"
+
+
+def test_huber_broadcast_warns_like_torch():
+    x, tx = to_pair(normal(3, 4), ember.float64, True)
+    y, ty = to_pair(normal(4), ember.float64, False)
+    with pytest.warns(UserWarning, match="different to the input size"):
+        e = F.huber_loss(x, y, reduction="none")
+    with pytest.warns(UserWarning, match="different to the input size"):
+        t = TF.huber_loss(tx, ty, reduction="none")
+    compare(e, t, [(x, tx)], ember.float64)
 
 
 def test_module_constructor_errors():
