@@ -15,6 +15,9 @@ from ember.nn._functional.activation import log_softmax as log_softmax
 from ember.nn._functional.activation import logsigmoid as logsigmoid
 from ember.nn._functional.activation import mish as mish
 from ember.nn._functional.activation import normalize as normalize
+
+# distances, the losses beyond _functional/loss.py, CTC, prelu and alpha dropout
+from ember.nn._functional.activation import prelu as prelu
 from ember.nn._functional.activation import relu as relu
 from ember.nn._functional.activation import relu6 as relu6
 from ember.nn._functional.activation import relu_ as relu_
@@ -38,10 +41,18 @@ from ember.nn._functional.attention import (
 # conv and pooling
 from ember.nn._functional.conv import conv1d as conv1d
 from ember.nn._functional.conv import conv2d as conv2d
+from ember.nn._functional.ctc import ctc_loss as ctc_loss
+from ember.nn._functional.distance import cosine_similarity as cosine_similarity
+from ember.nn._functional.distance import pairwise_distance as pairwise_distance
+from ember.nn._functional.distance import pdist as pdist
+from ember.nn._functional.dropout import alpha_dropout as alpha_dropout
 from ember.nn._functional.dropout import dropout as dropout
 from ember.nn._functional.dropout import dropout1d as dropout1d
 from ember.nn._functional.dropout import dropout2d as dropout2d
 from ember.nn._functional.dropout import dropout3d as dropout3d
+from ember.nn._functional.dropout import (
+    feature_alpha_dropout as feature_alpha_dropout,
+)
 from ember.nn._functional.linear import bilinear as bilinear
 from ember.nn._functional.linear import linear as linear
 from ember.nn._functional.loss import binary_cross_entropy as binary_cross_entropy
@@ -54,6 +65,29 @@ from ember.nn._functional.loss import l1_loss as l1_loss
 from ember.nn._functional.loss import mse_loss as mse_loss
 from ember.nn._functional.loss import nll_loss as nll_loss
 from ember.nn._functional.loss import smooth_l1_loss as smooth_l1_loss
+from ember.nn._functional.loss_extra import (
+    cosine_embedding_loss as cosine_embedding_loss,
+)
+from ember.nn._functional.loss_extra import gaussian_nll_loss as gaussian_nll_loss
+from ember.nn._functional.loss_extra import (
+    hinge_embedding_loss as hinge_embedding_loss,
+)
+from ember.nn._functional.loss_extra import huber_loss as huber_loss
+from ember.nn._functional.loss_extra import (
+    margin_ranking_loss as margin_ranking_loss,
+)
+from ember.nn._functional.loss_extra import multi_margin_loss as multi_margin_loss
+from ember.nn._functional.loss_extra import (
+    multilabel_soft_margin_loss as multilabel_soft_margin_loss,
+)
+from ember.nn._functional.loss_extra import poisson_nll_loss as poisson_nll_loss
+from ember.nn._functional.loss_extra import soft_margin_loss as soft_margin_loss
+from ember.nn._functional.loss_extra import (
+    triplet_margin_loss as triplet_margin_loss,
+)
+from ember.nn._functional.loss_extra import (
+    triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
+)
 from ember.nn._functional.norm import batch_norm as batch_norm
 from ember.nn._functional.norm import group_norm as group_norm
 from ember.nn._functional.norm import layer_norm as layer_norm

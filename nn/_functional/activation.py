@@ -179,3 +179,24 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     if out is not None:
         return out.copy_(result)
     return result
+
+
+__all__ += ["prelu"]
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), ``weight`` one number or one per channel (dim 1)."""
+    _tensor_arg(input, "prelu")
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+        weight = weight.reshape((1, channels) + (1,) * (input.dim() - 2))
+    else:
+        weight = weight.reshape(())
+    return _T.where(input > 0, input, weight * input)

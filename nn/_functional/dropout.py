@@ -95,3 +95,42 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
                       f"dimension (i.e. 4D or 5D inputs).")
     batched = not isinstance(input, TensorBase) or input.dim() != 4
     return _feature_dropout(input, p, training, inplace, batched, "dropout3d")
+
+
+__all__ += ["alpha_dropout", "feature_alpha_dropout"]
+
+# SELU's negative saturation value -scale * alpha, the value a dropped unit takes
+_ALPHA_PRIME = 1.7580993408473766
+
+
+def _alpha_dropout(input, p, training, inplace, feature, op):
+    """Dropped units take SELU's saturation value; an affine map a x + b then restores
+    zero mean and unit variance (Klambauer et al. 2017), as PyTorch's kernel does."""
+    _check(input, p, op)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if p == 1.0:
+        return input.mul_(0) if inplace else input * 0
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    else:
+        shape = tuple(input.shape)
+    draw = input.dtype if input.dtype.itemsize >= 4 else _dtype_by_name["float32"]
+    keep = (_T.rand(*shape, dtype=draw, device=input.device) >= p).to(input.dtype)
+    a = 1.0 / ((_ALPHA_PRIME ** 2 * p + 1) * (1 - p)) ** 0.5
+    b = (keep - 1) * (_ALPHA_PRIME * a) + _ALPHA_PRIME * a * p
+    if inplace:
+        return input.mul_(keep * a).add_(b)
+    return input * (keep * a) + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout for SELU networks: keeps the input's mean and variance (training only)."""
+    return _alpha_dropout(input, p, training, inplace, False, "alpha_dropout")
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """alpha_dropout of whole channels of an (N, C, *) input."""
+    return _alpha_dropout(input, p, training, inplace, True, "feature_alpha_dropout")

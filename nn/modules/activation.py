@@ -297,3 +297,32 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              f"instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+__all__ += ["PReLU"]
+
+
+class PReLU(Module):
+    """max(0, x) + a * min(0, x) with a learnable ``a``: one shared value or one per
+    channel (``num_parameters``), initialised to ``init``."""
+
+    __constants__ = ["num_parameters"]
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        from ember.core import _tensor as _T
+        from ember.nn.parameter import Parameter
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(_T.empty((num_parameters,), device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        from ember.nn import init
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

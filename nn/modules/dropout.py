@@ -42,3 +42,16 @@ class Dropout2d(_DropoutNd):
 class Dropout3d(_DropoutNd):
     """Zero whole channels of (N, C, D, H, W) / (C, D, H, W) inputs during training."""
     _fn = staticmethod(_D.dropout3d)
+
+
+__all__ += ["AlphaDropout", "FeatureAlphaDropout"]
+
+
+class AlphaDropout(_DropoutNd):
+    """Dropout that keeps SELU activations' zero mean and unit variance (training only)."""
+    _fn = staticmethod(_D.alpha_dropout)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """AlphaDropout of whole channels of (N, C, *) inputs (training only)."""
+    _fn = staticmethod(_D.feature_alpha_dropout)
