@@ -30,3 +30,10 @@ from ember.nn.modules.sparse import *  # noqa: F403
 __all__ = ["Module"] + [name for family in (activation, batchnorm, container, conv, dropout,
                                             flatten, linear, loss, normalization, pooling,
                                             sparse) for name in family.__all__]
+
+from ember.nn.modules import attention, transformer  # noqa: E402
+from ember.nn.modules.attention import *  # noqa: E402, F403
+from ember.nn.modules.transformer import *  # noqa: E402, F403
+
+__all__ += attention.__all__
+__all__ += transformer.__all__
