@@ -16,6 +16,8 @@ from ember.nn.modules.linear import Linear
 from ember.nn.modules.module import Module
 from ember.nn.modules.normalization import LayerNorm
 
+from ember.autograd.grad_mode import is_grad_enabled
+
 __all__ = ["Transformer", "TransformerDecoder", "TransformerDecoderLayer",
            "TransformerEncoder", "TransformerEncoderLayer"]
 
@@ -222,7 +224,7 @@ class TransformerEncoder(Module):
         if (not self.use_nested_tensor or self.layers[0].training or src.dim() != 3
                 or padded is None or mask is not None):
             return False
-        if _T.is_grad_enabled() and (src.requires_grad or any(
+        if is_grad_enabled() and (src.requires_grad or any(
                 p.requires_grad for p in self.layers[0].parameters())):
             return False
         return not self.mask_check or _left_aligned(~padded)
