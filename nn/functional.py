@@ -110,3 +110,8 @@ from ember.nn._functional.pooling import max_pool1d_with_indices as max_pool1d_w
 from ember.nn._functional.pooling import max_pool2d as max_pool2d
 from ember.nn._functional.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from ember.nn._functional.sparse import embedding as embedding
+
+# isort: split
+from ember.nn._functional.attention import (
+    multi_head_attention_forward as multi_head_attention_forward,
+)

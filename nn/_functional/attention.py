@@ -1,6 +1,12 @@
 """scaled_dot_product_attention as a composite of matmul, masking and softmax (PyTorch's
-math reference semantics), differentiable through them."""
+math reference semantics), differentiable through them; multi_head_attention_forward (the
+projections, masks and heads of nn.MultiheadAttention) on top of it."""
 import math
+import warnings
+
+from ember.nn._functional.dropout import dropout
+from ember.nn._functional.linear import linear
+from ember.nn._functional.padding import pad
 
 import ember
 
@@ -49,3 +55,214 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                                           device=weights.device))
         weights = weights * keep / (1.0 - dropout_p) if dropout_p < 1.0 else weights * 0
     return weights @ value
+
+
+# ---- multi-head attention (torch.nn.functional.multi_head_attention_forward) ----------
+
+__all__ += ["multi_head_attention_forward"]
+
+
+def _none_or_dtype(mask):
+    return None if mask is None else mask.dtype
+
+
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask (True = masked out) as an additive float mask of ``target_type`` (-inf
+    where True); float masks pass through.  Other dtypes are rejected, as PyTorch does."""
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype != ember.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
+                      f"Use same type for both instead.")
+    if not is_float:
+        mask = ember.zeros_like(mask, dtype=target_type).masked_fill_(mask, float("-inf"))
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
+    """Whether the inputs are batched (3-D query) or not (2-D); AssertionError, as
+    PyTorch, for any other combination of dims."""
+    if query.dim() not in (2, 3):
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.dim()}-D query tensor")
+    batched = query.dim() == 3
+    kind, want = ("batched (3-D)", 3) if batched else ("unbatched (2-D)", 2)
+    if key.dim() != want or value.dim() != want:
+        raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {want}-D "
+                             f"but found {key.dim()}-D and {value.dim()}-D tensors respectively")
+    if key_padding_mask is not None and key_padding_mask.dim() != want - 1:
+        raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or "
+                             f"{want - 1}-D but found {key_padding_mask.dim()}-D tensor instead")
+    if attn_mask is not None:
+        if attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D "
+                                 f"or 3-D but found {attn_mask.dim()}-D tensor instead")
+        expected = (num_heads, query.shape[0], key.shape[0])
+        if not batched and attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+            raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                 f"{tuple(attn_mask.shape)}")
+    return batched
+
+
+def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
+    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+
+
+def _check_attn_mask_shape(attn_mask, tgt_len, src_len, bsz, num_heads):
+    """attn_mask as (1 or bsz * num_heads, L, S)."""
+    if attn_mask.dim() == 2:
+        if tuple(attn_mask.shape) != (tgt_len, src_len):
+            raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should "
+                               f"be {(tgt_len, src_len)}.")
+        return attn_mask.unsqueeze(0)
+    if attn_mask.dim() == 3:
+        want = (bsz * num_heads, tgt_len, src_len)
+        if tuple(attn_mask.shape) != want:
+            raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should "
+                               f"be {want}.")
+        return attn_mask
+    raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+
+
+def _pad_last(mask):
+    """One more (unmasked) source position for bias_k/bias_v or the zero attention."""
+    return None if mask is None else pad(mask, (0, 1))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """Multi-head attention over sequence-first inputs: query (L, N, E) or (L, E), key
+    (S, N, kdim), value (S, N, vdim).  Projects with ``in_proj_weight``/``in_proj_bias``
+    (or ``q/k/v_proj_weight`` when ``use_separate_proj_weight``), optionally appends
+    ``bias_k``/``bias_v`` and a zero position (``add_zero_attn``), attends per head
+    with ``attn_mask`` ((L, S) or (N * num_heads, L, S); bool True = masked, or float
+    added) and ``key_padding_mask`` ((N, S)), then applies ``out_proj_weight``/``out_proj_bias``.
+    Returns (attn_output (L, N, E), attn_weights (N, L, S) averaged over heads, or
+    (N, num_heads, L, S) without ``average_attn_weights``; None without ``need_weights``).
+    ``static_k``/``static_v`` ((N * num_heads, S, head_dim)) replace the projected key/value."""
+    is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not is_batched:
+        # run as a batch of one and drop that dim at the end
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        # attention itself applies the causal mask: the explicit one is only a hint
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False           # merged with the padding mask: no longer causal
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if tuple(key.shape[:2]) != tuple(value.shape[:2]):
+            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:2])} do not "
+                                 f"match value's {tuple(value.shape[:2])}")
+        for name, w in (("q", q_proj_weight), ("k", k_proj_weight), ("v", v_proj_weight)):
+            if w is None:
+                raise AssertionError(f"use_separate_proj_weight is True but {name}_proj_weight "
+                                     f"is None")
+        weights = (q_proj_weight, k_proj_weight, v_proj_weight)
+    else:
+        if tuple(key.shape) != tuple(value.shape):
+            raise AssertionError(f"key shape {key.shape} does not match value shape "
+                                 f"{value.shape}")
+        if in_proj_weight is None:
+            raise AssertionError("use_separate_proj_weight is False but in_proj_weight is None")
+        weights = in_proj_weight.chunk(3)
+    biases = (None,) * 3 if in_proj_bias is None else in_proj_bias.chunk(3)
+    q, k, v = _in_projection(query, key, value, *weights, *biases)
+
+    if attn_mask is not None:
+        attn_mask = _check_attn_mask_shape(attn_mask, tgt_len, src_len, bsz, num_heads)
+    if bias_k is not None and bias_v is not None:
+        if static_k is not None or static_v is not None:
+            raise AssertionError("bias cannot be added to static key.")
+        k = ember.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = ember.cat([v, bias_v.repeat(1, bsz, 1)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    elif bias_k is not None or bias_v is not None:
+        raise AssertionError("bias_k and bias_v must both be given or both be None")
+
+    # heads into the batch dim: (N * num_heads, L or S, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = _heads_first(k, static_k, bsz, num_heads, head_dim, "k")
+    v = _heads_first(v, static_v, bsz, num_heads, head_dim, "v")
+    if add_zero_attn:
+        zeros = ember.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k, v = ember.cat([k, zeros], dim=1), ember.cat([v, zeros], dim=1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but "
+                                 f"got {tuple(key_padding_mask.shape)}")
+        key_padding_mask = (key_padding_mask.reshape(bsz, 1, 1, src_len)
+                            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len))
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+
+    if need_weights:
+        # scale q first, as PyTorch does (same rounding)
+        scores = (q * math.sqrt(1.0 / head_dim)) @ k.transpose(-2, -1)
+        if attn_mask is not None:
+            scores = attn_mask + scores
+        attn = scores.softmax(-1)
+        if dropout_p > 0.0:
+            attn = dropout(attn, p=dropout_p)
+        out = attn @ v                                  # (N * num_heads, L, head_dim)
+        attn = attn.reshape(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            attn = attn.mean(dim=1)
+    else:
+        if attn_mask is not None:
+            attn_mask = (attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1
+                         else attn_mask.reshape(bsz, num_heads, -1, src_len))
+        out = scaled_dot_product_attention(
+            q.reshape(bsz, num_heads, tgt_len, head_dim),
+            k.reshape(bsz, num_heads, src_len, head_dim),
+            v.reshape(bsz, num_heads, src_len, head_dim), attn_mask, dropout_p, is_causal)
+        out = out.reshape(bsz * num_heads, tgt_len, head_dim)
+        attn = None
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not is_batched:
+        out = out.squeeze(1)
+        attn = None if attn is None else attn.squeeze(0)
+    return out, attn
+
+
+def _heads_first(x, static, bsz, num_heads, head_dim, name):
+    """Projected key/value (S, N, E) as (N * num_heads, S, head_dim), or ``static``."""
+    if static is None:
+        return x.reshape(x.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if static.shape[0] != bsz * num_heads:
+        raise AssertionError(f"expecting static_{name}.size(0) of {bsz * num_heads}, but got "
+                             f"{static.shape[0]}")
+    if static.shape[2] != head_dim:
+        raise AssertionError(f"expecting static_{name}.size(2) of {head_dim}, but got "
+                             f"{static.shape[2]}")
+    return static

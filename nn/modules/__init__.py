@@ -42,3 +42,10 @@ from ember.nn.modules.loss_extra import *  # noqa: E402, F403
 
 __all__ += distance.__all__
 __all__ += loss_extra.__all__
+
+from ember.nn.modules import attention, transformer  # noqa: E402
+from ember.nn.modules.attention import *  # noqa: E402, F403
+from ember.nn.modules.transformer import *  # noqa: E402, F403
+
+__all__ += attention.__all__
+__all__ += transformer.__all__
