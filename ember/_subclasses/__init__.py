@@ -1,0 +1,1 @@
+"""Python-level tensor types (``torch._subclasses``): ``fake_tensor.FakeTensor``."""
