@@ -330,7 +330,7 @@ def _unsupported(name):
     return kernel
 
 
-def _kernel_for(name, op):
+def _rule_for(name, op):
     if name in _VIEWS or name in _OTHER:
         return _VIEWS.get(name) or _OTHER[name]
     if name in ("softmax", "log_softmax"):
@@ -338,6 +338,20 @@ def _kernel_for(name, op):
     if op.family in _FAMILIES:
         return _FAMILIES[op.family](name)
     return _unsupported(name)
+
+
+def _kernel_for(name, op):
+    """The op's fake kernel; a call without a fake tensor (the Python key switched on
+    thread-locally for plain tensors) finds no kernel here."""
+    rule = _rule_for(name, op)
+
+    def kernel(*args, **kwargs):
+        if not any(isinstance(a, FakeTensor) for a in args):
+            raise NotImplementedError(f"{name}: no kernel registered for dispatch key Python "
+                                      f"(only fake tensors have one)")
+        return rule(*args, **kwargs)
+    kernel.__qualname__ = f"fake_{name}"
+    return kernel
 
 
 def install():
