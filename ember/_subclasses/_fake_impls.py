@@ -285,7 +285,7 @@ def getitem(t, index):
                 raise ValueError("step must be greater than zero")
             start = _bound(ix.start, 0, size)
             stop = _bound(ix.stop, size, size)
-            r = _narrow(r, d, start, max(stop - start, 0) if stop < start else stop - start,
+            r = _narrow(r, d, start, 0 if stop < start else stop - start,
                         step)
             d += 1
         elif hasattr(ix, "__index__"):
