@@ -11,7 +11,32 @@ cdef object numpy():
     return _np
 
 
+# Sizes that are not plain ints (ember.SymInt) go to this hook, which makes a fake tensor
+# (ember._subclasses.fake_tensor sets it when symbolic shapes are first used); None until
+# then, so eager factories pay nothing.
+cdef object _symbolic_factory = None
+
+
+def _set_symbolic_factory(fn):
+    global _symbolic_factory
+    _symbolic_factory = fn
+
+
+cdef bint plain_sizes(tuple size):
+    cdef object seq = size
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        seq = size[0]
+    for s in seq:
+        if type(s) is not int:
+            return False
+    return True
+
+
 cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
+    if _symbolic_factory is not None and not plain_sizes(size):
+        r = _symbolic_factory(size, dt, dev, op)
+        if r is not None:
+            return r
     cdef int64_t sizes[MAX_DIM]
     cdef int nd = parse_shape(size, sizes, op)
     cdef int i

@@ -1,4 +1,10 @@
-"""ember.Size: the type of ``Tensor.shape``, a tuple of ints."""
+"""ember.Size: the type of ``Tensor.shape``, a tuple of ints (or SymInts: a fake tensor's)."""
+from ember._sym import SymInt
+
+
+def _size(s):
+    # a SymInt stays symbolic (``__index__`` would specialise it to its hint)
+    return s if type(s) is int or isinstance(s, SymInt) else s.__index__()
 
 
 class Size(tuple):
@@ -7,7 +13,7 @@ class Size(tuple):
     __slots__ = ()
 
     def __new__(cls, sizes=()):
-        return tuple.__new__(cls, (s.__index__() for s in sizes))
+        return tuple.__new__(cls, (_size(s) for s in sizes))
 
     def __repr__(self):
         return f"ember.Size({list(self)})"

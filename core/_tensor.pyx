@@ -214,6 +214,11 @@ cdef class TensorBase:
             src = tensor(args[0], dtype=_state.default_dtype(), device=device)
         adopt(self, src)
 
+    def _add_dispatch_keys(self, uint64_t keys):
+        """Add ``keys`` (a mask) to this tensor's key set: how a Python-level tensor type
+        (ember._subclasses.FakeTensor) puts itself on the Python key."""
+        self._keys |= keys
+
     @staticmethod
     def _make_subclass(cls, data, require_grad=False):
         """An instance of ``cls`` (a Python subclass) aliasing ``data``'s storage and

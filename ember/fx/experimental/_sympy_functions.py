@@ -49,10 +49,22 @@ def _both_int(a, b):
     return a.is_integer is True and b.is_integer is True
 
 
+def _exact_quotient(a, b):
+    """``a / b`` when both are integers and it cancels to an integer expression (the
+    ``numel // known`` of a view with a symbolic -1: ``(3*s0*s1)//3`` is ``s0*s1``)."""
+    if not _both_int(a, b) or b == 0:
+        return None
+    q = sympy.cancel(a / b)
+    return q if q.is_integer is True else None
+
+
 FloorDiv = _make("FloorDiv", operator.floordiv, "({0}//{1})",
-                 identities=[(lambda a, b: _is_one(b) and a.is_integer, lambda a, b: a)])
+                 identities=[(lambda a, b: _is_one(b) and a.is_integer, lambda a, b: a),
+                             (lambda a, b: _exact_quotient(a, b) is not None, _exact_quotient)])
 PythonMod = _make("PythonMod", operator.mod, "PythonMod({0}, {1})",
                   identities=[(lambda a, b: _is_one(b) and a.is_integer,
+                               lambda a, b: sympy.Integer(0)),
+                              (lambda a, b: _exact_quotient(a, b) is not None,
                                lambda a, b: sympy.Integer(0))])
 FloorToInt = _make("FloorToInt", math.floor, "FloorToInt({0})", integer=True,
                    identities=[(lambda a: a.is_integer, lambda a: a)])

@@ -212,3 +212,7 @@ class ShapeEnv:
     def __repr__(self):
         return (f"ShapeEnv(symbols={[str(s) for s in self._symbols]}, "
                 f"guards={len(self.guards)})")
+
+
+# factories given SymInt sizes make fake tensors: install that hook with the first ShapeEnv
+import ember._subclasses.fake_tensor  # noqa: E402,F401
