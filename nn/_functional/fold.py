@@ -3,9 +3,10 @@ columns summed back into an image.  Composites of strided views, stack and index
 autograd differentiates them (fold's gradient is an unfold, and the reverse)."""
 import itertools
 
-import ember
-from ember.nn._functional.padding import pad
 from ember.core._tensor import TensorBase
+from ember.nn._functional.padding import pad
+
+import ember
 
 __all__ = ["fold", "unfold"]
 

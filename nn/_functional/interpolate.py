@@ -8,10 +8,11 @@ precision otherwise."""
 import math
 import struct
 
-import ember
-from ember.core.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ember.core._tensor import TensorBase
+from ember.core.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ember.nn._functional.pooling3d import adaptive_avg_pool3d
+
+import ember
 
 __all__ = ["interpolate", "upsample", "upsample_bilinear", "upsample_nearest"]
 

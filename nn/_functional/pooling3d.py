@@ -2,7 +2,6 @@
 composites over the kernel taps' strided views of the padded input (fold.py's ``_taps``),
 and adaptive_avg/max_pool3d over the core's adaptive 2-d pools plus a reduction along the
 depth.  Autograd goes through the views, max, sum and gather."""
-import ember
 from ember.core._tensor import TensorBase
 from ember.core.pooling import (
     _adaptive_input,
@@ -13,6 +12,8 @@ from ember.core.pooling import (
 )
 from ember.nn._functional.fold import _taps
 from ember.nn._functional.padding import pad as _pad
+
+import ember
 
 __all__ = ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
            "avg_pool3d", "max_pool3d", "max_pool3d_with_indices"]

@@ -30,3 +30,15 @@ from ember.nn.modules.sparse import *  # noqa: F403
 __all__ = ["Module"] + [name for family in (activation, batchnorm, container, conv, dropout,
                                             flatten, linear, loss, normalization, pooling,
                                             sparse) for name in family.__all__]
+from ember.nn.modules import fold  # noqa: E402
+from ember.nn.modules.fold import *  # noqa: E402,F403
+
+__all__ += fold.__all__
+from ember.nn.modules import upsampling  # noqa: E402
+from ember.nn.modules.upsampling import *  # noqa: E402,F403
+
+__all__ += upsampling.__all__
+from ember.nn.modules import pixelshuffle  # noqa: E402
+from ember.nn.modules.pixelshuffle import *  # noqa: E402,F403
+
+__all__ += pixelshuffle.__all__
