@@ -180,7 +180,6 @@ class _ConvTransposeNd(_ConvNd):
             return self.output_padding
         nd = self._nd
         lead = 2 if input.dim() == nd + 2 else 1
-        output_size = list(output_size)
         if len(output_size) == lead + nd:
             output_size = output_size[lead:]
         if len(output_size) != nd:
@@ -195,7 +194,7 @@ class _ConvTransposeNd(_ConvNd):
                 raise ValueError(f"requested an output size of {output_size}, but valid sizes "
                                  f"range from {low} to {high} (for an input of "
                                  f"{input.shape[2:]})")
-        return tuple(output_size[d] - low[d] for d in range(nd))
+        return tuple(int(output_size[d]) - low[d] for d in range(nd))
 
     def forward(self, input, output_size=None):
         conv = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
