@@ -203,6 +203,8 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     [N, C, D, H, W] (or [C, D, H, W]); ``return_indices`` also gives flat positions
     (d * H + h) * W + w."""
     op = "adaptive_max_pool3d"
+    if isinstance(input, TensorBase) and input.dim() not in (4, 5):  # PyTorch's wording
+        raise RuntimeError(f"{op}(): Expected 4D or 5D tensor, but got: {list(input.shape)}")
     x, unbatched = _adaptive_input(input, op, 3)
     od, oh, ow = _adaptive_size(output_size, input, 3, op)
     n, c, depth, h, w = x.shape
