@@ -240,3 +240,28 @@ def test_conv_transpose_is_adjoint_of_conv(oracle, device):
     back = EF.conv_transpose2d(z, w, stride=2, padding=1, dilation=(1, 2), output_padding=(0, 1))
     assert back.shape == x.shape
     assert abs(float((y * z).sum()) - float((x * back).sum())) < 1e-9
+
+
+def test_noncontiguous_input_and_double_backward(oracle, device):
+    import torch
+    import torch.nn.functional as F
+    tx = torch.randn(2, 3, 4, 5, 3, dtype=torch.float64)
+    tw = torch.randn(2, 3, 2, 2, 2, dtype=torch.float64)
+    ex = oracle.from_torch(tx, device).transpose(2, 4)
+    assert not ex.is_contiguous()
+    ew = oracle.from_torch(tw, device)
+    oracle.assert_matches(EF.conv3d(ex, ew, padding=1, stride=(2, 1, 1)),
+                          F.conv3d(tx.transpose(2, 4), tw, padding=1, stride=(2, 1, 1)))
+    # second order: d/dx of |d(sum y^2)/dw|, through the transposed convolution
+    tx = torch.randn(2, 3, 4, 5, dtype=torch.float64, requires_grad=True)
+    tw = torch.randn(3, 2, 2, 2, dtype=torch.float64, requires_grad=True)
+    ex = oracle.from_torch(tx.detach(), device).requires_grad_(True)
+    ew = oracle.from_torch(tw.detach(), device).requires_grad_(True)
+    (tg,) = torch.autograd.grad((F.conv_transpose2d(tx, tw, stride=2) ** 2).sum(), tw,
+                                create_graph=True)
+    (eg,) = ember.autograd.grad((EF.conv_transpose2d(ex, ew, stride=2) ** 2).sum(), ew,
+                                create_graph=True)
+    oracle.assert_matches(eg.detach(), tg.detach())
+    tg.abs().sum().backward()
+    eg.abs().sum().backward()
+    oracle.assert_matches(ex.grad, tx.grad)
