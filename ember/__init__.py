@@ -189,6 +189,14 @@ globals().update(_dtypes._dtype_by_name)
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
                     "utils", "random", "__config__", "testing", "fx", "serialization"}
 _LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization"}   # NumPy-heavy: on use
+# conv3d/transposed convs, 3-d max pooling, pixel shuffles: nn composites, loaded on use
+_LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv3d",
+                        "conv_transpose1d": "nn._functional.conv_transpose",
+                        "conv_transpose2d": "nn._functional.conv_transpose",
+                        "conv_transpose3d": "nn._functional.conv_transpose",
+                        "max_pool3d": "nn._functional.pooling3d",
+                        "pixel_shuffle": "nn._functional.pixel_shuffle",
+                        "pixel_unshuffle": "nn._functional.pixel_shuffle"})
 
 # old names that still work, with a warning naming the new one
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",

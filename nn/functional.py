@@ -41,6 +41,10 @@ from ember.nn._functional.attention import (
 # conv and pooling
 from ember.nn._functional.conv import conv1d as conv1d
 from ember.nn._functional.conv import conv2d as conv2d
+from ember.nn._functional.conv import conv3d as conv3d
+from ember.nn._functional.conv import conv_transpose1d as conv_transpose1d
+from ember.nn._functional.conv import conv_transpose2d as conv_transpose2d
+from ember.nn._functional.conv import conv_transpose3d as conv_transpose3d
 from ember.nn._functional.ctc import ctc_loss as ctc_loss
 from ember.nn._functional.distance import cosine_similarity as cosine_similarity
 from ember.nn._functional.distance import pairwise_distance as pairwise_distance
@@ -53,6 +57,12 @@ from ember.nn._functional.dropout import dropout3d as dropout3d
 from ember.nn._functional.dropout import (
     feature_alpha_dropout as feature_alpha_dropout,
 )
+from ember.nn._functional.fold import fold as fold
+from ember.nn._functional.fold import unfold as unfold
+from ember.nn._functional.interpolate import interpolate as interpolate
+from ember.nn._functional.interpolate import upsample as upsample
+from ember.nn._functional.interpolate import upsample_bilinear as upsample_bilinear
+from ember.nn._functional.interpolate import upsample_nearest as upsample_nearest
 from ember.nn._functional.linear import bilinear as bilinear
 from ember.nn._functional.linear import linear as linear
 from ember.nn._functional.loss import binary_cross_entropy as binary_cross_entropy
@@ -93,6 +103,8 @@ from ember.nn._functional.norm import group_norm as group_norm
 from ember.nn._functional.norm import layer_norm as layer_norm
 from ember.nn._functional.padding import one_hot as one_hot
 from ember.nn._functional.padding import pad as pad
+from ember.nn._functional.pixel_shuffle import pixel_shuffle as pixel_shuffle
+from ember.nn._functional.pixel_shuffle import pixel_unshuffle as pixel_unshuffle
 from ember.nn._functional.pooling import adaptive_avg_pool1d as adaptive_avg_pool1d
 from ember.nn._functional.pooling import adaptive_avg_pool2d as adaptive_avg_pool2d
 from ember.nn._functional.pooling import adaptive_max_pool1d as adaptive_max_pool1d
@@ -109,6 +121,16 @@ from ember.nn._functional.pooling import max_pool1d as max_pool1d
 from ember.nn._functional.pooling import max_pool1d_with_indices as max_pool1d_with_indices
 from ember.nn._functional.pooling import max_pool2d as max_pool2d
 from ember.nn._functional.pooling import max_pool2d_with_indices as max_pool2d_with_indices
+from ember.nn._functional.pooling3d import adaptive_avg_pool3d as adaptive_avg_pool3d
+from ember.nn._functional.pooling3d import adaptive_max_pool3d as adaptive_max_pool3d
+from ember.nn._functional.pooling3d import (
+    adaptive_max_pool3d_with_indices as adaptive_max_pool3d_with_indices,
+)
+from ember.nn._functional.pooling3d import avg_pool3d as avg_pool3d
+from ember.nn._functional.pooling3d import max_pool3d as max_pool3d
+from ember.nn._functional.pooling3d import (
+    max_pool3d_with_indices as max_pool3d_with_indices,
+)
 from ember.nn._functional.sparse import embedding as embedding
 
 # isort: split

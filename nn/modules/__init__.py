@@ -49,3 +49,15 @@ from ember.nn.modules.transformer import *  # noqa: E402, F403
 
 __all__ += attention.__all__
 __all__ += transformer.__all__
+from ember.nn.modules import fold  # noqa: E402
+from ember.nn.modules.fold import *  # noqa: E402,F403
+
+__all__ += fold.__all__
+from ember.nn.modules import upsampling  # noqa: E402
+from ember.nn.modules.upsampling import *  # noqa: E402,F403
+
+__all__ += upsampling.__all__
+from ember.nn.modules import pixelshuffle  # noqa: E402
+from ember.nn.modules.pixelshuffle import *  # noqa: E402,F403
+
+__all__ += pixelshuffle.__all__

@@ -4,7 +4,8 @@ from .module import Module
 from .utils import _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "MaxPool3d",
+           "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -136,3 +137,39 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs:
+    ``MaxPool3d(kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+    ceil_mode=False)``."""
+
+    def forward(self, input):
+        return F.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over sliding windows of (N, C, D, H, W) or (C, D, H, W) inputs:
+    ``AvgPool3d(kernel_size, stride=None, padding=0, ceil_mode=False,
+    count_include_pad=True, divisor_override=None)``."""
+
+    def forward(self, input):
+        return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad, self.divisor_override)
+
+
+class AdaptiveAvgPool3d(_AdaptivePoolNd):
+    """Mean pooling to a fixed (D, H, W) (None keeps a size):
+    ``AdaptiveAvgPool3d(output_size)``."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed (D, H, W): ``AdaptiveMaxPool3d(output_size,
+    return_indices=False)``."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)

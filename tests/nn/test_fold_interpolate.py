@@ -1,0 +1,191 @@
+"""unfold/fold, interpolate (and Upsample*), pixel_shuffle/unshuffle and their layers against
+PyTorch 2.13: forward and input gradients over kernel, dilation, padding, stride, modes,
+sizes, scale factors, align_corners and recompute_scale_factor, float32/float64, unbatched
+inputs, and errors (type and message)."""
+import ember.nn as enn
+import ember.nn.functional as EF
+import pytest
+
+import ember
+
+
+def _compare(oracle, device, name, shape, dtype, *args, **kw):
+    import torch
+    torch.manual_seed(0)
+    tx = torch.randn(*shape, dtype=oracle.torch_dtype(dtype))
+    ex = oracle.from_torch(tx, device).requires_grad_(True)
+    tx.requires_grad_(True)
+    t = getattr(torch.nn.functional, name)(tx, *args, **kw)
+    e = getattr(EF, name)(ex, *args, **kw)
+    tol = 1e-5 if dtype == ember.float32 else 1e-12
+    oracle.assert_matches(e.detach(), t.detach(), rtol=tol, atol=tol)
+    g = torch.randn_like(t)
+    t.backward(g)
+    e.backward(oracle.from_torch(g, device))
+    oracle.assert_matches(ex.grad, tx.grad, rtol=tol, atol=tol)
+
+
+BLOCKS = [
+    dict(kernel_size=2),
+    dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+    dict(kernel_size=3, stride=2, padding=(0, 2)),
+    dict(kernel_size=(1, 2), dilation=2, stride=3),
+]
+
+
+@pytest.mark.parametrize("kw", BLOCKS)
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+@pytest.mark.parametrize("unbatched", [False, True])
+def test_unfold_fold(oracle, device, kw, dtype, unbatched):
+    import torch
+    shape = (3, 7, 6) if unbatched else (2, 3, 7, 6)
+    _compare(oracle, device, "unfold", shape, dtype, **kw)
+    cols = torch.nn.functional.unfold(torch.randn(*shape), **kw).shape
+    _compare(oracle, device, "fold", cols, dtype, (7, 6), **kw)
+
+
+def test_fold_of_unfold_counts_overlaps(oracle, device):
+    x = ember.ones(1, 1, 4, 5, device=device)
+    r = EF.fold(EF.unfold(x, 3, padding=1), (4, 5), 3, padding=1)
+    import torch
+    t = torch.nn.functional.fold(torch.nn.functional.unfold(torch.ones(1, 1, 4, 5), 3,
+                                                            padding=1), (4, 5), 3, padding=1)
+    oracle.assert_matches(r, t)
+
+
+def _x(*shape):
+    return ember.randn(*shape)
+
+
+ERRORS = [
+    ("unfold", (_x(1, 2, 3, 3), 4), {}),
+    ("unfold", (_x(1, 2, 3, 3), (2, 2, 2)), {}),
+    ("unfold", (_x(1, 2, 3, 3), 2), dict(stride=0)),
+    ("unfold", (_x(1, 2, 3, 3), 2), dict(padding=-1)),
+    ("unfold", (_x(1, 2, 3, 3), 0), {}),
+    ("unfold", (_x(1, 2, 3, 3), 2), dict(dilation=0)),
+    ("fold", (_x(1, 7, 4), (3, 3), 2), {}),
+    ("fold", (_x(1, 8, 5), (3, 3), 2), {}),
+    ("fold", (_x(2, 1, 8, 4), (3, 3), 2), {}),
+    ("fold", (_x(1, 8, 4), (3, 3, 3), 2), {}),
+    ("fold", (_x(1, 8, 1), (1, 1), 2), {}),
+    ("pixel_shuffle", (_x(2, 3), 2), {}),
+    ("pixel_shuffle", (_x(1, 5, 2, 2), 2), {}),
+    ("pixel_shuffle", (_x(1, 4, 2, 2), 0), {}),
+    ("pixel_unshuffle", (_x(1, 1, 3, 2), 2), {}),
+    ("pixel_unshuffle", (_x(1, 1, 2, 3), 2), {}),
+    ("pixel_unshuffle", (_x(1, 1, 2, 2), 0), {}),
+    ("interpolate", (_x(1, 1, 4),), dict(size=3, scale_factor=2.0)),
+    ("interpolate", (_x(1, 1, 4),), {}),
+    ("interpolate", (_x(1, 1, 4),), dict(scale_factor=2.0, align_corners=True)),
+    ("interpolate", (_x(1, 1, 4, 4),), dict(scale_factor=2.0, mode="linear")),
+    ("interpolate", (_x(1, 1, 4),), dict(scale_factor=2.0, mode="bilinear")),
+    ("interpolate", (_x(1, 1, 4, 4),), dict(scale_factor=2.0, mode="trilinear")),
+    ("interpolate", (_x(1, 1, 4),), dict(scale_factor=2.0, mode="foo")),
+    ("interpolate", (_x(1, 1, 4),), dict(size=(2, 3))),
+    ("interpolate", (_x(1, 1, 4),), dict(scale_factor=(2.0, 3.0))),
+    ("interpolate", (_x(4),), dict(scale_factor=2.0)),
+    ("interpolate", (_x(1, 1, 4),), dict(size=0)),
+    ("interpolate", (_x(1, 1, 4, 4),), dict(size=(0, 3))),
+    ("interpolate", (_x(1, 1, 4, 4, 4),), dict(size=(0, 3, 1))),
+    ("interpolate", (_x(1, 1, 4),), dict(scale_factor=0.1)),
+    ("interpolate", (_x(1, 1, 4),), dict(size=3, recompute_scale_factor=True)),
+    ("interpolate", (_x(1, 1, 4, 4),), dict(size=(2.5, 2))),
+    ("interpolate", (_x(1, 1, 4, 4),), dict(size=2, antialias=True)),
+    ("interpolate", (_x(1, 1, 4),), dict(size=3, mode="area", align_corners=False)),
+]
+
+
+@pytest.mark.parametrize("name,args,kw", ERRORS)
+def test_errors_match_torch(oracle, name, args, kw):
+    import torch
+    targs = [oracle.to_torch(a) if isinstance(a, ember.Tensor) else a for a in args]
+    with pytest.raises(Exception) as t_err:
+        getattr(torch.nn.functional, name)(*targs, **kw)
+    with pytest.raises(t_err.type) as e_err:
+        getattr(EF, name)(*args, **kw)
+    assert str(e_err.value) == str(t_err.value)
+
+
+INTERP = [
+    ((2, 3, 5), dict(scale_factor=2)),
+    ((2, 3, 5), dict(size=7)),
+    ((2, 3, 7), dict(scale_factor=0.6)),
+    ((2, 3, 7), dict(size=3, mode="nearest-exact")),
+    ((2, 3, 7), dict(scale_factor=1.7, mode="nearest-exact")),
+    ((2, 3, 7), dict(scale_factor=1.7, mode="nearest", recompute_scale_factor=True)),
+    ((2, 3, 7), dict(scale_factor=1.7, mode="linear")),
+    ((2, 3, 7), dict(scale_factor=1.7, mode="linear", recompute_scale_factor=True)),
+    ((2, 3, 7), dict(size=4, mode="linear", align_corners=True)),
+    ((2, 3, 7), dict(size=1, mode="linear", align_corners=True)),
+    ((2, 3, 4, 5), dict(scale_factor=(2, 3))),
+    ((2, 3, 4, 5), dict(size=(7, 3), mode="bilinear")),
+    ((2, 3, 4, 5), dict(scale_factor=(1.5, 2.3), mode="bilinear", align_corners=True)),
+    ((2, 3, 4, 5), dict(scale_factor=0.5, mode="bilinear")),
+    ((2, 3, 4, 5), dict(size=(3, 8), mode="nearest-exact")),
+    ((2, 3, 4, 5), dict(scale_factor=(1.5, 2.3), mode="bicubic")),
+    ((2, 3, 4, 5), dict(size=(3, 8), mode="bicubic", align_corners=True)),
+    ((2, 3, 4, 5), dict(size=(2, 3), mode="area")),
+    ((2, 3, 4, 5), dict(size=(4, 5), mode="bilinear")),
+    ((2, 3, 4, 5, 3), dict(size=(3, 8, 2), mode="trilinear")),
+    ((2, 3, 4, 5, 3), dict(scale_factor=2, mode="trilinear", align_corners=True)),
+    ((2, 3, 4, 5, 3), dict(scale_factor=1.5)),
+    ((2, 3, 4, 5, 3), dict(size=(2, 3, 2), mode="area")),
+]
+
+
+@pytest.mark.parametrize("shape,kw", INTERP)
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_interpolate(oracle, device, shape, kw, dtype):
+    _compare(oracle, device, "interpolate", shape, dtype, **kw)
+
+
+def test_interpolate_same_size_is_a_copy():
+    x = _x(1, 2, 3, 4)
+    r = EF.interpolate(x, size=(3, 4), mode="bilinear")
+    assert r is not x and ember.equal(r, x)
+
+
+@pytest.mark.parametrize("factor,shape", [(2, (2, 8, 3, 4)), (3, (9, 2, 2)),
+                                          (2, (2, 1, 4, 3, 5))])
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_pixel_shuffle(oracle, device, factor, shape, dtype):
+    _compare(oracle, device, "pixel_shuffle", shape, dtype, factor)
+    up = list(shape)
+    up[-1] *= factor
+    up[-2] *= factor
+    _compare(oracle, device, "pixel_unshuffle", up, dtype, factor)
+
+
+def test_pixel_shuffle_top_level():
+    assert ember.pixel_shuffle is EF.pixel_shuffle
+    assert ember.pixel_unshuffle is EF.pixel_unshuffle
+
+
+@pytest.mark.parametrize("name,args,kw,shape", [
+    ("Unfold", ((2, 3),), dict(padding=1, stride=2), (2, 3, 5, 6)),
+    ("Fold", ((5, 6), (2, 3)), dict(padding=1, stride=2), (2, 18, 9)),
+    ("Upsample", (), dict(scale_factor=2), (2, 3, 4)),
+    ("Upsample", (), dict(size=(5, 7), mode="bilinear"), (2, 3, 4, 3)),
+    ("Upsample", (), dict(scale_factor=(1.5, 2.0), mode="bicubic", align_corners=True),
+     (2, 3, 4, 3)),
+    ("Upsample", (), dict(scale_factor=1.7, mode="linear", recompute_scale_factor=True),
+     (2, 3, 4)),
+    ("UpsamplingNearest2d", (), dict(scale_factor=3), (2, 3, 4, 3)),
+    ("UpsamplingBilinear2d", (), dict(size=(6, 5)), (2, 3, 4, 3)),
+    ("PixelShuffle", (2,), {}, (2, 8, 3, 2)),
+    ("PixelUnshuffle", (2,), {}, (2, 2, 4, 6)),
+])
+def test_layers(oracle, device, name, args, kw, shape):
+    import torch
+    tm, em = getattr(torch.nn, name)(*args, **kw), getattr(enn, name)(*args, **kw)
+    assert repr(em) == repr(tm)
+    tx = torch.randn(*shape, dtype=torch.float64)
+    ex = oracle.from_torch(tx, device).requires_grad_(True)
+    tx.requires_grad_(True)
+    t, e = tm(tx), em(ex)
+    oracle.assert_matches(e.detach(), t.detach())
+    g = torch.randn_like(t)
+    t.backward(g)
+    e.backward(oracle.from_torch(g, device))
+    oracle.assert_matches(ex.grad, tx.grad)
