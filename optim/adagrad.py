@@ -49,12 +49,8 @@ class Adagrad(Optimizer):
                 state["step"] = _step_tensor()
                 state["sum"] = ember.full_like(p, group["initial_accumulator_value"])
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("fused", None)):
-                group.setdefault(key, default)
+    # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
+    _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, fused=None)
 
     def _update_group(self, group):
         lr, wd = _to_scalar(group["lr"]), group["weight_decay"]

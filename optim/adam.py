@@ -52,13 +52,9 @@ class Adam(Optimizer):
         super().__init__(params, defaults)
         _check_fused_foreach(fused, foreach, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("amsgrad", False), ("maximize", False), ("foreach", None),
-                                 ("capturable", False), ("differentiable", False),
-                                 ("fused", None), ("decoupled_weight_decay", False)):
-                group.setdefault(key, default)
+    # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
+    _GROUP_DEFAULTS = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
+                           differentiable=False, fused=None, decoupled_weight_decay=False)
 
     def _state_of(self, p, amsgrad):
         state = self.state[p]

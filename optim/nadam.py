@@ -39,13 +39,9 @@ class NAdam(Optimizer):
                         foreach=foreach, capturable=capturable, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("maximize", False), ("foreach", None),
-                                 ("capturable", False), ("differentiable", False),
-                                 ("decoupled_weight_decay", False)):
-                group.setdefault(key, default)
+    # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
+    _GROUP_DEFAULTS = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
+                           decoupled_weight_decay=False)
 
     def _state_of(self, p):
         state = self.state[p]

@@ -126,8 +126,13 @@ class Optimizer:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
+    _GROUP_DEFAULTS = {}        # keys (with defaults) a subclass's param groups always hold
+
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for group in self.__dict__.get("param_groups", ()):
+            for key, default in self._GROUP_DEFAULTS.items():
+                group.setdefault(key, default)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                      "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
                      "_optimizer_load_state_dict_pre_hooks",

@@ -38,13 +38,9 @@ class RAdam(Optimizer):
                         differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("foreach", None), ("maximize", False),
-                                 ("differentiable", False), ("capturable", False),
-                                 ("decoupled_weight_decay", False)):
-                group.setdefault(key, default)
+    # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
+    _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, capturable=False,
+                           decoupled_weight_decay=False)
 
     def _state_of(self, p):
         state = self.state[p]

@@ -36,13 +36,9 @@ class RMSprop(Optimizer):
                         maximize=maximize, differentiable=differentiable)
         super().__init__(params, defaults)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("momentum", 0), ("centered", False), ("foreach", None),
-                                 ("maximize", False), ("differentiable", False),
-                                 ("capturable", False)):
-                group.setdefault(key, default)
+    # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
+    _GROUP_DEFAULTS = dict(momentum=0, centered=False, foreach=None, maximize=False,
+                           differentiable=False, capturable=False)
 
     def _state_of(self, p, group):
         state = self.state[p]

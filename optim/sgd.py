@@ -36,12 +36,9 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
         _check_fused_foreach(fused, foreach, differentiable)
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            for key, default in (("nesterov", False), ("maximize", False), ("foreach", None),
-                                 ("differentiable", False), ("fused", False)):
-                group.setdefault(key, default)
+    # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
+    _GROUP_DEFAULTS = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
+                           fused=False)
 
     def _update_group(self, group):
         lr, wd = _to_scalar(group["lr"]), _to_scalar(group["weight_decay"])
