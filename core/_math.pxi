@@ -530,3 +530,11 @@ def _d_where(ctx, g):
 derive(op_where, _d_where,
        lambda cond, a, b, out=None: where_c(cond, a, b, result_type2(a, b, "where"), out),
        SAVE_FIRST)
+
+
+# non-differentiable elementwise ops still need an entry, for mode keys to redispatch to
+for _op in all_ops().values():
+    if (<Op>_op).entry is None and (<Op>_op).family == FAMILY_BINARY:
+        (<Op>_op).entry = binary_entry(<Op>_op)
+    elif (<Op>_op).entry is None and (<Op>_op).family == FAMILY_UNARY:
+        (<Op>_op).entry = unary_entry(<Op>_op)
