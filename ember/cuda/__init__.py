@@ -12,7 +12,7 @@ __all__ = ["device_count", "empty_cache", "initial_seed", "is_available", "is_bf
 
 
 def _runtime():
-    return _device_modules.get("cuda")
+    return _device_modules.runtime("cuda")
 
 
 def _available():
@@ -22,10 +22,15 @@ def _available():
         return False
 
 
+class CudaUnavailableError(RuntimeError, AssertionError):
+    """Raised by calls that need a GPU when there is none: an AssertionError as PyTorch's
+    "not compiled with CUDA", and a RuntimeError as ember's missing-plugin errors."""
+
+
 def _require(fn):
     if not _available():
         reason = getattr(_runtime(), "unavailable_reason", lambda: "CUDA is not available")()
-        raise AssertionError(f"ember.cuda.{fn}: {reason}")
+        raise CudaUnavailableError(f"ember.cuda.{fn}: {reason}")
     return getattr(_runtime(), fn)
 
 
