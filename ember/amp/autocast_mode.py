@@ -266,5 +266,4 @@ class autocast:
         def decorate_autocast(*args, **kwargs):
             with self:
                 return func(*args, **kwargs)
-        decorate_autocast.__script_unsupported = "@autocast() decorator is not supported in script mode"
         return decorate_autocast

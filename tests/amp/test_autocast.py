@@ -3,13 +3,13 @@ per-layer dtypes, values and gradients, nesting, the decorator form, and the dis
 import threading
 import warnings
 
+import ember.nn.functional as F
 import numpy as np
 import pytest
 import torch
+from ember.core import dispatch_trace
 
 import ember
-import ember.nn.functional as F
-from ember.core import dispatch_trace
 
 
 def pair(*shape, dtype="float32", seed=0):
@@ -60,6 +60,20 @@ CASES = {
     "softmax_keeps": (lambda e: F.softmax(x2e @ w2e.t(), dim=1),
                       lambda t: torch.nn.functional.softmax(x2t @ w2t.t(), dim=1)),
     "fp32_untouched": (lambda e: x2e + 1, lambda t: x2t + 1),
+    "inverse": (lambda e: ember.inverse(sq_e @ sq_e.t() + 3 * ember.eye(3)),
+                lambda t: torch.inverse(sq_t @ sq_t.t() + 3 * torch.eye(3))),
+    "linalg_inv": (lambda e: ember.linalg.inv(sq_e @ sq_e.t() + 3 * ember.eye(3)),
+                   lambda t: torch.linalg.inv(sq_t @ sq_t.t() + 3 * torch.eye(3))),
+    "linalg_cholesky": (lambda e: ember.linalg.cholesky(sq_e @ sq_e.t() + 3 * ember.eye(3)),
+                        lambda t: torch.linalg.cholesky(sq_t @ sq_t.t() + 3 * torch.eye(3))),
+    "trace": (lambda e: ember.trace(sq_e @ sq_e), lambda t: torch.trace(sq_t @ sq_t)),
+    "cdist": (lambda e: ember.cdist(x2e @ w2e.t(), x2e @ w2e.t()),
+              lambda t: torch.cdist(x2t @ w2t.t(), x2t @ w2t.t())),
+    "linalg_vecdot": (lambda e: ember.linalg.vecdot(x2e, x2e), lambda t: torch.linalg.vecdot(x2t, x2t)),
+    "l1_loss": (lambda e: F.l1_loss(x2e @ w2e.t(), b2e.expand(4, 5)),
+                lambda t: torch.nn.functional.l1_loss(x2t @ w2t.t(), b2t.expand(4, 5))),
+    "bce_logits": (lambda e: F.binary_cross_entropy_with_logits(x2e @ w2e.t(), b2e.expand(4, 5).sigmoid()),
+                   lambda t: torch.nn.functional.binary_cross_entropy_with_logits(x2t @ w2t.t(), b2t.expand(4, 5).sigmoid())),
 }
 
 

@@ -4,12 +4,12 @@ functions (names, docs, signatures, methods, pickling)."""
 import inspect
 import pickle
 
+import ember.nn.functional as F
 import pytest
 from ember.core import _dispatch, _state
 from ember.core._dispatch import DispatchKey
 
 import ember
-import ember.nn.functional as F
 
 K = DispatchKey
 

@@ -1,11 +1,11 @@
 """ember.nn.parallel: DataParallel on the CPU runs the module; DistributedDataParallel
 needs a process group (torch's ValueError without one) and averages gradients."""
+import ember.distributed
 import numpy as np
 import pytest
 import torch
 
 import ember
-import ember.distributed
 
 
 def test_data_parallel_on_cpu_runs_the_module():

@@ -4,9 +4,10 @@ schedules, the autograd.profiler spelling, and nothing left registered afterward
 import json
 import threading
 
-import ember
 from ember.core import _dispatch
 from ember.core._dispatch import DispatchKey
+
+import ember
 from ember.profiler import ProfilerActivity, profile, record_function, schedule
 
 
