@@ -49,6 +49,8 @@ FP32 = (
     "fractional_max_pool3d", "adaptive_max_pool3d", "multilabel_margin_loss_forward",
     "linalg_qr", "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh",
     "linalg_lstsq", "linalg_inv_ex")
+# run in the widest floating type among the inputs (ops that otherwise need equal dtypes)
+PROMOTE = ("stack", "cat", "index_copy")
 # the modules that define the composites above (imported when autocast is first used)
 _DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.math_composites")
 
@@ -133,7 +135,7 @@ def _eligible(t, device_type):
 
 
 def _cast_one(t, dtype, device_type):
-    if not _eligible(t, device_type) or t.dtype is dtype:
+    if dtype is None or not _eligible(t, device_type) or t.dtype is dtype:
         return t
     cacheable = _tls.cache_enabled and t.is_leaf and t.requires_grad
     if cacheable:
@@ -173,7 +175,7 @@ class _AutocastKernel:
         for t in _tensors(args, kwargs):
             dev = t.device.type
             if _tls.enabled.get(dev, False):
-                dtype = get_autocast_dtype(dev) if self.policy == "lower" else _dtypes.float32
+                dtype = self._target(dev, args, kwargs)
                 args = _cast(args, dtype, dev)
                 kwargs = {k: _cast(v, dtype, dev) for k, v in kwargs.items()}
             break
@@ -184,6 +186,17 @@ class _AutocastKernel:
         finally:
             included, _ = _state._get_tls_keys()
             _state._set_tls_keys(included, excluded)
+
+    def _target(self, dev, args, kwargs):
+        if self.policy == "lower":
+            return get_autocast_dtype(dev)
+        if self.policy == "fp32":
+            return _dtypes.float32
+        widest = get_autocast_dtype(dev)
+        for t in _tensors(args, kwargs):
+            if _eligible(t, dev):
+                widest = t.dtype if widest is None else _dtypes.promote_types(widest, t.dtype)
+        return widest
 
     def __repr__(self):
         return f"<autocast {self.policy} kernel of {self.op.name}>"
@@ -198,7 +211,8 @@ def _install():
     for m in _DEFINING_MODULES:
         importlib.import_module(m)
     ops = _dispatch.all_ops()
-    for policy, names in (("lower", LOWER_PRECISION_FP), ("fp32", FP32)):
+    for policy, names in (("lower", LOWER_PRECISION_FP), ("fp32", FP32),
+                          ("promote", PROMOTE)):
         for name in names:
             op = ops.get(name)
             if op is not None and name not in _installed and op.entry is not None:

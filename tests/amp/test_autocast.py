@@ -70,6 +70,9 @@ CASES = {
     "cdist": (lambda e: ember.cdist(x2e @ w2e.t(), x2e @ w2e.t()),
               lambda t: torch.cdist(x2t @ w2t.t(), x2t @ w2t.t())),
     "linalg_vecdot": (lambda e: ember.linalg.vecdot(x2e, x2e), lambda t: torch.linalg.vecdot(x2t, x2t)),
+    "index_copy_promotes": (
+        lambda e: ember.zeros(3, 3, dtype=ember.bfloat16).index_copy(0, ember.tensor([0, 2]), x2e[:2]),
+        lambda t: torch.zeros(3, 3, dtype=torch.bfloat16).index_copy(0, torch.tensor([0, 2]), x2t[:2])),
     "l1_loss": (lambda e: F.l1_loss(x2e @ w2e.t(), b2e.expand(4, 5)),
                 lambda t: torch.nn.functional.l1_loss(x2t @ w2t.t(), b2t.expand(4, 5))),
     "bce_logits": (lambda e: F.binary_cross_entropy_with_logits(x2e @ w2e.t(), b2e.expand(4, 5).sigmoid()),
@@ -80,6 +83,8 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 @pytest.mark.parametrize("dt", ["bfloat16", "float16"])
 def test_output_dtype_matches_torch(name, dt):
+    if name == "index_copy_promotes" and dt == "float16":
+        pytest.skip("torch rejects bfloat16 inputs to promote ops under float16 autocast")
     fe, ft = CASES[name]
     re, rt = run_both(lambda: fe(None), lambda: ft(None), getattr(ember, dt), getattr(torch, dt))
     assert dname(re.dtype) == dname(rt.dtype), name
