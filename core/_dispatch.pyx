@@ -133,6 +133,21 @@ cdef class Op:
             raise RuntimeError(f"{self.name}: no backend dispatch key among the inputs")
         return k
 
+    def redispatch(self, int key, uint64_t keys, tuple args, dict kwargs):
+        """Run this op as the dispatcher would below mode key ``key``, for a call whose
+        effective key set (inputs' keys with this thread's included/excluded applied) is
+        ``keys``: the next functionality key with a kernel, else a backend override, else
+        ``entry`` (which runs below Autograd).  ``entry`` alone would skip Autograd for
+        ops whose entry calls their implementation directly."""
+        cdef uint64_t below = keys & ((<uint64_t>1 << key) - 1)
+        cdef uint64_t live = below & self._kernel_mask & ~BACKEND_MASK
+        if live:
+            return self._table[highest_key(live)](*args, **kwargs)
+        cdef int k = highest_key(below & BACKEND_MASK)
+        if k and (self._kernel_mask >> k) & 1:
+            return self._table[k](*args, **kwargs)
+        return self.entry(*args, **kwargs)
+
     def trace(self, uint64_t keys):
         """[(key name, what happens there)] for a call with dispatch key set ``keys``,
         highest priority first, ending at the key that handles the call."""

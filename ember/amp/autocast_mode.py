@@ -15,6 +15,7 @@ from ember.core import _dispatch, _state
 from ember.core import _dtype as _dtypes
 from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
+from ember.core.mode_keys import redispatch_below
 
 __all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_available",
            "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
@@ -179,13 +180,7 @@ class _AutocastKernel:
                 args = _cast(args, dtype, dev)
                 kwargs = {k: _cast(v, dtype, dev) for k, v in kwargs.items()}
             break
-        included, excluded = _state._get_tls_keys()
-        _state._set_tls_keys(included, excluded | _BIT)
-        try:
-            return self.op.entry(*args, **kwargs)
-        finally:
-            included, _ = _state._get_tls_keys()
-            _state._set_tls_keys(included, excluded)
+        return redispatch_below(self.op, DispatchKey.Autocast, args, kwargs)
 
     def _target(self, dev, args, kwargs):
         if self.policy == "lower":

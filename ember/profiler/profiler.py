@@ -16,6 +16,7 @@ import time
 from ember.core import _dispatch, _state
 from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
+from ember.core.mode_keys import redispatch_below
 from ember.profiler._events import EventList, FunctionEvent, _ids
 
 __all__ = ["ProfilerAction", "ProfilerActivity", "profile", "record_function", "schedule",
@@ -124,12 +125,11 @@ def _recorder():
 
 
 class _ProfileKernel:
-    __slots__ = ("op", "name", "composite")
+    __slots__ = ("op", "name")
 
     def __init__(self, op):
         self.op = op
         self.name = "ember::" + op.name
-        self.composite = op.family == -1
 
     def __call__(self, *args, **kwargs):
         rec = _recorder()
@@ -142,15 +142,8 @@ class _ProfileKernel:
             rec.close(ev)
 
     def _below(self, args, kwargs):
-        if self.composite:
-            return self.op.entry(*args, **kwargs)
-        included, excluded = _state._get_tls_keys()
-        _state._set_tls_keys(included, excluded | _BIT)
-        try:
-            return self.op.entry(*args, **kwargs)
-        finally:
-            included, _ = _state._get_tls_keys()
-            _state._set_tls_keys(included, excluded)
+        return redispatch_below(self.op, DispatchKey.Profiler, args, kwargs,
+                                composite_too=False)
 
     def __repr__(self):
         return f"<profiler kernel of {self.op.name}>"

@@ -123,3 +123,24 @@ def test_autograd_profiler_and_record_function_decorator():
     assert len(off.function_events) == 0
     with ember.autograd.profiler.record_function("outside"):     # no profiler: a no-op
         pass
+
+
+def test_profiling_keeps_autocast_and_autograd_semantics():
+    m, x = model_step()
+    with profile() as prof, ember.autocast("cpu"):
+        y = m(x)
+        ln = ember.nn.functional.layer_norm(x.requires_grad_(), (3,))
+    assert y.dtype == ember.bfloat16 and "ember::linear" in names(prof)
+    y.float().sum().backward()
+    ln.sum().backward()
+    assert m.weight.grad.dtype == ember.float32 and x.grad is not None
+    a = ember.arange(4)
+    with profile():
+        r = a.masked_fill(a > 1, 2.7)          # keeps the input's dtype under redispatch
+        t = ember.zeros(3)
+        try:
+            t[ember.tensor([0])] = ember.ones(1, dtype=ember.float64)
+            raised = False
+        except RuntimeError:
+            raised = True
+    assert r.dtype == ember.int64 and r.tolist() == [0, 1, 2, 2] and raised
