@@ -172,7 +172,8 @@ class _AutocastKernel:
         self.policy = policy
 
     def __call__(self, *args, **kwargs):
-        dtype = None
+        if kwargs.get("out") is not None:       # out= variants are not autocast (PyTorch)
+            return redispatch_below(self.op, DispatchKey.Autocast, args, kwargs)
         for t in _tensors(args, kwargs):
             dev = t.device.type
             if _tls.enabled.get(dev, False):
@@ -190,7 +191,7 @@ class _AutocastKernel:
         widest = get_autocast_dtype(dev)
         for t in _tensors(args, kwargs):
             if _eligible(t, dev):
-                widest = t.dtype if widest is None else _dtypes.promote_types(widest, t.dtype)
+                widest = _dtypes.promote_types(widest, t.dtype)
         return widest
 
     def __repr__(self):

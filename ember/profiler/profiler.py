@@ -98,8 +98,7 @@ class _Recorder:
         if self.record_shapes:
             shapes = [list(a.shape) if isinstance(a, TensorBase) else [] for a in args]
             if kwargs:
-                shapes += [list(v.shape) if isinstance(v, TensorBase) else []
-                           for v in kwargs.values()]
+                shapes += [list(v.shape) for v in kwargs.values() if isinstance(v, TensorBase)]
         parent = self.stack[-1] if self.stack else None
         ev = FunctionEvent(next(_ids), name, self.thread,
                            (time.perf_counter_ns() - self.t0) / 1000.0, shapes, parent, user)

@@ -92,6 +92,14 @@ def test_output_dtype_matches_torch(name, dt):
                                rtol=3e-2, atol=3e-2)
 
 
+def test_out_variants_are_not_autocast():
+    out = ember.empty(4, 5)
+    with ember.autocast("cpu"):
+        r = ember.mm(x2e, w2e.t(), out=out)
+    assert r is out and out.dtype == ember.float32
+    ember.testing.assert_close(out, x2e @ w2e.t())
+
+
 def test_float64_inputs_are_not_cast():
     a, b = ember.ones(2, 2, dtype=ember.float64), ember.ones(2, 2, dtype=ember.float64)
     with ember.autocast("cpu"):
