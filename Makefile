@@ -33,7 +33,7 @@ demo: build $(VENV)/.demo-deps
 	$(BIN)/python examples/demo.py
 
 $(VENV)/.test-deps: $(VENV)/.installed
-	$(PIP) install -q "pytest>=8" "ruff>=0.5" "build>=1.0" "safetensors>=0.4" "hypothesis>=6" $(DEMO_DEPS)
+	$(PIP) install -q "pytest>=8" "ruff>=0.5" "build>=1.0" "safetensors>=0.4" "hypothesis>=6" $(DEMO_DEPS) "tensorboard>=2.14"
 	$(PIP) install -q torch==2.13.0
 	touch $@
 

@@ -234,3 +234,12 @@ def stub_hookimpls(stub_type, title):
         return None
 
     return ember_devices, ember_device_module, ember_kernel_table
+
+
+_FLAG_MODULES = ("cuda", "cudnn")      # PyTorch's flag namespaces, imported on first use
+
+
+def __getattr__(name):
+    if name in _FLAG_MODULES:
+        return importlib.import_module(f"ember.backends.{name}")
+    raise AttributeError(f"module 'ember.backends' has no attribute '{name}'")

@@ -146,7 +146,7 @@ cdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulate
     """t[items] = value (+= with accumulate, duplicates adding up in order), in place."""
     kernel = routed2(op_index_put, t, value)
     if kernel is not None:
-        return kernel(t, items, value, accumulate)
+        return kernel(t, items, value, accumulate, same_dtype=same_dtype, op=op)
     r, p, comps, shape = adv_plan(t, items)
     cdef TensorBase view = r
     cdef int k = len(comps)
@@ -225,6 +225,6 @@ def _d_index_put(ctx, g):
 
 derive(op_index, _d_index, lambda t, items: adv_getitem(t, items), SAVE_INPUTS)
 derive(op_index_put, _d_index_put,
-       lambda t, items, value, accumulate: adv_setitem(t, items, value, accumulate, False,
-                                                       "index_put_"),
+       lambda t, items, value, accumulate, same_dtype=False, op="index_put_":
+           adv_setitem(t, items, value, accumulate, same_dtype, op),
        SAVE_INPUTS | WRITES_SELF)

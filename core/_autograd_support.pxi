@@ -23,6 +23,7 @@ cdef inline bint is_grad_enabled_c() noexcept:
 
 cdef void derive(Op op, object formula, object entry, int save):
     op.derivative = (formula, entry, save)
+    op.entry = entry                # what a mode key (Autocast, Profiler) redispatches to
 
 
 cdef TensorBase with_grad(TensorBase t, object requires_grad):

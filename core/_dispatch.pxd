@@ -20,6 +20,7 @@ cpdef enum DispatchKey:
     Autograd = 43
     Autocast = 44
     PythonMode = 45
+    Profiler = 46
 
 cdef enum:
     FIRST_DYNAMIC_BACKEND = 8
@@ -44,6 +45,7 @@ cdef class Op:
     cdef readonly int code            # the abi.h op code within its family
     cdef readonly object shape_rule   # plain Python over size tuples
     cdef public object derivative     # set by the autograd layer
+    cdef public object entry          # runs the op again below the calling key (redispatch)
     cdef list _table                  # 64 entries: None or a Python kernel
     cdef uint64_t _kernel_mask        # keys with a real kernel in _table
     cdef uint64_t _ft_mask            # keys this op registered as FALLTHROUGH

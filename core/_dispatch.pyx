@@ -16,8 +16,21 @@ Why each key sits where it does (outermost first, as in PyTorch's DispatchKey.h)
 * Backend keys (CPU, CUDA, MPS, XPU, Meta, and the keys plugins receive at run time)
   sit lowest: they own the data and run the kernels.  No device name is special-cased:
   a backend key only indexes the backend registry (_device.pyx).
+* Profiler (outermost): while ``ember.profiler.profile`` runs, it holds a kernel for every
+  op that times the call as the user made it, then redispatches below itself.  It sits
+  above PythonMode so a mode's own op calls are timed too.  Nothing is registered there
+  otherwise, so an inactive profiler costs nothing.
+
+Mode keys (Profiler, PythonMode, Autocast) are never carried by tensors; they are
+switched on for a thread through the thread-local *included* set (core/_state.pyx), and
+a kernel there redispatches by adding its own key to the thread-local *excluded* set.
+Python composites (linear, addmm, the losses, ...) become operators of their own with
+``@composite("name")``: they consult only the mode keys, so autocast and the profiler
+see them as PyTorch's dispatcher sees its CompositeImplicit ops.
 """
 from libc.stdint cimport uint64_t
+
+from ember.core cimport _state
 
 cdef uint64_t BACKEND_MASK = ((<uint64_t>1 << 32) - 1) & ~(<uint64_t>1)
 # Autograd is not a default key: a tensor carries it exactly while it requires grad, so
@@ -82,6 +95,7 @@ cdef class Op:
         self.code = code
         self.shape_rule = shape_rule
         self.derivative = None
+        self.entry = None
         self._table = [None] * NUM_KEYS
         self._kernel_mask = 0
         self._ft_mask = 0
@@ -118,6 +132,21 @@ cdef class Op:
         if k == 0:
             raise RuntimeError(f"{self.name}: no backend dispatch key among the inputs")
         return k
+
+    def redispatch(self, int key, uint64_t keys, tuple args, dict kwargs):
+        """Run this op as the dispatcher would below mode key ``key``, for a call whose
+        effective key set (inputs' keys with this thread's included/excluded applied) is
+        ``keys``: the next functionality key with a kernel, else a backend override, else
+        ``entry`` (which runs below Autograd).  ``entry`` alone would skip Autograd for
+        ops whose entry calls their implementation directly."""
+        cdef uint64_t below = keys & ((<uint64_t>1 << key) - 1)
+        cdef uint64_t live = below & self._kernel_mask & ~BACKEND_MASK
+        if live:
+            return self._table[highest_key(live)](*args, **kwargs)
+        cdef int k = highest_key(below & BACKEND_MASK)
+        if k and (self._kernel_mask >> k) & 1:
+            return self._table[k](*args, **kwargs)
+        return self.entry(*args, **kwargs)
 
     def trace(self, uint64_t keys):
         """[(key name, what happens there)] for a call with dispatch key set ``keys``,
@@ -207,3 +236,61 @@ cdef object _as_key(int k):
         return DispatchKey(k)
     except ValueError:
         return k
+
+
+cdef uint64_t MODE_KEYS = ((<uint64_t>1 << DispatchKey.Autocast)
+                           | (<uint64_t>1 << DispatchKey.PythonMode)
+                           | (<uint64_t>1 << DispatchKey.Profiler))
+
+
+def mode_keys_active():
+    """Whether this thread has a mode key (Profiler, PythonMode, Autocast) switched on."""
+    return bool(_state.tls_included() & ~_state.tls_excluded() & MODE_KEYS)
+
+
+cdef class Composite:
+    """A Python composite made an operator: with no mode key live for this thread it calls
+    the Python function directly (one mask test); otherwise the kernel registered at the
+    highest live mode key runs, and redispatches to ``op.entry`` (the function)."""
+    cdef readonly Op op
+    cdef readonly object fn
+    cdef dict __dict__
+
+    def __call__(self, *args, **kwargs):
+        cdef uint64_t live = (_state.tls_included() & ~_state.tls_excluded()
+                              & self.op._kernel_mask & MODE_KEYS)
+        if live:
+            return self.op._table[highest_key(live)](*args, **kwargs)
+        return self.fn(*args, **kwargs)
+
+    def __get__(self, obj, objtype):
+        if obj is None:
+            return self
+        import types
+        return types.MethodType(self, obj)
+
+    def __reduce__(self):
+        return self.__qualname__
+
+    def __repr__(self):
+        return f"<ember composite op {self.op.name}: {self.fn!r}>"
+
+
+def composite(str name, str schema=None):
+    """Decorator: register the Python function as the composite operator ``name`` (its
+    ``entry``); mode keys (Autocast, Profiler) may then hold kernels for it."""
+    def wrap(fn):
+        op = _ops.get(name)
+        if op is None:
+            op = Op(name, schema or f"{name}(...)", -1, -1)
+        if op.entry is not None:
+            raise RuntimeError(f"composite op '{name}' is already defined")
+        op.entry = fn
+        c = Composite.__new__(Composite)
+        (<Composite>c).op = op
+        (<Composite>c).fn = fn
+        for attr in ("__module__", "__name__", "__qualname__", "__doc__"):
+            c.__dict__[attr] = getattr(fn, attr, None)
+        c.__dict__["__wrapped__"] = fn
+        return c
+    return wrap

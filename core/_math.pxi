@@ -302,7 +302,7 @@ cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
         cond._keys | (a._keys if isinstance(a, TensorBase) else 0)
         | (b._keys if isinstance(b, TensorBase) else 0)))
     if (op_where._kernel_mask >> k) & 1:
-        return op_where._table[k](cond, a, b, out=out)
+        return op_where._table[k](cond, a, b, out=out, dtype=rt)
     if cond._dtype.code != EMBER_BOOL:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {st_name(cond._dtype)}")
@@ -528,5 +528,14 @@ def _d_where(ctx, g):
 
 
 derive(op_where, _d_where,
-       lambda cond, a, b, out=None: where_c(cond, a, b, result_type2(a, b, "where"), out),
+       lambda cond, a, b, out=None, dtype=None: where_c(
+           cond, a, b, result_type2(a, b, "where") if dtype is None else dtype, out),
        SAVE_FIRST)
+
+
+# non-differentiable elementwise ops still need an entry, for mode keys to redispatch to
+for _op in all_ops().values():
+    if (<Op>_op).entry is None and (<Op>_op).family == FAMILY_BINARY:
+        (<Op>_op).entry = binary_entry(<Op>_op)
+    elif (<Op>_op).entry is None and (<Op>_op).family == FAMILY_UNARY:
+        (<Op>_op).entry = unary_entry(<Op>_op)

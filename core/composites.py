@@ -7,6 +7,7 @@ Names follow torch; a name shadowing a builtin (min, max, all) is not defined he
 import math
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import promote_types
 from ember.core._tensor import TensorBase
 from ember.core.typeinfo import finfo
@@ -207,12 +208,14 @@ def dot(input, tensor):
     return _T.matmul(input, tensor)
 
 
+@composite("mm")
 def mm(input, mat2, *, out=None):
     """Matrix product of two 2-D tensors."""
     _dims("mm", (input, 2, "self"), (mat2, 2, "mat2"))
     return _T.matmul(input, mat2, out=out)
 
 
+@composite("bmm")
 def bmm(input, mat2, *, out=None):
     """Batched matrix product of two 3-D tensors with the same batch size."""
     _dims("bmm", (input, 3, "batch1"), (mat2, 3, "batch2"))
@@ -417,6 +420,7 @@ def diag(input, diagonal=0):
     return out
 
 
+@composite("trace")
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor."""
     if _tensor(input, "trace").dim() != 2:

@@ -4,6 +4,7 @@ Written once in ember ops, so every device has them and autograd differentiates 
 import math
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._tensor import TensorBase
 from ember.core.composites import _tensor as _arg
@@ -360,6 +361,7 @@ def dist(input, other, p=2):
     return _pnorm(d.reshape(-1), p, 0)
 
 
+@composite("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of x1 [..., P, M] and of x2 [..., R, M]."""
     _arg(x1, "cdist", "x1")

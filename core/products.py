@@ -3,6 +3,7 @@ diag_embed.  Composites of primitive ops, so every device has them."""
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._tensor import TensorBase
 from ember.core.composites import stack
 
@@ -44,6 +45,7 @@ def _scaled_sum(op, input, product, beta, alpha, out):
     return r if out is None else out.copy_(r)
 
 
+@composite("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (mat1 @ mat2)."""
     _ndim(mat1, 2, "addmm", "mat1")
@@ -73,12 +75,14 @@ def _check_batches(op, batch1, batch2):
                            f"[{batch2.shape[0]}, {batch2.shape[1]}].")
 
 
+@composite("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * (batch1 @ batch2), batch by batch."""
     _check_batches("baddbmm", batch1, batch2)
     return _scaled_sum("baddbmm", input, _T.matmul(batch1, batch2), beta, alpha, out)
 
 
+@composite("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * sum over b of batch1[b] @ batch2[b]: one matmul with the batch
     folded into the contracted dim."""

@@ -202,6 +202,13 @@ _LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv3d",
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
                "is_deterministic": "are_deterministic_algorithms_enabled"}
 
+# mixed precision, device runtimes and tooling (all loaded on first use)
+_LAZY_SUBMODULES |= {"amp", "cuda", "onnx", "profiler", "accelerator"}
+_LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
+    "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
+    "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
+    "clear_autocast_cache")})
+
 
 def get_rng_state():
     """The default CPU generator's state, as a uint8 tensor."""

@@ -40,9 +40,22 @@ def register(device_type, module, replace=False):
     _modules[device_type] = module
 
 
-def get(device_type):
+def runtime(device_type):
     """The runtime module of ``device_type`` (a stand-in if no plugin registered one)."""
     mod = _modules.get(device_type)
     if mod is None:
         mod = _modules[device_type] = _standin(device_type)
     return mod
+
+
+# device types with a façade package of PyTorch's module-level functions (``ember.cuda``:
+# seeding, memory queries, ``ember.cuda.amp``) that forwards everything else to the runtime
+_FACADES = {"cuda": "ember.cuda"}
+
+
+def get(device_type):
+    """``ember.<device_type>``: the façade package where there is one, else the runtime."""
+    if device_type in _FACADES:
+        import importlib
+        return importlib.import_module(_FACADES[device_type])
+    return runtime(device_type)

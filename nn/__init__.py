@@ -13,3 +13,4 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"ember.nn.{name}")
     raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")
+_LAZY |= {"parallel"}

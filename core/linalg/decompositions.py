@@ -1,6 +1,7 @@
 """Matrix decompositions: Cholesky, QR, SVD and the symmetric eigendecomposition, batched
 through NumPy's LAPACK wrappers in the input's precision."""
 
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core.linalg._common import (
     _back,
@@ -29,6 +30,7 @@ def _not_positive_definite(k):
             f"positive-definite (the leading minor of order {k} is not positive-definite).")
 
 
+@composite("linalg_cholesky_ex")
 @with_out
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): the Cholesky factor of each symmetric positive-definite matrix of ``A``
@@ -52,6 +54,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return _result("linalg_cholesky_ex", ["L", "info"], L, _back(info, A, _INT32))
 
 
+@composite("linalg_cholesky")
 @with_out
 def cholesky(A, *, upper=False, out=None):
     """The Cholesky factor of each symmetric positive-definite matrix of ``A`` (lower, or
@@ -65,6 +68,7 @@ def _eye_stack(np, batch, n, dtype):
     return np.broadcast_to(np.eye(n, dtype=dtype), tuple(batch) + (n, n))
 
 
+@composite("linalg_qr")
 @with_out
 def qr(A, mode="reduced", *, out=None):
     """(Q, R) with Q orthonormal and R upper triangular, ``A = Q R``.  ``mode``: 'reduced'
@@ -109,6 +113,7 @@ def _svd_host(A, full_matrices, compute_uv, op):
     return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
+@composite("linalg_svd")
 @with_out
 def svd(A, full_matrices=True, *, driver=None, out=None):
     """(U, S, Vh) with ``A = U diag(S) Vh``, S descending.  ``full_matrices=False`` gives the
@@ -120,6 +125,7 @@ def svd(A, full_matrices=True, *, driver=None, out=None):
     return _result("linalg_svd", ["U", "S", "Vh"], _back(u, A), _back(s, A), _back(vh, A))
 
 
+@composite("linalg_svdvals")
 @with_out
 def svdvals(A, *, driver=None, out=None):
     """The singular values of each matrix of ``A``, in descending order."""
@@ -138,6 +144,7 @@ def _symmetric(A, UPLO, op):
     return _host(A)
 
 
+@composite("linalg_eigh")
 @with_out
 def eigh(A, UPLO="L", *, out=None):
     """(eigenvalues, eigenvectors) of each symmetric matrix of ``A``, eigenvalues ascending;
@@ -149,6 +156,7 @@ def eigh(A, UPLO="L", *, out=None):
     return _result("linalg_eigh", ["eigenvalues", "eigenvectors"], _back(w, A), _back(v, A))
 
 
+@composite("linalg_eigvalsh")
 @with_out
 def eigvalsh(A, UPLO="L", *, out=None):
     """The eigenvalues of each symmetric matrix of ``A``, ascending."""

@@ -2,6 +2,7 @@
 torch.det, ...), some with their older conventions: torch.svd returns V, not Vh."""
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core.linalg._common import _result, with_out
 from ember.core.linalg.decompositions import cholesky as _cholesky
 from ember.core.linalg.decompositions import qr as _qr
@@ -22,6 +23,7 @@ __all__ = ["cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "
            "matrix_power", "pinverse", "qr", "slogdet", "svd"]
 
 
+@composite("svd")
 @with_out
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with ``input = U diag(S) V^T`` (V, not Vh as linalg.svd gives);
@@ -38,6 +40,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
     return _result("svd", ["U", "S", "V"], u, s, vh.transpose(-2, -1).contiguous())
 
 
+@composite("qr")
 @with_out
 def qr(input, some=True, *, out=None):
     """torch.qr: (Q, R) of linalg.qr, reduced when ``some`` else complete."""
@@ -52,6 +55,7 @@ def slogdet(input, *, out=None):
     return _result("slogdet", ["sign", "logabsdet"], sign, logabsdet)
 
 
+@composite("cholesky")
 @with_out
 def cholesky(input, upper=False, *, out=None):
     """torch.cholesky (deprecated in torch for linalg.cholesky): the lower Cholesky factor,
@@ -59,6 +63,7 @@ def cholesky(input, upper=False, *, out=None):
     return _cholesky(input, upper=upper)
 
 
+@composite("pinverse")
 def pinverse(input, rcond=1e-15):
     """torch.pinverse: linalg.pinv with singular values below ``rcond`` times the largest
     counted as zero."""

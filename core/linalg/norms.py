@@ -8,6 +8,7 @@ import math
 
 from ember.core import _tensor as _T
 from ember.core import products
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core.composites import vector_norm
 from ember.core.linalg._common import (
@@ -257,6 +258,7 @@ def multi_dot(tensors, *, out=None):
     return r
 
 
+@composite("linalg_vecdot")
 @with_out
 def vecdot(x, y, *, dim=-1, out=None):
     """The dot product of ``x`` and ``y`` along ``dim`` (other dims broadcast)."""

@@ -5,6 +5,7 @@ Batched NumPy LAPACK does the common case; a batch holding a singular matrix is 
 matrix by matrix (getrf's status) only when NumPy reports one, so the fast path stays fast."""
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core.linalg._common import (
     _back,
@@ -101,6 +102,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     return _result("linalg_inv_ex", ["inverse", "info"], inverse, _back(info, A, _INT32))
 
 
+@composite("linalg_inv")
 @with_out
 def inv(A, *, out=None):
     """The inverse of each square matrix of ``A``; LinAlgError when one is singular."""
@@ -109,6 +111,7 @@ def inv(A, *, out=None):
     return inv_ex(A, check_errors=True).inverse
 
 
+@composite("inverse")
 @with_out
 def inverse(input, *, out=None):
     """torch.inverse: linalg.inv under its older name."""

@@ -96,7 +96,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def __getattr__(name):
-    if name in ("functional", "graph"):
+    if name in ("functional", "graph", "profiler"):
         import importlib
         return importlib.import_module(f"ember.autograd.{name}")
     if name in ("gradcheck", "gradgradcheck"):

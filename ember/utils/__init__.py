@@ -1,8 +1,8 @@
-"""ember.utils: hooks, checkpoint, data (loaded on first use)."""
+"""ember.utils: hooks, checkpoint, data, benchmark, tensorboard (loaded on first use)."""
 
 
 def __getattr__(name):
-    if name in ("checkpoint", "data", "hooks"):
+    if name in ("checkpoint", "data", "hooks", "benchmark", "tensorboard"):
         import importlib
         return importlib.import_module(f"ember.utils.{name}")
     raise AttributeError(f"module 'ember.utils' has no attribute {name!r}")

@@ -8,11 +8,14 @@ from ember.nn._functional.dropout import dropout
 from ember.nn._functional.linear import linear
 from ember.nn._functional.padding import pad
 
+from ember.core._dispatch import composite
+
 import ember
 
 __all__ = ["scaled_dot_product_attention"]
 
 
+@composite("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(query @ key^T * scale + mask) @ value over the last two dims (L target, S

@@ -1,5 +1,6 @@
 """linear and bilinear (torch.nn.functional)."""
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._tensor import TensorBase
 from ember.core.products import addmm
 
@@ -12,6 +13,7 @@ def _check_tensor(x, op, arg, pos):
                         f"{type(x).__name__}")
 
 
+@composite("linear")
 def linear(input, weight, bias=None):
     """input @ weight.T + bias; ``weight`` is (out_features, in_features) or 1-D."""
     _check_tensor(input, "linear", "input", 1)

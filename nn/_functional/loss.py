@@ -4,6 +4,7 @@ others are composites of differentiable ember ops."""
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 
 import ember
 
@@ -40,6 +41,7 @@ def _check_same_size(input, target, op):
                       stacklevel=3)
 
 
+@composite("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log-likelihood of log-probabilities ``input`` (N, C, ...) or (C,) at class
@@ -49,6 +51,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _T.nll_loss_forward(input, target, weight, _REDUCTION_CODES[red], ignore_index)[0]
 
 
+@composite("cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     """Cross entropy between logits ``input`` (N, C, ...) or (C,) and ``target``: class
@@ -106,6 +109,7 @@ def _cross_entropy_probs(input, target, weight, ignore_index, red, label_smoothi
     return _reduce(loss, red)
 
 
+@composite("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """(input - target)^2, reduced."""
     red = _reduction(reduction, size_average, reduce)
@@ -114,6 +118,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce(d * d, red)
 
 
+@composite("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """|input - target|, reduced."""
     red = _reduction(reduction, size_average, reduce)
@@ -121,6 +126,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     return _reduce((input - target).abs(), red)
 
 
+@composite("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
                    beta=1.0):
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta=0
@@ -135,6 +141,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(ember.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), red)
 
 
+@composite("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-(target log(input) + (1 - target) log(1 - input)), each log clamped to >= -100 as
@@ -154,6 +161,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, red)
 
 
+@composite("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     """binary_cross_entropy(sigmoid(input), target) in the stable form
@@ -170,6 +178,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, red)
 
 
+@composite("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
            log_target=False):
     """Pointwise KL divergence target * (log(target) - input) with ``input`` given as

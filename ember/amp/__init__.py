@@ -1,0 +1,5 @@
+"""``ember.amp``: automatic mixed precision (autocast regions and gradient scaling)."""
+from ember.amp.autocast_mode import autocast, is_autocast_available
+from ember.amp.grad_scaler import GradScaler
+
+__all__ = ["GradScaler", "autocast", "is_autocast_available"]

@@ -1,0 +1,279 @@
+"""Automatic mixed precision: ``ember.autocast`` / ``ember.amp.autocast``.
+
+Autocast is a dispatcher key (core/_dispatch.pyx).  Entering a region switches the key on
+in this thread's *included* key set; every op listed below holds a kernel at that key,
+which casts the op's floating inputs (the policy's dtype), then redispatches with the key
+excluded.  The cast is an ordinary differentiable op (``_to_copy``), so autograd records it
+and gradients reach the original tensors in their own dtype.  Ops listed nowhere fall
+through the key and run in the widest input type (type promotion), as in PyTorch.
+"""
+import functools
+import threading
+import warnings
+
+from ember.core import _dispatch, _state
+from ember.core import _dtype as _dtypes
+from ember.core._dispatch import DispatchKey
+from ember.core._tensor import TensorBase
+from ember.core.mode_keys import redispatch_below
+
+__all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocast_available",
+           "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
+           "set_autocast_dtype", "set_autocast_enabled"]
+
+_BIT = 1 << int(DispatchKey.Autocast)
+
+# PyTorch's CPU autocast op lists (aten names; composites use the same names).  Names that
+# ember does not define yet are kept so a composite added under that name is covered.
+LOWER_PRECISION_FP = (
+    "conv1d", "conv2d", "conv3d", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "addbmm",
+    "linear", "_convolution", "convolution", "matmul", "conv_tbc", "mkldnn_rnn_layer",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
+    "scaled_dot_product_attention", "_native_multi_head_attention")
+FP32 = (
+    "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile",
+    "nanquantile", "stft", "cdist", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
+    "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d",
+    "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d",
+    "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
+    "mse_loss", "cosine_embedding_loss", "nll_loss", "nll_loss2d", "nll_loss_forward",
+    "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy_loss",
+    "_cross_entropy_forward", "l1_loss", "huber_loss", "margin_ranking_loss",
+    "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss", "kl_div",
+    "multilabel_margin_loss", "binary_cross_entropy_with_logits", "fft_fft", "fft_ifft",
+    "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2",
+    "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "linalg_cond",
+    "linalg_matrix_rank", "linalg_solve", "linalg_cholesky", "linalg_svdvals",
+    "linalg_eigvals", "linalg_eigvalsh", "linalg_inv", "linalg_householder_product",
+    "linalg_tensorinv", "linalg_tensorsolve", "fake_quantize_per_tensor_affine", "geqrf",
+    "_lu_with_info", "qr", "svd", "triangular_solve", "fractional_max_pool2d",
+    "fractional_max_pool3d", "adaptive_max_pool3d", "multilabel_margin_loss_forward",
+    "linalg_qr", "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh",
+    "linalg_lstsq", "linalg_inv_ex")
+# run in the widest floating type among the inputs (ops that otherwise need equal dtypes)
+PROMOTE = ("stack", "cat", "index_copy")
+# the modules that define the composites above (imported when autocast is first used)
+_DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.math_composites")
+
+_DEFAULT_DTYPES = {"cpu": "bfloat16", "cuda": "float16", "xpu": "bfloat16", "mps": "float16"}
+_CPU_DTYPES = ("bfloat16", "float16")
+
+
+class _TLS(threading.local):
+    def __init__(self):
+        self.enabled = {}           # device type -> bool
+        self.dtype = {}             # device type -> ember dtype
+        self.cache_enabled = True
+        self.nesting = 0
+        self.cache = {}             # id(leaf) -> (leaf, dtype, cast): weights cast once
+
+
+_tls = _TLS()
+
+
+def _dt(name):
+    return _dtypes._dtype_by_name[name]
+
+
+def _check_device_type(device_type):
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+    return device_type
+
+
+def is_autocast_available(device_type):
+    """Whether autocast supports ``device_type`` (any device a plugin registers)."""
+    from ember.core._device import _backend_for_type
+    return _backend_for_type(_check_device_type(device_type)) is not None
+
+
+def is_autocast_enabled(device_type=None):
+    """Whether autocast is on for ``device_type`` in this thread (no argument: 'cuda', as
+    PyTorch's deprecated form)."""
+    return _tls.enabled.get("cuda" if device_type is None else device_type, False)
+
+
+def get_autocast_dtype(device_type):
+    """The dtype lower-precision ops run in under autocast on ``device_type``."""
+    d = _tls.dtype.get(device_type)
+    return d if d is not None else _dt(_DEFAULT_DTYPES.get(device_type, "float16"))
+
+
+def set_autocast_dtype(device_type, dtype):
+    _tls.dtype[device_type] = dtype
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """Switch autocast on/off for ``device_type`` (``set_autocast_enabled(bool)``, the old
+    form, means 'cuda')."""
+    if enabled is None:
+        device_type, enabled = "cuda", device_type
+    _tls.enabled[device_type] = bool(enabled)
+    if enabled:
+        _install()
+    included, excluded = _state._get_tls_keys()
+    on = any(_tls.enabled.values())
+    _state._set_tls_keys(included | _BIT if on else included & ~_BIT, excluded)
+
+
+def is_autocast_cache_enabled():
+    return _tls.cache_enabled
+
+
+def set_autocast_cache_enabled(enabled):
+    _tls.cache_enabled = bool(enabled)
+
+
+def clear_autocast_cache():
+    _tls.cache.clear()
+
+
+# --- the kernels at the Autocast key ------------------------------------------------------
+
+def _eligible(t, device_type):
+    return (isinstance(t, TensorBase) and t.is_floating_point() and t.dtype is not _dtypes.float64
+            and t.device.type == device_type)
+
+
+def _cast_one(t, dtype, device_type):
+    if dtype is None or not _eligible(t, device_type) or t.dtype is dtype:
+        return t
+    cacheable = _tls.cache_enabled and t.is_leaf and t.requires_grad
+    if cacheable:
+        hit = _tls.cache.get(id(t))
+        if hit is not None and hit[0] is t and hit[1] is dtype:
+            return hit[2]
+    r = t.to(dtype)
+    if cacheable:
+        _tls.cache[id(t)] = (t, dtype, r)
+    return r
+
+
+def _cast(x, dtype, device_type):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_cast(v, dtype, device_type) for v in x)
+    return _cast_one(x, dtype, device_type)
+
+
+def _tensors(args, kwargs):
+    for x in (*args, *kwargs.values()):
+        if isinstance(x, TensorBase):
+            yield x
+        elif isinstance(x, (list, tuple)):
+            yield from (v for v in x if isinstance(v, TensorBase))
+
+
+class _AutocastKernel:
+    """Casts an op's floating inputs on an autocast-enabled device, then redispatches."""
+    __slots__ = ("op", "policy")
+
+    def __init__(self, op, policy):
+        self.op = op
+        self.policy = policy
+
+    def __call__(self, *args, **kwargs):
+        if kwargs.get("out") is not None:       # out= variants are not autocast (PyTorch)
+            return redispatch_below(self.op, DispatchKey.Autocast, args, kwargs)
+        for t in _tensors(args, kwargs):
+            dev = t.device.type
+            if _tls.enabled.get(dev, False):
+                dtype = self._target(dev, args, kwargs)
+                args = _cast(args, dtype, dev)
+                kwargs = {k: _cast(v, dtype, dev) for k, v in kwargs.items()}
+            break
+        return redispatch_below(self.op, DispatchKey.Autocast, args, kwargs)
+
+    def _target(self, dev, args, kwargs):
+        if self.policy == "lower":
+            return get_autocast_dtype(dev)
+        if self.policy == "fp32":
+            return _dtypes.float32
+        widest = get_autocast_dtype(dev)
+        for t in _tensors(args, kwargs):
+            if _eligible(t, dev):
+                widest = _dtypes.promote_types(widest, t.dtype)
+        return widest
+
+    def __repr__(self):
+        return f"<autocast {self.policy} kernel of {self.op.name}>"
+
+
+_installed = set()
+
+
+def _install():
+    """Register the autocast kernels of every listed op defined so far (idempotent)."""
+    import importlib
+    for m in _DEFINING_MODULES:
+        importlib.import_module(m)
+    ops = _dispatch.all_ops()
+    for policy, names in (("lower", LOWER_PRECISION_FP), ("fp32", FP32),
+                          ("promote", PROMOTE)):
+        for name in names:
+            op = ops.get(name)
+            if op is not None and name not in _installed and op.entry is not None:
+                op.register(DispatchKey.Autocast, _AutocastKernel(op, policy))
+                _installed.add(name)
+
+
+# --- the context manager ------------------------------------------------------------------
+
+class autocast:
+    """Run the ops of a region (or of a decorated function) in mixed precision:
+    lower-precision-safe ops (matmul, linear, conv, ...) in ``dtype``, precision-sensitive
+    ones (losses, linalg, fft, ...) in float32, everything else in its inputs' widest type.
+
+    ``device_type``: 'cpu', 'cuda', ...; ``dtype``: default bfloat16 on the CPU (float16 on
+    CUDA); ``enabled``: False makes the region a no-op; ``cache_enabled``: cast each weight
+    (a leaf requiring grad) once per outermost region."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        self.device = _check_device_type(device_type)
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._cache_enabled = is_autocast_cache_enabled() if cache_enabled is None \
+            else bool(cache_enabled)
+        if not isinstance(enabled, bool):
+            raise TypeError(f"autocast(): argument 'enabled' must be bool, not "
+                            f"{type(enabled).__name__}")
+        if enabled and device_type == "cpu" and self.fast_dtype not in (
+                _dt(n) for n in _CPU_DTYPES):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
+                          "autocast.\nCPU Autocast only supports dtype of torch.bfloat16, "
+                          "torch.float16 currently.", UserWarning, stacklevel=2)
+            enabled = False
+        elif enabled and device_type != "cpu":
+            import ember
+            if not is_autocast_available(device_type) or \
+                    not ember.get_device_module(device_type).is_available():
+                warnings.warn(f"{device_type.upper() if device_type == 'cuda' else device_type}"
+                              f" is not available. Disabling autocast.", UserWarning,
+                              stacklevel=2)
+                enabled = False
+        self._enabled = enabled
+
+    def __enter__(self):
+        dev = self.device
+        self.prev = is_autocast_enabled(dev)
+        self.prev_fastdtype = get_autocast_dtype(dev)
+        self.prev_cache_enabled = is_autocast_cache_enabled()
+        set_autocast_dtype(dev, self.fast_dtype)
+        set_autocast_enabled(dev, self._enabled)
+        set_autocast_cache_enabled(self._cache_enabled)
+        _tls.nesting += 1
+        return self
+
+    def __exit__(self, exc_type, exc_val, exc_tb):
+        _tls.nesting -= 1
+        if _tls.nesting == 0:
+            clear_autocast_cache()
+        set_autocast_enabled(self.device, self.prev)
+        set_autocast_dtype(self.device, self.prev_fastdtype)
+        set_autocast_cache_enabled(self.prev_cache_enabled)
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def decorate_autocast(*args, **kwargs):
+            with self:
+                return func(*args, **kwargs)
+        return decorate_autocast
