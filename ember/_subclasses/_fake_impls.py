@@ -77,9 +77,11 @@ def _unary(name):
     return kernel
 
 
-def _where(cond, a, b, out=None):
+def _where(cond, a, b, out=None, dtype=None):
     _no_out("where", out)
     ref = ember.where(_unwrap(cond), _unwrap(a), _unwrap(b))
+    if dtype is not None and ref.dtype != dtype:        # the caller's promoted result type
+        ref = ref.to(dtype)
     return _fake(ref, rules.elementwise(_sizes(cond), _sizes(a), _sizes(b)),
                  _first_fake(cond, a, b))
 

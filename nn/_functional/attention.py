@@ -4,11 +4,10 @@ projections, masks and heads of nn.MultiheadAttention) on top of it."""
 import math
 import warnings
 
+from ember.core._dispatch import composite
 from ember.nn._functional.dropout import dropout
 from ember.nn._functional.linear import linear
 from ember.nn._functional.padding import pad
-
-from ember.core._dispatch import composite
 
 import ember
 
