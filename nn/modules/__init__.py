@@ -30,3 +30,7 @@ from ember.nn.modules.sparse import *  # noqa: F403
 __all__ = ["Module"] + [name for family in (activation, batchnorm, container, conv, dropout,
                                             flatten, linear, loss, normalization, pooling,
                                             sparse) for name in family.__all__]
+from ember.nn.modules import lazy  # noqa: E402
+from ember.nn.modules.lazy import *  # noqa: E402, F403
+
+__all__ += lazy.__all__
