@@ -76,3 +76,7 @@ from ember.nn._functional.pooling import max_pool1d_with_indices as max_pool1d_w
 from ember.nn._functional.pooling import max_pool2d as max_pool2d
 from ember.nn._functional.pooling import max_pool2d_with_indices as max_pool2d_with_indices
 from ember.nn._functional.sparse import embedding as embedding
+
+_APPENDED = "names appended by later issues, in their own sorted import block"
+from ember.nn._functional.norm import instance_norm as instance_norm  # noqa: E402
+from ember.nn._functional.norm import rms_norm as rms_norm  # noqa: E402

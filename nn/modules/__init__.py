@@ -34,3 +34,7 @@ from ember.nn.modules import lazy  # noqa: E402
 from ember.nn.modules.lazy import *  # noqa: E402, F403
 
 __all__ += lazy.__all__
+from ember.nn.modules import instancenorm  # noqa: E402
+from ember.nn.modules.instancenorm import *  # noqa: E402, F403
+
+__all__ += instancenorm.__all__
