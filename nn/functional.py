@@ -80,3 +80,4 @@ from ember.nn._functional.sparse import embedding as embedding
 _APPENDED = "names appended by later issues, in their own sorted import block"
 from ember.nn._functional.norm import instance_norm as instance_norm  # noqa: E402
 from ember.nn._functional.norm import rms_norm as rms_norm  # noqa: E402
+from ember.nn._functional.sparse import embedding_bag as embedding_bag  # noqa: E402
