@@ -13,3 +13,5 @@ def __getattr__(name):
         import importlib
         return importlib.import_module(f"ember.nn.{name}")
     raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")
+from ember.nn.parameter import UninitializedBuffer as UninitializedBuffer  # noqa: E402
+from ember.nn.parameter import UninitializedParameter as UninitializedParameter  # noqa: E402

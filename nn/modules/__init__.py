@@ -33,7 +33,7 @@ __all__ = ["Module"] + [name for family in (activation, batchnorm, container, co
 from ember.nn.modules import lazy  # noqa: E402
 from ember.nn.modules.lazy import *  # noqa: E402, F403
 
-__all__ += lazy.__all__
+__all__ += [name for name in lazy.__all__ if name != "LazyModuleMixin"]  # as torch.nn
 from ember.nn.modules import instancenorm  # noqa: E402
 from ember.nn.modules.instancenorm import *  # noqa: E402, F403
 

@@ -9,6 +9,7 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from ember.nn.modules.lazy import LazyModuleMixin
 from ember.nn.parameter import (
     Parameter,
     UninitializedBuffer,
@@ -171,7 +172,7 @@ def test_lazy_linear_errors():
     with pytest.raises(ValueError, match="uninitialized parameter"):
         m.weight.add_(1)
     with pytest.raises(NotImplementedError, match="initialize_parameters is not implemented"):
-        nn.LazyModuleMixin.initialize_parameters(m)
+        LazyModuleMixin.initialize_parameters(m)
 
 
 # --- LazyConv1d / LazyConv2d -----------------------------------------------------------------
