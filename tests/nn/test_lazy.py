@@ -275,3 +275,15 @@ def test_lazy_instance_norm():
     match(m(x), tm(e2t(x)))
     assert type(m) is nn.InstanceNorm1d and m.num_features == 3
     match(m.running_mean, tm.running_mean)
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copied_lazy_module_initialises_on_its_own(how):
+    m = nn.LazyBatchNorm1d()
+    c = copy.deepcopy(m) if how == "deepcopy" else pickle.loads(pickle.dumps(m))
+    assert type(c) is nn.LazyBatchNorm1d and c.has_uninitialized_params()
+    c(ember.randn(4, 3))
+    c(ember.randn(4, 3))                 # the hooks were removed from the copy's own tables
+    assert type(c) is nn.BatchNorm1d and int(c.num_batches_tracked) == 2
+    assert type(m) is nn.LazyBatchNorm1d and m.has_uninitialized_params()
+    assert is_lazy(m.state_dict()["running_mean"])
