@@ -21,6 +21,20 @@ class RemovableHandle:
             if d is not None and self.id in d:
                 del d[self.id]
 
+    def __getstate__(self):
+        # weak references do not pickle: the dicts travel instead (pickle keeps them shared
+        # with the module that owns them, so remove() still works after loading)
+        return (self.hooks_dict_ref(), self.id, tuple(r() for r in self.extra_dict_refs))
+
+    def __setstate__(self, state):
+        import weakref
+        from collections import OrderedDict
+        hooks, self.id, extras = state
+        self.hooks_dict_ref = weakref.ref(OrderedDict() if hooks is None else hooks)
+        self.extra_dict_refs = tuple(weakref.ref(d) for d in extras if d is not None)
+        # ids loaded from a pickle must not be handed out again in this process
+        RemovableHandle.next_id = max(RemovableHandle.next_id, self.id + 1)
+
     def __enter__(self):
         return self
 

@@ -14,3 +14,5 @@ def __getattr__(name):
         return importlib.import_module(f"ember.nn.{name}")
     raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")
 _LAZY |= {"parallel"}
+from ember.nn.parameter import UninitializedBuffer as UninitializedBuffer  # noqa: E402
+from ember.nn.parameter import UninitializedParameter as UninitializedParameter  # noqa: E402

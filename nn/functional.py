@@ -32,6 +32,9 @@ from ember.nn._functional.activation import softsign as softsign
 from ember.nn._functional.activation import tanh as tanh
 from ember.nn._functional.activation import tanhshrink as tanhshrink
 from ember.nn._functional.activation import threshold as threshold
+from ember.nn._functional.attention import (
+    multi_head_attention_forward as multi_head_attention_forward,
+)
 
 # norms, losses, padding, attention
 from ember.nn._functional.attention import (
@@ -100,7 +103,9 @@ from ember.nn._functional.loss_extra import (
 )
 from ember.nn._functional.norm import batch_norm as batch_norm
 from ember.nn._functional.norm import group_norm as group_norm
+from ember.nn._functional.norm import instance_norm as instance_norm
 from ember.nn._functional.norm import layer_norm as layer_norm
+from ember.nn._functional.norm import rms_norm as rms_norm
 from ember.nn._functional.padding import one_hot as one_hot
 from ember.nn._functional.padding import pad as pad
 from ember.nn._functional.pixel_shuffle import pixel_shuffle as pixel_shuffle
@@ -132,8 +137,4 @@ from ember.nn._functional.pooling3d import (
     max_pool3d_with_indices as max_pool3d_with_indices,
 )
 from ember.nn._functional.sparse import embedding as embedding
-
-# isort: split
-from ember.nn._functional.attention import (
-    multi_head_attention_forward as multi_head_attention_forward,
-)
+from ember.nn._functional.sparse import embedding_bag as embedding_bag

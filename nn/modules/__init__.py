@@ -61,3 +61,11 @@ from ember.nn.modules import pixelshuffle  # noqa: E402
 from ember.nn.modules.pixelshuffle import *  # noqa: E402,F403
 
 __all__ += pixelshuffle.__all__
+from ember.nn.modules import lazy  # noqa: E402
+from ember.nn.modules.lazy import *  # noqa: E402, F403
+
+__all__ += [name for name in lazy.__all__ if name != "LazyModuleMixin"]  # as torch.nn
+from ember.nn.modules import instancenorm  # noqa: E402
+from ember.nn.modules.instancenorm import *  # noqa: E402, F403
+
+__all__ += instancenorm.__all__

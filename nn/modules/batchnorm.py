@@ -1,17 +1,23 @@
-"""Batch normalisation layers: BatchNorm1d and BatchNorm2d over
-``ember.nn.functional.batch_norm``, with running statistics as buffers."""
+"""Batch normalisation layers: BatchNorm1d/2d/3d over ``ember.nn.functional.batch_norm``,
+with running statistics as buffers, and their lazy twins.  _NormBase (parameters, buffers,
+state_dict versions) is shared with the instance norms."""
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 
+from ember.autograd.grad_mode import no_grad
+
 from .. import functional as F
+from ..parameter import UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 from .normalization import _affine_parameters, _reset_affine
 
-__all__ = ["BatchNorm1d", "BatchNorm2d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]
 
 
-class _BatchNorm(Module):
-    """Parameters, buffers and the training/eval logic the batch norms share."""
+class _NormBase(Module):
+    """Parameters and running-statistics buffers the batch and instance norms share."""
 
     __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
     _version = 2
@@ -54,6 +60,22 @@ class _BatchNorm(Module):
                 f"affine={self.affine}, bias={self.bias is not None}, "
                 f"track_running_stats={self.track_running_stats}")
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        # checkpoints before version 2 have no num_batches_tracked: it starts at 0
+        version = local_metadata.get("version", None)
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats \
+                and key not in state_dict:
+            state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
+                               else _T.zeros((), dtype=_dtype_by_name["int64"]))
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
+
+class _BatchNorm(_NormBase):
+    """The training/eval logic of the batch norms."""
+
     def forward(self, input):
         self._check_input_dim(input)
         factor = 0.0 if self.momentum is None else self.momentum
@@ -88,3 +110,73 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) inputs: ``BatchNorm3d(num_features, eps=1e-05,
+    momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
+    bias=True)``."""
+
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """num_features from the first input's dim 1; parameters and running statistics stay
+    uninitialized until then."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        factory = {"device": device, "dtype": dtype}
+        # affine and track_running_stats off: no tensors that are replaced right away
+        super().__init__(0, eps, momentum, False, False, **factory, bias=False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(**factory)
+            if bias:
+                self.bias = UninitializedParameter(**factory)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**factory)
+            self.running_var = UninitializedBuffer(**factory)
+            self.num_batches_tracked = _T.zeros((), dtype=_dtype_by_name["int64"],
+                                                device=device)
+
+    def reset_parameters(self):
+        """The norm's initialisation, once the parameters have a shape."""
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        """num_features from ``input.shape[1]``; materialise and initialise."""
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            with no_grad():
+                for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                    if t is not None:
+                        t.materialize((self.num_features,))
+                self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+    """BatchNorm1d with ``num_features`` inferred: ``LazyBatchNorm1d(eps=1e-05, momentum=0.1,
+    affine=True, track_running_stats=True, device=None, dtype=None)``."""
+
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+    """BatchNorm2d with ``num_features`` inferred: ``LazyBatchNorm2d(eps=1e-05, momentum=0.1,
+    affine=True, track_running_stats=True, device=None, dtype=None)``."""
+
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+    """BatchNorm3d with ``num_features`` inferred: ``LazyBatchNorm3d(eps=1e-05, momentum=0.1,
+    affine=True, track_running_stats=True, device=None, dtype=None)``."""
+
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim

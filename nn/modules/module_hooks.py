@@ -146,8 +146,9 @@ class _HookMixin:
         forward_hooks = list(itertools.chain(_global_forward_hooks.items(),
                                              self._forward_hooks.items()))
         try:
-            for hook_id, hook in itertools.chain(_global_forward_pre_hooks.items(),
-                                                 self._forward_pre_hooks.items()):
+            # a snapshot: a hook may remove itself (a lazy module's initialisation does)
+            for hook_id, hook in list(itertools.chain(_global_forward_pre_hooks.items(),
+                                                      self._forward_pre_hooks.items())):
                 if hook_id in self._forward_pre_hooks_with_kwargs:
                     out = hook(self, args, kwargs)
                     if out is not None:
