@@ -8,6 +8,13 @@
 # Routing: only the Autograd key has a kernel of its own here (it records the one node
 # and runs the op below it); every other key - a backend, a mode, fake tensors - sees the
 # op's pieces (narrow/select views and copy_), exactly as before these ops existed.
+#
+# In-place rules (_autograd.pyx, multi_view_output): as in PyTorch, an output of split /
+# split_with_sizes / unbind that requires grad may not be written in place, nor used after
+# its base (or another view of it) was - both raise PyTorch's messages.  Differences: the
+# second error comes at the piece's next use, not at `.grad_fn` access; pieces of a tensor
+# that does not require grad carry no node and stay writable; tensor_split's pieces (one
+# `_split_views` node here, per-piece slices in PyTorch) may be written in place, as there.
 
 cdef Op op_cat = Op("cat", "cat(int dim, Tensor... tensors) -> Tensor", FAMILY_VIEW, 0, None)
 cdef Op op_split = Op("split", "split(Tensor(a -> *) self, SymInt split_size, int dim=0) -> "
