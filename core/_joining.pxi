@@ -139,17 +139,27 @@ cdef list checked_sections(TensorBase t, int d, object split_sizes):
     return sections
 
 
+cdef int need_dims(TensorBase t, str op) except -1:
+    if t._ndim == 0:
+        raise RuntimeError(f"{op} expects at least a 1-dimensional tensor")
+    return 0
+
+
 def _split_forward(TensorBase tensor, split_size, dim=0):
+    need_dims(tensor, "split")
     cdef int d = wrap_dim(dim, tensor._ndim, "split")
     return split_views(tensor, d, split_sections(tensor, d, split_size))
 
 
 def _split_with_sizes_forward(TensorBase tensor, split_sizes, dim=0):
+    need_dims(tensor, "split_with_sizes")
     cdef int d = wrap_dim(dim, tensor._ndim, "split_with_sizes")
     return split_views(tensor, d, checked_sections(tensor, d, split_sizes))
 
 
 def _unbind_forward(TensorBase input, dim=0):
+    if input._ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     cdef int d = wrap_dim(dim, input._ndim, "unbind")
     return tuple(select_c(input, d, i) for i in range(input._sizes[d]))
 
@@ -186,6 +196,7 @@ def chunk(TensorBase input, int chunks, dim=0):
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: "
                            f"{chunks}")
+    need_dims(input, "chunk")
     d = wrap_dim(dim, input._ndim, "chunk")
     size = input._sizes[d]
     step = max(1, (size + chunks - 1) // chunks)

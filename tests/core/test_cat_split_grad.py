@@ -243,3 +243,18 @@ def test_cat_out_with_grad_refuses_like_torch():
         L.cat([L.randn(2, requires_grad=True)], out=L.empty(2))
     assert _error(ember, fn) is not None and "out=" in _error(ember, fn)
     assert "out=" in _error(torch, fn)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.tensor(1.0).unbind(), lambda L: L.tensor(1.0).split(1),
+    lambda L: L.tensor(1.0).chunk(1), lambda L: L.randn(4).split([-1, 5]),
+    lambda L: L.randn(4, requires_grad=True).split([1, 2]),
+    lambda L: L.randn(4, requires_grad=True).unbind(1),
+])
+def test_bad_arguments_raise_like_torch(fn):
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises((RuntimeError, IndexError)) as info:
+            fn(lib)
+        errors.append((info.type, str(info.value)))
+    assert errors[0] == errors[1]
