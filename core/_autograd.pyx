@@ -116,9 +116,31 @@ cdef object edge_of(TensorBase t):
         if t._base_ref is not None and t._ag is not None \
                 and (<AutogradMeta>t._ag).view_version >= 0 \
                 and t.version().value != (<AutogradMeta>t._ag).view_version:
+            who = multi_view_output(t)
+            if who is not None:
+                raise RuntimeError(f"{who} is a view and its base or another view of its "
+                                   f"base has been modified inplace. {_MULTI_VIEW}")
             refresh_view(t)            # the base was written through another view since
         return (t._grad_fn, t._output_nr)
     return (accumulator(t), 0)
+
+
+# ops returning several views of one input (split, unbind): as in PyTorch, their outputs
+# may not be written in place, nor used after their base was (the one node that made them
+# cannot be rebased for a single output)
+_MULTI_VIEW_OPS = frozenset(["split", "split_with_sizes", "unbind"])
+_MULTI_VIEW = ("This view is the output of a function that returns multiple views. Such "
+               "functions do not allow the output views to be modified inplace. You should "
+               "replace the inplace operation by an out-of-place one.")
+
+
+cdef object multi_view_output(TensorBase t):
+    """"Output <nr> of <Op>" when t is a view made by a multi-output view op, else None."""
+    g = t._grad_fn
+    if type(g) is OpNode and t._base_ref is not None \
+            and (<OpNode>g).op.name in _MULTI_VIEW_OPS:
+        return f"Output {t._output_nr} of {(<OpNode>g).name()[:-len('Backward0')]}"
+    return None
 
 
 cdef void refresh_view(TensorBase t):
@@ -306,7 +328,7 @@ cdef class AccumulateGrad(Node):
         cdef TensorBase gt = <TensorBase>g
         if t._grad is None:
             if grad_enabled():                      # create_graph: keep g's history
-                t._grad = g
+                t._grad = g if gt._base_ref is None else g.clone()   # .grad owns its memory
             elif _current is not None and (<GraphTask>_current).may_steal(gt):
                 t._grad = detach_c(gt, False)
             else:
@@ -554,6 +576,9 @@ cdef class AutogradKernel:
         return n
 
     cdef object inplace(self, tuple args, dict kwargs, TensorBase self_t):
+        who = multi_view_output(self_t) if self_t._keys & AG else None
+        if who is not None:
+            raise RuntimeError(f"{who} is a view and is being modified inplace. {_MULTI_VIEW}")
         if self_t._keys & AG:
             if self_t._grad_fn is None:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an "
@@ -615,6 +640,8 @@ cdef void attach(OpNode node, object r, int save_result):
             t._grad_fn = node
             t._output_nr = i
             t._keys |= AG
+            if t._base_ref is not None:          # split/unbind: views, as one output is
+                meta_of(t).view_version = t.version().value
             saved.append(save(t, i) if save_result else None)
         elif save_result and isinstance(x, TensorBase):
             # a non-differentiable output (max_pool2d_with_indices' indices): plain data

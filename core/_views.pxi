@@ -495,51 +495,6 @@ def unflatten(TensorBase input, dim, sizes):
     return view_c(input, (tuple(shape[:d] + list(inner) + shape[d + 1:]),))
 
 
-def split(TensorBase tensor, split_size_or_sections, dim=0):
-    """Split into chunks of ``split_size_or_sections`` (an int or a list of sizes)."""
-    d = wrap_dim(dim, tensor._ndim, "split")
-    size = tensor._sizes[d]
-    if isinstance(split_size_or_sections, int):
-        step = split_size_or_sections
-        if step <= 0 and not (step == 0 and size == 0):
-            raise RuntimeError(f"split expects split_size be non-negative, but got "
-                               f"split_size={step}")
-        if size == 0:
-            return (tensor,)
-        sections = [min(step, size - i) for i in range(0, size, step)]
-    else:
-        sections = list(split_size_or_sections)
-        total = 0
-        for s in sections:
-            total += s
-        if total != size:
-            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {size} "
-                               f"(input tensor's size at dimension {d}), but got "
-                               f"split_sizes={sections}")
-    out, start = [], 0
-    for s in sections:
-        out.append(narrow_c(tensor, d, start, s))
-        start += s
-    return tuple(out)
-
-
-def chunk(TensorBase input, int chunks, dim=0):
-    """Split into ``chunks`` pieces of (nearly) equal size along ``dim``."""
-    if chunks <= 0:
-        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: "
-                           f"{chunks}")
-    d = wrap_dim(dim, input._ndim, "chunk")
-    size = input._sizes[d]
-    step = max(1, (size + chunks - 1) // chunks)
-    return split(input, step, d)
-
-
-def unbind(TensorBase input, dim=0):
-    """Remove dim ``dim``, returning a tuple of all slices along it."""
-    d = wrap_dim(dim, input._ndim, "unbind")
-    return tuple(select_c(input, d, i) for i in range(input._sizes[d]))
-
-
 # --- basic indexing: ints, slices (positive steps), None, Ellipsis --------------------
 # (index tensors, lists and bools are advanced indexing: _advindex.pxi)
 

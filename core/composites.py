@@ -8,7 +8,6 @@ import math
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
-from ember.core._dtype import promote_types
 from ember.core._tensor import TensorBase
 from ember.core.typeinfo import finfo
 
@@ -266,41 +265,14 @@ def _wrap(dim, ndim, op):
 
 
 def cat(tensors, dim=0, *, out=None):
-    """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch)."""
+    """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch).
+    One autograd node whose backward hands each input a view of the gradient."""
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         _tensor(t, "cat", f"tensors[{i}]")
-    parts = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)] or tensors[:1]
-    ref = parts[0]
-    if ref.dim() == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = _wrap(dim, ref.dim(), "cat")
-    dtype = parts[0].dtype
-    for i, t in enumerate(parts):
-        if t.dim() != ref.dim():
-            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.dim()} "
-                               f"and {t.dim()}")
-        for k in range(ref.dim()):
-            if k != d and t.shape[k] != ref.shape[k]:
-                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
-                                   f"Expected size {ref.shape[k]} but got size {t.shape[k]} "
-                                   f"for tensor number {i} in the list.")
-        if t.device != ref.device:
-            raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {ref.device} and {t.device}!")
-        dtype = promote_types(dtype, t.dtype)
-    shape = list(ref.shape)
-    shape[d] = sum(t.shape[d] for t in parts)
-    result = _T.empty(shape, dtype=dtype, device=ref.device) if out is None else out
-    if out is not None and list(out.shape) != shape:
-        raise RuntimeError(f"cat(): out has shape {list(out.shape)}, expected {shape}")
-    start = 0
-    for t in parts:
-        result.narrow(d, start, t.shape[d]).copy_(t)
-        start += t.shape[d]
-    return result
+    return _T._cat(tensors, dim, out)
 
 
 concat = concatenate = cat

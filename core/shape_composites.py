@@ -141,8 +141,11 @@ def tensor_split(input, indices_or_sections, dim=0):
         bounds = list(itertools.accumulate([q + 1] * r + [q] * (arg - r), initial=0))
     else:
         bounds = [0] + [min(max(i if i >= 0 else i + size, 0), size) for i in arg] + [size]
+    if all(lo <= hi for lo, hi in zip(bounds[:-1], bounds[1:])):
+        # one autograd node for all pieces: backward is linear in their number
+        return _T._split_views(t, [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])], d)
     out = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in zip(bounds[:-1], bounds[1:]):     # decreasing indices: overlapping views
         lo = min(lo, size)
         out.append(t.narrow(d, lo, max(hi - lo, 0)))
     return tuple(out)
