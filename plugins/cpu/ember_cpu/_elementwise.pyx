@@ -46,6 +46,11 @@ from ember_cpu._strided cimport (
     set_error, error_dtype,
 )
 
+cdef extern from "_unary_math.h":
+    void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_erf_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_sigmoid_f32(float *o, const float *a, int64_t n) noexcept nogil
+
 cdef extern from *:
     """
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
@@ -109,6 +114,12 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == OP_LOGICAL_NOT:
             for i in range(n):
                 o[i] = a[i] == 0
+    elif ct_t is float and op == EMBER_UNARY_EXP:     # libm-free loops that vectorise
+        ember_exp_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_ERF:
+        ember_erf_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_SIGMOID:
+        ember_sigmoid_f32(o, a, n)
     elif op >= EMBER_UNARY_FLOOR:
         # floating ops shared by float and double (the _scalar helpers pick the libm
         # function); the older ones below keep their own per-type branches
