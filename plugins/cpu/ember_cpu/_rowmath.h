@@ -77,7 +77,7 @@ static inline float ember_fast_erff(float x) {
 #endif
 
 /* Sums over a row in blocks of EMBER_ROW_NACC independent accumulators combined in a fixed
- * order: the loops vectorise without -ffast-math and the bits do not depend on which
+ * order (a pairwise tree): the loops vectorise without -ffast-math and the bits do not depend on which
  * thread runs the row.  ACC names the accumulators; the caller declares i, k (int64_t),
  * j (int), n and nb = n - n % EMBER_ROW_NACC; EXPR reads element k. */
 #define EMBER_ROW_NACC 16
@@ -88,7 +88,9 @@ static inline float ember_fast_erff(float x) {
         T ACC##v[EMBER_ROW_NACC] = {0}, ACC##s = 0;                             \
         for (i = 0; i < nb; i += EMBER_ROW_NACC)                                \
             for (j = 0; j < EMBER_ROW_NACC; j++) { k = i + j; ACC##v[j] += (EXPR); } \
-        for (j = 0; j < EMBER_ROW_NACC; j++) ACC##s += ACC##v[j];               \
+        for (int w_ = EMBER_ROW_NACC / 2; w_ >= 1; w_ /= 2) /* a tree, not a chain */ \
+            for (j = 0; j < w_; j++) ACC##v[j] += ACC##v[j + w_];               \
+        ACC##s = ACC##v[0];                                                      \
         for (k = nb; k < n; k++) ACC##s += (EXPR);                               \
         OUT = ACC##s;                                                            \
     } while (0)
