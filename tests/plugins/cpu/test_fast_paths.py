@@ -73,3 +73,39 @@ def test_causal_attention_matches_torch(L, S, dtype):
     yt.backward(torch.tensor(w))
     for e, t in zip(es, ts):
         assert np.allclose(e.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("layout", ["plain", "a_t", "b_t", "batched", "out_of_place"])
+def test_matmul_split_over_threads_matches_torch(dtype, layout):
+    """Products above the small cutoff at 2 threads: rows split over the OpenMP team,
+    one BLAS thread each (odd row counts, transposed and converted operands)."""
+    g = np.random.default_rng(3)
+    M, K, N = 301, 130, 203
+    a = g.standard_normal((2, M, K) if layout == "batched" else (M, K)).astype(dtype)
+    b = g.standard_normal((K, N)).astype(dtype)
+    ea, eb, ta, tb = ember.tensor(a), ember.tensor(b), torch.tensor(a), torch.tensor(b)
+    if layout == "a_t":
+        ea, ta = ember.tensor(a.T.copy()).t(), torch.tensor(a.T.copy()).t()
+    elif layout == "b_t":
+        eb, tb = ember.tensor(b.T.copy()).t(), torch.tensor(b.T.copy()).t()
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        got = (ea @ eb) if layout != "out_of_place" else ember.matmul(ea, eb, out=ember.empty(
+            N, M, dtype=ea.dtype).t())
+        ember.set_num_threads(1)
+        one = ea @ eb
+    finally:
+        ember.set_num_threads(before)
+    ref = (ta.float() @ tb.float()).numpy() if dtype == "float16" else (ta @ tb).numpy()
+    tol = {"float32": 1e-4, "float64": 1e-10, "float16": 2e-2}[dtype]
+    assert np.allclose(got.float().numpy() if dtype == "float16" else got.numpy(), ref,
+                       rtol=tol, atol=tol * 10)
+    # row slices start at multiples of 64: float32 keeps its bits at any thread count;
+    # float64 can move in the last bit where OpenBLAS picks its small-matrix kernel for
+    # one slice and not the whole (as its own threading could)
+    if dtype != "float64":
+        assert np.array_equal(got.numpy(), one.numpy())
+    else:
+        assert np.allclose(got.numpy(), one.numpy(), rtol=1e-14, atol=1e-12)
