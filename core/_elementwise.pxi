@@ -443,4 +443,6 @@ derive_binary(op_mul, _d_mul, SAVE_INPUTS)
 derive_binary(op_div, _d_div, SAVE_INPUTS)
 derive_unary(op_neg, lambda ctx, g: (-g,), 0)
 derive_unary(op_exp, lambda ctx, g: (g * ctx.result,), SAVE_RESULT)
-derive_unary(op_relu, lambda ctx, g: (g * (ctx.result > 0),), SAVE_RESULT)
+# where, not g * (y > 0): one select pass instead of a bool cast and a multiply (and 0,
+# not NaN, where y is 0 and g NaN, as PyTorch's threshold_backward)
+derive_unary(op_relu, lambda ctx, g: (where(ctx.result > 0, g, 0),), SAVE_RESULT)

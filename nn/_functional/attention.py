@@ -43,9 +43,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key = key.repeat_interleave(hq // hk, dim=-3)
         value = value.repeat_interleave(hq // hk, dim=-3)
     factor = 1.0 / math.sqrt(E) if scale is None else scale
-    scores = (query @ key.transpose(-2, -1)) * factor
+    # the scale on the smaller operand (query [.., L, E], not the scores [.., L, S])
+    scores = (query * factor) @ key.transpose(-2, -1)
     if is_causal:
-        attn_mask = ember.ones((L, S), dtype=ember.bool, device=query.device).tril()
+        # an additive -inf above the diagonal, as PyTorch's math path: one broadcast add
+        # with a pass-through gradient instead of a masked_fill forward and backward
+        attn_mask = ember.full((L, S), float("-inf"), dtype=scores.dtype,
+                               device=query.device).triu(1)
     if attn_mask is not None:
         if attn_mask.dtype == ember.bool:
             scores = scores.masked_fill(~attn_mask, float("-inf"))

@@ -13,7 +13,7 @@ from cython.parallel cimport prange
 from libc.limits cimport INT_MAX
 from libc.stdint cimport int32_t, int64_t, uintptr_t
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from ember_cpu._abi cimport (
@@ -43,6 +43,7 @@ ctypedef struct Conv:
     char *c
     char *cols                # one column buffer [K, L] per thread
     char *blocks              # weight-gradient partial sums, WEIGHT_BLOCKS x weight
+    int64_t geom[12]          # H, W, kh, kw, Ho, Wo, stride, padding, dilation (im2col)
 
 
 # row-major C[M, N] = alpha op(A) op(B) + beta C through column-major BLAS (C^T = B^T A^T)
@@ -59,48 +60,20 @@ cdef inline void gemm(bint ta, bint tb, int64_t M, int64_t N, int64_t K, const r
         dgemm(&cb, &ca, &m, &n, &k, &one, <double *>B, &lb, <double *>A, &la, &beta, C, &lc)
 
 
+cdef extern from "_conv_cols.h":
+    void ember_im2col_f32(float *x, float *col, int add, int64_t cg,
+                          const int64_t *g) noexcept nogil
+    void ember_im2col_f64(double *x, double *col, int add, int64_t cg,
+                          const int64_t *g) noexcept nogil
+
+
 # the window taps of Cg channels of x [Cg, H, W] as col [Cg * kh * kw, L]; with `add`, the
 # adjoint: col summed back into x (x must be zeroed first)
-cdef void im2col(const Conv *c, real_t *x, real_t *col, bint add) noexcept nogil:
-    cdef int64_t ch, ki, kj, oh, ow, ih, iw, lo, hi
-    cdef int64_t sh = c.p.stride[0], sw = c.p.stride[1], ph = c.p.padding[0]
-    cdef int64_t pw = c.p.padding[1], dh = c.p.dilation[0], dw = c.p.dilation[1]
-    cdef real_t *row
-    cdef real_t *src
-    cdef real_t *dst
-    for ch in range(c.Cg):
-        for ki in range(c.kh):
-            for kj in range(c.kw):
-                row = col + ((ch * c.kh + ki) * c.kw + kj) * c.L
-                # the output columns whose tap falls inside the input: [lo, hi)
-                lo = 0
-                if kj * dw < pw:
-                    lo = (pw - kj * dw + sw - 1) // sw
-                hi = (c.W - 1 + pw - kj * dw) // sw + 1 if c.W - 1 + pw - kj * dw >= 0 else 0
-                hi = min(hi, c.Wo)
-                lo = min(lo, hi)
-                for oh in range(c.Ho):
-                    ih = oh * sh - ph + ki * dh
-                    if ih < 0 or ih >= c.H:
-                        if not add:
-                            memset(row + oh * c.Wo, 0, c.Wo * sizeof(real_t))
-                        continue
-                    src = x + (ch * c.H + ih) * c.W - pw + kj * dw
-                    dst = row + oh * c.Wo
-                    if add and sw == 1:     # unit stride: loops the compiler vectorises
-                        for ow in range(lo, hi):
-                            src[ow] += dst[ow]
-                    elif add:
-                        for ow in range(lo, hi):
-                            src[ow * sw] += dst[ow]
-                    else:
-                        memset(dst, 0, lo * sizeof(real_t))
-                        if sw == 1:
-                            memcpy(dst + lo, src + lo, (hi - lo) * sizeof(real_t))
-                        else:
-                            for ow in range(lo, hi):
-                                dst[ow] = src[ow * sw]
-                        memset(dst + hi, 0, (c.Wo - hi) * sizeof(real_t))
+cdef inline void im2col(const Conv *c, real_t *x, real_t *col, bint add) noexcept nogil:
+    if real_t is float:
+        ember_im2col_f32(x, col, add, c.Cg, c.geom)
+    else:
+        ember_im2col_f64(x, col, add, c.Cg, c.geom)
 
 
 # one sample of the forward or input-gradient op
@@ -137,7 +110,8 @@ cdef void sample(const Conv *c, int64_t n, real_t *col) noexcept nogil:
             im2col(c, x + g * gsz, col, True)
 
 
-# weight-gradient block `blk`: its samples' g @ col^T summed into its own partial weight
+# weight-gradient block `blk`: its samples' col @ g^T summed into its own partial weight
+# (per group, [K, Coutg])
 cdef void weight_block(const Conv *c, int64_t blk, int64_t nblk, real_t *col) noexcept nogil:
     cdef int64_t n, g, wsz = c.Cout * c.K
     cdef real_t *acc = <real_t *>c.blocks + blk * wsz
@@ -154,28 +128,38 @@ cdef void weight_block(const Conv *c, int64_t blk, int64_t nblk, real_t *col) no
             else:
                 im2col(c, <real_t *>x + g * c.Cg * c.H * c.W, col, False)
                 src = col
-            gemm(False, True, c.Coutg, c.K, c.L, gy + g * c.Coutg * c.L, c.L, src, c.L,
-                 <real_t>1, acc + g * c.Coutg * c.K, c.K)
+            # the group's weight gradient transposed, [K, Coutg] = col @ g^T: BLAS runs
+            # this shape ~1.4x faster than g @ col^T (the transpose is undone at the end)
+            gemm(False, True, c.K, c.Coutg, c.L, src, c.L, gy + g * c.Coutg * c.L, c.L,
+                 <real_t>1, acc + g * c.Coutg * c.K, c.Coutg)
 
 
+# each channel's sum over the batch and the plane, in double, with 8 accumulators (one
+# serial chain ran at a quarter of the speed) combined in a fixed order
 cdef void bias_grad(const Conv *c, real_t *gb) noexcept nogil:
-    cdef int64_t co, n, l
+    cdef int64_t co, n, l, j, nb = c.L - c.L % 8
     cdef const real_t *gy
-    cdef double s, t
+    cdef double acc[8]
+    cdef double s
     for co in range(c.Cout):
+        for j in range(8):
+            acc[j] = 0
         s = 0
         for n in range(c.N):
             gy = <const real_t *>c.a + (n * c.Cout + co) * c.L
-            t = 0
-            for l in range(c.L):
-                t += gy[l]
-            s += t
+            for l in range(0, nb, 8):
+                for j in range(8):
+                    acc[j] += gy[l + j]
+            for l in range(nb, c.L):
+                s += gy[l]
+        for j in range(8):
+            s += acc[j]
         gb[co] = <real_t>s
 
 
 cdef int run(Conv *c, real_t *tag) noexcept nogil:
     cdef int nt = num_threads(), t, saved[MAX_BLAS_LIBS]
-    cdef int64_t n, i, blk, nblk, wsz = c.Cout * c.K
+    cdef int64_t n, i, blk, nblk, g, co, k, wsz = c.Cout * c.K
     cdef bint weight = c.op == EMBER_CONV_BACKWARD_WEIGHT
     cdef int64_t units = min(c.N, <int64_t>WEIGHT_BLOCKS) if weight else c.N
     cdef bint parallel = nt > 1 and units > 1 and \
@@ -208,13 +192,17 @@ cdef int run(Conv *c, real_t *tag) noexcept nogil:
             else:
                 sample(c, i, <real_t *>c.cols)
     if weight:
-        # the blocks in order: the same sum for any thread count
-        acc = <real_t *>c.out
-        for i in range(wsz):
-            acc[i] = (<real_t *>c.blocks)[i]
+        # the blocks in order (the same sum for any thread count), then each group's
+        # [K, Coutg] transposed into the weight's [Coutg, K]
+        acc = <real_t *>c.blocks
         for blk in range(1, units):
             for i in range(wsz):
-                acc[i] += (<real_t *>c.blocks)[blk * wsz + i]
+                acc[i] += acc[blk * wsz + i]
+        for g in range(c.G):
+            for co in range(c.Coutg):
+                for k in range(c.K):
+                    (<real_t *>c.out)[(g * c.Coutg + co) * c.K + k] = \
+                        acc[g * c.Coutg * c.K + k * c.Coutg + co]
         if c.c != NULL:
             bias_grad(c, <real_t *>c.c)
     free(c.cols)
@@ -257,6 +245,10 @@ cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
             or (cv != NULL and cv.sizes[0] != c.Cout)):
         return set_error(ctx, EMBER_ERR_VALUE, "conv", "operand shapes do not match")
     c.Coutg = c.Cout // c.G
+    c.geom[0], c.geom[1], c.geom[2], c.geom[3] = c.H, c.W, c.kh, c.kw
+    c.geom[4], c.geom[5], c.geom[6], c.geom[7] = c.Ho, c.Wo, p.stride[0], p.stride[1]
+    c.geom[8], c.geom[9] = p.padding[0], p.padding[1]
+    c.geom[10], c.geom[11] = p.dilation[0], p.dilation[1]
     c.K = c.Cg * c.kh * c.kw
     c.L = c.Ho * c.Wo
     if max(c.K, max(c.L, c.Cout)) > INT_MAX:

@@ -3,7 +3,10 @@ from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from ember_cpu._abi cimport EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64
+from ember_cpu._abi cimport (
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64, EMBER_FLOAT32, EMBER_BOOL, EMBER_UINT8, EMBER_INT8,
+    EMBER_INT16,
+)
 from ember_cpu._strided cimport (
     CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating,
     iter_init, iter_run, load_ct, store_ct, set_error,
@@ -30,6 +33,29 @@ cdef extern from *:
     int64_t ember_cpu_allocated
     int64_t ember_cpu_peak
     void ember_cpu_track(void *p, int sign) nogil
+
+
+# glibc serves blocks above its mmap threshold (128 KiB at first) with fresh mmaps and trims
+# the heap's top above 128 KiB: every large temporary then costs page faults (a chain of
+# three ops on a 512 KiB tensor ran 6x slower than the ops alone).  Keeping blocks up to
+# 64 MiB in the heap, trimmed above 128 MiB, lets them be reused; MALLOC_*_ settings in
+# the environment win.
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    #if defined(__GLIBC__)
+    static void ember_cpu_tune_malloc(void) {
+        if (getenv("MALLOC_MMAP_THRESHOLD_") == NULL) mallopt(M_MMAP_THRESHOLD, 64 << 20);
+        if (getenv("MALLOC_TRIM_THRESHOLD_") == NULL) mallopt(M_TRIM_THRESHOLD, 128 << 20);
+    }
+    #else
+    static void ember_cpu_tune_malloc(void) {}
+    #endif
+    """
+    void ember_cpu_tune_malloc()
+
+
+ember_cpu_tune_malloc()
 
 
 def _memory_stats():
@@ -123,8 +149,13 @@ cdef int copy_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *a)
         size = it.itemsize[0]
         return iter_run(&it, raw_copy_row, &size, it.numel)
     # integers and bool pass through int64, floating values through double (float when
-    # both sides fit in float32); both are exact for the source
-    if not is_floating(a.dtype):
+    # both sides fit in float32); both are exact for the source.  Bool and 8/16-bit
+    # integers into float32 pass through float (exact too, and int64 -> float does not
+    # vectorise: a bool mask's cast ran 4x slower)
+    if out.dtype == EMBER_FLOAT32 and (a.dtype == EMBER_BOOL or a.dtype == EMBER_UINT8
+                                       or a.dtype == EMBER_INT8 or a.dtype == EMBER_INT16):
+        c.ct = CT_F32
+    elif not is_floating(a.dtype):
         c.ct = CT_I64
     elif a.dtype == EMBER_FLOAT64 or out.dtype == EMBER_FLOAT64 or not is_floating(out.dtype):
         c.ct = CT_F64

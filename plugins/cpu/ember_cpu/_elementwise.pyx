@@ -46,6 +46,11 @@ from ember_cpu._strided cimport (
     set_error, error_dtype,
 )
 
+cdef extern from "_unary_math.h":
+    void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_erf_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_sigmoid_f32(float *o, const float *a, int64_t n) noexcept nogil
+
 cdef extern from *:
     """
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
@@ -109,6 +114,12 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == OP_LOGICAL_NOT:
             for i in range(n):
                 o[i] = a[i] == 0
+    elif ct_t is float and op == EMBER_UNARY_EXP:     # libm-free loops that vectorise
+        ember_exp_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_ERF:
+        ember_erf_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_SIGMOID:
+        ember_sigmoid_f32(o, a, n)
     elif op >= EMBER_UNARY_FLOOR:
         # floating ops shared by float and double (the _scalar helpers pick the libm
         # function); the older ones below keep their own per-type branches
@@ -546,10 +557,25 @@ cdef inline void where_loop(word_t *o, const uint8_t *c, const word_t *a, const 
                             const int64_t *s, int64_t n) noexcept nogil:
     cdef int64_t i
     cdef int64_t so = s[0], sc = s[1], sa = s[2], sb = s[3]
+    cdef word_t av, bv, mk
     if so == 1 and sc == 1 and sa == 1 and sb == 1:
-        # contiguous: both sides read, branch-free, so the loop vectorizes
+        # contiguous: both sides read and blended through a bit mask (a ternary compiled
+        # to a branch per element), so the loop vectorizes
         for i in range(n):
-            o[i] = a[i] if c[i] != 0 else b[i]
+            mk = <word_t>0 - <word_t>(c[i] != 0)
+            o[i] = (a[i] & mk) | (b[i] & ~mk)
+    elif so == 1 and sc == 1 and sa == 1 and sb == 0:
+        # a tensor or a scalar (relu's backward: where(y > 0, grad, 0)): the value in a
+        # local, both sides read, so this vectorizes too (a branch per element mispredicts)
+        bv = b[0]
+        for i in range(n):
+            mk = <word_t>0 - <word_t>(c[i] != 0)
+            o[i] = (a[i] & mk) | (bv & ~mk)
+    elif so == 1 and sc == 1 and sa == 0 and sb == 1:
+        av = a[0]
+        for i in range(n):
+            mk = <word_t>0 - <word_t>(c[i] != 0)
+            o[i] = (av & mk) | (b[i] & ~mk)
     elif so == 1 and sc == 1 and sa == 0:
         for i in range(n):
             o[i] = a[0] if c[i] != 0 else b[i * sb]

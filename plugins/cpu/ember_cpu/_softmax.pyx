@@ -37,9 +37,14 @@ cdef extern from *:
     #define EMBER_SM_BLOCKS(COMBINE, EXPR) \\
         for (i = 0; i < nb; i += EMBER_NACC) \\
             for (j = 0; j < EMBER_NACC; j++) { k = i + j; acc[j] = COMBINE(acc[j], EXPR); } \\
-        s = acc[0]; \\
-        for (j = 1; j < EMBER_NACC; j++) s = COMBINE(s, acc[j]); \\
+        EMBER_SM_TREE(COMBINE) \\
         for (k = nb; k < n; k++) s = COMBINE(s, EXPR);
+    /* the accumulators combined pairwise in a fixed tree (depth 4, not a chain of 15:
+     * short rows, e.g. attention's, were dominated by that chain) into s */
+    #define EMBER_SM_TREE(COMBINE) \\
+        for (w = EMBER_NACC / 2; w >= 1; w /= 2) \\
+            for (j = 0; j < w; j++) acc[j] = COMBINE(acc[j], acc[j + w]); \\
+        s = acc[0];
     #define EMBER_SM_ADD(x, y) ((x) + (y))
 
     /* one contiguous row of n >= 1 elements; y may alias a (staged rows work in place).
@@ -48,7 +53,7 @@ cdef extern from *:
     EMBER_ROW_CLONES static void NAME(int op, T *y, const T *a, const T *b, int64_t n) { \\
         T acc[EMBER_NACC], s, m, e; \\
         int64_t i, k, nb = n - n % EMBER_NACC; \\
-        int j; \\
+        int j, w; \\
         if (op != EMBER_SOFTMAX_BACKWARD && op != EMBER_LOG_SOFTMAX_BACKWARD) { /* forward: the row maximum, then sum(exp(a - m)) */ \\
             for (j = 0; j < EMBER_NACC; j++) acc[j] = a[0]; \\
             EMBER_SM_BLOCKS(EMBER_SM_MAX, a[k]) \\
@@ -58,8 +63,7 @@ cdef extern from *:
                 for (i = 0; i < nb; i += EMBER_NACC) \\
                     for (j = 0; j < EMBER_NACC; j++) { \\
                         e = EXP(a[i + j] - m); y[i + j] = e; acc[j] += e; } \\
-                s = acc[0]; \\
-                for (j = 1; j < EMBER_NACC; j++) s += acc[j]; \\
+                EMBER_SM_TREE(EMBER_SM_ADD) \\
                 for (k = nb; k < n; k++) { e = EXP(a[k] - m); y[k] = e; s += e; } \\
                 s = 1 / s; \\
                 for (k = 0; k < n; k++) y[k] *= s; \\

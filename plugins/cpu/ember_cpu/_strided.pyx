@@ -248,7 +248,15 @@ cdef inline int64_t _to_i64(ct_t x) noexcept nogil:
 cdef void load(ct_t *dst, const char *src, int dtype, int64_t n,
                int64_t stride) noexcept nogil:
     cdef int64_t i
-    if dtype == EMBER_FLOAT32:
+    if stride == 1 and (dtype == EMBER_BOOL or dtype == EMBER_FLOAT32):
+        # unit stride, spelt out so that it vectorises (a bool mask times a float tensor)
+        if dtype == EMBER_BOOL:
+            for i in range(n):
+                dst[i] = <ct_t>((<const uint8_t *>src)[i] != 0)
+        else:
+            for i in range(n):
+                dst[i] = <ct_t>(<const float *>src)[i]
+    elif dtype == EMBER_FLOAT32:
         for i in range(n):
             dst[i] = <ct_t>(<const float *>src)[i * stride]
     elif dtype == EMBER_FLOAT64:
@@ -283,7 +291,10 @@ cdef void load(ct_t *dst, const char *src, int dtype, int64_t n,
 cdef void store(char *dst, int dtype, const ct_t *src, int64_t n,
                 int64_t stride) noexcept nogil:
     cdef int64_t i
-    if dtype == EMBER_FLOAT32:
+    if dtype == EMBER_FLOAT32 and stride == 1:     # spelt out so that it vectorises
+        for i in range(n):
+            (<float *>dst)[i] = <float>src[i]
+    elif dtype == EMBER_FLOAT32:
         for i in range(n):
             (<float *>dst)[i * stride] = <float>src[i]
     elif dtype == EMBER_FLOAT64:

@@ -1,0 +1,111 @@
+"""Fast paths of the CPU plugin against PyTorch: where with one side a broadcast scalar
+(bit-mask blends), bool and narrow-integer casts to float32 (through float), relu's
+backward as a select, and the causal attention's additive mask."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+DTYPES = ["bool", "uint8", "int16", "float32", "int64", "float64", "float16"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("scalar_side", ["a", "b", "none"])
+def test_where_with_broadcast_scalar(dtype, scalar_side):
+    g = np.random.default_rng(0)
+    cond = g.random(1000) > 0.5
+    a = (g.standard_normal(1000) * 50).astype(dtype)
+    b = (g.standard_normal(1000) * 50).astype(dtype)
+    ea, eb, ta, tb = ember.tensor(a), ember.tensor(b), torch.tensor(a), torch.tensor(b)
+    if scalar_side == "a":
+        ea, ta = ember.tensor(a[:1]).reshape(()).expand(1000), torch.tensor(a[:1]).reshape(())
+    elif scalar_side == "b":
+        eb, tb = ember.tensor(b[:1]).reshape(()).expand(1000), torch.tensor(b[:1]).reshape(())
+    got = ember.where(ember.tensor(cond), ea, eb).numpy()
+    ref = torch.where(torch.tensor(cond), ta, tb).numpy()
+    assert got.dtype == ref.dtype and np.array_equal(got, ref)
+
+
+def test_where_scalar_other_and_nan_bits():
+    x = ember.tensor([1.0, float("nan"), -0.0, 3.0])
+    r = ember.where(ember.tensor([True, True, False, False]), x, 0.0).numpy()
+    assert np.isnan(r[1]) and r[0] == 1.0 and r[2] == 0.0 and not np.signbit(r[2])
+
+
+@pytest.mark.parametrize("dtype", ["bool", "uint8", "int8", "int16", "int32", "int64"])
+def test_cast_to_float32_matches_torch(dtype):
+    g = np.random.default_rng(1)
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    a = (g.random(3001) > 0.5) if info is None else \
+        g.integers(info.min, info.max, 3001, endpoint=True).astype(dtype)
+    e = ember.tensor(a)
+    for view in (lambda t: t, lambda t: t[::3]):
+        got = view(e).to(ember.float32).numpy()
+        ref = view(torch.tensor(a)).to(torch.float32).numpy()
+        assert np.array_equal(got, ref)
+
+
+def test_relu_backward_matches_torch():
+    a = np.array([-2.0, -0.0, 0.0, 1e-30, 3.0, float("nan")], dtype=np.float32)
+    gr = np.array([1.0, 2.0, float("nan"), 4.0, 5.0, 6.0], dtype=np.float32)
+    xe, xt = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    ember.relu(xe).backward(ember.tensor(gr))
+    torch.relu(xt).backward(torch.tensor(gr))
+    # torch propagates grad where its output is NaN; both give 0 at the masked NaN grad
+    assert np.array_equal(xe.grad.numpy()[:5], xt.grad.numpy()[:5], equal_nan=True)
+
+
+@pytest.mark.parametrize("L,S", [(5, 5), (3, 7), (7, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_causal_attention_matches_torch(L, S, dtype):
+    g = np.random.default_rng(2)
+    q, k, v = (g.standard_normal(s).astype(dtype) for s in ((2, 3, L, 8), (2, 3, S, 8),
+                                                           (2, 3, S, 4)))
+    es = [ember.tensor(t, requires_grad=True) for t in (q, k, v)]
+    ts = [torch.tensor(t, requires_grad=True) for t in (q, k, v)]
+    ye = ember.nn.functional.scaled_dot_product_attention(*es, is_causal=True, scale=0.3)
+    yt = torch.nn.functional.scaled_dot_product_attention(*ts, is_causal=True, scale=0.3)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    assert np.allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    w = g.standard_normal(ye.shape).astype(dtype)
+    ye.backward(ember.tensor(w))
+    yt.backward(torch.tensor(w))
+    for e, t in zip(es, ts):
+        assert np.allclose(e.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("layout", ["plain", "a_t", "b_t", "batched", "out_of_place"])
+def test_matmul_split_over_threads_matches_torch(dtype, layout):
+    """Products above the small cutoff at 2 threads: rows split over the OpenMP team,
+    one BLAS thread each (odd row counts, transposed and converted operands)."""
+    g = np.random.default_rng(3)
+    M, K, N = 301, 130, 203
+    a = g.standard_normal((2, M, K) if layout == "batched" else (M, K)).astype(dtype)
+    b = g.standard_normal((K, N)).astype(dtype)
+    ea, eb, ta, tb = ember.tensor(a), ember.tensor(b), torch.tensor(a), torch.tensor(b)
+    if layout == "a_t":
+        ea, ta = ember.tensor(a.T.copy()).t(), torch.tensor(a.T.copy()).t()
+    elif layout == "b_t":
+        eb, tb = ember.tensor(b.T.copy()).t(), torch.tensor(b.T.copy()).t()
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(2)
+        got = (ea @ eb) if layout != "out_of_place" else ember.matmul(ea, eb, out=ember.empty(
+            N, M, dtype=ea.dtype).t())
+        ember.set_num_threads(1)
+        one = ea @ eb
+    finally:
+        ember.set_num_threads(before)
+    ref = (ta.float() @ tb.float()).numpy() if dtype == "float16" else (ta @ tb).numpy()
+    tol = {"float32": 1e-4, "float64": 1e-10, "float16": 2e-2}[dtype]
+    assert np.allclose(got.float().numpy() if dtype == "float16" else got.numpy(), ref,
+                       rtol=tol, atol=tol * 10)
+    # row slices start at multiples of 64: float32 keeps its bits at any thread count;
+    # float64 can move in the last bit where OpenBLAS picks its small-matrix kernel for
+    # one slice and not the whole (as its own threading could)
+    if dtype != "float64":
+        assert np.array_equal(got.numpy(), one.numpy())
+    else:
+        assert np.allclose(got.numpy(), one.numpy(), rtol=1e-14, atol=1e-12)

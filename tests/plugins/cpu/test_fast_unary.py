@@ -1,0 +1,79 @@
+"""The CPU plugin's libm-free float32 exp, erf and sigmoid loops (_unary_math.h): within a
+few ulp of the exact values (float64 NumPy/math) over the whole range, special values as
+PyTorch, and gelu built on them matches PyTorch forward and backward."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def _sweep():
+    g = np.random.default_rng(0)
+    dense = np.linspace(-12, 12, 200_001)
+    tiny = np.concatenate([10.0 ** np.linspace(-40, 1.5, 20_000), -(10.0 ** np.linspace(-40, 1.5, 20_000))])
+    return np.concatenate([dense, tiny, g.standard_normal(10_000) * 30]).astype(np.float32)
+
+
+def _ulps(got, exact):
+    exact32 = exact.astype(np.float32)
+    spacing = np.spacing(np.maximum(np.abs(exact32), np.finfo(np.float32).tiny)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - exact) / spacing
+
+
+@pytest.mark.parametrize("name,exact,max_ulp", [
+    ("erf", np.vectorize(math.erf), 3),
+    ("exp", np.exp, 2),
+    ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), 3),
+])
+def test_float32_within_ulps(name, exact, max_ulp):
+    x = _sweep()
+    if name == "exp":
+        x = x[x < 88.5]              # float32 overflows above ~88.72
+    got = getattr(ember, name)(ember.tensor(x)).numpy()
+    ref = exact(x.astype(np.float64))
+    keep = np.abs(ref) > 1e-37        # below float32's normal range ulps stop meaning much
+    assert _ulps(got[keep], ref[keep]).max() <= max_ulp
+    assert np.allclose(got[~keep], ref[~keep], rtol=0, atol=1e-37)
+
+
+@pytest.mark.parametrize("name", ["erf", "exp", "sigmoid"])
+def test_special_values_match_torch(name):
+    v = [float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 88.8, 89.5, -87.5, -104.0,
+         -200.0, 4.0, -4.0, 3.9, 1e-30, -1e-30]
+    got = getattr(ember, name)(ember.tensor(v, dtype=ember.float32)).numpy()
+    ref = getattr(torch, name)(torch.tensor(v, dtype=torch.float32)).numpy()
+    assert np.array_equal(np.isnan(got), np.isnan(ref))
+    assert np.allclose(got, ref, rtol=4e-7, atol=1e-38, equal_nan=True)
+    assert np.array_equal(np.signbit(got[3:5]), np.signbit(ref[3:5])) or name != "erf"
+
+
+def test_strided_and_threads_same_bits():
+    x = ember.randn(300, 257) * 5
+    before = ember.get_num_threads()
+    try:
+        outs = []
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            outs.append([ember.erf(x.t()).numpy(), ember.exp(x[:, ::2]).numpy()])
+    finally:
+        ember.set_num_threads(before)
+    for a, b in zip(*outs):
+        assert np.array_equal(a, b)
+    assert np.array_equal(outs[0][0], ember.erf(x.t().contiguous()).numpy())
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_float32_matches_torch(approximate):
+    a = np.random.default_rng(1).standard_normal((8, 33, 65)).astype(np.float32) * 3
+    xe = ember.tensor(a, requires_grad=True)
+    xt = torch.tensor(a, requires_grad=True)
+    ye = ember.nn.functional.gelu(xe, approximate=approximate)
+    yt = torch.nn.functional.gelu(xt, approximate=approximate)
+    assert np.allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    g = np.random.default_rng(2).standard_normal(a.shape).astype(np.float32)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    assert np.allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-5)
