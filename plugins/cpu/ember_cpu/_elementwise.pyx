@@ -61,9 +61,17 @@ cdef extern from *:
         sizeof(ember_unary_names) / sizeof(*ember_unary_names) == EMBER_UNARY_COUNT ? 1 : -1];
     typedef char ember_binary_names_check[
         sizeof(ember_binary_names) / sizeof(*ember_binary_names) == EMBER_BINARY_COUNT ? 1 : -1];
+
+    /* float32 exp: the softmax kernel's vectorising exp (within 1 ulp of the correctly
+     * rounded result), built per ISA level; libm's expf is a call per element. */
+    #include "_rowmath.h"
+    EMBER_ROW_CLONES static void ember_exp_f32(float *o, const float *a, int64_t n) {
+        for (int64_t i = 0; i < n; i++) o[i] = ember_fast_expf(a[i]);
+    }
     """
     const char *ember_unary_names[]
     const char *ember_binary_names[]
+    void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
 
 
 cdef enum:
@@ -177,8 +185,7 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
                 o[i] = _digamma(a[i])
     elif ct_t is float:
         if op == EMBER_UNARY_EXP:
-            for i in range(n):
-                o[i] = expf(a[i])
+            ember_exp_f32(o, a, n)
         elif op == EMBER_UNARY_LOG:
             for i in range(n):
                 o[i] = logf(a[i])
