@@ -187,10 +187,7 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
             for i in range(n):
                 o[i] = _digamma(a[i])
     elif ct_t is float:
-        if op == EMBER_UNARY_EXP:
-            for i in range(n):
-                o[i] = expf(a[i])
-        elif op == EMBER_UNARY_LOG:
+        if op == EMBER_UNARY_LOG:
             for i in range(n):
                 o[i] = logf(a[i])
         elif op == EMBER_UNARY_SQRT:

@@ -95,4 +95,31 @@ static inline float ember_fast_erff(float x) {
         OUT = ACC##s;                                                            \
     } while (0)
 
+/* The maximum of a[0..n), n >= 1, 64 bytes at a time in GCC vector types (a `>` select on
+ * scalars stays scalar: GCC vectorises a max only under -ffinite-math-only).  A NaN may or
+ * may not win; that is exact for NaN-free rows and enough for a softmax shift: a NaN
+ * element reaches every output through exp(NaN - m) in the row's sum whatever m is. */
+#define EMBER_ROW_MAX_FN(T, NAME)                                                \
+static inline T NAME(const T *a, int64_t n) {                                    \
+    typedef T vec __attribute__((vector_size(64)));                              \
+    enum { W = 64 / sizeof(T) };                                                 \
+    T s = a[0];                                                                  \
+    int64_t i, nb = n - n % W;                                                   \
+    int j;                                                                       \
+    if (nb) {                                                                    \
+        vec v, x;                                                                \
+        memcpy(&v, a, sizeof v);                                                 \
+        for (i = W; i < nb; i += W) {                                            \
+            memcpy(&x, a + i, sizeof x);                                         \
+            __typeof__(v > x) g = v > x;                                         \
+            v = (vec)(((__typeof__(g))v & g) | ((__typeof__(g))x & ~g));         \
+        }                                                                        \
+        for (j = 0; j < W; j++) s = s > v[j] ? s : v[j];                         \
+    }                                                                            \
+    for (i = nb; i < n; i++) s = s > a[i] ? s : a[i];                            \
+    return s;                                                                    \
+}
+EMBER_ROW_MAX_FN(float, ember_row_max_f32)
+EMBER_ROW_MAX_FN(double, ember_row_max_f64)
+
 #endif

@@ -1,6 +1,6 @@
 # The fused softmax family (the optional `softmax` table entry): softmax, log_softmax and
-# their backward ops along the last dim.  A row is read once for its maximum (or sum) and
-# once for the fused exp + sum, then scaled, while it sits in the L1 cache.  Each row is
+# their backward ops along the last dim.  A row is read once for its maximum (or sum); the
+# exp, sum and scale passes then find it in the L1 cache.  Each row is
 # computed by one thread in a fixed order (blocks of EMBER_NACC independent accumulators
 # combined in order), so results do not depend on the thread count; the accumulators are
 # also what lets the loops vectorise without -ffast-math.  float32 and float64 rows that
@@ -30,60 +30,39 @@ cdef extern from *:
         "softmax_backward", "log_softmax_backward"};
 
     #include "_rowmath.h"
-    #define EMBER_NACC 16
-    /* NaN-propagating max; `|`, not `||`: no branch */
-    #define EMBER_SM_MAX(x, y) ((((x) > (y)) | ((x) != (x))) ? (x) : (y))
-    /* acc[j] (+)= EXPR over the row in blocks of EMBER_NACC, then the tail into s */
-    #define EMBER_SM_BLOCKS(COMBINE, EXPR) \\
-        for (i = 0; i < nb; i += EMBER_NACC) \\
-            for (j = 0; j < EMBER_NACC; j++) { k = i + j; acc[j] = COMBINE(acc[j], EXPR); } \\
-        EMBER_SM_TREE(COMBINE) \\
-        for (k = nb; k < n; k++) s = COMBINE(s, EXPR);
-    /* the accumulators combined pairwise in a fixed tree (depth 4, not a chain of 15:
-     * short rows, e.g. attention's, were dominated by that chain) into s */
-    #define EMBER_SM_TREE(COMBINE) \\
-        for (w = EMBER_NACC / 2; w >= 1; w /= 2) \\
-            for (j = 0; j < w; j++) acc[j] = COMBINE(acc[j], acc[j + w]); \\
-        s = acc[0];
-    #define EMBER_SM_ADD(x, y) ((x) + (y))
+    #define EMBER_NACC EMBER_ROW_NACC
 
     /* one contiguous row of n >= 1 elements; y may alias a (staged rows work in place).
-     * The ops write y in a separate pass after each row reduction, so aliasing is safe. */
-    #define EMBER_SOFTMAX_ROW(T, NAME, EXP, LOG) \\
-    EMBER_ROW_CLONES static void NAME(int op, T *y, const T *a, const T *b, int64_t n) { \\
-        T acc[EMBER_NACC], s, m, e; \\
-        int64_t i, k, nb = n - n % EMBER_NACC; \\
-        int j, w; \\
-        if (op != EMBER_SOFTMAX_BACKWARD && op != EMBER_LOG_SOFTMAX_BACKWARD) { /* forward: the row maximum, then sum(exp(a - m)) */ \\
-            for (j = 0; j < EMBER_NACC; j++) acc[j] = a[0]; \\
-            EMBER_SM_BLOCKS(EMBER_SM_MAX, a[k]) \\
-            m = s; \\
-            for (j = 0; j < EMBER_NACC; j++) acc[j] = 0; \\
-            if (op == EMBER_SOFTMAX) { \\
-                for (i = 0; i < nb; i += EMBER_NACC) \\
-                    for (j = 0; j < EMBER_NACC; j++) { \\
-                        e = EXP(a[i + j] - m); y[i + j] = e; acc[j] += e; } \\
-                EMBER_SM_TREE(EMBER_SM_ADD) \\
-                for (k = nb; k < n; k++) { e = EXP(a[k] - m); y[k] = e; s += e; } \\
-                s = 1 / s; \\
-                for (k = 0; k < n; k++) y[k] *= s; \\
-            } else { \\
-                EMBER_SM_BLOCKS(EMBER_SM_ADD, EXP(a[k] - m)) \\
-                m += LOG(s); \\
-                for (k = 0; k < n; k++) y[k] = a[k] - m; \\
-            } \\
-        } else if (op == EMBER_SOFTMAX_BACKWARD) { /* softmax backward: a = grad, b = output */ \\
-            for (j = 0; j < EMBER_NACC; j++) acc[j] = 0; \\
-            EMBER_SM_BLOCKS(EMBER_SM_ADD, a[k] * b[k]) \\
-            for (k = 0; k < n; k++) y[k] = b[k] * (a[k] - s); \\
-        } else {                    /* log_softmax backward */ \\
-            for (j = 0; j < EMBER_NACC; j++) acc[j] = 0; \\
-            EMBER_SM_BLOCKS(EMBER_SM_ADD, a[k]) \\
-            for (k = 0; k < n; k++) y[k] = a[k] - EXP(b[k]) * s; \\
-        } \\
+     * The ops write y in a separate pass after each row reduction, so aliasing is safe.
+     * Every loop is a plain map, an EMBER_ROW_SUM or a row max, so each vectorises;
+     * softmax writes exp(a - m) first and sums y after (a fused store + sum keeps its
+     * accumulators in memory, one store-to-load chain per block). */
+    #define EMBER_SOFTMAX_ROW(T, NAME, EXP, LOG, MAX) \
+    EMBER_ROW_CLONES static void NAME(int op, T *y, const T *a, const T *b, int64_t n) { \
+        T s, m; \
+        int64_t i, k, nb = n - n % EMBER_NACC; \
+        int j; \
+        if (op == EMBER_SOFTMAX) { \
+            m = MAX(a, n); \
+            for (k = 0; k < n; k++) y[k] = EXP(a[k] - m); \
+            EMBER_ROW_SUM(T, e, y[k], s); \
+            s = 1 / s; \
+            for (k = 0; k < n; k++) y[k] *= s; \
+        } else if (op == EMBER_LOG_SOFTMAX) { \
+            m = MAX(a, n); \
+            EMBER_ROW_SUM(T, e, EXP(a[k] - m), s); \
+            m += LOG(s); \
+            for (k = 0; k < n; k++) y[k] = a[k] - m; \
+        } else if (op == EMBER_SOFTMAX_BACKWARD) { /* a = grad, b = output */ \
+            EMBER_ROW_SUM(T, g, a[k] * b[k], s); \
+            for (k = 0; k < n; k++) y[k] = b[k] * (a[k] - s); \
+        } else {                    /* log_softmax backward */ \
+            EMBER_ROW_SUM(T, g, a[k], s); \
+            for (k = 0; k < n; k++) y[k] = a[k] - EXP(b[k]) * s; \
+        } \
     }
-    EMBER_SOFTMAX_ROW(float, ember_softmax_row_f32, ember_fast_expf, logf)
-    EMBER_SOFTMAX_ROW(double, ember_softmax_row_f64, exp, log)
+    EMBER_SOFTMAX_ROW(float, ember_softmax_row_f32, ember_fast_expf, logf, ember_row_max_f32)
+    EMBER_SOFTMAX_ROW(double, ember_softmax_row_f64, exp, log, ember_row_max_f64)
     """
     const char *ember_softmax_names[]
     void ember_softmax_row_f32(int op, float *y, const float *a, const float *b,

@@ -330,6 +330,21 @@ def test_unary_large_and_empty(op, name, rng, threads):
     run_unary(op, out, out.copy(), name)
 
 
+def test_float32_exp_over_its_whole_range():
+    """The vectorised float32 exp: within 1 ulp of the correctly rounded result from
+    underflow (subnormals, then 0) to overflow (inf); NaN stays NaN, exp(-inf) = 0."""
+    x = np.concatenate([np.linspace(-110, 90, 200001), [-87.3, -103.9, -104.5, 88.72, 88.73,
+                                                        -np.inf, np.inf, np.nan, -0.0]])
+    x = x.astype(np.float32)
+    out = np.empty_like(x)
+    run_unary("exp", out, x, "float32")
+    with np.errstate(over="ignore"):
+        want = np.exp(x.astype(np.float64)).astype(np.float32)
+    ulps = np.abs(out.view(np.int32).astype(np.int64) - want.view(np.int32))
+    assert ulps[:-2].max() <= 1
+    assert np.isnan(out[-2]) and out[-1] == 1 and out[-4] == 0 and out[-3] == np.inf
+
+
 def test_unary_special_values():
     x = np.array([np.nan, -0.0, -np.inf, np.inf, -1.0, 0.0], np.float32)
     out = np.empty_like(x)

@@ -78,6 +78,22 @@ def test_nan_inf_rows():
     np.testing.assert_allclose(got[3], reference(SOFTMAX, a[3:])[0], rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("op", [SOFTMAX, LOG_SOFTMAX])
+def test_row_max_and_nan_in_every_position(op, dtype):
+    """The vectorised row maximum over whole vector blocks and the tail: a large element
+    anywhere in a 37-long row must be found (else exp overflows), and a NaN anywhere must
+    turn the whole row NaN."""
+    n = 37
+    big = np.random.default_rng(1).standard_normal((n, n)).astype(dtype)
+    big[np.arange(n), np.arange(n)] = 1000           # exp(1000) overflows even float64
+    got = call(op, np.empty_like(big), big)
+    np.testing.assert_allclose(got, reference(op, big), rtol=TOL[dtype], atol=TOL[dtype])
+    nan = big.copy()
+    nan[np.arange(n), np.arange(n)] = np.nan
+    assert np.isnan(call(op, np.empty_like(nan), nan)).all()
+
+
 def test_thread_count_does_not_change_bits():
     a = np.random.default_rng(0).standard_normal((512, 200)).astype(np.float32)
     n0 = K._get_num_threads()
