@@ -215,7 +215,8 @@ def _round(input, *, decimals=0, out=None):
     if decimals == 0:
         return unary_op(op_round, a, out)
     if not a._dtype.is_floating_point:
-        raise RuntimeError("round_cpu not implemented for integer dtypes when decimals != 0")
+        raise NotImplementedError(f"round: not implemented for '{a._dtype.name}' when "
+                                  f"decimals != 0")
     scale = 10.0 ** decimals
     r = unary_op(op_round, binary_op(op_mul, a, scale, 1, None), None)
     return binary_op(op_div, r, scale, 1, out)
@@ -224,6 +225,8 @@ def _round(input, *, decimals=0, out=None):
 def frac(input, *, out=None):
     """input - trunc(input): the fractional part, with input's sign."""
     cdef TensorBase a = as_tensor_arg(input, "frac", "input")
+    if not a._dtype.is_floating_point:
+        raise NotImplementedError(f"frac: not implemented for '{a._dtype.name}'")
     return binary_op(op_sub, a, unary_op(op_trunc, a, None), 1, out)
 
 
