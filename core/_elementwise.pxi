@@ -175,12 +175,23 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
 
     cdef dtype ct = result_type2(a, b, op.name)
     cdef int code = op.code
-    if ct.code == EMBER_BOOL and code == EMBER_BINARY_SUB:
+    if code == EMBER_BINARY_SUB and (ct.code == EMBER_BOOL or isinstance(a, bool)
+                                     or isinstance(b, bool) or ta is not None and
+                                     ta._dtype.code == EMBER_BOOL or tb is not None and
+                                     tb._dtype.code == EMBER_BOOL):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
     if binary_to_float(code) and not ct.is_floating_point:
         ct = <dtype>_state.default_dtype()
+    if code == EMBER_BINARY_POW and tb is None and not ct.is_floating_point \
+            and not ct.is_complex:
+        # PyTorch checks a scalar exponent up front (even for an empty base) and answers
+        # x ** 0 and x ** 1 without the kernel, so they work on bool tensors too
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if ct.code == EMBER_BOOL and b in (0, 1):
+            return binary_op(op_add if b == 0 else op_mul, a, True, 1, out)
     # a 0-dim CPU tensor next to a tensor on another device acts as a scalar (PyTorch)
     if ta is not None and tb is not None and ta._device is not tb._device \
             and ta._device != tb._device:
@@ -191,11 +202,15 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         else:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {ta._device} and {tb._device}!")
+    if isinstance(alpha, bool) and ct.code != EMBER_BOOL:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if alpha is not 1 and alpha != 1:
         if isinstance(alpha, float) and not ct.is_floating_point:
             raise RuntimeError("For integral input tensors, argument alpha must not be a "
                                "floating point number.")
-        b = binary_op(op_mul, b, alpha, 1, None) if tb is not None else b * alpha
+        # alpha * other in the result dtype: in other's own (narrower) dtype it would wrap
+        b = binary_op(op_mul, cast_to(tb, ct), alpha, 1, None) if tb is not None \
+            else b * alpha
         tb = b if tb is not None else None
 
     cdef TensorBase ref = ta if ta is not None else tb

@@ -140,18 +140,27 @@ def equal(input, other):
 
 cdef object all_c(TensorBase t, object dim, bint keepdim):
     """all(): the minimum of the values as bools (True over an empty range)."""
-    cdef TensorBase b = cast_to(t, _dtypes.bool)
-    if b.numel_c() == 0 and dim is None:
-        return full((), True, device=t._device)
-    return reduce_op(op_amin, b, () if dim is None else dim, keepdim, None, None)
+    return bool_reduce(t, dim, keepdim, True)
 
 
 cdef object any_c(TensorBase t, object dim, bint keepdim):
     """any(): the maximum of the values as bools (False over an empty range)."""
+    return bool_reduce(t, dim, keepdim, False)
+
+
+cdef object bool_reduce(TensorBase t, object dim, bint keepdim, bint is_all):
+    """all()/any() over ``dim`` (all dims when None); uint8 input gives uint8, as PyTorch."""
     cdef TensorBase b = cast_to(t, _dtypes.bool)
-    if b.numel_c() == 0 and dim is None:
-        return full((), False, device=t._device)
-    return reduce_op(op_amax, b, () if dim is None else dim, keepdim, None, None)
+    dims = () if dim is None else dim
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        r = b if b is not t else b.clone()     # dim=(): nothing reduced (PyTorch)
+    elif b.numel_c() == 0:
+        # amin/amax refuse an empty range: the sum (0) gives the shape, the answer is fixed
+        zeros = reduce_op(op_sum, b, dims, keepdim, None, None)
+        r = binary_op(op_eq if is_all else op_ne, zeros, 0, 1, None)
+    else:
+        r = reduce_op(op_amin if is_all else op_amax, b, dims, keepdim, None, None)
+    return cast_to(r, t._dtype) if t._dtype.code == EMBER_UINT8 else r
 
 
 def _all(input, dim=None, keepdim=False):
@@ -215,7 +224,8 @@ def _round(input, *, decimals=0, out=None):
     if decimals == 0:
         return unary_op(op_round, a, out)
     if not a._dtype.is_floating_point:
-        raise RuntimeError("round_cpu not implemented for integer dtypes when decimals != 0")
+        raise NotImplementedError(f"round: not implemented for '{a._dtype.name}' when "
+                                  f"decimals != 0")
     scale = 10.0 ** decimals
     r = unary_op(op_round, binary_op(op_mul, a, scale, 1, None), None)
     return binary_op(op_div, r, scale, 1, out)
@@ -224,6 +234,8 @@ def _round(input, *, decimals=0, out=None):
 def frac(input, *, out=None):
     """input - trunc(input): the fractional part, with input's sign."""
     cdef TensorBase a = as_tensor_arg(input, "frac", "input")
+    if not a._dtype.is_floating_point:
+        raise NotImplementedError(f"frac: not implemented for '{a._dtype.name}'")
     return binary_op(op_sub, a, unary_op(op_trunc, a, None), 1, out)
 
 

@@ -62,8 +62,8 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
     cdef int i, nred = reduce_mask(a, dim, mask, op.name)
     if op.code in (EMBER_REDUCE_MAX, EMBER_REDUCE_MIN, EMBER_REDUCE_ARGMAX, EMBER_REDUCE_ARGMIN):
         if dim is None and a.numel_c() == 0 and op.code >= EMBER_REDUCE_ARGMAX:
-            raise RuntimeError(f"{op.name}(): Expected reduction dim to be specified for "
-                               f"input.numel() == 0.")
+            raise IndexError(f"{op.name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
         for i in range(a._ndim):      # no identity element: an empty reduction is an error
             if mask[i] and a._sizes[i] == 0:
                 raise IndexError(f"{op.name}(): Expected reduction dim {i} to have non-zero "
@@ -137,27 +137,43 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of ``input`` over ``dim`` (integer inputs give int64)."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     return reduce_op(op_prod, as_tensor_arg(input, "prod", "input"), dim, keepdim, dtype, out)
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
     """Maximum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
-    return reduce_op(op_amax, as_tensor_arg(input, "amax", "input"), dim, keepdim, None, out)
+    cdef TensorBase a = as_tensor_arg(input, "amax", "input")
+    if a.numel_c() == 0 and (dim is None or dim == () or dim == []):
+        raise RuntimeError("amax(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    return reduce_op(op_amax, a, dim, keepdim, None, out)
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
     """Minimum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
-    return reduce_op(op_amin, as_tensor_arg(input, "amin", "input"), dim, keepdim, None, out)
+    cdef TensorBase a = as_tensor_arg(input, "amin", "input")
+    if a.numel_c() == 0 and (dim is None or dim == () or dim == []):
+        raise RuntimeError("amin(): Expected reduction dim to be specified for input.numel() "
+                           "== 0. Specify the reduction dim with the 'dim' argument.")
+    return reduce_op(op_amin, a, dim, keepdim, None, out)
 
 
 def argmax(input, dim=None, keepdim=False):
     """Index of the first maximum over ``dim`` (of the flattened input when None)."""
-    return arg_reduce(op_argmax, as_tensor_arg(input, "argmax", "input"), dim, keepdim)
+    cdef TensorBase a = as_tensor_arg(input, "argmax", "input")
+    if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
+        raise RuntimeError("argmax(): does not support bool input")
+    return arg_reduce(op_argmax, a, dim, keepdim)
 
 
 def argmin(input, dim=None, keepdim=False):
     """Index of the first minimum over ``dim`` (of the flattened input when None)."""
-    return arg_reduce(op_argmin, as_tensor_arg(input, "argmin", "input"), dim, keepdim)
+    cdef TensorBase a = as_tensor_arg(input, "argmin", "input")
+    if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
+        raise RuntimeError("argmin(): does not support bool input")
+    return arg_reduce(op_argmin, a, dim, keepdim)
 
 
 cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):

@@ -19,7 +19,8 @@ def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         return full_fn(input)
-    indices = pos_fn(input, dim, keepdim)
+    # argmax refuses bool input (PyTorch); max(dim) takes it: bools order as 0/1 bytes
+    indices = pos_fn(input.byte() if input.dtype.name == "bool" else input, dim, keepdim)
     if input.requires_grad and input.dim() and _ag.is_grad_enabled():
         # the gradient goes to the chosen element alone (torch), not split between ties
         picked = input.gather(dim, indices if keepdim else indices.unsqueeze(dim))

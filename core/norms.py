@@ -30,6 +30,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
                            f"dtype but got {x.type()[6:-6]}")
     if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must "
+                               f"be either a floating point or complex dtype. Got: {dtype}")
         x = x.to(dtype)
     count = (x == x).sum(dim, keepdim, dtype=x.dtype)       # the non-NaN elements
     r = _T.sum(_zero_nans(x), dim, keepdim) / count

@@ -117,8 +117,8 @@ def test_reduction_edge_cases(device, oracle):
     oracle.assert_matches(e.amax(1), te.amax(1))
     with pytest.raises(IndexError, match="Expected reduction dim 0 to have non-zero size"):
         e.amax(0)
-    with pytest.raises(IndexError, match="non-zero size"):
-        ember.amin(e)
+    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+        ember.amin(e)           # no dim over an empty tensor: RuntimeError, as torch
     b = ember.tensor([[True, False], [True, True]], device=device)
     tb = torch.tensor([[True, False], [True, True]])
     oracle.assert_matches(b.prod(1), tb.prod(1))
@@ -283,7 +283,7 @@ def test_arg_and_scan_edge_cases(device, oracle):
     ties = ember.tensor([2, 2, 1, 2], device=device)
     oracle.assert_matches(ember.cummax(ties, 0).indices, torch.cummax(torch.tensor([2, 2, 1, 2]), 0).indices)
     oracle.assert_matches(ember.argmax(ties), torch.argmax(torch.tensor([2, 2, 1, 2])))
-    with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
+    with pytest.raises(IndexError, match="Expected reduction dim to be specified"):
         ember.argmax(ember.zeros(0, device=device))
     with pytest.raises(RuntimeError, match="Expected reduction dim to be specified"):
         ember.max(ember.zeros(0, device=device))

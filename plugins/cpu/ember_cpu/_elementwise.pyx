@@ -256,8 +256,6 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
     elif op == EMBER_BINARY_POW:
         if ct_t is int64_t:
             for i in range(n):
-                if b[i] < 0:
-                    return EMBER_ERR_RUNTIME
                 o[i] = _ipow(a[i], b[i])
         elif ct_t is float:
             for i in range(n):
@@ -531,8 +529,6 @@ cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     views[1] = a
     views[2] = b
     status = run_elementwise(ctx, ember_binary_names[op], &e, views)
-    if status == EMBER_ERR_RUNTIME and op == EMBER_BINARY_POW:
-        return set_error(ctx, status, "pow", "Integers to negative integer powers are not allowed.")
     if status == EMBER_ERR_RUNTIME and (op == EMBER_BINARY_FMOD or op == EMBER_BINARY_REMAINDER
                                         or op == EMBER_BINARY_FLOOR_DIVIDE):
         return set_error(ctx, status, ember_binary_names[op], "ZeroDivisionError")

@@ -63,6 +63,10 @@ cdef inline ct_t _relu(ct_t x) noexcept nogil:
 
 # x ** e for e >= 0, by squaring, wrapping
 cdef inline int64_t _ipow(int64_t x, int64_t e) noexcept nogil:
+    # a negative exponent (a tensor's: a scalar one is refused up front) truncates 1 / x**-e
+    # as PyTorch does: 1 and -1 keep a magnitude of 1, every other base gives 0
+    if e < 0:
+        return 1 if x == 1 else ((1 - 2 * ((-e) & 1)) if x == -1 else 0)
     cdef uint64_t base = <uint64_t>x, r = 1
     while e > 0:
         if e & 1:

@@ -605,11 +605,12 @@ def test_integer_overflow_wraps():
     np.testing.assert_array_equal(o8, [243, 0])
 
 
-def test_integer_negative_power_is_an_error():
-    a = np.array([2, 3], np.int64)
+def test_integer_negative_power_truncates():
+    # a tensor exponent may be negative (PyTorch): 1 / x**-e truncated toward zero
+    a = np.array([2, 3, 1, -1, -1, 0], np.int64)
     out = np.empty_like(a)
-    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed."):
-        run_binary("pow", out, a, np.array([1, -1], np.int64), "int64")
+    run_binary("pow", out, a, np.array([1, -1, -5, -3, -2, 2], np.int64), "int64")
+    np.testing.assert_array_equal(out, [2, 0, 1, -1, 1, 0])
 
 
 def test_bool_arithmetic():
