@@ -4,10 +4,12 @@ kernel; autograd will differentiate them through their primitives).
 
 Names follow torch; a name shadowing a builtin (min, max, all) is not defined here.
 """
+import functools
 import math
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
+from ember.core._dtype import promote_types
 from ember.core._tensor import TensorBase
 from ember.core.typeinfo import finfo
 
@@ -48,19 +50,64 @@ def sign(input):
     return (input > 0).to(input.dtype) - (input < 0).to(input.dtype)
 
 
+def _common_dtype(*tensors):
+    """PyTorch's promotion over several tensors: dimensioned ones rank above 0-d ones."""
+    dims = [t.dtype for t in tensors if t.dim()]
+    zero = [t.dtype for t in tensors if not t.dim()]
+    if not dims or not zero:
+        return functools.reduce(promote_types, dims or zero)
+    return _T.result_type(_T.empty(0, dtype=functools.reduce(promote_types, dims)),
+                          _T.empty((), dtype=functools.reduce(promote_types, zero)))
+
+
+def _ternary_operands(op, kernel, input, tensor1, tensor2, value):
+    """The three tensors in their common dtype, and value as that dtype's kind of number."""
+    for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
+        _tensor(x, op, arg)
+    rt = _common_dtype(input, tensor1, tensor2)
+    if rt.name == "bool":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    value = value if rt.is_floating_point else int(value)
+    return input.to(rt), tensor1.to(rt), tensor2.to(rt), value
+
+
+_C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16"}
+
+
 def lerp(input, end, weight):
-    """input + weight * (end - input)."""
-    return _tensor(input, "lerp") + weight * (end - input)
+    """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
+    floating dtype."""
+    _tensor(input, "lerp")
+    _tensor(end, "lerp", "end")
+    kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
+    for x, arg in ((end, "end"), (weight, "weight")):
+        # a 0-d weight is PyTorch's wrapped number: any dtype, and it joins the promotion
+        if isinstance(x, TensorBase) and x.dtype != input.dtype and \
+                (arg == "end" or x.dim()):
+            got = _C10_NAMES.get(x.dtype.name, x.dtype.name)
+            raise RuntimeError(f"expected dtype {_C10_NAMES.get(input.dtype.name)} for "
+                               f"`{arg}` but got dtype {got}")
+    rt = _common_dtype(input, end, weight) if isinstance(weight, TensorBase) else input.dtype
+    if not rt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_T._st_name(rt)}\'')
+    if rt != input.dtype or (isinstance(weight, TensorBase) and weight.dtype != rt):
+        input, end = input.to(rt), end.to(rt)
+        weight = weight.to(rt) if isinstance(weight, TensorBase) else weight
+    return input + weight * (end - input)
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """input + value * tensor1 * tensor2."""
-    return _tensor(input, "addcmul") + value * (tensor1 * tensor2)
+    """input + value * tensor1 * tensor2, in the three tensors' promoted dtype."""
+    input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
+                                                       tensor1, tensor2, value)
+    return input + value * (tensor1 * tensor2)
 
 
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (true division)."""
-    _tensor(input, "addcdiv")
+    for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
+        _tensor(x, "addcdiv", arg)
     if not tensor1.is_floating_point() and not tensor2.is_floating_point():
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
                            "future release addcdiv will perform a true division of tensor1 and "
@@ -69,6 +116,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
+                                                       tensor1, tensor2, value)
     return input + value * (tensor1 / tensor2)
 
 

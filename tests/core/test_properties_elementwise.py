@@ -179,13 +179,10 @@ TERNARY = {
 EXACT_TERNARY = {"where", "clamp", "clamp_min", "clamp_max"}
 
 
-# Excluded (core/composites.py, owned elsewhere, builds clamp/lerp/addcmul/addcdiv from two
-# binary ops): it accepts bool (clamp, lerp, addcmul) and integer (lerp) inputs where PyTorch
-# raises NotImplementedError, and promotes in two steps, so mixed dtypes can differ from
-# PyTorch's one three-way promotion (bf16 + f16 * bool[0] gives float16, not float32; uint8
-# addcmul with value=0.5 gives float32, not uint8). Those ops draw one float dtype here.
-ONE_FLOAT_DTYPE = {"clamp", "clamp_min", "clamp_max", "lerp", "addcmul", "addcmul_int",
-                   "addcdiv"}
+# Excluded: clamp (core/composites.py) is a maximum then a minimum, so it accepts bool
+# inputs where PyTorch raises NotImplementedError and promotes in two steps, so mixed dtypes
+# can differ from PyTorch's one three-way promotion. Those ops draw one float dtype here.
+ONE_FLOAT_DTYPE = {"clamp", "clamp_min", "clamp_max"}
 
 
 @pytest.mark.parametrize("name", list(TERNARY))
