@@ -73,6 +73,21 @@ class _Formatter:
         return s.rjust(getattr(self, "width", 0))
 
 
+class _ComplexFormatter:
+    """PyTorch's complex layout: real and imaginary parts each get their own _Formatter;
+    an element prints as real, sign, imag, 'j' (`1.+2.j`, `3.-1.j`)."""
+
+    def __init__(self, values):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, v):
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(v.real) + sign + imag
+
+
 def _summarise(arr, summarize):
     import numpy as np
     edge = _options["edgeitems"]
@@ -122,11 +137,16 @@ def tensor_repr(t):
         arr = t.numpy(force=True)
         summarize = arr.size > _options["threshold"]
         values = _summarise(arr, summarize).tolist()
-        fmt = _Formatter(values, dtype.is_floating_point)
+        fmt = _ComplexFormatter(values) if dtype.is_complex else \
+            _Formatter(values, dtype.is_floating_point)
         body = _fmt(arr, fmt, len("tensor("), summarize)
-    default_float = dtype is _state.get_default_dtype()
+    default = _state.get_default_dtype()
+    if dtype.is_complex:        # the default complex dtype follows the default float one
+        default = default.to_complex() if default.name in ("float32", "float64") else None
+    default_float = dtype is default
     implicit = default_float or dtype.name in ("int64", "bool")
-    if not implicit or (t.numel() == 0 and dtype.name != "float32" and not default_float):
+    if not implicit or (t.numel() == 0 and (dtype.is_complex or dtype.name != "float32"
+                                            and not default_float)):
         suffixes.append(f"dtype={dtype}")
     # as PyTorch: a non-leaf shows where it came from, a leaf that records shows that it does
     grad_fn = t.grad_fn

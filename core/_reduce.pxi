@@ -44,6 +44,8 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
     cdef int k = op.resolve(effective_keys(a._keys))
     if (op._kernel_mask >> k) & 1:
         return op._table[k](a, dim, keepdim, dtype=dtype_arg, out=out)
+    if a._dtype.is_complex:
+        return complex_ops().reduce(op.name, a, dim, keepdim, dtype_arg, out)
     cdef dtype ct
     if dtype_arg is not None:
         ct = as_dtype(dtype_arg, op.name, "dtype")

@@ -106,7 +106,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     close = input == other
-    if input.is_floating_point():
+    if input.is_floating_point() or input.dtype.is_complex:
         close = close | (_T._abs(input - other) <= atol + rtol * _T._abs(other))
         if equal_nan:
             close = close | (isnan(input) & isnan(other))

@@ -178,6 +178,7 @@ from ember.core.memory_format import *  # noqa: E402,F403  (channels_last, prese
 from ember.core.shape_composites import *  # noqa: E402,F403  (meshgrid, tensor_split, ...)
 from ember.core.special import *  # noqa: E402,F403  (erfinv, lgamma, digamma, polygamma)
 from ember.core.statistics import *  # noqa: E402,F403  (quantile, cov, aminmax, ...)
+from ember.core.complex_functions import *  # noqa: E402,F403  (complex, polar, view_as_real, ...)
 
 # floor, ceil, trunc, exp2, ..., atan2, fmod, remainder, floor_divide, bitwise_*: one table
 globals().update(_more_functions())
