@@ -73,11 +73,6 @@ cdef int complex_fill(TensorBase dst, object value) except -1:
     return 0
 
 
-cdef str complex_unsupported(str op, dtype dt):
-    """PyTorch's message for a kernel that has no complex version."""
-    return f'"{op}_cpu" not implemented for \'{st_name(dt)}\''
-
-
 def view_as_real(input):
     """A float view of the complex ``input``: shape [*input.shape, 2], (real, imag) last."""
     cdef TensorBase t = as_tensor_arg(input, "view_as_real", "input")
@@ -91,8 +86,8 @@ def view_as_complex(input):
     (real, imag) pairs."""
     cdef TensorBase t = as_tensor_arg(input, "view_as_complex", "input")
     if t._dtype.code != EMBER_FLOAT32 and t._dtype.code != EMBER_FLOAT64:
-        raise RuntimeError(f"view_as_complex is only supported for float and double tensors, "
-                           f"but got a tensor of scalar type: {st_name(t._dtype)}")
+        raise RuntimeError(f"view_as_complex is only supported for half, float and double "
+                           f"tensors, but got a tensor of scalar type: {st_name(t._dtype)}")
     if t._ndim == 0 or t._sizes[t._ndim - 1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     if t._strides[t._ndim - 1] != 1:
@@ -121,6 +116,16 @@ def _imag(TensorBase t):
     if not t._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return component_c(t, 1)
+
+
+def _result_out(TensorBase result, out, str op):
+    """``out`` (checked, resized as PyTorch's out= does) holding ``result``'s values."""
+    cdef TensorBase o = prepare_out(out, result._ndim, result._sizes, result._dtype,
+                                    result._device, op)
+    check_writable(o, result, None)
+    run_copy(o, result)
+    o.bump()
+    return o
 
 
 def _complex_out(re, im, dtype ct, out, str op):

@@ -42,7 +42,7 @@ class _Formatter:
             self.width = max((len(str(v)) for v in values), default=1)
             return
         if not finite:
-            self.width = max((len(self._special(v)) for v in values), default=1)
+            self.width = 1          # PyTorch: the width comes from nonzero finite values
             return
         self.int_mode = all(v == math.floor(v) for v in finite)
         nonzero = [abs(v) for v in finite if v != 0]
@@ -53,7 +53,7 @@ class _Formatter:
         elif amax and (amax / amin > 1000.0 or amax > 1e8 or
                        (not self.int_mode and amin < 1e-4)):
             self.sci_mode = True
-        self.width = max(len(self.format(v)) for v in values)
+        self.width = max((len(self.format(v)) for v in finite if v != 0), default=1)
 
     @staticmethod
     def _special(v):
@@ -154,4 +154,19 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + suffixes) + ")"
+    return _add_suffixes("tensor(" + body, suffixes, len("tensor("))
+
+
+def _add_suffixes(text, suffixes, indent):
+    """PyTorch's layout of ', dtype=...' and the like: a suffix that would pass the line
+    width starts a new line."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > _options["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"

@@ -92,7 +92,7 @@ def _log_parts(re, im):
 def binary(op, a, b, alpha, out, ct):
     """The binary op ``op`` (an Op name) at the complex dtype ``ct``."""
     if alpha != 1:
-        b = _T.mul(b, alpha)
+        b = _T.mul(b, alpha) if isinstance(b, TensorBase) else b * alpha
     ar, ai = _parts(a, ct)
     br, bi = _parts(b, ct)
     if op == "add" or op == "sub":
