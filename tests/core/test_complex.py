@@ -5,9 +5,9 @@ import warnings
 import numpy as np
 import pytest
 import torch
+from ember.core import _dtype
 
 import ember
-from ember.core import _dtype
 
 REAL = ["uint8", "int8", "int16", "int32", "int64", "float16", "float32", "float64", "bool",
         "bfloat16"]
