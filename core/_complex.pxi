@@ -66,6 +66,39 @@ cdef int complex_copy(TensorBase dst, TensorBase src) except -1:
     return 0
 
 
+cdef int pair_view(ember_view* v, dtype dt) except -1:
+    """A kernel view of complex elements as (real, imag) float pairs: a trailing dim of 2."""
+    if v.ndim + 1 > MAX_DIM:
+        raise RuntimeError(f"ember supports at most {MAX_DIM} dimensions")
+    cdef int i
+    for i in range(v.ndim):
+        v.strides[i] *= 2
+    v.sizes[v.ndim] = 2
+    v.strides[v.ndim] = 1
+    v.ndim += 1
+    v.dtype = dt.to_real().code
+    return 0
+
+
+cdef int complex_index_views(int code, TensorBase out, TensorBase a, str op, ember_view* vo,
+                             ember_view* va, ember_view* vi) except -1:
+    """Gathers and scatters (plain or adding) move complex elements as float pairs: the
+    index gets a stride-0 trailing dim, so both components follow one index."""
+    cdef int base = code & ~EMBER_INDEX_WRAP
+    if out._dtype is not a._dtype or not (base == EMBER_INDEX_GATHER or base ==
+                                          EMBER_INDEX_SCATTER or base == EMBER_INDEX_SCATTER_ADD):
+        d = out._dtype if out._dtype.is_complex else a._dtype
+        raise NotImplementedError(f'"{op}_cpu" not implemented for \'{st_name(d)}\'')
+    pair_view(vo, out._dtype)
+    pair_view(va, a._dtype)
+    if vi.ndim + 1 > MAX_DIM:
+        raise RuntimeError(f"ember supports at most {MAX_DIM} dimensions")
+    vi.sizes[vi.ndim] = 2
+    vi.strides[vi.ndim] = 0
+    vi.ndim += 1
+    return 0
+
+
 cdef int complex_fill(TensorBase dst, object value) except -1:
     z = complex(value)
     kernel_fill(component_c(dst, 0), z.real)

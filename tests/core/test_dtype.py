@@ -170,7 +170,7 @@ def test_as_dtype_conversions():
     (None, "NoneType"), (3, "int"), (object(), "object"),
     ("float", "str 'float'"),          # aliases are ambiguous as strings (NumPy: float64)
     ("f4", "str 'f4'"),
-    (np.complex256, "numpy.complex256"), (np.dtype("uint16"), "numpy.uint16"),
+    (np.complex256, "numpy.clongdouble"), (np.dtype("uint16"), "numpy.uint16"),
     (np.dtype("U3"), "numpy.str_"), (np.floating, "numpy.floating"),
 ])
 def test_as_dtype_type_error(obj, typename):
