@@ -4,8 +4,10 @@ The transforms run NumPy's pocketfft on the host copy of the input, in the input
 precision (imported on first use), and come back to the input's device as complex64/
 complex128 (or float32/float64 for the real-output ones: irfft*, hfft*): float32 and
 integer inputs give complex64, float64 gives complex128, as in PyTorch.  Half precision is
-refused as PyTorch's CPU does.  Complex tensors cannot require grad in ember, so the
-transforms are not differentiable."""
+refused as PyTorch's CPU does.  Complex tensors cannot require grad in ember, so only the
+real-to-real transforms (irfft*, hfft* of a real input) differentiate, with PyTorch's
+formula (the adjoint rfft, doubling the bins that stand for two); a complex-result transform
+of an input that requires grad raises rather than silently dropping the graph."""
 
 from ember.core import _tensor as _T
 from ember.core._state import get_default_dtype
@@ -72,11 +74,19 @@ def _to_tensor(arr, dt, like):
     return _T._from_host(arr, dt, like.device)
 
 
+def _no_complex_grad(x, op):
+    from ember.core._autograd import is_grad_enabled
+    if x.requires_grad and is_grad_enabled():
+        raise NotImplementedError(f"ember.fft.{op}: its result is complex, and ember's "
+                                  f"complex tensors cannot carry gradients yet")
+
+
 def _c2c(input, s, dim, norm, op, inverse):
     """fftn / ifftn: complex-to-complex (a real input is read as complex)."""
     import numpy as np
     x = _input(input, op)
     sizes, dims = _plan(x, s, dim, norm, op)
+    _no_complex_grad(x, op)
     a = _T._to_host(x)
     if not dims:
         return _to_tensor(a, x.dtype.to_complex(), x)
@@ -91,6 +101,7 @@ def _r2c(input, s, dim, norm, op, hermitian):
     sizes, dims = _plan(x, s, dim, norm, op)
     if not dims:
         raise RuntimeError(f"{op} must transform at least one axis")
+    _no_complex_grad(x, op)
     a = _T._to_host(x)
     out = np.fft.rfftn(a, sizes, dims, _SWAPPED[norm] if hermitian else (norm or "backward"))
     return _to_tensor(np.conj(out) if hermitian else out, x.dtype.to_complex(), x)
@@ -99,14 +110,70 @@ def _r2c(input, s, dim, norm, op, hermitian):
 def _c2r(input, s, dim, norm, op, hermitian):
     """irfftn (or hfftn when ``hermitian``) over ``dim`` with output sizes ``s`` (the last
     one 2 * (m - 1) by default); a real input is read as complex."""
-    import numpy as np
     x = _input(input, op)
     sizes, dims = _plan(x, s, dim, norm, op, one_sided_output=True)
+    # hfft of x is irfft of conj(x) with the other scaling (conj: nothing for a real x)
+    scaling = _SWAPPED[norm] if hermitian else (norm or "backward")
+    if x.requires_grad and not x.dtype.is_complex:
+        from ember.core._autograd import is_grad_enabled
+        if is_grad_enabled():
+            return _real_c2r().apply(x, sizes, dims, scaling)
+    return _c2r_host(x, sizes, dims, scaling, hermitian)
+
+
+def _c2r_host(x, sizes, dims, scaling, conjugate):
+    import numpy as np
     a = _T._to_host(x)
-    if hermitian:
+    if conjugate:
         a = np.conj(a)
-    out = np.fft.irfftn(a, sizes, dims, _SWAPPED[norm] if hermitian else (norm or "backward"))
-    return _to_tensor(out, x.dtype.to_real(), x)
+    return _to_tensor(np.fft.irfftn(a, sizes, dims, scaling), x.dtype.to_real(), x)
+
+
+_C2R = None
+
+
+def _real_c2r():
+    """The autograd Function of irfftn over a real input (made on first use: ember.autograd
+    loads lazily)."""
+    global _C2R
+    if _C2R is None:
+        from ember.autograd import Function
+
+        class _RealC2R(Function):
+            @staticmethod
+            def forward(ctx, x, sizes, dims, scaling):
+                ctx.shape, ctx.sizes, ctx.dims, ctx.scaling = x.shape, sizes, dims, scaling
+                return _c2r_host(x.detach(), sizes, dims, scaling, False)
+
+            @staticmethod
+            def backward(ctx, g):
+                return _c2r_backward(g, ctx.shape, ctx.sizes, ctx.dims, ctx.scaling), \
+                    None, None, None
+        _C2R = _RealC2R
+    return _C2R
+
+
+def _c2r_backward(g, shape, sizes, dims, scaling):
+    """PyTorch's fft_c2r_backward for a real input: the adjoint is the rfft with the same
+    scaling (the swapped norm), bins 1 .. n - n//2 - 1 doubled (each stands for itself and its
+    mirror image), then fitted back to the input's sizes (zeros where it was trimmed)."""
+    import numpy as np
+    gi = np.fft.rfftn(_T._to_host(g), sizes, dims, _SWAPPED[scaling]).real
+    last = dims[-1]
+    double = sizes[-1] - gi.shape[last]
+    if double > 0:
+        idx = [slice(None)] * gi.ndim
+        idx[last] = slice(1, 1 + double)
+        gi[tuple(idx)] *= 2
+    for d in dims:
+        m, k = shape[d], gi.shape[d]
+        if m < k:
+            gi = np.take(gi, range(m), axis=d)
+        elif m > k:
+            pad = [(0, 0)] * gi.ndim
+            pad[d] = (0, m - k)
+            gi = np.pad(gi, pad)
+    return _to_tensor(gi, g.dtype, g)
 
 
 def _one(n):

@@ -169,3 +169,34 @@ def test_transform_errors_match_torch(call, err):
 def test_lazy_submodules():
     assert ember.fft is FFT and ember.linalg is ember.linalg
     assert sorted(FFT.__all__) == FFT.__all__ and set(FFT.__all__) <= set(dir(torch.fft))
+
+
+@pytest.mark.parametrize("name,s,dim", [
+    ("irfft", None, -1), ("irfft", 4, 0), ("irfft", 9, -1), ("irfft", 1, -1),
+    ("hfft", None, -1), ("hfft", 7, 0), ("irfftn", None, None), ("irfftn", (3, 5), (0, 1)),
+    ("irfft2", (7, 2), (-2, -1)), ("hfftn", (2, 8), (1, 0)), ("hfft2", None, (-2, -1))])
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_real_inverse_transform_gradients_match_torch(name, s, dim, norm, dtype):
+    a = _signal((4, 5), dtype, 2)
+    e = ember.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    fe, ft = getattr(FFT, name), getattr(torch.fft, name)
+    ye = fe(e, s, dim, norm) if dim is not None else fe(e, s, norm=norm)
+    yt = ft(t, s, dim, norm) if dim is not None else ft(t, s, norm=norm)
+    g = np.random.default_rng(3).standard_normal(tuple(yt.shape)).astype(dtype)
+    ye.backward(ember.tensor(g))
+    yt.backward(torch.tensor(g))
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=tol, atol=tol)
+    assert e.grad.dtype.name == dtype
+
+
+def test_complex_results_refuse_inputs_that_require_grad():
+    x = ember.ones(4, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="ember.fft.rfft: its result is complex"):
+        FFT.rfft(x)
+    with pytest.raises(NotImplementedError, match="ember.fft.fft2: its result is complex"):
+        FFT.fft2(x.reshape(2, 2))
+    with ember.no_grad():
+        assert FFT.fft(x).dtype is ember.complex64
