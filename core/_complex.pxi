@@ -91,12 +91,27 @@ cdef int complex_index_views(int code, TensorBase out, TensorBase a, str op, emb
         raise NotImplementedError(f'"{op}_cpu" not implemented for \'{st_name(d)}\'')
     pair_view(vo, out._dtype)
     pair_view(va, a._dtype)
-    if vi.ndim + 1 > MAX_DIM:
+    return pair_broadcast(vi)
+
+
+cdef int pair_broadcast(ember_view* v) except -1:
+    """v (an index or a condition) repeated for both components: a stride-0 dim of 2."""
+    if v.ndim + 1 > MAX_DIM:
         raise RuntimeError(f"ember supports at most {MAX_DIM} dimensions")
-    vi.sizes[vi.ndim] = 2
-    vi.strides[vi.ndim] = 0
-    vi.ndim += 1
+    v.sizes[v.ndim] = 2
+    v.strides[v.ndim] = 0
+    v.ndim += 1
     return 0
+
+
+cdef int complex_where_views(dtype rt, ember_view* vo, ember_view* vc, ember_view* va,
+                             ember_view* vb) except -1:
+    """where over complex operands as float pairs; a scalar operand's buffer holds its
+    (real, imag) pair, which its stride-0 view then reads in turn."""
+    pair_view(vo, rt)
+    pair_view(va, rt)
+    pair_view(vb, rt)
+    return pair_broadcast(vc)
 
 
 cdef int complex_fill(TensorBase dst, object value) except -1:

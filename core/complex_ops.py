@@ -207,6 +207,16 @@ def reduce(op, a, dim, keepdim, dtype, out):
     return _T._complex_out(re, im, ct, out, op)
 
 
+def scan(op, a, dim, dtype):
+    """cumsum of a complex tensor, part by part (cumprod, cummax, cummin: unsupported)."""
+    if op != "cumsum":
+        raise _unsupported(op, a.dtype)
+    if dtype is not None and dtype is not a.dtype:
+        a = a.to(dtype)
+    return _T._complex_out(_T.cumsum(_T._real(a), dim), _T.cumsum(_T._imag(a), dim), a.dtype,
+                           None, op)
+
+
 def matmul(a, b, out):
     """Complex matmul from four real ones (BLAS on the float parts)."""
     ar, ai, br, bi = _T._real(a), _T._imag(a), _T._real(b), _T._imag(b)

@@ -391,3 +391,23 @@ def test_complex_cannot_require_grad():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.ones(2) + 1                      # the real path is untouched
+
+
+def test_where_and_masked_fill():
+    a, b = _c((3, 4)), _c((4,), seed=1)
+    e, t = ember.tensor(a), torch.tensor(a)
+    eb, tb = ember.tensor(b), torch.tensor(b)
+    _check(ember.where(e.real > 0, e, eb), torch.where(t.real > 0, t, tb), 0)
+    _check(ember.where(e.imag > 0, e, 2 - 1j), torch.where(t.imag > 0, t, 2 - 1j), 0)
+    _check(ember.where(e.imag > 0, 1j, ember.ones(4)), torch.where(t.imag > 0, 1j, torch.ones(4)), 0)
+    _check(e.masked_fill(e.real < 0, 3j), t.masked_fill(t.real < 0, 3j), 0)
+
+
+def test_scans():
+    a = _c((3, 4))
+    e, t = ember.tensor(a), torch.tensor(a)
+    _check(e.cumsum(1), t.cumsum(1), 1e-5)
+    _check(ember.cumsum(e, 0, dtype=ember.complex128), torch.cumsum(t, 0, dtype=torch.complex128),
+           1e-6)
+    with pytest.raises(NotImplementedError, match="ComplexFloat"):
+        e.cummax(0)
