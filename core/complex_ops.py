@@ -5,6 +5,7 @@ Each op splits its operands into real and imaginary float parts (strided views o
 complex storage, or Python floats for scalars), computes the parts with ember's float ops
 and writes them into a complex result.  Ops without a complex formula raise PyTorch's
 NotImplementedError ('"lt_cpu" not implemented for 'ComplexFloat'')."""
+import cmath
 import math
 
 from ember.core import _tensor as _T
@@ -48,27 +49,24 @@ def _div_parts(ar, ai, br, bi):
     """(ar + i ai) / (br + i bi) by Smith's algorithm (no overflow from |b|^2)."""
     if bi is None:
         return ar / br, (None if ai is None else ai / br)
+    ai = 0.0 if ai is None else ai
     if not isinstance(br, TensorBase) and not isinstance(bi, TensorBase):
-        wide = abs(br) >= abs(bi)               # a scalar divisor: one branch
-    else:
-        wide = _T._abs(_tensor_like(br, bi)) >= _T._abs(_tensor_like(bi, br))
-    ai0 = 0.0 if ai is None else ai
-    if wide is True or wide is False:
-        if wide:
-            r = bi / br
-            d = br + bi * r
-            return (ar + ai0 * r) / d, (ai0 - ar * r) / d
-        r = br / bi
-        d = bi + br * r
-        return (ar * r + ai0) / d, (ai0 * r - ar) / d
-    # both branches elementwise, each safe where it is chosen
-    r1 = bi / br
-    d1 = br + bi * r1
-    r2 = br / bi
-    d2 = bi + br * r2
-    re = _T.where(wide, (ar + ai0 * r1) / d1, (ar * r2 + ai0) / d2)
-    im = _T.where(wide, (ai0 - ar * r1) / d1, (ai0 * r2 - ar) / d2)
-    return re, im
+        return _smith(ar, ai, br, bi, abs(br) >= abs(bi))      # a scalar divisor
+    # both branches elementwise, each taken where it is the safe one
+    wide = _T._abs(_tensor_like(br, bi)) >= _T._abs(_tensor_like(bi, br))
+    (re1, im1), (re2, im2) = _smith(ar, ai, br, bi, True), _smith(ar, ai, br, bi, False)
+    return _T.where(wide, re1, re2), _T.where(wide, im1, im2)
+
+
+def _smith(ar, ai, br, bi, wide):
+    """One branch of Smith's division: ``wide`` when |br| >= |bi|."""
+    if wide:
+        r = bi / br
+        d = br + bi * r
+        return (ar + ai * r) / d, (ai - ar * r) / d
+    r = br / bi
+    d = bi + br * r
+    return (ar * r + ai) / d, (ai * r - ar) / d
 
 
 def _tensor_like(x, ref):
@@ -122,16 +120,8 @@ def binary(op, a, b, alpha, out, ct):
         return res if out is None else out.copy_(res)
     else:
         raise _unsupported(op, ct)
-    return _T._complex_out(_materialise(re, ar, br, ct), im, ct, out, op)
-
-
-def _materialise(re, ar, br, ct):
-    """re as a tensor: a Python float when both operands were scalars cannot happen (one
-    operand of an op is a tensor), but a 0-d shape must still come from one of them."""
-    if isinstance(re, TensorBase):
-        return re
-    ref = ar if isinstance(ar, TensorBase) else br
-    return _T.full_like(ref, re, dtype=ct.to_real())
+    # one operand is a tensor, so re is one too, of the result's shape
+    return _T._complex_out(re, im, ct, out, op)
 
 
 def _pow(a, b, ar, ai, br, bi, out, ct):
@@ -144,16 +134,18 @@ def _pow(a, b, ar, ai, br, bi, out, ct):
         for _ in range(int(b)):
             re, im = _mul_parts(re, im, ar, ai)
         return _T._complex_out(re, im, ct, out, "pow")
-    lr, li = _log_parts(*(_as_tensor_parts(ar, ai, br, ct)))
-    re, im = _mul_parts(br, bi, lr, li)
-    re, im = _exp_parts(re, im)
-    return _T._complex_out(_materialise(re, ar, br, ct), im, ct, out, "pow")
-
-
-def _as_tensor_parts(ar, ai, ref, ct):
-    if not isinstance(ar, TensorBase):
-        ar = _T.full_like(ref, ar, dtype=ct.to_real())
-    return ar, ai
+    if isinstance(ar, TensorBase):
+        lr, li = _log_parts(ar, ai)
+    else:                                   # a scalar base: its logarithm once
+        z = complex(ar, ai or 0.0)
+        lz = cmath.log(z) if z else complex(-math.inf, 0.0)
+        lr, li = lz.real, lz.imag
+    re, im = _exp_parts(*_mul_parts(br, bi, lr, li))
+    # 0 ** b is 0 where Re b > 0 (exp(b * -inf) would give NaN there)
+    zero = _T.logical_and(_T.eq(_tensor_like(ar, re), 0),
+                          _T.eq(_tensor_like(0.0 if ai is None else ai, re), 0))
+    zero = _T.logical_and(zero, _T.gt(_tensor_like(br, re), 0))
+    return _T._complex_out(_T.where(zero, 0.0, re), _T.where(zero, 0.0, im), ct, out, "pow")
 
 
 def unary(op, a, out):

@@ -411,3 +411,12 @@ def test_scans():
            1e-6)
     with pytest.raises(NotImplementedError, match="ComplexFloat"):
         e.cummax(0)
+
+
+def test_pow_scalar_and_zero_bases():
+    a = np.array([1 + 1j, -2 + 0.5j, 0.3 - 2j, 0], dtype=np.complex128)
+    e, t = ember.tensor(a), torch.tensor(a)
+    for f in (lambda x: 2 ** x, lambda x: 1j ** x, lambda x: x ** (1 + 1j), lambda x: x ** 0.5,
+              lambda x: x ** 3, lambda x: 1 / x, lambda x: x / (0.5 - 2j)):
+        _check(f(e), f(t), 1e-12)
+    _check(0 ** e[[0, 2]], 0 ** t[[0, 2]], 0)
