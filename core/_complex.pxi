@@ -59,6 +59,9 @@ cdef int complex_copy(TensorBase dst, TensorBase src) except -1:
             run_copy(component_c(dst, 0), src)
             kernel_fill(component_c(dst, 1), 0)
         return 0
+    if dst._dtype.code == EMBER_BOOL:         # nonzero: either part (no warning, as PyTorch)
+        run_copy(dst, binary_op(op_ne, src, 0, 1, None))
+        return 0
     import warnings
     warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                   stacklevel=2)

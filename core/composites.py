@@ -94,6 +94,8 @@ def isinf(input):
 def isfinite(input):
     """True where ``input`` is neither NaN nor infinite."""
     _tensor(input, "isfinite")
+    if input.dtype.is_complex:
+        return isfinite(input.real) & isfinite(input.imag)
     if not input.is_floating_point():
         return _T.ones_like(input, dtype=_T._dtypes.bool)
     return (input == input) & (_T._abs(input) != math.inf)

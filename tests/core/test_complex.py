@@ -420,3 +420,18 @@ def test_pow_scalar_and_zero_bases():
               lambda x: x ** 3, lambda x: 1 / x, lambda x: x / (0.5 - 2j)):
         _check(f(e), f(t), 1e-12)
     _check(0 ** e[[0, 2]], 0 ** t[[0, 2]], 0)
+
+
+def test_orderless_ops_refuse_and_bool_isfinite():
+    e, t = ember.tensor([[1 + 1j, 0j], [1j, 2]]), torch.tensor([[1 + 1j, 0j], [1j, 2]])
+    for call in ("F.sort(x)", "F.topk(x.flatten(), 1)", "F.unique(x)", "F.argsort(x)"):
+        with pytest.raises((RuntimeError, NotImplementedError)) as want:
+            eval(call, {"F": torch, "x": t})
+        with pytest.raises(want.type) as got:
+            eval(call, {"F": ember, "x": e})
+        assert str(got.value) == str(want.value)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _check(e.bool(), t.bool(), 0)
+    z = [complex("inf"), 1j, complex(0, float("nan"))]
+    _check(ember.isfinite(ember.tensor(z)), torch.isfinite(torch.tensor(z)), 0)
