@@ -17,6 +17,8 @@ cdef int run_copy(TensorBase dst, TensorBase src) except -1:
     """dst[...] = src on one device; src broadcasts to dst's shape; casts dtypes."""
     if dst._backend.is_meta or dst.numel_c() == 0:
         return 0
+    if dst._dtype.is_complex or src._dtype.is_complex:
+        return complex_copy(dst, src)       # kernels see no complex dtype (_complex.pxi)
     cdef int64_t sizes[MAX_DIM]
     memcpy(sizes, dst._sizes, dst._ndim * sizeof(int64_t))
     cdef ember_view vd, vs
@@ -114,6 +116,13 @@ cdef int fill_c(TensorBase dst, object value) except -1:
     dst.bump()
     if dst._backend.is_meta or dst.numel_c() == 0:
         return 0
+    if dst._dtype.is_complex:
+        return complex_fill(dst, value)
+    return kernel_fill(dst, value)
+
+
+cdef int kernel_fill(TensorBase dst, object value) except -1:
+    """The backend's fill of every element of dst with the Python number value."""
     cdef scalar_buf buf
     write_scalar(value, dst._dtype, &buf, "fill_")
     cdef ember_view v
@@ -188,7 +197,8 @@ def _cast_methods():
     out = {}
     for name, dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
                      ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
-                     ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool")):
+                     ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool"),
+                     ("cfloat", "complex64"), ("cdouble", "complex128")):
         out[name] = caster(_dtypes._dtype_by_name[dt])
     return out
 

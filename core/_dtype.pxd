@@ -9,6 +9,13 @@ cdef enum:
     CAT_BOOL = 0
     CAT_INTEGRAL = 1
     CAT_FLOATING = 2
+    CAT_COMPLEX = 3
+
+# PyTorch's ScalarType numbers for ComplexFloat/ComplexDouble.  Not in abi.h: kernels never
+# receive them (the core computes complex ops over float views, see _complex.pxi).
+cdef enum:
+    EMBER_COMPLEX64 = 9
+    EMBER_COMPLEX128 = 10
 
 
 cdef class dtype:
@@ -16,7 +23,7 @@ cdef class dtype:
     cdef readonly int itemsize
     cdef readonly bint is_floating_point
     cdef readonly bint is_signed
-    cdef readonly bint is_complex       # always False for now (kept for PyTorch's API)
+    cdef readonly bint is_complex
     cdef readonly int category          # CAT_*
     cdef readonly str name              # "float32"
     cdef object _np_dtype               # numpy.dtype, made on first use (NumPy loads lazily)

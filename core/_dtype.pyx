@@ -14,7 +14,7 @@ import sys
 # Rows/columns are in EMBER_IDX_* order; codes are sparse (0..15), hence the index map.
 cdef extern from *:
     """
-    #define EMBER_NDTYPES 10
+    #define EMBER_NDTYPES 12
     #define EMBER_NCODES 16
     #define u1 EMBER_UINT8
     #define i1 EMBER_INT8
@@ -26,24 +26,29 @@ cdef extern from *:
     #define f8 EMBER_FLOAT64
     #define b1 EMBER_BOOL
     #define bf EMBER_BFLOAT16
+    #define c8 9
+    #define c16 10
     /* code -> row/column of the table below; -1 for codes ember does not have */
     static const signed char ember_dtype_index[EMBER_NCODES] = {
         /* 0 u1 */ 0, /* 1 i1 */ 1, /* 2 i2 */ 2, /* 3 i4 */ 3, /* 4 i8 */ 4,
-        /* 5 f2 */ 5, /* 6 f4 */ 6, /* 7 f8 */ 7, -1, -1, -1, /* 11 b1 */ 8,
+        /* 5 f2 */ 5, /* 6 f4 */ 6, /* 7 f8 */ 7, -1, /* 9 c8 */ 10, /* 10 c16 */ 11,
+        /* 11 b1 */ 8,
         -1, -1, -1, /* 15 bf */ 9
     };
     static const signed char ember_promote_table[EMBER_NDTYPES][EMBER_NDTYPES] = {
-        /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf */
-        /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf},
-        /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf},
-        /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf},
-        /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf},
-        /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf},
-        /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4},
-        /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4},
-        /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8},
-        /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf},
-        /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf},
+        /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf  c8   c16 */
+        /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf, c8,  c16},
+        /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf, c8,  c16},
+        /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf, c8,  c16},
+        /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf, c8,  c16},
+        /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf, c8,  c16},
+        /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4, c8,  c16},
+        /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4, c8,  c16},
+        /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c16, c16},
+        /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf, c8,  c16},
+        /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf, c8,  c16},
+        /* c8 */ {c8, c8, c8, c8, c8, c8, c8, c16, c8, c8, c8, c16},
+        /* c16 */ {c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16},
     };
     #undef u1
     #undef i1
@@ -55,12 +60,14 @@ cdef extern from *:
     #undef f8
     #undef b1
     #undef bf
+    #undef c8
+    #undef c16
     """
     enum:
         EMBER_NDTYPES
         EMBER_NCODES
     const signed char ember_dtype_index[]
-    const signed char ember_promote_table[][10]
+    const signed char ember_promote_table[][12]
 
 
 # code -> dtype, borrowed references (the objects live in `all_dtypes` for ever)
@@ -99,6 +106,28 @@ cdef class dtype:
     def __deepcopy__(self, memo):
         return self
 
+    def to_real(self):
+        """The real dtype of this one's components (complex64 -> float32); itself if real."""
+        if self.code == EMBER_COMPLEX64:
+            return float32
+        if self.code == EMBER_COMPLEX128:
+            return float64
+        return self
+
+    def to_complex(self):
+        """The complex dtype with this dtype's precision (float32 -> complex64)."""
+        if self.category == CAT_COMPLEX:
+            return self
+        if self.code == EMBER_FLOAT64:
+            return complex128
+        if self.code == EMBER_FLOAT32:
+            return complex64
+        # PyTorch's ComplexHalf (float16) ember does not have; bfloat16 has none in PyTorch
+        name = "ComplexHalf" if self.code == EMBER_FLOAT16 else None
+        if name is None:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_TORCH_NAMES[self.name]}")
+        raise NotImplementedError(f"ember has no {name} dtype (complex of {self.name})")
+
 
 cdef dtype _make(int code, int itemsize, int category, bint is_signed, str name, np_type):
     cdef dtype d = dtype.__new__(dtype)     # skips __init__, which refuses
@@ -107,7 +136,7 @@ cdef dtype _make(int code, int itemsize, int category, bint is_signed, str name,
     d.category = category
     d.is_floating_point = category == CAT_FLOATING
     d.is_signed = is_signed
-    d.is_complex = False
+    d.is_complex = category == CAT_COMPLEX
     d.name = name
     d._np_name = np_type       # NumPy's name for it; the numpy.dtype is made on first use
     _by_code[code] = <PyObject*>d
@@ -125,22 +154,26 @@ int32 = _make(EMBER_INT32, 4, CAT_INTEGRAL, True, "int32", "int32")
 int64 = _make(EMBER_INT64, 8, CAT_INTEGRAL, True, "int64", "int64")
 uint8 = _make(EMBER_UINT8, 1, CAT_INTEGRAL, False, "uint8", "uint8")
 cdef dtype _bool = _make(EMBER_BOOL, 1, CAT_BOOL, False, "bool", "bool")
+complex64 = _make(EMBER_COMPLEX64, 8, CAT_COMPLEX, True, "complex64", "complex64")
+complex128 = _make(EMBER_COMPLEX128, 16, CAT_COMPLEX, True, "complex128", "complex128")
 cdef dtype _float64 = float64, _int64 = int64   # typed handles for as_dtype's fast paths
 
+# the real dtypes (what op sweeps iterate over); the complex ones separately
 all_dtypes = (float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, _bool)
+complex_dtypes = (complex64, complex128)
 
 # Every public name, aliases included (PyTorch's: float, double, half, long, int, short),
 # for the façade to re-export.  `bool`, `int`, `float`, ... would shadow builtins (and some
 # are C keywords in Cython), so they enter the module namespace through globals() only;
 # code in this module still sees the builtins.
-_dtype_by_name = {d.name: d for d in all_dtypes}
+_dtype_by_name = {d.name: d for d in all_dtypes + complex_dtypes}
 _dtype_by_name.update(float=float32, double=float64, half=float16, long=int64, int=int32,
-                      short=int16)
+                      short=int16, cfloat=complex64, cdouble=complex128)
 globals().update(_dtype_by_name)
 
 # Canonical names only, for as_dtype("float32"): aliases are ambiguous as strings
 # (NumPy's "float"/"int" mean float64/int64, ember's float/int mean float32/int32).
-cdef dict _dtype_by_canonical_name = {d.name: d for d in all_dtypes}
+cdef dict _dtype_by_canonical_name = {d.name: d for d in all_dtypes + complex_dtypes}
 
 # NumPy (kind, itemsize) -> dtype.  Keyed by kind and size, not by scalar type, so that
 # C-named duplicates (np.longlong, np.intc, ...) and non-native byte orders map too;
@@ -148,11 +181,17 @@ cdef dict _dtype_by_canonical_name = {d.name: d for d in all_dtypes}
 cdef dict _dtype_by_np_kind = {
     ("f", 8): float64, ("f", 4): float32, ("f", 2): float16,
     ("i", 8): int64, ("i", 4): int32, ("i", 2): int16, ("i", 1): int8,
-    ("u", 1): uint8, ("b", 1): _bool,
+    ("u", 1): uint8, ("b", 1): _bool, ("c", 8): complex64, ("c", 16): complex128,
 }
 
-_NUMPY_SUPPORTED = ("The only supported types are: float64, float32, float16, int64, "
-                    "int32, int16, int8, uint8, and bool.")
+_NUMPY_SUPPORTED = ("The only supported types are: float64, float32, float16, complex64, "
+                    "complex128, int64, int32, int16, int8, uint8, and bool.")
+
+
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                "complex128": "ComplexDouble"}
 
 
 cdef dtype dtype_from_code(int code):
@@ -186,8 +225,12 @@ cdef dtype combine_categories(dtype higher, dtype lower):
     # bool tensor + 1 -> int64.  None is Undefined (no operand in that tier).
     if higher is None:
         return lower
-    if higher.category == CAT_FLOATING:
+    if higher.category >= CAT_FLOATING:
+        if lower is not None and lower.category == CAT_COMPLEX and higher.category != CAT_COMPLEX:
+            return higher.to_complex()      # float32 tensor * 1j -> complex64
         return higher
+    if lower is not None and lower.category == CAT_COMPLEX:
+        return lower                        # int tensor * 1j -> the scalar's complex dtype
     if higher.category == CAT_BOOL or (lower is not None and lower.category == CAT_FLOATING):
         return _promote_skip_undefined(higher, lower)
     return higher
@@ -200,7 +243,8 @@ cdef str _type_error(str op, str arg, str what):
 
 cpdef dtype as_dtype(object obj, str op="", str arg="dtype"):
     """An ember dtype from an ember dtype, a NumPy dtype / scalar type, a canonical name
-    ("float32"), or Python's float/int/bool (float64/int64/bool, as `Tensor.to(float)`)."""
+    ("float32"), or Python's float/int/bool/complex (float64/int64/bool/complex128, as
+    `Tensor.to(float)`)."""
     if type(obj) is dtype:
         return <dtype>obj
     # Python's types: PyTorch maps them to double, long and bool
@@ -210,6 +254,8 @@ cpdef dtype as_dtype(object obj, str op="", str arg="dtype"):
         return _int64
     if obj is bool:
         return _bool
+    if obj is complex:
+        return <dtype>_by_code[EMBER_COMPLEX128]
     if isinstance(obj, str):
         d = _dtype_by_canonical_name.get(obj)
         if d is None:

@@ -174,6 +174,8 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         return op._table[k](a, b, alpha=alpha, out=out)
 
     cdef dtype ct = result_type2(a, b, op.name)
+    if ct.is_complex:
+        return complex_ops().binary(op.name, a, b, alpha, out, ct)
     cdef int code = op.code
     if code == EMBER_BINARY_SUB and (ct.code == EMBER_BOOL or isinstance(a, bool)
                                      or isinstance(b, bool) or ta is not None and
@@ -272,7 +274,7 @@ cdef inline bint is_predicate(int code) noexcept:
 cdef object binary_inplace(Op op, TensorBase self, object other, object alpha):
     """self.op_(other): the result must keep self's shape and be castable to its dtype."""
     cdef dtype ct = result_type2(self, other, op.name)
-    if binary_to_float(op.code) and not ct.is_floating_point:
+    if binary_to_float(op.code) and not ct.is_floating_point and not ct.is_complex:
         ct = <dtype>_state.default_dtype()
     if not can_cast(ct, self._dtype):
         raise RuntimeError(f"result type {st_name(ct)} can't be cast to the desired output "
@@ -313,6 +315,8 @@ cdef object unary_op(Op op, TensorBase a, object out):
     if (op._kernel_mask >> k) & 1:
         return op._table[k](a, out=out)
     cdef dtype ct = a._dtype
+    if ct.is_complex:
+        return complex_ops().unary(op.name, a, out)
     if op.code == EMBER_UNARY_NEG and ct.code == EMBER_BOOL:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "

@@ -240,14 +240,14 @@ cdef dtype infer_host_dtype(object data, object arr):
     """PyTorch's dtype inference: Python floats -> default dtype, ints -> int64."""
     np = numpy()
     kind = arr.dtype.kind
-    if kind == "c":
-        raise TypeError("ember does not support complex tensors yet")
-    if kind not in "biuf":
+    if kind not in "biufc":
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     if isinstance(data, (np.ndarray, np.generic)):
         return dtype_from_numpy_cached(arr.dtype)
     if kind == "f":
         return <dtype>_state.default_dtype()
+    if kind == "c":
+        return default_complex_dtype()
     if kind in "iu":
         return _dtypes.int64
     return _dtypes.bool

@@ -42,7 +42,7 @@ class _Formatter:
             self.width = max((len(str(v)) for v in values), default=1)
             return
         if not finite:
-            self.width = max((len(self._special(v)) for v in values), default=1)
+            self.width = 1          # PyTorch: the width comes from nonzero finite values
             return
         self.int_mode = all(v == math.floor(v) for v in finite)
         nonzero = [abs(v) for v in finite if v != 0]
@@ -53,7 +53,7 @@ class _Formatter:
         elif amax and (amax / amin > 1000.0 or amax > 1e8 or
                        (not self.int_mode and amin < 1e-4)):
             self.sci_mode = True
-        self.width = max(len(self.format(v)) for v in values)
+        self.width = max((len(self.format(v)) for v in finite if v != 0), default=1)
 
     @staticmethod
     def _special(v):
@@ -71,6 +71,21 @@ class _Formatter:
         else:
             s = f"{v:.{_options['precision']}f}"
         return s.rjust(getattr(self, "width", 0))
+
+
+class _ComplexFormatter:
+    """PyTorch's complex layout: real and imaginary parts each get their own _Formatter;
+    an element prints as real, sign, imag, 'j' (`1.+2.j`, `3.-1.j`)."""
+
+    def __init__(self, values):
+        self.real = _Formatter([v.real for v in values], True)
+        self.imag = _Formatter([v.imag for v in values], True)
+        self.width = self.real.width + self.imag.width + 1
+
+    def format(self, v):
+        imag = (self.imag.format(v.imag) + "j").lstrip()
+        sign = "" if imag[0] in "+-" else "+"
+        return self.real.format(v.real) + sign + imag
 
 
 def _summarise(arr, summarize):
@@ -122,11 +137,16 @@ def tensor_repr(t):
         arr = t.numpy(force=True)
         summarize = arr.size > _options["threshold"]
         values = _summarise(arr, summarize).tolist()
-        fmt = _Formatter(values, dtype.is_floating_point)
+        fmt = _ComplexFormatter(values) if dtype.is_complex else \
+            _Formatter(values, dtype.is_floating_point)
         body = _fmt(arr, fmt, len("tensor("), summarize)
-    default_float = dtype is _state.get_default_dtype()
+    default = _state.get_default_dtype()
+    if dtype.is_complex:        # the default complex dtype follows the default float one
+        default = default.to_complex() if default.name in ("float32", "float64") else None
+    default_float = dtype is default
     implicit = default_float or dtype.name in ("int64", "bool")
-    if not implicit or (t.numel() == 0 and dtype.name != "float32" and not default_float):
+    if not implicit or (t.numel() == 0 and (dtype.is_complex or dtype.name != "float32"
+                                            and not default_float)):
         suffixes.append(f"dtype={dtype}")
     # as PyTorch: a non-leaf shows where it came from, a leaf that records shows that it does
     grad_fn = t.grad_fn
@@ -134,4 +154,19 @@ def tensor_repr(t):
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return "tensor(" + ", ".join([body] + suffixes) + ")"
+    return _add_suffixes("tensor(" + body, suffixes, len("tensor("))
+
+
+def _add_suffixes(text, suffixes, indent):
+    """PyTorch's layout of ', dtype=...' and the like: a suffix that would pass the line
+    width starts a new line."""
+    parts = [text]
+    last = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last + len(suffix) + 2 > _options["linewidth"]:
+            parts.append(",\n" + " " * indent + suffix)
+            last = indent + len(suffix)
+        else:
+            parts.append(", " + suffix)
+            last += len(suffix) + 2
+    return "".join(parts) + ")"

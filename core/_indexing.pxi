@@ -91,6 +91,8 @@ cdef int run_index(int code, TensorBase out, TensorBase a, TensorBase index, int
     widen_0d(&vo)
     widen_0d(&va)
     widen_0d(&vi)
+    if out._dtype.is_complex or a._dtype.is_complex:
+        complex_index_views(code, out, a, op, &vo, &va, &vi)
     cdef ember_kernel_table* t = out._backend.kernels()
     cdef ember_ctx ctx
     init_ctx(&ctx)

@@ -356,6 +356,8 @@ cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
     else:
         write_scalar(b, rt, &sb, "where")
         scalar_view(&vb, nd, sizes, &sb, rt.code)
+    if rt.is_complex:                   # selects (real, imag) pairs (_complex.pxi)
+        complex_where_views(rt, &vo, &vc, &va, &vb)
     cdef ember_kernel_table* t = o._backend.kernels()
     cdef ember_ctx ctx
     init_ctx(&ctx)

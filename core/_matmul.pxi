@@ -45,6 +45,8 @@ def matmul(input, other, *, out=None):
     if a._device != b._device:
         raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
                            f"two devices, {a._device} and {b._device}!")
+    if a._dtype.is_complex:
+        return complex_ops().matmul(a, b, out)
     # matrix extents and strides; a 1-D `a` is a row [1, K], a 1-D `b` a column [K, 1]
     cdef int64_t M, K, K2, N, ars, acs, brs, bcs
     if a._ndim == 1:

@@ -9,10 +9,12 @@ ctypedef union scalar_buf:
     uint16_t u16
     float f32
     double f64
+    float c64[2]            # complex: (real, imag)
+    double c128[2]
 
 
 cdef inline bint is_scalar(object x):
-    return isinstance(x, (int, float, bool))
+    return isinstance(x, (int, float, bool, complex))
 
 
 cdef dtype scalar_dtype(object x, str op):
@@ -23,7 +25,15 @@ cdef dtype scalar_dtype(object x, str op):
         return _dtypes.int64
     if isinstance(x, float):
         return <dtype>_state.default_dtype()
+    if isinstance(x, complex):
+        return default_complex_dtype()
     raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
+
+
+cdef dtype default_complex_dtype():
+    """PyTorch's: complex128 when the default dtype is float64, else complex64."""
+    return _dtypes.complex128 if (<dtype>_state.default_dtype()).code == EMBER_FLOAT64 \
+        else _dtypes.complex64
 
 
 cdef dtype result_type2(object a, object b, str op):
@@ -60,6 +70,8 @@ cdef bint can_cast(dtype src, dtype dst) noexcept:
         return False
     if dst.code == EMBER_BOOL and src.code != EMBER_BOOL:
         return False
+    if src.is_complex and not dst.is_complex:
+        return False
     return True
 
 
@@ -70,6 +82,14 @@ cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
     cdef int64_t i
     if code == EMBER_BOOL:
         buf.u8 = 1 if value else 0
+    elif dt.is_complex:
+        z = complex(value)
+        if code == EMBER_COMPLEX64:
+            buf.c64[0] = <float>z.real
+            buf.c64[1] = <float>z.imag
+        else:
+            buf.c128[0] = z.real
+            buf.c128[1] = z.imag
     elif dt.category == CAT_FLOATING:
         f = <double>value
         if code == EMBER_FLOAT64:
@@ -106,6 +126,10 @@ cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
 
 cdef object read_scalar(const char* p, int code):
     """One element at ``p`` as a Python number."""
+    if code == EMBER_COMPLEX64:
+        return complex((<float*>p)[0], (<float*>p)[1])
+    if code == EMBER_COMPLEX128:
+        return complex((<double*>p)[0], (<double*>p)[1])
     if code == EMBER_FLOAT32:
         return (<float*>p)[0]
     if code == EMBER_FLOAT64:
@@ -142,7 +166,7 @@ cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf*
 cdef dict _SCALAR_TYPE_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool"}
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 cdef str st_name(dtype d):

@@ -14,7 +14,7 @@ from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table)
 from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op
 from ember.core._dtype cimport (
-    CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
+    CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
     EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8, as_dtype,
     combine_categories, dtype, promote)
 from ember.core._dtype cimport dtype as DType
@@ -365,7 +365,7 @@ cdef class TensorBase:
         return self._dtype.is_floating_point
 
     def is_complex(self):
-        return False
+        return self._dtype.is_complex
 
     def is_signed(self):
         return self._dtype.is_signed
@@ -811,3 +811,4 @@ include "_factories.pxi"
 include "_interop.pxi"
 include "_special.pxi"
 include "_joining.pxi"
+include "_complex.pxi"

@@ -142,6 +142,8 @@ def isinf(input):
 def isfinite(input):
     """True where ``input`` is neither NaN nor infinite."""
     _tensor(input, "isfinite")
+    if input.dtype.is_complex:
+        return isfinite(input.real) & isfinite(input.imag)
     if not input.is_floating_point():
         return _T.ones_like(input, dtype=_T._dtypes.bool)
     return (input == input) & (_T._abs(input) != math.inf)
@@ -154,7 +156,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     close = input == other
-    if input.is_floating_point():
+    if input.is_floating_point() or input.dtype.is_complex:
         close = close | (_T._abs(input - other) <= atol + rtol * _T._abs(other))
         if equal_nan:
             close = close | (isnan(input) & isnan(other))

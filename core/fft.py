@@ -1,11 +1,13 @@
-"""ember.fft: PyTorch's torch.fft over the dtypes ember has.
+"""ember.fft: PyTorch's torch.fft.
 
-ember has no complex dtype yet, so a transform whose result is complex (fft, rfft, ihfft,
-...) cannot be represented: those raise NotImplementedError rather than return a stand-in.
-What is real stays available: the frequency helpers and shifts, and the inverse real
-transforms (irfft*, hfft*) of a real input, which torch reads as a complex signal with zero
-imaginary part.  Those run through NumPy's pocketfft on the host in the input's precision
-(imported on first use) and come back to the input's device."""
+The transforms run NumPy's pocketfft on the host copy of the input, in the input's
+precision (imported on first use), and come back to the input's device as complex64/
+complex128 (or float32/float64 for the real-output ones: irfft*, hfft*): float32 and
+integer inputs give complex64, float64 gives complex128, as in PyTorch.  Half precision is
+refused as PyTorch's CPU does.  Complex tensors cannot require grad in ember, so only the
+real-to-real transforms (irfft*, hfft* of a real input) differentiate, with PyTorch's
+formula (the adjoint rfft, doubling the bins that stand for two); a complex-result transform
+of an input that requires grad raises rather than silently dropping the graph."""
 
 from ember.core import _tensor as _T
 from ember.core._state import get_default_dtype
@@ -17,104 +19,263 @@ __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn
            "irfftn", "rfft", "rfft2", "rfftfreq", "rfftn"]
 
 _NORMS = (None, "backward", "ortho", "forward")
-# hfft's scaling is irfft's the other way round: hfft(x, norm) == irfft(conj(x), swapped norm)
+# the inverse of a scaling: hfft(x, norm) == irfft(conj(x), swapped norm), and
+# ihfft(x, norm) == conj(rfft(x, swapped norm))
 _SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def _complex_result(name, signature):
-    def transform(input, *args, **kwargs):
-        raise NotImplementedError(f"ember.fft.{name}: complex tensors are not supported yet")
-    transform.__name__ = transform.__qualname__ = name
-    transform.__doc__ = (f"torch.fft.{name}{signature}: its result is complex, which ember "
-                         f"cannot represent yet, so it raises NotImplementedError.")
-    return transform
-
-
-fft = _complex_result("fft", "(input, n=None, dim=-1, norm=None)")
-ifft = _complex_result("ifft", "(input, n=None, dim=-1, norm=None)")
-rfft = _complex_result("rfft", "(input, n=None, dim=-1, norm=None)")
-ihfft = _complex_result("ihfft", "(input, n=None, dim=-1, norm=None)")
-fft2 = _complex_result("fft2", "(input, s=None, dim=(-2, -1), norm=None)")
-ifft2 = _complex_result("ifft2", "(input, s=None, dim=(-2, -1), norm=None)")
-rfft2 = _complex_result("rfft2", "(input, s=None, dim=(-2, -1), norm=None)")
-ihfft2 = _complex_result("ihfft2", "(input, s=None, dim=(-2, -1), norm=None)")
-fftn = _complex_result("fftn", "(input, s=None, dim=None, norm=None)")
-ifftn = _complex_result("ifftn", "(input, s=None, dim=None, norm=None)")
-rfftn = _complex_result("rfftn", "(input, s=None, dim=None, norm=None)")
-ihfftn = _complex_result("ihfftn", "(input, s=None, dim=None, norm=None)")
-
-
-def _real_input(input, op):
+def _input(input, op, real_only=False, real_word="real"):
+    """``input`` checked: integers and bool become the default dtype; half precision and,
+    for the real-to-complex transforms, complex inputs are refused."""
     if not isinstance(input, TensorBase):
         raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
-    if not input.is_floating_point():           # integers and bool: the default dtype
+    if input.dtype.is_complex:
+        if real_only:
+            raise RuntimeError(f"{op} expects a {real_word} input tensor, but got "
+                               f"{_T._st_name(input.dtype)}")
+        return input
+    if not input.is_floating_point():
         return input.to(get_default_dtype())
     if input.dtype.itemsize < 4:
-        raise RuntimeError(f"Unsupported dtype {input.type()[6:-6]}")
+        raise RuntimeError(f"Unsupported dtype {_T._st_name(input.dtype)}")
     return input
 
 
-def _inverse_real(input, s, dim, norm, op, hermitian):
-    """irfftn (or hfftn when ``hermitian``) of a real ``input`` over ``dim`` with output
-    sizes ``s`` (the last one 2 * (m - 1) by default)."""
-    import numpy as np
-    x = _real_input(input, op)
+def _plan(x, s, dim, norm, op, one_sided_output=False):
+    """(sizes, dims) of a transform over ``dim`` with signal sizes ``s`` (-1 or None: the
+    input's; for the complex-to-real transforms the last one defaults to 2 * (m - 1))."""
     if norm not in _NORMS:
         raise RuntimeError(f'Invalid normalization mode: "{norm}"')
     if s is not None and dim is not None and len(s) != len(dim):
         raise RuntimeError("When given, dim and shape arguments must have the same length")
     if dim is None:
         dim = range(x.dim()) if s is None else range(x.dim() - len(s), x.dim())
+    dim = list(dim)
+    if dim and x.dim() == 0:
+        raise IndexError(f"Dimension specified as {dim[0]} but tensor has no dimensions")
     dims = [_T._wrap_dim(d, x.dim()) for d in dim]
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"{op}: FFT dims must be unique")
-    if not dims:
-        raise RuntimeError(f"{op}: must transform at least one axis")
+        raise RuntimeError("FFT dims must be unique")
     sizes = list(s) if s is not None else [x.shape[d] for d in dims]
-    if s is None or sizes[-1] == -1:
-        sizes[-1] = 2 * (x.shape[dims[-1]] - 1)
+    if one_sided_output:
+        if not dims:
+            raise RuntimeError(f"{op}: must transform at least one axis")
+        if s is None or sizes[-1] == -1:
+            sizes[-1] = 2 * (x.shape[dims[-1]] - 1)
     sizes = [x.shape[d] if n == -1 else n for d, n in zip(dims, sizes)]
     for n in sizes:
         if n < 1:
             raise RuntimeError(f"Invalid number of data points ({n}) specified")
+    return sizes, dims
+
+
+def _to_tensor(arr, dt, like):
+    return _T._from_host(arr, dt, like.device)
+
+
+def _no_complex_grad(x, op):
+    from ember.core._autograd import is_grad_enabled
+    if x.requires_grad and is_grad_enabled():
+        raise NotImplementedError(f"ember.fft.{op}: its result is complex, and ember's "
+                                  f"complex tensors cannot carry gradients yet")
+
+
+def _c2c(input, s, dim, norm, op, inverse):
+    """fftn / ifftn: complex-to-complex (a real input is read as complex)."""
+    import numpy as np
+    x = _input(input, op)
+    sizes, dims = _plan(x, s, dim, norm, op)
+    _no_complex_grad(x, op)
     a = _T._to_host(x)
-    out = np.fft.irfftn(a, sizes, dims, _SWAPPED[norm] if hermitian else (norm or "backward"))
-    return _T._from_host(out, x.dtype, x.device)
+    if not dims:
+        return _to_tensor(a, x.dtype.to_complex(), x)
+    f = np.fft.ifftn if inverse else np.fft.fftn
+    return _to_tensor(f(a, sizes, dims, norm or "backward"), x.dtype.to_complex(), x)
+
+
+def _r2c(input, s, dim, norm, op, hermitian):
+    """rfftn (or ihfftn when ``hermitian``): the one-sided spectrum of a real input."""
+    import numpy as np
+    x = _input(input, op, True, "real-valued" if op.endswith(("n", "2")) else "real")
+    sizes, dims = _plan(x, s, dim, norm, op)
+    if not dims:
+        raise RuntimeError(f"{op} must transform at least one axis")
+    _no_complex_grad(x, op)
+    a = _T._to_host(x)
+    out = np.fft.rfftn(a, sizes, dims, _SWAPPED[norm] if hermitian else (norm or "backward"))
+    return _to_tensor(np.conj(out) if hermitian else out, x.dtype.to_complex(), x)
+
+
+def _c2r(input, s, dim, norm, op, hermitian):
+    """irfftn (or hfftn when ``hermitian``) over ``dim`` with output sizes ``s`` (the last
+    one 2 * (m - 1) by default); a real input is read as complex."""
+    x = _input(input, op)
+    sizes, dims = _plan(x, s, dim, norm, op, one_sided_output=True)
+    # hfft of x is irfft of conj(x) with the other scaling (conj: nothing for a real x)
+    scaling = _SWAPPED[norm] if hermitian else (norm or "backward")
+    if x.requires_grad and not x.dtype.is_complex:
+        from ember.core._autograd import is_grad_enabled
+        if is_grad_enabled():
+            return _real_c2r().apply(x, sizes, dims, scaling)
+    return _c2r_host(x, sizes, dims, scaling, hermitian)
+
+
+def _c2r_host(x, sizes, dims, scaling, conjugate):
+    import numpy as np
+    a = _T._to_host(x)
+    if conjugate:
+        a = np.conj(a)
+    return _to_tensor(np.fft.irfftn(a, sizes, dims, scaling), x.dtype.to_real(), x)
+
+
+_C2R = None
+
+
+def _real_c2r():
+    """The autograd Function of irfftn over a real input (made on first use: ember.autograd
+    loads lazily)."""
+    global _C2R
+    if _C2R is None:
+        from ember.autograd import Function
+
+        class _RealC2R(Function):
+            @staticmethod
+            def forward(ctx, x, sizes, dims, scaling):
+                ctx.shape, ctx.sizes, ctx.dims, ctx.scaling = x.shape, sizes, dims, scaling
+                return _c2r_host(x.detach(), sizes, dims, scaling, False)
+
+            @staticmethod
+            def backward(ctx, g):
+                return _c2r_backward(g, ctx.shape, ctx.sizes, ctx.dims, ctx.scaling), \
+                    None, None, None
+        _C2R = _RealC2R
+    return _C2R
+
+
+def _c2r_backward(g, shape, sizes, dims, scaling):
+    """PyTorch's fft_c2r_backward for a real input: the adjoint is the rfft with the same
+    scaling (the swapped norm), bins 1 .. n - n//2 - 1 doubled (each stands for itself and its
+    mirror image), then fitted back to the input's sizes (zeros where it was trimmed)."""
+    import numpy as np
+    gi = np.fft.rfftn(_T._to_host(g), sizes, dims, _SWAPPED[scaling]).real
+    last = dims[-1]
+    double = sizes[-1] - gi.shape[last]
+    if double > 0:
+        idx = [slice(None)] * gi.ndim
+        idx[last] = slice(1, 1 + double)
+        gi[tuple(idx)] *= 2
+    for d in dims:
+        m, k = shape[d], gi.shape[d]
+        if m < k:
+            gi = np.take(gi, range(m), axis=d)
+        elif m > k:
+            pad = [(0, 0)] * gi.ndim
+            pad[d] = (0, m - k)
+            gi = np.pad(gi, pad)
+    return _to_tensor(gi, g.dtype, g)
+
+
+def _one(n):
+    return None if n is None else [n]
+
+
+def fft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The 1-D discrete Fourier transform of ``input`` along ``dim`` (``n`` points: the
+    input is zero-padded or trimmed); complex result."""
+    return _out(_c2c(input, _one(n), [dim], norm, "fft", False), out)
+
+
+def ifft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The inverse of fft along ``dim``."""
+    return _out(_c2c(input, _one(n), [dim], norm, "ifft", True), out)
+
+
+def fft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """fftn over the two dims ``dim``."""
+    return _out(_c2c(input, s, dim, norm, "fft2", False), out)
+
+
+def ifft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """ifftn over the two dims ``dim``."""
+    return _out(_c2c(input, s, dim, norm, "ifft2", True), out)
+
+
+def fftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The N-D discrete Fourier transform over ``dim`` (all dims, or the last len(s))."""
+    return _out(_c2c(input, s, dim, norm, "fftn", False), out)
+
+
+def ifftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The inverse of fftn."""
+    return _out(_c2c(input, s, dim, norm, "ifftn", True), out)
+
+
+def rfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The one-sided FFT of a real ``input``: n // 2 + 1 complex points along ``dim``."""
+    return _out(_r2c(input, _one(n), [dim], norm, "rfft", False), out)
+
+
+def rfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """rfftn over the two dims ``dim``."""
+    return _out(_r2c(input, s, dim, norm, "rfft2", False), out)
+
+
+def rfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The N-D FFT of a real ``input``, one-sided along the last of ``dim``."""
+    return _out(_r2c(input, s, dim, norm, "rfftn", False), out)
+
+
+def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
+    """The inverse of hfft: the one-sided inverse FFT of a real ``input``."""
+    return _out(_r2c(input, _one(n), [dim], norm, "ihfft", True), out)
+
+
+def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
+    """ihfftn over the two dims ``dim``."""
+    return _out(_r2c(input, s, dim, norm, "ihfft2", True), out)
+
+
+def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
+    """The N-D inverse of hfftn: one-sided along the last of ``dim``."""
+    return _out(_r2c(input, s, dim, norm, "ihfftn", True), out)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The inverse of rfft: ``n`` real points (2 * (m - 1) by default) from the one-sided
-    spectrum ``input`` along ``dim`` (real inputs only: ember has no complex dtype)."""
-    return _inverse_real(input, None if n is None else [n], [dim], norm, "irfft", False)
+    spectrum ``input`` along ``dim``."""
+    return _out(_c2r(input, _one(n), [dim], norm, "irfft", False), out)
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    """irfftn over the two dims ``dim`` (real inputs only)."""
-    return _inverse_real(input, s, dim, norm, "irfft2", False)
+    """irfftn over the two dims ``dim``."""
+    return _out(_c2r(input, s, dim, norm, "irfft2", False), out)
 
 
 def irfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """The inverse of rfftn over ``dim`` (all dims by default) with output sizes ``s``
-    (real inputs only)."""
-    return _inverse_real(input, s, dim, norm, "irfftn", False)
+    """The inverse of rfftn over ``dim`` (all dims by default) with output sizes ``s``."""
+    return _out(_c2r(input, s, dim, norm, "irfftn", False), out)
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """The FFT of a Hermitian-symmetric signal given by its first half ``input``: ``n`` real
-    points (2 * (m - 1) by default) along ``dim`` (real inputs only)."""
-    return _inverse_real(input, None if n is None else [n], [dim], norm, "hfft", True)
+    points (2 * (m - 1) by default) along ``dim``."""
+    return _out(_c2r(input, _one(n), [dim], norm, "hfft", True), out)
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
-    """hfftn over the two dims ``dim`` (real inputs only)."""
-    return _inverse_real(input, s, dim, norm, "hfft2", True)
+    """hfftn over the two dims ``dim``."""
+    return _out(_c2r(input, s, dim, norm, "hfft2", True), out)
 
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
-    """The n-dimensional FFT of a Hermitian-symmetric signal given by its half ``input``
-    over ``dim`` (all dims by default) with output sizes ``s`` (real inputs only)."""
-    return _inverse_real(input, s, dim, norm, "hfftn", True)
+    """The N-D FFT of a Hermitian-symmetric signal given by its half ``input`` over ``dim``
+    (all dims by default) with output sizes ``s``."""
+    return _out(_c2r(input, s, dim, norm, "hfftn", True), out)
+
+
+def _out(result, out):
+    return result if out is None else _T._result_out(result, out, "fft")
 
 
 def _frequencies(n, count, d, dtype, device, requires_grad, wrap):

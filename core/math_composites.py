@@ -217,8 +217,11 @@ def isneginf(input, *, out=None):
 
 
 def isreal(input):
-    """True everywhere: ember has no complex dtypes."""
-    return _T.ones_like(_arg(input, "isreal"), dtype=_BOOL)
+    """True where the imaginary part is zero (everywhere for real dtypes)."""
+    x = _arg(input, "isreal")
+    if x.dtype.is_complex:
+        return _T.eq(_T._imag(x), 0)
+    return _T.ones_like(x, dtype=_BOOL)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

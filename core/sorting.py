@@ -54,6 +54,13 @@ def _recording(t):
     return t.requires_grad and _ag.is_grad_enabled()
 
 
+def _no_complex(t, message, error=RuntimeError):
+    """PyTorch has no order on complex numbers (NumPy's lexicographic one is not its)."""
+    if t.dtype.is_complex:
+        raise error(message.replace("{dtype}", _T._st_name(t.dtype)))
+    return t
+
+
 def _order(arr, axis, descending):
     """Stable ascending order, or descending with NaN first (as torch)."""
     np = _numpy()
@@ -64,7 +71,7 @@ def _order(arr, axis, descending):
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
     np = _numpy()
-    t = _arg(input, "sort")
+    t = _no_complex(_arg(input, "sort"), " Sort does not support complex dtypes on CPU")
     arr = np.atleast_1d(_T._to_host(t))
     axis = _axis(t, dim, "sort")
     idx = _order(arr, axis, descending)
@@ -85,7 +92,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
     np = _numpy()
-    t = _arg(input, "topk")
+    t = _no_complex(_arg(input, "topk"), " topk does not support complex dtypes on CPU")
     axis = _axis(t, dim, "topk")
     size = t.shape[axis] if t.dim() else 1
     if not 0 <= k <= size:
@@ -145,7 +152,8 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The distinct values of ``input`` (sorted), or its distinct slices along ``dim``;
     optionally with the inverse mapping and the counts."""
     np = _numpy()
-    t = _arg(input, "unique")
+    t = _no_complex(_arg(input, "unique"), "\"unique\" not implemented for '{dtype}'",
+                    NotImplementedError)
     arr = _T._to_host(t)
     if dim is None:
         values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)

@@ -3,6 +3,7 @@ from ember.core import _autograd as _ag
 from ember.core import _tensor as _ops
 from ember.core import (
     activations,
+    complex_functions,
     composites,
     index_ops,
     minmax,
@@ -128,6 +129,13 @@ def _matrix_adjoint(t, name):
                            f"Got {t.dim()}-D tensor.")
     return t.transpose(-2, -1)
 
+
+# complex numbers: t.real / t.imag are views (assignable), t.conj(), t.angle(), ...
+Tensor.real = property(_ops._real, complex_functions._set_real)
+Tensor.imag = property(_ops._imag, complex_functions._set_imag)
+for _name in ("angle", "conj", "conj_physical", "is_conj", "is_neg", "resolve_conj",
+              "resolve_neg"):
+    setattr(Tensor, _name, getattr(complex_functions, _name))
 
 _set_tensor_class(Tensor)
 _ag.install()

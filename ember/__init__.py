@@ -172,6 +172,7 @@ from ember.core.typeinfo import iinfo as iinfo
 __version__ = "0.1.0"
 
 # catalogue gaps (core/math_composites, shape_composites, statistics, special, inplace_ops)
+from ember.core.complex_functions import *  # noqa: E402,F403  (complex, polar, view_as_real, ...)
 from ember.core.inplace_ops import *  # noqa: E402,F403  (clamp_, nan_to_num_, xlogy_, ...)
 from ember.core.math_composites import *  # noqa: E402,F403  (hypot, logaddexp, cdist, ...)
 from ember.core.memory_format import *  # noqa: E402,F403  (channels_last, preserve_format, ...)

@@ -1,5 +1,4 @@
-"""ember.fft: PyTorch's torch.fft.  ember has no complex dtype yet: the transforms with a
-complex result raise NotImplementedError; the real ones (fftfreq, rfftfreq, fftshift,
-ifftshift, and irfft*/hfft* of real inputs) work (see ember.core.fft)."""
+"""ember.fft: PyTorch's torch.fft (see ember.core.fft): the discrete Fourier transforms
+over complex64/complex128, the frequency helpers and the shifts."""
 from ember.core.fft import *  # noqa: F403
 from ember.core.fft import __all__ as __all__

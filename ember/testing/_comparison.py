@@ -6,7 +6,8 @@ __all__ = ["assert_close"]
 
 # {dtype name: (rtol, atol)}: PyTorch's defaults; integer and bool dtypes compare exactly
 _PRECISIONS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
-               "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}
+               "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
+               "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7)}
 
 
 class _Mismatch(Exception):
@@ -37,6 +38,8 @@ def _compare_values(actual, expected, rtol, atol, equal_nan, what, wide=True,
     are computed in float64 (``wide``) or float32, as PyTorch does for the dtype."""
     import numpy as np
     ct = np.float64 if wide else np.float32
+    if np.iscomplexobj(actual) or np.iscomplexobj(expected):     # |a - e| is the modulus
+        ct = np.complex128 if wide else np.complex64
     a, e = np.asarray(actual, dtype=ct), np.asarray(expected, dtype=ct)
     close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=equal_nan)
     if close.all():
@@ -88,8 +91,9 @@ def _compare_tensors(actual, expected, rtol, atol, equal_nan, check_device, chec
     host = [t.detach().float().numpy(force=True) if t.dtype.itemsize == 2 and
             t.dtype.is_floating_point else t.detach().numpy(force=True)
             for t in (actual, expected)]
-    wide = "float64" in (actual.dtype.name, expected.dtype.name)
-    integral = not (actual.dtype.is_floating_point or expected.dtype.is_floating_point)
+    wide = bool({"float64", "complex128"} & {actual.dtype.name, expected.dtype.name})
+    integral = not any(t.dtype.is_floating_point or t.dtype.is_complex
+                       for t in (actual, expected))
     _compare_values(host[0], host[1], r, a, equal_nan, "Tensor-likes", wide, integral)
 
 

@@ -1,0 +1,125 @@
+"""PyTorch's complex-number functions: complex, polar, real/imag, view_as_real/_complex,
+conj, angle, isreal.
+
+ember's conjugation is eager: conj() returns a new tensor holding the conjugate (PyTorch's
+conj() is a lazy view with a conj bit); so is_conj() is always False and resolve_conj()
+returns its input.  Values agree with PyTorch's; only aliasing differs (writing into
+conj(x) does not change x)."""
+import math
+
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase, view_as_complex, view_as_real
+
+__all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "is_neg",
+           "polar", "real", "resolve_conj", "resolve_neg", "view_as_complex", "view_as_real"]
+
+def _tensor(x, op, arg="input"):
+    if not isinstance(x, TensorBase):
+        raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, not "
+                        f"{type(x).__name__}")
+    return x
+
+
+def _from_parts(re, im, op):
+    """A complex tensor from float tensors re and im of one dtype (broadcast)."""
+    if re.dtype is not im.dtype:
+        raise RuntimeError(f"Expected object of scalar type {_T._st_name(re.dtype)} but got "
+                           f"scalar type {_T._st_name(im.dtype)} for second argument")
+    if re.dtype.name not in ("float32", "float64"):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_T._st_name(re.dtype)} and {_T._st_name(im.dtype)}")
+    return _T._complex_out(re, im, re.dtype.to_complex(), None, op)
+
+
+def complex(real, imag, *, out=None):
+    """real + i * imag, from two float tensors of one dtype (float32 -> complex64)."""
+    _tensor(real, "complex", "real")
+    _tensor(imag, "complex", "imag")
+    r = _from_parts(real, imag, "complex")
+    return r if out is None else out.copy_(r)
+
+
+def polar(abs, angle, *, out=None):
+    """abs * (cos(angle) + i sin(angle)), from two float tensors of one dtype."""
+    _tensor(abs, "polar", "abs")
+    _tensor(angle, "polar", "angle")
+    r = _from_parts(abs * _T.cos(angle), abs * _T.sin(angle), "polar")
+    return r if out is None else out.copy_(r)
+
+
+def real(input):
+    """The real parts of ``input`` as a view (``input`` itself when it is real)."""
+    return _T._real(_tensor(input, "real"))
+
+
+def imag(input):
+    """The imaginary parts of the complex ``input`` as a view."""
+    return _T._imag(_tensor(input, "imag"))
+
+
+def conj_physical(input, *, out=None):
+    """The complex conjugate as a new tensor (``input`` itself for real tensors)."""
+    x = _tensor(input, "conj_physical")
+    if not x.dtype.is_complex:
+        return x if out is None else out.copy_(x)
+    return _T._complex_out(_T._real(x), -_T._imag(x), x.dtype, out, "conj_physical")
+
+
+def conj(input):
+    """The complex conjugate (materialised: see the module's note)."""
+    return conj_physical(_tensor(input, "conj"))
+
+
+def resolve_conj(input):
+    """``input``: ember never defers a conjugation."""
+    return _tensor(input, "resolve_conj")
+
+
+def resolve_neg(input):
+    """``input``: ember never defers a negation."""
+    return _tensor(input, "resolve_neg")
+
+
+def is_complex(input):
+    """True if ``input``'s dtype is complex64 or complex128."""
+    return _tensor(input, "is_complex").dtype.is_complex
+
+
+def is_conj(input):
+    """False: ember's conj() materialises."""
+    _tensor(input, "is_conj")
+    return False
+
+
+def is_neg(input):
+    """False: ember has no lazy negation bit."""
+    _tensor(input, "is_neg")
+    return False
+
+
+def angle(input, *, out=None):
+    """The argument of each element, atan2(imag, real); for real inputs 0 where >= 0, pi
+    where negative (NaN stays NaN); integers give the default float dtype."""
+    from ember.core.math_composites import _atan2
+    x = _tensor(input, "angle")
+    if x.dtype.is_complex:
+        r = _atan2(_T._imag(x), _T._real(x))
+    else:
+        if not x.is_floating_point():
+            from ember.core._state import get_default_dtype
+            x = x.to(get_default_dtype())
+        r = _T.where(x < 0, math.pi, 0.0).to(x.dtype)
+        r = _T.where(x != x, x, r)
+    return r if out is None else out.copy_(r)
+
+
+def _set_real(self, value):
+    """t.real = value: copies into the real view."""
+    _T._real(self).copy_(value if isinstance(value, TensorBase) else
+                         _T.full_like(_T._real(self), value))
+
+
+def _set_imag(self, value):
+    _T._imag(self).copy_(value if isinstance(value, TensorBase) else
+                         _T.full_like(_T._imag(self), value))
+
