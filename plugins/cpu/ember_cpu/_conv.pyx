@@ -1,6 +1,8 @@
 # The fused convolution kernels (the optional `conv` table entry): forward, input gradient
 # and weight (+ bias) gradient of a grouped 2-d convolution over contiguous float32/float64
-# [N, C, H, W] tensors, as im2col + GEMM and GEMM + col2im through SciPy's BLAS.  Like
+# [N, C, H, W] tensors, as im2col + GEMM and GEMM + col2im through SciPy's BLAS, or for
+# stride 1 and moderate channel counts as direct register-tiled loops (_conv_direct.h:
+# ~2x faster than BLAS on a 16 -> 32 channel 3x3 layer, with no column buffer).  Like
 # _blas, this module is imported at the first convolution (SciPy's BLAS costs ~0.17 s).
 #
 # Threads: a batch of more than one sample runs OpenMP over the samples, each thread with
