@@ -17,9 +17,8 @@ from ember_cpu._abi cimport (
     ember_ctx, ember_view, matmul_fn, EMBER_OK, EMBER_ERR_RUNTIME, EMBER_ERR_MEMORY,
     EMBER_FLOAT32, EMBER_FLOAT64,
 )
-from cython.parallel cimport prange
 
-from ember_cpu._strided cimport load, num_threads, store, set_error
+from ember_cpu._strided cimport load, store, set_error
 
 ctypedef fused real_t:
     float
@@ -135,40 +134,6 @@ cdef void gemm(Operand *c, const Operand *a, const Operand *b, int64_t M, int64_
                   &zero, <double *>c.data, &ldc)
 
 
-# rows [r0, r1) of C = A B: the same product on row slices of A and C
-cdef void gemm_rows(const Operand *c, const Operand *a, const Operand *b, int64_t r0,
-                    int64_t r1, int64_t N, int64_t K, real_t *tag) noexcept nogil:
-    cdef Operand cs = c[0], as_ = a[0]       # (operands are real_t: native or temporaries)
-    cs.data = c.data + r0 * (c.ld if c.row_major else 1) * sizeof(real_t)
-    as_.data = a.data + r0 * (a.ld if a.row_major else 1) * sizeof(real_t)
-    gemm(&cs, &as_, b, r1 - r0, N, K, tag)
-
-
-# the t-th of `parts` row boundaries, at a multiple of 64 rows: BLAS kernels handle row
-# blocks (and their remainders) alike wherever a slice starts, so the bits do not
-# depend on the thread count
-cdef inline int64_t split_at(int64_t M, int64_t t, int64_t parts) noexcept nogil:
-    if t >= parts:
-        return M
-    return min(M, (M * t // parts + 63) // 64 * 64)
-
-
-# a product too big for one thread: OpenBLAS held to one thread and the rows split over
-# the OpenMP team (OpenBLAS's own pool busy-waits, and on a loaded 2-core machine a linear
-# layer's product took ~10x longer at 2 threads than at 1)
-cdef void gemm_split(Operand *c, const Operand *a, const Operand *b, int64_t M, int64_t N,
-                     int64_t K, int nt, real_t *tag) noexcept nogil:
-    cdef int saved[MAX_BLAS_LIBS]
-    cdef int64_t t, parts = min(<int64_t>nt, M)
-    if parts <= 1:
-        gemm(c, a, b, M, N, K, tag)
-        return
-    blas_single(saved)
-    for t in prange(parts, nogil=True, schedule='static', num_threads=<int>parts):
-        gemm_rows(c, a, b, split_at(M, t, parts), split_at(M, t + 1, parts), N, K, tag)
-    blas_restore(saved)
-
-
 # out[B, M, N] = a[B, M, K] @ b[B, K, N]; the caller checked shapes, dtypes and that
 # B, M, N, K > 0
 cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
@@ -213,8 +178,11 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         set_contiguous(&C, tc, N)
     cdef int saved[MAX_BLAS_LIBS]
     cdef bint small = B * M * N * K < SMALL_GEMM
-    cdef int nt = num_threads()
-    if small or nt > 1:
+    # a small product runs on one BLAS thread (waking OpenBLAS's pool costs more than it
+    # saves); a big one uses OpenBLAS's threads, which set_num_threads caps.  Splitting
+    # rows over our OpenMP team with one BLAS thread each measured 2-4x slower on an idle
+    # machine: concurrent OpenBLAS calls contend inside the library.
+    if small:
         blas_single(saved)
     for i in range(B):
         pa = a.data + i * a.strides[0] * size
@@ -230,14 +198,11 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
             to_temp(&Bm, tb, pb, b.dtype, size, K, N, b.strides[1], b.strides[2])
         if c_ok:
             C.data = po
-        if small or nt <= 1:
-            gemm(&C, &A, &Bm, M, N, K, tag)
-        else:
-            gemm_split(&C, &A, &Bm, M, N, K, nt, tag)
+        gemm(&C, &A, &Bm, M, N, K, tag)
         if not c_ok:
             for r in range(M):
                 store(po + r * os0 * size, out.dtype, tc + r * N, N, out.strides[2])
-    if small or nt > 1:
+    if small:
         blas_restore(saved)
     free(ta)
     free(tb)

@@ -77,9 +77,9 @@ def test_causal_attention_matches_torch(L, S, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
 @pytest.mark.parametrize("layout", ["plain", "a_t", "b_t", "batched", "out_of_place"])
-def test_matmul_split_over_threads_matches_torch(dtype, layout):
-    """Products above the small cutoff at 2 threads: rows split over the OpenMP team,
-    one BLAS thread each (odd row counts, transposed and converted operands)."""
+def test_matmul_above_cutoff_at_two_threads_matches_torch(dtype, layout):
+    """Products above the small cutoff at 2 threads (OpenBLAS's threads; odd row counts,
+    transposed and converted operands)."""
     g = np.random.default_rng(3)
     M, K, N = 301, 130, 203
     a = g.standard_normal((2, M, K) if layout == "batched" else (M, K)).astype(dtype)
