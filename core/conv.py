@@ -102,7 +102,10 @@ def _check_shapes(x, weight, bias, padding, dilation, groups, nd):
                            f"than actual input size")
 
 
-def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+def _conv_args(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    """The checked arguments of a conv{nd}d call (PyTorch's rules): the input batched and
+    with 'same''s odd extra padding applied, stride/padding/dilation as nd-tuples, groups,
+    and whether the input was unbatched."""
     x = _tensor_arg(input, name, "input")
     weight = _tensor_arg(weight, name, "weight")
     if bias is not None:
@@ -132,6 +135,12 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
         x = x.unsqueeze(0)
     x = _pad_right(x, extra)
     _check_shapes(x, weight, bias, padding, dilation, groups, nd)
+    return x, weight, stride, padding, dilation, groups, unbatched
+
+
+def _conv(input, weight, bias, stride, padding, dilation, groups, nd, name):
+    x, weight, stride, padding, dilation, groups, unbatched = _conv_args(
+        input, weight, bias, stride, padding, dilation, groups, nd, name)
     if nd == 1:
         r = _T.convolution(x.unsqueeze(2), weight.unsqueeze(2), bias, (1, stride[0]),
                            (0, padding[0]), (1, dilation[0]), groups).squeeze(2)
