@@ -585,6 +585,9 @@ cdef class TensorBase:
     def split(self, split_size, dim=0):
         return split(self, split_size, dim)
 
+    def split_with_sizes(self, split_sizes, dim=0):
+        return split_with_sizes(self, split_sizes, dim)
+
     def chunk(self, chunks, dim=0):
         return chunk(self, chunks, dim)
 

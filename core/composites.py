@@ -31,6 +31,12 @@ def clamp(input, min=None, max=None, *, out=None):
     _tensor(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and input.dtype.name == "bool":
+        bounds = [b.dtype.name if isinstance(b, TensorBase) else type(b).__name__
+                  for b in (min, max)]
+        if all(b == "bool" for b in bounds):       # PyTorch has no bool clamp kernel
+            kernel = "clamp_cpu" if isinstance(min, TensorBase) else "clamp_scalar_cpu"
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     r = input
     if min is not None:
         r = _T._maximum_scalar(r, min)

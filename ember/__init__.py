@@ -131,6 +131,7 @@ from ember.core._tensor import sigmoid as sigmoid
 from ember.core._tensor import sin as sin
 from ember.core._tensor import softmax as softmax
 from ember.core._tensor import split as split
+from ember.core._tensor import split_with_sizes as split_with_sizes
 from ember.core._tensor import sqrt as sqrt
 from ember.core._tensor import square as square
 from ember.core._tensor import squeeze as squeeze

@@ -148,3 +148,30 @@ def test_joining_errors(device):
         ember.cat([ember.tensor(1.0), ember.tensor(2.0)])
     with pytest.raises(RuntimeError, match="Number of dimensions of repeat dims"):
         a.repeat(2)
+
+
+@pytest.mark.parametrize("bounds", ["tensors", "bools", "ints", "min_only"])
+def test_clamp_of_bool_like_torch(bounds):
+    def call(m):
+        b = m.tensor([True, False])
+        if bounds == "tensors":
+            return m.clamp(b, m.tensor([False, False]), m.tensor([True, True]))
+        if bounds == "bools":
+            return m.clamp(b, False, True)
+        if bounds == "ints":
+            return m.clamp(b, 0, 1)
+        return m.clamp(b, min=m.tensor([False, True]))
+    try:
+        want = call(torch)
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError, match=str(e).split('"')[1]):
+            call(ember)
+        return
+    got = call(ember)
+    assert got.dtype.name == str(want.dtype).split(".")[1] and got.tolist() == want.tolist()
+
+
+def test_split_with_sizes_is_public():
+    x = ember.arange(5.)
+    for pieces in (ember.split_with_sizes(x, [2, 3]), x.split_with_sizes([2, 3])):
+        assert [p.tolist() for p in pieces] == [[0., 1.], [2., 3., 4.]]
