@@ -77,7 +77,11 @@ def register(module, name=None, dist=None, version=""):
     for spec in specs:
         if runtimes[spec.type] is not None:
             _register_device_module(spec.type, runtimes[spec.type], _replace=True)
-        _device.register_backend(spec.type, _table_loader(module, spec.type), name, dist or name)
+        # every device type but the host's carries an index ("cuda" means the current one)
+        current = getattr(runtimes[spec.type], "current_device", None) \
+            if spec.type != "cpu" else None
+        _device.register_backend(spec.type, _table_loader(module, spec.type), name,
+                                 dist or name, current)
     types = [spec.type for spec in specs]
     _loaded[name] = {"dist": dist or name, "version": version, "devices": types,
                      "module": module, "descriptions": {s.type: s.description for s in specs}}

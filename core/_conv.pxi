@@ -128,7 +128,7 @@ cdef int run_conv(ember_kernel_table* t, int code, ember_conv_params* p, TensorB
         c.view_c(&vc)
     cdef const ember_view* pc = &vc if c is not None else NULL
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     with nogil:
         rc = t.conv(&ctx, code, p, &vo, &va, &vb, pc)

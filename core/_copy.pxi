@@ -26,7 +26,7 @@ cdef int run_copy(TensorBase dst, TensorBase src) except -1:
     expanded_view(src, dst._ndim, sizes, &vs)
     cdef ember_kernel_table* t = dst._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, dst)
     cdef int rc
     if dst.numel_c() > GIL_CUTOFF:
         with nogil:
@@ -57,17 +57,35 @@ cdef TensorBase to_device(TensorBase src, device dev, dtype dt):
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     cdef ember_kernel_table* ts = s._backend.kernels()
     cdef ember_kernel_table* td = r._backend.kernels()
-    cdef ember_ctx ctx
-    init_ctx(&ctx)
-    host = bytearray(nbytes)
-    cdef char* h = PyByteArray_AS_STRING(host)
+    cdef ember_ctx cs, cd
+    init_ctx(&cs, s)
+    init_ctx(&cd, r)
     cdef int rc
+    cdef object host = None
+    cdef char* h
+    # CPU storage is host memory: the other device copies straight from or into it
+    if s._device.type == "cpu":
+        with nogil:
+            rc = td.from_host(&cd, r._storage.data, s._storage.data, nbytes)
+        if rc:
+            raise_kernel_error(rc, &cd)
+        return r
+    if r._device.type == "cpu":
+        with nogil:
+            rc = ts.to_host(&cs, r._storage.data, s._storage.data, nbytes)
+        if rc:
+            raise_kernel_error(rc, &cs)
+        return r
+    host = bytearray(nbytes)
+    h = PyByteArray_AS_STRING(host)
     with nogil:
-        rc = ts.to_host(&ctx, h, s._storage.data, nbytes)
-        if rc == 0:
-            rc = td.from_host(&ctx, r._storage.data, h, nbytes)
+        rc = ts.to_host(&cs, h, s._storage.data, nbytes)
     if rc:
-        raise_kernel_error(rc, &ctx)
+        raise_kernel_error(rc, &cs)
+    with nogil:
+        rc = td.from_host(&cd, r._storage.data, h, nbytes)
+    if rc:
+        raise_kernel_error(rc, &cd)
     return r
 
 
@@ -129,7 +147,7 @@ cdef int kernel_fill(TensorBase dst, object value) except -1:
     dst.view_c(&v)
     cdef ember_kernel_table* t = dst._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, dst)
     cdef int rc
     if dst.numel_c() > GIL_CUTOFF:
         with nogil:

@@ -20,9 +20,11 @@ cdef class Backend:
     cdef object _loader               # () -> PyCapsule of an ember_kernel_table
     cdef object _capsule
     cdef ember_kernel_table* _table
+    cdef public object current_index  # () -> the runtime's current device index, or None
     cdef ember_kernel_table* kernels(self) except NULL
 
 
 cdef Backend backend_for(device d)
+cdef device resolve_index(Backend b, device d)   # "cuda" -> "cuda:<current>" for storage
 cdef device cpu_device()
 cdef device as_device(object obj)           # device, str, int; None -> default device

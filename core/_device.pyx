@@ -5,13 +5,16 @@ kernels are loaded on first use (``Backend.kernels``).  Built-in types own fixed
 keys; any other type a plugin brings receives a free key at run time.
 """
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from libc.stdint cimport int64_t
 
 from ember.core cimport _state
-from ember_abi cimport EMBER_ABI_VERSION
+from ember_abi cimport EMBER_ABI_MINOR, EMBER_ABI_VERSION, ember_kernel_table
 from ember.core import _state as _state_py
 from ember.core._dispatch cimport DispatchKey, FIRST_DYNAMIC_BACKEND, LAST_DYNAMIC_BACKEND
 
 ABI_VERSION = EMBER_ABI_VERSION        # the kernel ABI this build of ember speaks (abi.h)
+ABI_MINOR = EMBER_ABI_MINOR
+TABLE_SIZE = sizeof(ember_kernel_table)   # bytes of this ABI's kernel table
 cdef dict _backends = {}              # type name -> Backend
 cdef list _by_key = [None] * 64       # backend key -> Backend
 cdef dict _device_cache = {}          # (type, index) -> device
@@ -29,6 +32,7 @@ cdef class Backend:
         self._loader = None
         self._capsule = None
         self._table = NULL
+        self.current_index = None
 
     cdef ember_kernel_table* kernels(self) except NULL:
         if self._table is NULL:
@@ -47,10 +51,16 @@ cdef class Backend:
                 f"device type '{self.type}'")
         cdef ember_kernel_table* t = <ember_kernel_table*>PyCapsule_GetPointer(
             capsule, b"ember.kernel_table")
-        if t.abi_version != EMBER_ABI_VERSION:
+        # a table of another major version, a newer minor one, or a size that does not fit
+        # the minor version it states is refused before any entry is read
+        version = f"{t.abi_version}.{t.abi_minor}" if t.abi_version >= 6 else str(t.abi_version)
+        if (t.abi_version != EMBER_ABI_VERSION or t.abi_minor > EMBER_ABI_MINOR
+                or t.abi_minor < 0 or t.size < <int64_t>table_size_for_minor(t.abi_minor)
+                or (t.abi_minor == EMBER_ABI_MINOR and t.size != sizeof(ember_kernel_table))):
             raise RuntimeError(
-                f"plugin {self.plugin!r} was built against ember ABI {t.abi_version}, "
-                f"this ember has ABI {EMBER_ABI_VERSION}: rebuild/reinstall {self.package}")
+                f"plugin {self.plugin!r} was built against ember ABI {version} (kernel table "
+                f"of {t.size if t.abi_version >= 6 else '?'} bytes), this ember has ABI "
+                f"{EMBER_ABI_VERSION}.{EMBER_ABI_MINOR}: rebuild/reinstall {self.package}")
         missing = [name for name, ptr in (      # function pointers as integers: 0 = unset
             ("alloc", <size_t><void*>t.alloc), ("free", <size_t><void*>t.free), ("copy", <size_t><void*>t.copy),
             ("fill", <size_t><void*>t.fill), ("to_host", <size_t><void*>t.to_host),
@@ -97,8 +107,10 @@ _builtin("meta", DispatchKey.Meta, "ember", is_meta=True)
 (<Backend>_backends["meta"]).plugin = "ember"
 
 
-def register_backend(str type, loader, str plugin, str package=None):
+def register_backend(str type, loader, str plugin, str package=None, current_index=None):
     """Register device type ``type``, whose kernel table ``loader()`` returns on first use.
+    ``current_index()``, when given, names the device that "type" without an index means
+    when a tensor is made (the runtime's current device).
 
     Built-in types keep their key; a new type receives the next free dynamic backend key.
     Returns the Backend."""
@@ -118,6 +130,7 @@ def register_backend(str type, loader, str plugin, str package=None):
     if package is not None:
         b.package = package
     b._loader = loader
+    b.current_index = current_index
     return b
 
 
@@ -146,6 +159,25 @@ def _backend_for_type(str type):
 
 def _backends_snapshot():
     return dict(_backends)
+
+
+cdef size_t table_size_for_minor(int minor) noexcept:
+    """The size of a kernel table of ABI minor version `minor` (entries are appended)."""
+    return sizeof(ember_kernel_table)      # minor 0 is the only one so far
+
+
+cdef device resolve_index(Backend b, device d):
+    """The device a new storage lives on: a device type whose runtime has a current device
+    (a GPU) resolves "cuda" to "cuda:<current>", as PyTorch's tensors always carry an index."""
+    if d.index is not None or b.current_index is None:
+        return d
+    cdef object idx = b.current_index()
+    key = (d.type, idx)
+    cached = _device_cache.get(key)
+    if cached is None:
+        cached = device(d.type, idx)
+        _device_cache[key] = cached
+    return <device>cached
 
 
 cdef Backend backend_for(device d):

@@ -34,9 +34,15 @@ cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
     raise RuntimeError(msg)
 
 
-cdef inline void init_ctx(ember_ctx* ctx) noexcept:
+cdef inline void init_ctx(ember_ctx* ctx, TensorBase on) noexcept:
+    """A fresh kernel context for an op running on `on`'s device."""
     ctx.deterministic = _state.deterministic()
+    ctx.device = device_index(on._device)
     ctx.error[0] = 0
+
+
+cdef inline int32_t device_index(device d) noexcept:
+    return 0 if d.index is None else <int32_t>d.index
 
 
 cdef inline uint64_t effective_keys(uint64_t keys) noexcept:
@@ -250,7 +256,7 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         scalar_view(&vb, nd, sizes, &sb, ct.code)
     cdef ember_kernel_table* t = o._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     if dst.numel_c() > GIL_CUTOFF:
         with nogil:
@@ -335,7 +341,7 @@ cdef object unary_op(Op op, TensorBase a, object out):
     src.view_c(&va)
     cdef ember_kernel_table* t = o._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     if dst.numel_c() > GIL_CUTOFF:
         with nogil:

@@ -229,7 +229,7 @@ cdef TensorBase from_host_array(object arr, dtype dt, device dev):
     cdef char* src
     if nbytes and not t._backend.is_meta:
         src = <char*><size_t>a.ctypes.data
-        init_ctx(&ctx)
+        init_ctx(&ctx, t)
         rc = t._backend.kernels().from_host(&ctx, t._storage.data, src, nbytes)
         if rc:
             raise_kernel_error(rc, &ctx)

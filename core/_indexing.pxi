@@ -95,7 +95,7 @@ cdef int run_index(int code, TensorBase out, TensorBase a, TensorBase index, int
         complex_index_views(code, out, a, op, &vo, &va, &vi)
     cdef ember_kernel_table* t = out._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, out)
     cdef int rc
     if index.numel_c() > GIL_CUTOFF:
         with nogil:
@@ -503,7 +503,7 @@ cdef int run_search(int code, TensorBase out, TensorBase srt, TensorBase values,
     values.view_c(&vv)
     cdef ember_kernel_table* t = out._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, out)
     cdef int rc
     with nogil:
         rc = t.search(&ctx, code, &vo, &vs, &vv)

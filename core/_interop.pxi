@@ -15,7 +15,7 @@ cdef object item_c(TensorBase t):
         raise RuntimeError("a Tensor with 0 elements cannot be converted to Scalar")
     cdef scalar_buf buf
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, t)
     cdef int rc = t._backend.kernels().to_host(
         &ctx, &buf, t._storage.data + t._offset * t._dtype.itemsize, t._dtype.itemsize)
     if rc:
@@ -38,7 +38,7 @@ cdef object host_array(TensorBase t):
     cdef ember_ctx ctx
     cdef int rc
     if nbytes:
-        init_ctx(&ctx)
+        init_ctx(&ctx, s)
         rc = s._backend.kernels().to_host(
             &ctx, <void*><size_t>out.ctypes.data,
             s._storage.data + s._offset * s._dtype.itemsize, nbytes)

@@ -360,7 +360,7 @@ cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
         complex_where_views(rt, &vo, &vc, &va, &vb)
     cdef ember_kernel_table* t = o._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     if dst.numel_c() > GIL_CUTOFF:
         with nogil:

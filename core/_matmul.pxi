@@ -112,7 +112,7 @@ def matmul(input, other, *, out=None):
     vo.strides[0], vo.strides[1], vo.strides[2] = M * N, N, 1
     cdef ember_kernel_table* t = o._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     with nogil:
         rc = t.matmul(&ctx, &vo, &va, &vb)

@@ -62,7 +62,7 @@ cdef int call_fused(bint nll, int code, list tensors, double eps,
             ptrs[k] = &views[k]
             work = max(work, t.numel_c())
     cdef ember_kernel_table* tab = t._backend.kernels()
-    init_ctx(&ctx)
+    init_ctx(&ctx, t)
     if work > GIL_CUTOFF:
         with nogil:
             rc = (tab.nll(&ctx, code, ptrs, ignore_index) if nll else

@@ -242,7 +242,7 @@ cdef int run_pool(ember_kernel_table* t, int code, PoolArgs a, TensorBase o, Ten
         ix.view_c(&vi)
     cdef const ember_view* pi = &vi if ix is not None else NULL
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     with nogil:
         rc = t.pool(&ctx, code, &p, &vo, pi, &vx)

@@ -153,10 +153,12 @@ cdef object read_scalar(const char* p, int code):
 
 cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf* buf,
                       int code) noexcept:
-    """A broadcast view of one element: every stride 0."""
+    """A broadcast view of one element in host memory: every stride 0."""
     v.data = <char*>buf
     v.ndim = ndim
     v.dtype = code
+    v.flags = EMBER_VIEW_HOST_SCALAR     # host memory: a device reads the value on the host
+    v.reserved = 0
     cdef int i
     for i in range(ndim):
         v.sizes[i] = sizes[i]

@@ -119,7 +119,7 @@ cdef object random_fill(Op op, TensorBase t, double p0, double p1, object genera
     t.view_c(&v)
     cdef ember_kernel_table* tab = t._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, t)
     cdef int rc
     with nogil:
         rc = tab.random(&ctx, op.code, &v, g._seed, offset, p0, p1)

@@ -111,7 +111,7 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
             n += 1
     cdef ember_kernel_table* t = o._backend.kernels()
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     if src.numel_c() > GIL_CUTOFF:
         with nogil:
@@ -225,7 +225,7 @@ cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
         if extreme:
             indices.view_c(&vi)
         t = values._backend.kernels()
-        init_ctx(&ctx)
+        init_ctx(&ctx, values)
         with nogil:
             rc = t.scan(&ctx, op.code, &vo, &vi if extreme else NULL, &va)
         if rc:

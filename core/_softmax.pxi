@@ -75,7 +75,7 @@ cdef object softmax_op(Op op, TensorBase a, TensorBase b, int d, dtype ct, dtype
     if y is not None:
         last_dim_view(y, d, &vb)
     cdef ember_ctx ctx
-    init_ctx(&ctx)
+    init_ctx(&ctx, o)
     cdef int rc
     cdef const ember_view* pb = &vb if y is not None else NULL
     if o.numel_c() > GIL_CUTOFF:

@@ -1,11 +1,19 @@
 # Storage (a device buffer and its owner) and the version counter shared by views.
 
+
+class OutOfMemoryError(RuntimeError):
+    """A device allocator could not satisfy a request (``ember.OutOfMemoryError``, also
+    ``ember.cuda.OutOfMemoryError``, as PyTorch's)."""
+
+
+OutOfMemoryError.__module__ = "ember"
+
 cdef class Storage:
     """A device buffer: (data pointer, nbytes, device, owner)."""
 
     def __dealloc__(self):
         if self.owned and self.data is not NULL and self.backend is not None:
-            self.backend._table.free(self.data)
+            self.backend._table.free(device_index(self.device), self.data)
             self.data = NULL
 
     def data_ptr(self):
@@ -35,9 +43,16 @@ cdef Storage allocate(Backend b, device dev, int64_t nbytes):
         s.owned = False
         return s
     cdef ember_kernel_table* t = b.kernels()
-    s.data = <char*>t.alloc(nbytes)
+    s.device = resolve_index(b, dev)
+    cdef ember_ctx ctx
+    ctx.deterministic = 0
+    ctx.device = device_index(s.device)
+    ctx.error[0] = 0
+    s.data = <char*>t.alloc(&ctx, nbytes)
     if s.data is NULL:
-        raise RuntimeError(f"{dev}: out of memory trying to allocate {nbytes} bytes")
+        msg = ctx.error[:].decode("utf-8", "replace")
+        raise OutOfMemoryError(msg or f"{s.device}: out of memory trying to allocate "
+                               f"{nbytes} bytes")
     s.owned = True
     return s
 

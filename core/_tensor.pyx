@@ -11,7 +11,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from ember.core cimport _state
 from ember.core._device cimport (
-    Backend, as_device, backend_for, cpu_device, device, ember_kernel_table)
+    Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
 from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op
 from ember.core._dtype cimport (
     CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
@@ -120,6 +120,8 @@ cdef class TensorBase:
             if self._storage.data is not NULL else NULL
         v.ndim = self._ndim
         v.dtype = self._dtype.code
+        v.flags = 0
+        v.reserved = 0
         if self._ndim:
             memcpy(v.sizes, self._sizes, self._ndim * sizeof(int64_t))
             memcpy(v.strides, self._strides, self._ndim * sizeof(int64_t))

@@ -28,6 +28,7 @@ from ember.core._size import Size as Size
 from ember.core._state import get_default_dtype as get_default_dtype
 from ember.core._state import set_default_dtype as set_default_dtype
 from ember.core._tensor import Generator as Generator
+from ember.core._tensor import OutOfMemoryError as OutOfMemoryError
 from ember.core._tensor import _abs as abs  # noqa: F401  (named _abs in Cython: no builtin shadowing)
 from ember.core._tensor import _all as all  # noqa: F401
 from ember.core._tensor import _any as any  # noqa: F401

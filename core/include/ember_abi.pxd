@@ -6,7 +6,9 @@ from libc.stdint cimport int32_t, int64_t, uint16_t, uint64_t
 cdef extern from "ember/abi.h":
     enum:
         EMBER_ABI_VERSION
+        EMBER_ABI_MINOR
         EMBER_MAX_DIM
+        EMBER_VIEW_HOST_SCALAR
         EMBER_ERROR_LEN
     const char *EMBER_KERNEL_TABLE_CAPSULE
 
@@ -103,17 +105,20 @@ cdef extern from "ember/abi.h":
         int64_t strides[EMBER_MAX_DIM]
         int32_t ndim
         int32_t dtype
+        int32_t flags
+        int32_t reserved
 
     ctypedef struct ember_ctx:
         int32_t deterministic
-        int32_t reserved
+        int32_t device
         char error[EMBER_ERROR_LEN]
 
     ctypedef struct ember_kernel_table:
         int32_t abi_version
-        int32_t reserved
-        void *(*alloc)(int64_t nbytes) noexcept nogil
-        void (*free)(void *ptr) noexcept nogil
+        int32_t abi_minor
+        int64_t size
+        void *(*alloc)(ember_ctx *ctx, int64_t nbytes) noexcept nogil
+        void (*free)(int32_t device, void *ptr) noexcept nogil
         int (*copy)(ember_ctx *ctx, const ember_view *out, const ember_view *a) noexcept nogil
         int (*fill)(ember_ctx *ctx, const ember_view *out, const void *value) noexcept nogil
         int (*to_host)(ember_ctx *ctx, void *host_dst, const void *device_src,

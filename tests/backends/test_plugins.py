@@ -575,9 +575,11 @@ def test_get_device_module_default_device():
 _NAME_KEEP = []           # capsule names and tables must outlive the capsules
 
 
-def _capsule(name, abi_version=1):
-    buf = ctypes.create_string_buffer(512)            # zeroed: abi_version first, then NULLs
+def _capsule(name, abi_version=1, minor=0, size=0):
+    buf = ctypes.create_string_buffer(512)            # zeroed: the header first, then NULLs
     ctypes.c_int32.from_buffer(buf).value = abi_version
+    ctypes.c_int32.from_buffer(buf, 4).value = minor
+    ctypes.c_int64.from_buffer(buf, 8).value = size
     cname = ctypes.create_string_buffer(name)
     _NAME_KEEP.extend([buf, cname])
     new = ctypes.pythonapi.PyCapsule_New
@@ -587,15 +589,20 @@ def _capsule(name, abi_version=1):
 
 
 @pytest.mark.parametrize("kind", ["object", "none", "string", "capsule-wrong-name",
-                                  "capsule-wrong-abi", "capsule-unset-entries"])
+                                  "capsule-wrong-abi", "capsule-newer-minor", "capsule-wrong-size",
+                                  "capsule-unset-entries"])
 def test_bad_kernel_table_is_reported_at_first_use(make_plugin, kind):
     t = _unique()
     p = make_plugin([t])
     p.TABLE = {"object": object(), "none": None, "string": "ember.kernel_table",
                "capsule-wrong-name": _capsule(b"not.a.kernel_table"),
                "capsule-wrong-abi": _capsule(b"ember.kernel_table", abi_version=999),
-               "capsule-unset-entries": _capsule(b"ember.kernel_table",
-                                                 abi_version=ember.core._device.ABI_VERSION)}[kind]
+               "capsule-newer-minor": _capsule(b"ember.kernel_table", _device.ABI_VERSION,
+                                              _device.ABI_MINOR + 1, _device.TABLE_SIZE + 8),
+               "capsule-wrong-size": _capsule(b"ember.kernel_table", _device.ABI_VERSION,
+                                             _device.ABI_MINOR, _device.TABLE_SIZE - 8),
+               "capsule-unset-entries": _capsule(b"ember.kernel_table", _device.ABI_VERSION,
+                                                 _device.ABI_MINOR, _device.TABLE_SIZE)}[kind]
     assert backends.register(p, dist="fake-dist") == [t]
     assert p.calls == []                              # nothing loaded at registration
     assert ember.device(t).type == t                  # nor to make a device object
@@ -606,6 +613,10 @@ def test_bad_kernel_table_is_reported_at_first_use(make_plugin, kind):
         assert p.__name__ in msg, msg
         if kind == "capsule-wrong-abi":
             assert "ABI 999" in msg and "fake-dist" in msg
+        elif kind in ("capsule-newer-minor", "capsule-wrong-size"):
+            # one line naming the plugin, its ABI version and the core's
+            assert f"ABI {_device.ABI_VERSION}." in msg and "fake-dist" in msg, msg
+            assert f"this ember has ABI {_device.ABI_VERSION}.{_device.ABI_MINOR}" in msg, msg
         elif kind == "capsule-unset-entries":
             assert "left kernel table entries unset" in msg and "alloc" in msg and "where" in msg
         else:

@@ -14,17 +14,35 @@
  *   - unless stated otherwise every operand has the same dtype as `out` (the core casts
  *     first through `copy`);
  *   - a kernel returns EMBER_OK or an error code and writes a message into ctx->error;
- *     it never aborts the process, so data-dependent errors become Python exceptions.
+ *     it never aborts the process, so data-dependent errors become Python exceptions;
+ *   - an operand whose `flags` hold EMBER_VIEW_HOST_SCALAR is one element in HOST memory
+ *     broadcast to the view's shape (every stride 0): a Python number next to a tensor.
+ *     A device whose memory the host cannot read takes its value from `data` on the host
+ *     (e.g. as a kernel argument); a host device may read it like any view;
+ *   - `ctx->device` is the index of the device the op runs on (0 on a device type with one
+ *     device); a kernel may complete asynchronously, in the order the core calls kernels on
+ *     one device, except `to_host`, which returns once the bytes are on the host, and
+ *     kernels that return an error code found in the data (index, search), which have
+ *     finished when they return.
+ *
+ * ABI versions: `abi_version` (major) must equal the core's; `abi_minor` and `size` say
+ * which optional entries a table has (entries are only ever appended, and the core reads
+ * none past `size`), so a plugin built for an older minor version keeps loading.
  */
 #ifndef EMBER_ABI_H
 #define EMBER_ABI_H
 
 #include <stdint.h>
 
-#define EMBER_ABI_VERSION 5      /* 2: `where`; 3: arg-reductions, `scan`;
+#define EMBER_ABI_VERSION 6      /* 2: `where`; 3: arg-reductions, `scan`;
                                     4: index family, tan, optional fused softmax;
                                     5: optional fused kernels for norms and losses, conv
-                                       and pooling; erfinv, lgamma, digamma */
+                                       and pooling; erfinv, lgamma, digamma;
+                                    6: devices whose memory the host cannot read: host
+                                       scalar operands (view flags), the device index in
+                                       ember_ctx, alloc/free per device, asynchronous
+                                       kernels; a minor version and the table's size */
+#define EMBER_ABI_MINOR 0
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -291,27 +309,35 @@ enum {
 };
 /* --- end of conv and pooling --- */
 
+/* ember_view.flags */
+#define EMBER_VIEW_HOST_SCALAR 1      /* `data` is one element in host memory, strides 0 */
+
 typedef struct {
     char *data;                       /* address of element [0, ..., 0] */
     int64_t sizes[EMBER_MAX_DIM];
     int64_t strides[EMBER_MAX_DIM];   /* in elements */
     int32_t ndim;
     int32_t dtype;                    /* an EMBER_<dtype> code */
+    int32_t flags;                    /* EMBER_VIEW_* bits */
+    int32_t reserved;
 } ember_view;
 
 typedef struct {
     int32_t deterministic;            /* ember.use_deterministic_algorithms state */
-    int32_t reserved;
+    int32_t device;                   /* index of the device the op runs on */
     char error[EMBER_ERROR_LEN];      /* message when a kernel returns an error code */
 } ember_ctx;
 
 typedef struct {
     int32_t abi_version;              /* EMBER_ABI_VERSION the plugin was built against */
-    int32_t reserved;
+    int32_t abi_minor;                /* EMBER_ABI_MINOR the plugin was built against */
+    int64_t size;                     /* sizeof(ember_kernel_table) the plugin was built with */
 
-    /* memory: device allocations; `alloc` returns NULL on failure */
-    void *(*alloc)(int64_t nbytes);
-    void (*free)(void *ptr);
+    /* memory: allocations on device ctx->device; `alloc` returns NULL on failure with a
+     * message in ctx->error (the core raises ember.OutOfMemoryError with it); `free` may
+     * be called from any thread, with or without the GIL */
+    void *(*alloc)(ember_ctx *ctx, int64_t nbytes);
+    void (*free)(int32_t device, void *ptr);
     /* out = a, elementwise, any dtypes on both sides (a cast), shapes equal */
     int (*copy)(ember_ctx *ctx, const ember_view *out, const ember_view *a);
     /* out[...] = *value, where `value` points at one element of out's dtype (host memory) */

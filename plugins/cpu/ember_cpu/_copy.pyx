@@ -1,10 +1,11 @@
 # Memory kernels: allocation, strided copy with dtype casts, fill, host transfers.
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdio cimport snprintf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64, EMBER_FLOAT32, EMBER_BOOL, EMBER_UINT8, EMBER_INT8,
+    EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64, EMBER_FLOAT32, EMBER_BOOL, EMBER_UINT8, EMBER_INT8,
     EMBER_INT16,
 )
 from ember_cpu._strided cimport (
@@ -68,9 +69,10 @@ def _reset_peak():
     ember_cpu_peak = ember_cpu_allocated
 
 
-cdef void *mem_alloc(int64_t nbytes) noexcept nogil:
+cdef void *mem_alloc(ember_ctx *ctx, int64_t nbytes) noexcept nogil:
     cdef void *p = NULL
     if nbytes < 0:
+        set_error(ctx, EMBER_ERR_VALUE, "alloc", "negative size")
         return NULL
     # Small buffers come from malloc's thread cache (16-byte aligned, ~10x cheaper than
     # posix_memalign, which dominated the cost of a 10-element op); larger ones are
@@ -79,12 +81,16 @@ cdef void *mem_alloc(int64_t nbytes) noexcept nogil:
     if nbytes <= 1024:
         p = malloc(<size_t>(nbytes if nbytes > 0 else 1))
     elif posix_memalign(&p, 64, <size_t>nbytes) != 0:
+        p = NULL
+    if p is NULL:
+        snprintf(ctx.error, EMBER_ERROR_LEN, "DefaultCPUAllocator: not enough memory: you "
+                 "tried to allocate %lld bytes.", <long long>nbytes)
         return NULL
     ember_cpu_track(p, 1)
     return p
 
 
-cdef void mem_free(void *ptr) noexcept nogil:
+cdef void mem_free(int32_t device, void *ptr) noexcept nogil:
     ember_cpu_track(ptr, -1)
     free(ptr)
 

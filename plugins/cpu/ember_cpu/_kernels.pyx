@@ -12,7 +12,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
 
 from ember_cpu._abi cimport (
     ember_ctx, ember_view, ember_kernel_table, matmul_fn, conv_fn, ember_conv_params,
-    ember_pool_params, EMBER_ABI_VERSION, EMBER_MAX_DIM,
+    ember_pool_params, EMBER_ABI_VERSION, EMBER_ABI_MINOR, EMBER_MAX_DIM,
     EMBER_KERNEL_TABLE_CAPSULE, EMBER_OK, EMBER_ERR_RUNTIME,
     EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_BOOL, EMBER_UINT8, EMBER_INT8, EMBER_INT16,
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
@@ -164,7 +164,8 @@ cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
 
 cdef ember_kernel_table TABLE
 TABLE.abi_version = EMBER_ABI_VERSION
-TABLE.reserved = 0
+TABLE.abi_minor = EMBER_ABI_MINOR
+TABLE.size = sizeof(ember_kernel_table)
 TABLE.alloc = mem_alloc
 TABLE.free = mem_free
 TABLE.copy = copy_kernel
@@ -270,6 +271,8 @@ cdef int _view(ember_view *v, cnp.ndarray arr, int code, bint writable) except -
         raise TypeError(f"dtype code {v.dtype} does not match itemsize {size}")
     v.data = <char *>cnp.PyArray_DATA(arr)
     v.ndim = nd
+    v.flags = 0
+    v.reserved = 0
     for d in range(nd):
         s = cnp.PyArray_STRIDES(arr)[d]
         if s % size:
@@ -281,7 +284,7 @@ cdef int _view(ember_view *v, cnp.ndarray arr, int code, bint writable) except -
 
 cdef inline void _ctx(ember_ctx *ctx) noexcept nogil:
     ctx.deterministic = 0
-    ctx.reserved = 0
+    ctx.device = 0
     ctx.error[0] = 0
 
 
@@ -466,11 +469,14 @@ def _test_random(int op, cnp.ndarray out, uint64_t seed, uint64_t offset, double
 
 def _test_alloc(int64_t nbytes):
     """Address of a fresh allocation (0 on failure); release it with _test_free."""
-    return <uintptr_t>TABLE.alloc(nbytes)
+    cdef ember_ctx ctx
+    ctx.device = 0
+    ctx.error[0] = 0
+    return <uintptr_t>TABLE.alloc(&ctx, nbytes)
 
 
 def _test_free(uintptr_t address):
-    TABLE.free(<void *>address)
+    TABLE.free(0, <void *>address)
 
 
 def _test_softmax(int op, cnp.ndarray out, cnp.ndarray a, cnp.ndarray b=None, int dtype=-1):

@@ -18,7 +18,7 @@ pytest.importorskip("ember_toy", reason="ember-toy-device is not installed "
 if _device._backend_for_type("toy") is None:       # EMBER_DEVICE_BACKEND_AUTOLOAD=0
     ember.backends.load("toy")
 
-TOY = ember.device("toy")
+TOY = ember.device("toy", 0)      # as PyTorch: a tensor on "toy" lives on the current toy device
 
 
 def _cpu_available():
@@ -86,7 +86,7 @@ def test_device_and_allocator():
     before = ember.toy.allocations()
     x = ember.zeros(2, 3, device="toy")
     assert ember.toy.allocations() > before      # ember allocated through this plugin
-    assert x.device == ember.device("toy") and str(x.device) == "toy"
+    assert x.device == ember.device("toy", 0) and str(x.device) == "toy:0"
     assert x.dtype == ember.float32 and x.is_cpu is False
     check(x, np.zeros((2, 3)))
     n = ember.toy.allocations()

@@ -146,13 +146,16 @@ static void it_next(toy_iter *it) {
 
 static atomic_llong toy_alloc_count;        /* read by ember_toy.runtime.allocations() */
 
-static void *toy_alloc(int64_t nbytes) {
-    if (nbytes < 0) return NULL;
+static void *toy_alloc(ember_ctx *ctx, int64_t nbytes) {
+    if (nbytes < 0) {
+        toy_fail(ctx, EMBER_ERR_VALUE, "toy: negative allocation size");
+        return NULL;
+    }
     atomic_fetch_add(&toy_alloc_count, 1);
     return malloc(nbytes ? (size_t)nbytes : 1);   /* alloc(0) is a valid pointer too */
 }
 
-static void toy_free(void *ptr) { free(ptr); }
+static void toy_free(int32_t device, void *ptr) { (void)device; free(ptr); }
 
 static int toy_to_host(ember_ctx *ctx, void *dst, const void *src, int64_t nbytes) {
     (void)ctx;
@@ -554,7 +557,7 @@ static int toy_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const emb
 /* ---- the table handed to ember --------------------------------------------------------- */
 
 static ember_kernel_table toy_table = {
-    EMBER_ABI_VERSION, 0, toy_alloc, toy_free, toy_copy, toy_fill, toy_to_host, toy_from_host,
+    EMBER_ABI_VERSION, EMBER_ABI_MINOR, sizeof(ember_kernel_table), toy_alloc, toy_free, toy_copy, toy_fill, toy_to_host, toy_from_host,
     toy_unary, toy_binary, toy_reduce, toy_matmul, toy_random, toy_where, toy_scan,
     toy_index, toy_search,
 };
