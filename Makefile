@@ -6,6 +6,9 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 BUILD_DEPS := "setuptools>=70" wheel "Cython>=3.0" "numpy>=1.26" "pluggy>=1.3" "scipy>=1.11" "threadpoolctl>=3.1"
 PLUGINS := plugins/cpu plugins/mps plugins/xpu
+# ember-cuda depends on pycuda, which installs only where the CUDA toolkit and a driver are:
+# here it goes in without its dependencies, registers "cuda" and reports it unavailable
+NODEPS_PLUGINS := plugins/cuda
 # what the examples use beyond ember itself (the demo's dataset and progress bar)
 DEMO_DEPS := "scikit-learn>=1.3" "tqdm>=4.60"
 
@@ -16,14 +19,16 @@ $(BIN)/python:
 	$(PIP) install -q --upgrade pip
 
 # install once (entry points need an install); later runs only rebuild changed .pyx in place
-$(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS))
+$(VENV)/.installed: $(BIN)/python pyproject.toml $(addsuffix /pyproject.toml,$(PLUGINS) $(NODEPS_PLUGINS))
 	$(PIP) install -q $(BUILD_DEPS)
 	$(PIP) install -q --no-build-isolation -e . $(addprefix -e ,$(PLUGINS))
+	$(PIP) install -q --no-build-isolation --no-deps $(addprefix -e ,$(NODEPS_PLUGINS))
 	touch $@
 
 build: $(VENV)/.installed
 	$(BIN)/python setup.py -q build_ext --inplace
 	cd plugins/cpu && ../../$(BIN)/python setup.py -q build_ext --inplace
+	cd plugins/cuda && ../../$(BIN)/python setup.py -q build_ext --inplace
 
 $(VENV)/.demo-deps: $(VENV)/.installed
 	$(PIP) install -q $(DEMO_DEPS)
@@ -49,17 +54,21 @@ lint: $(VENV)/.test-deps
 # an editable install hides subpackages missing from `packages`; a wheel does not.
 wheel-smoke: $(VENV)/.test-deps
 	rm -rf build/wheels build/smoke-venv
-	$(PIP) wheel -q --no-build-isolation --no-deps -w build/wheels . plugins/cpu
+	$(PIP) wheel -q --no-build-isolation --no-deps -w build/wheels . plugins/cpu plugins/cuda
 	$(PYTHON) -m venv build/smoke-venv
-	build/smoke-venv/bin/python -m pip install -q build/wheels/*.whl
+	build/smoke-venv/bin/python -m pip install -q build/wheels/ember-*.whl build/wheels/ember_cpu-*.whl
+	build/smoke-venv/bin/python -m pip install -q --no-deps build/wheels/ember_cuda-*.whl
 	cd build && smoke-venv/bin/python -c "import ember, sys; \
 		assert 'site-packages' in ember.__file__, ember.__file__; \
 		x = ember.arange(6, dtype=ember.float32).view(2, 3); y = (x @ x.t() + 1).sum(); \
-		assert y.item() == 87.0, y; print('wheel smoke test ok:', ember.__file__)"
+		assert y.item() == 87.0, y; assert not ember.cuda.is_available(); \
+		import ember_cuda._modules as m; assert 'ew.float32' in m.all_modules() and m.render('ew.float32'); \
+		print('wheel smoke test ok:', ember.__file__)"
 
 bench: build $(VENV)/.test-deps
 	$(BIN)/python benchmarks/bench_foundation.py
 
 clean:
 	rm -rf build dist $(VENV) *.egg-info core/*.c core/*.so plugins/*/*.egg-info \
-		plugins/cpu/ember_cpu/*.c plugins/cpu/ember_cpu/*.so
+		plugins/cpu/ember_cpu/*.c plugins/cpu/ember_cpu/*.so plugins/cuda/ember_cuda/*.c \
+		plugins/cuda/ember_cuda/*.so

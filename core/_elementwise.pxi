@@ -38,6 +38,8 @@ cdef inline void init_ctx(ember_ctx* ctx, TensorBase on) noexcept:
     """A fresh kernel context for an op running on `on`'s device."""
     ctx.deterministic = _state.deterministic()
     ctx.device = device_index(on._device)
+    ctx.matmul_precision = _state.matmul_precision()
+    ctx.reserved = 0
     ctx.error[0] = 0
 
 

@@ -9,6 +9,7 @@ cdef void set_tls_included(uint64_t keys) noexcept nogil
 cdef void set_tls_excluded(uint64_t keys) noexcept nogil
 
 cdef bint deterministic() noexcept nogil
+cdef int matmul_precision() noexcept nogil
 
 cdef object default_dtype()                 # an ember dtype (process-wide, as PyTorch)
 cdef object default_device()                # thread-local ember.device or None (= cpu)

@@ -53,6 +53,18 @@ cdef bint deterministic() noexcept nogil:
     return _deterministic
 
 
+cdef int _matmul_precision = 0        # 0 highest, 1 high, 2 medium (ember_ctx's codes)
+
+
+cdef int matmul_precision() noexcept nogil:
+    return _matmul_precision
+
+
+def _set_matmul_precision(int code):
+    global _matmul_precision
+    _matmul_precision = code
+
+
 def _set_deterministic(bint mode, bint warn_only=False):
     global _deterministic, _deterministic_warn_only
     _deterministic = mode

@@ -47,6 +47,8 @@ cdef Storage allocate(Backend b, device dev, int64_t nbytes):
     cdef ember_ctx ctx
     ctx.deterministic = 0
     ctx.device = device_index(s.device)
+    ctx.matmul_precision = 0
+    ctx.reserved = 0
     ctx.error[0] = 0
     s.data = <char*>t.alloc(&ctx, nbytes)
     if s.data is NULL:

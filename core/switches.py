@@ -10,11 +10,13 @@ _state = {"matmul_precision": "highest", "warn_always": False}
 def set_float32_matmul_precision(precision):
     """How float32 matmuls may trade precision for speed: "highest" (full float32), "high"
     or "medium" (a backend may use TF32/bfloat16 internally).  The CPU plugin always
-    computes in float32; the setting is for accelerator plugins to read."""
+    computes in float32; accelerator plugins read it as ``ember_ctx.matmul_precision``."""
     if precision not in _PRECISIONS:
         raise ValueError(f"Invalid float32 matmul precision {precision!r}: expected one of "
                          f"{', '.join(repr(p) for p in _PRECISIONS)}")
     _state["matmul_precision"] = precision
+    from ember.core import _state as _c_state
+    _c_state._set_matmul_precision(_PRECISIONS.index(precision))   # what kernels see
 
 
 def get_float32_matmul_precision():

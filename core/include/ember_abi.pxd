@@ -108,9 +108,14 @@ cdef extern from "ember/abi.h":
         int32_t flags
         int32_t reserved
 
+    enum:
+        EMBER_MATMUL_HIGHEST, EMBER_MATMUL_HIGH, EMBER_MATMUL_MEDIUM
+
     ctypedef struct ember_ctx:
         int32_t deterministic
         int32_t device
+        int32_t matmul_precision
+        int32_t reserved
         char error[EMBER_ERROR_LEN]
 
     ctypedef struct ember_kernel_table:

@@ -109,6 +109,9 @@ def memory_reserved(device=None):
 
 def __getattr__(name):
     # everything else is the plugin's runtime module (current_device, Stream, ...)
+    if name == "OutOfMemoryError":           # one class for every device, as torch's
+        import ember
+        return ember.OutOfMemoryError
     if name == "amp":
         import importlib
         return importlib.import_module("ember.cuda.amp")

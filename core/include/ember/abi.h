@@ -322,9 +322,19 @@ typedef struct {
     int32_t reserved;
 } ember_view;
 
+/* ember_ctx.matmul_precision: ember.set_float32_matmul_precision (and PyTorch's
+ * backends.cuda.matmul.allow_tf32) as a float32 matmul may read it */
+enum {
+    EMBER_MATMUL_HIGHEST = 0,         /* full float32 */
+    EMBER_MATMUL_HIGH = 1,            /* TF32 (or a like format) allowed */
+    EMBER_MATMUL_MEDIUM = 2           /* bfloat16 allowed */
+};
+
 typedef struct {
     int32_t deterministic;            /* ember.use_deterministic_algorithms state */
     int32_t device;                   /* index of the device the op runs on */
+    int32_t matmul_precision;         /* an EMBER_MATMUL_* code */
+    int32_t reserved;
     char error[EMBER_ERROR_LEN];      /* message when a kernel returns an error code */
 } ember_ctx;
 

@@ -285,6 +285,7 @@ cdef int _view(ember_view *v, cnp.ndarray arr, int code, bint writable) except -
 cdef inline void _ctx(ember_ctx *ctx) noexcept nogil:
     ctx.deterministic = 0
     ctx.device = 0
+    ctx.matmul_precision = 0
     ctx.error[0] = 0
 
 

@@ -1,0 +1,368 @@
+# ember-cuda's extension: the kernel table (C entries in csrc/), and the driver calls the
+# runtime module (runtime.py) makes: devices, streams, events, module loading, memory stats.
+# Importing it loads no driver; the first call that needs one dlopens libcuda.
+from cpython.pycapsule cimport PyCapsule_New
+from libc.stdint cimport int32_t, int64_t, uint64_t, uintptr_t
+
+from ember_abi cimport (
+    EMBER_ABI_MINOR, EMBER_ABI_VERSION, EMBER_KERNEL_TABLE_CAPSULE, ember_conv_params, ember_ctx,
+    ember_kernel_table, ember_pool_params, ember_view,
+)
+
+cdef extern from "csrc/cu.h":
+    ctypedef int CUresult
+    ctypedef int CUdevice
+    ctypedef unsigned long long CUdeviceptr
+    ctypedef void *CUcontext
+    ctypedef void *CUmodule
+    ctypedef void *CUfunction
+    ctypedef void *CUstream
+    ctypedef void *CUevent
+    ctypedef struct cu_api:
+        CUresult (*DeviceGetCount)(int *count) nogil
+        CUresult (*DriverGetVersion)(int *version) nogil
+        CUresult (*CtxSynchronize)() nogil
+        CUresult (*MemGetInfo)(size_t *free_bytes, size_t *total_bytes) nogil
+        CUresult (*StreamCreateWithPriority)(CUstream *s, unsigned int flags, int priority) nogil
+        CUresult (*StreamDestroy)(CUstream s) nogil
+        CUresult (*StreamSynchronize)(CUstream s) nogil
+        CUresult (*StreamQuery)(CUstream s) nogil
+        CUresult (*StreamWaitEvent)(CUstream s, CUevent e, unsigned int flags) nogil
+        CUresult (*EventCreate)(CUevent *e, unsigned int flags) nogil
+        CUresult (*EventDestroy)(CUevent e) nogil
+        CUresult (*EventRecord)(CUevent e, CUstream s) nogil
+        CUresult (*EventSynchronize)(CUevent e) nogil
+        CUresult (*EventQuery)(CUevent e) nogil
+        CUresult (*EventElapsedTime)(float *ms, CUevent start, CUevent end) nogil
+        CUresult (*ModuleLoadData)(CUmodule *m, const void *image) nogil
+        CUresult (*ModuleGetFunction)(CUfunction *f, CUmodule m, const char *name) nogil
+        CUresult (*GetErrorName)(CUresult r, const char **name) nogil
+        CUresult (*GetErrorString)(CUresult r, const char **text) nogil
+    cu_api cu
+    enum:
+        CUDA_SUCCESS
+        CUDA_ERROR_NOT_READY
+
+cdef extern from "csrc/ec.h":
+    ctypedef struct ec_device:
+        int ready
+        int sm_count
+        int cc_major
+        int cc_minor
+        int max_smem_optin
+    ec_device ec_devices[16]
+    ctypedef struct ec_memory_stats:
+        int64_t allocated, allocated_peak, reserved, reserved_peak, requested
+        int64_t num_allocs, num_frees, num_device_allocs, num_device_frees
+        int64_t num_alloc_retries, num_ooms, active_blocks, cached_blocks
+    int ec_driver_load(char *why, size_t n) nogil
+    int ec_enter(ember_ctx *ctx) nogil
+    CUstream ec_stream(int device) nogil
+    void ec_set_stream(int device, CUstream s) nogil
+    void ec_set_loader(void *callable)
+    void ec_memory_stats_get(int device, ec_memory_stats *s) nogil
+    void ec_memory_reset_peaks(int device) nogil
+    int ec_empty_cache(int device) nogil
+
+cdef extern from "csrc/entries.h":
+    void *ec_alloc(ember_ctx *ctx, int64_t nbytes) noexcept nogil
+    void ec_free(int32_t device, void *ptr) noexcept nogil
+    int ec_copy(ember_ctx *ctx, const ember_view *out, const ember_view *a) noexcept nogil
+    int ec_fill(ember_ctx *ctx, const ember_view *out, const void *value) noexcept nogil
+    int ec_to_host(ember_ctx *ctx, void *host_dst, const void *device_src,
+                   int64_t nbytes) noexcept nogil
+    int ec_from_host(ember_ctx *ctx, void *device_dst, const void *host_src,
+                     int64_t nbytes) noexcept nogil
+    int ec_unary(ember_ctx *ctx, int32_t op, const ember_view *out,
+                 const ember_view *a) noexcept nogil
+    int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                  const ember_view *b) noexcept nogil
+    int ec_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
+                 const ember_view *a, const ember_view *b) noexcept nogil
+    int ec_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                  int32_t nreduce) noexcept nogil
+    int ec_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
+                const ember_view *a) noexcept nogil
+    int ec_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                  const ember_view *b) noexcept nogil
+    int ec_random(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_t seed,
+                  uint64_t offset, double p0, double p1) noexcept nogil
+    int ec_index(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                 const ember_view *index, int32_t dim) noexcept nogil
+    int ec_search(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *sorted,
+                  const ember_view *values) noexcept nogil
+    int ec_softmax(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                   const ember_view *b) noexcept nogil
+    int ec_norm(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                double eps) noexcept nogil
+    int ec_nll(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+               int64_t ignore_index) noexcept nogil
+    int ec_conv(ember_ctx *ctx, int32_t op, const ember_conv_params *p, const ember_view *out,
+                const ember_view *a, const ember_view *b, const ember_view *c) noexcept nogil
+    int ec_pool(ember_ctx *ctx, int32_t op, const ember_pool_params *p, const ember_view *out,
+                const ember_view *indices, const ember_view *a) noexcept nogil
+
+from ember_cuda import _modules
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+cdef str _cu_error(CUresult r, str what):
+    cdef const char *name = NULL
+    cdef const char *text = NULL
+    if cu.GetErrorName is not NULL:
+        cu.GetErrorName(r, &name)
+        cu.GetErrorString(r, &text)
+    return (f"CUDA error: {(<bytes>name).decode() if name else r}: "
+            f"{(<bytes>text).decode() if text else 'unknown error'} ({what})")
+
+
+cdef int _check(CUresult r, str what) except -1:
+    if r != CUDA_SUCCESS:
+        raise RuntimeError(_cu_error(r, what))
+    return 0
+
+
+cdef int _enter(int device) except -1:
+    cdef ember_ctx ctx
+    ctx.device = device
+    ctx.error[0] = 0
+    if ec_enter(&ctx):
+        raise RuntimeError(ctx.error[:].decode("utf-8", "replace"))
+    return 0
+
+
+# -- the driver and devices -----------------------------------------------------------------
+
+def driver_error():
+    """None when libcuda loads and initialises, else why not."""
+    cdef char why[256]
+    if ec_driver_load(why, sizeof(why)) == 0:
+        return None
+    return why[:].decode("utf-8", "replace")
+
+
+def device_count():
+    cdef int n = 0
+    if driver_error() is not None:
+        return 0
+    if cu.DeviceGetCount(&n) != CUDA_SUCCESS:
+        return 0
+    return n
+
+
+def driver_version():
+    cdef int v = 0
+    if driver_error() is None:
+        cu.DriverGetVersion(&v)
+    return v
+
+
+def capability(int device):
+    """(major, minor) compute capability; initialises the device's context."""
+    _enter(device)
+    return ec_devices[device].cc_major, ec_devices[device].cc_minor
+
+
+def multiprocessors(int device):
+    _enter(device)
+    return ec_devices[device].sm_count
+
+
+def initialized(int device):
+    return bool(ec_devices[device].ready)
+
+
+def synchronize(int device):
+    _enter(device)
+    cdef CUresult r
+    with nogil:
+        r = cu.CtxSynchronize()
+    _check(r, "synchronize")
+
+
+def mem_get_info(int device):
+    """(free, total) bytes of the device."""
+    cdef size_t free_b = 0, total_b = 0
+    _enter(device)
+    _check(cu.MemGetInfo(&free_b, &total_b), "cuMemGetInfo")
+    return free_b, total_b
+
+
+def load_module(int device, bytes image):
+    cdef CUmodule m
+    _enter(device)
+    _check(cu.ModuleLoadData(&m, <const char *>image), "cuModuleLoadData")
+    return <uintptr_t>m
+
+
+def get_function(int device, uintptr_t module, str name):
+    cdef CUfunction f
+    _enter(device)
+    _check(cu.ModuleGetFunction(&f, <CUmodule>module, name.encode()), f"function {name}")
+    return <uintptr_t>f
+
+
+# -- streams --------------------------------------------------------------------------------
+
+def stream_create(int device, int priority=0):
+    cdef CUstream s
+    _enter(device)
+    _check(cu.StreamCreateWithPriority(&s, 0, priority), "cuStreamCreate")
+    return <uintptr_t>s
+
+
+def stream_destroy(int device, uintptr_t s):
+    if s and ec_devices[device].ready:
+        _enter(device)
+        cu.StreamDestroy(<CUstream>s)
+
+
+def stream_synchronize(int device, uintptr_t s):
+    _enter(device)
+    cdef CUresult r
+    with nogil:
+        r = cu.StreamSynchronize(<CUstream>s)
+    _check(r, "stream synchronize")
+
+
+def stream_query(int device, uintptr_t s):
+    _enter(device)
+    cdef CUresult r = cu.StreamQuery(<CUstream>s)
+    if r == CUDA_ERROR_NOT_READY:
+        return False
+    _check(r, "stream query")
+    return True
+
+
+def current_stream(int device):
+    return <uintptr_t>ec_stream(device)
+
+
+def set_stream(int device, uintptr_t s):
+    ec_set_stream(device, <CUstream>s)
+
+
+def stream_wait_event(int device, uintptr_t s, uintptr_t e):
+    _enter(device)
+    _check(cu.StreamWaitEvent(<CUstream>s, <CUevent>e, 0), "cuStreamWaitEvent")
+
+
+# -- events -----------------------------------------------------------------------------------
+
+def event_create(int device, bint timing):
+    cdef CUevent e
+    _enter(device)
+    _check(cu.EventCreate(&e, 0 if timing else 2), "cuEventCreate")
+    return <uintptr_t>e
+
+
+def event_destroy(int device, uintptr_t e):
+    if e and ec_devices[device].ready:
+        _enter(device)
+        cu.EventDestroy(<CUevent>e)
+
+
+def event_record(int device, uintptr_t e, uintptr_t s):
+    _enter(device)
+    _check(cu.EventRecord(<CUevent>e, <CUstream>s), "cuEventRecord")
+
+
+def event_synchronize(int device, uintptr_t e):
+    _enter(device)
+    cdef CUresult r
+    with nogil:
+        r = cu.EventSynchronize(<CUevent>e)
+    _check(r, "event synchronize")
+
+
+def event_query(int device, uintptr_t e):
+    _enter(device)
+    cdef CUresult r = cu.EventQuery(<CUevent>e)
+    if r == CUDA_ERROR_NOT_READY:
+        return False
+    _check(r, "event query")
+    return True
+
+
+def event_elapsed_time(int device, uintptr_t start, uintptr_t end):
+    cdef float ms = 0
+    _enter(device)
+    _check(cu.EventElapsedTime(&ms, <CUevent>start, <CUevent>end), "elapsed_time")
+    return ms
+
+
+# -- memory -----------------------------------------------------------------------------------
+
+def memory_stats(int device):
+    cdef ec_memory_stats s
+    ec_memory_stats_get(device, &s)
+    return {"allocated_bytes": s.allocated, "allocated_bytes.peak": s.allocated_peak,
+            "reserved_bytes": s.reserved, "reserved_bytes.peak": s.reserved_peak,
+            "requested_bytes": s.requested, "num_allocs": s.num_allocs,
+            "num_frees": s.num_frees, "num_device_alloc": s.num_device_allocs,
+            "num_device_free": s.num_device_frees, "num_alloc_retries": s.num_alloc_retries,
+            "num_ooms": s.num_ooms, "active_blocks": s.active_blocks,
+            "inactive_blocks": s.cached_blocks}
+
+
+def reset_peak_memory_stats(int device):
+    ec_memory_reset_peaks(device)
+
+
+def empty_cache(int device):
+    cdef int r
+    with nogil:
+        r = ec_empty_cache(device)
+    _check(r, "empty_cache")
+
+
+def _alloc(int device, int64_t nbytes):
+    """Address of a fresh block (tests); raises with the allocator's message on failure."""
+    cdef ember_ctx ctx
+    ctx.device = device
+    ctx.error[0] = 0
+    cdef void *p = ec_alloc(&ctx, nbytes)
+    if p is NULL:
+        raise MemoryError(ctx.error[:].decode("utf-8", "replace"))
+    return <uintptr_t>p
+
+
+def _free(int device, uintptr_t p):
+    ec_free(device, <void *>p)
+
+
+# -- the kernel table -----------------------------------------------------------------------
+
+cdef ember_kernel_table TABLE
+TABLE.abi_version = EMBER_ABI_VERSION
+TABLE.abi_minor = EMBER_ABI_MINOR
+TABLE.size = sizeof(ember_kernel_table)
+TABLE.alloc = ec_alloc
+TABLE.free = ec_free
+TABLE.copy = ec_copy
+TABLE.fill = ec_fill
+TABLE.to_host = ec_to_host
+TABLE.from_host = ec_from_host
+TABLE.unary = ec_unary
+TABLE.binary = ec_binary
+TABLE.where = ec_where
+TABLE.reduce = NULL    # pending: ec_reduce
+TABLE.scan = NULL    # pending: ec_scan
+TABLE.matmul = ec_matmul
+TABLE.random = NULL    # pending: ec_random
+TABLE.index = NULL    # pending: ec_index
+TABLE.search = NULL    # pending: ec_search
+TABLE.softmax = NULL    # pending: ec_softmax
+TABLE.norm = NULL    # pending: ec_norm
+TABLE.nll = NULL    # pending: ec_nll
+TABLE.conv = NULL    # pending: ec_conv
+TABLE.pool = NULL    # pending: ec_pool
+
+_capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
+ec_set_loader(<void *>_modules.function)
+
+
+def kernel_table():
+    """The PyCapsule "ember.kernel_table" holding ember-cuda's table."""
+    return _capsule

@@ -1,0 +1,174 @@
+/* The elementwise entries: unary, binary (comparisons give bool), where.  Which dtypes an
+ * op takes, and what it computes, follow the CPU plugin (kernels/ew.cu holds the math). */
+#include <stdint.h>
+
+#include "ec.h"
+
+#define FLAG_ALIGNED 4
+#define FLAG_FLAT 8
+#define U_LOGICAL_NOT EMBER_UNARY_COUNT   /* kernels/ew.cu: bitwise_not of bool */
+
+static const char *const unary_names[] = {"neg", "exp", "relu", "abs", "log", "sqrt", "sin",
+    "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil", "trunc", "round", "exp2",
+    "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh",
+    "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma"};
+static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum",
+    "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
+    "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "shift_left", "shift_right"};
+typedef char unary_names_check[
+    sizeof unary_names / sizeof *unary_names == EMBER_UNARY_COUNT ? 1 : -1];
+typedef char binary_names_check[
+    sizeof binary_names / sizeof *binary_names == EMBER_BINARY_COUNT ? 1 : -1];
+
+/* floats take every unary op but bitwise_not; integers the ones closed over integers
+ * (rounding is the identity there); bool only bitwise_not */
+static int unary_supported(int op, int dtype) {
+    if (op == EMBER_UNARY_BITWISE_NOT) return !ec_is_floating(dtype);
+    if (ec_is_floating(dtype)) return 1;
+    return dtype != EMBER_BOOL &&
+           (op == EMBER_UNARY_NEG || op == EMBER_UNARY_ABS || op == EMBER_UNARY_RELU ||
+            op == EMBER_UNARY_SQUARE || (op >= EMBER_UNARY_FLOOR && op <= EMBER_UNARY_ROUND));
+}
+
+static int binary_supported(int op, int dtype) {
+    if (op == EMBER_BINARY_DIV || op == EMBER_BINARY_ATAN2) return ec_is_floating(dtype);
+    if (op >= EMBER_BINARY_BITWISE_AND && op <= EMBER_BINARY_BITWISE_XOR)
+        return !ec_is_floating(dtype);
+    if (op == EMBER_BINARY_SHIFT_LEFT || op == EMBER_BINARY_SHIFT_RIGHT)
+        return !ec_is_floating(dtype) && dtype != EMBER_BOOL;
+    if (dtype == EMBER_BOOL)
+        return !(op == EMBER_BINARY_SUB || op == EMBER_BINARY_POW || op == EMBER_BINARY_FMOD ||
+                 op == EMBER_BINARY_REMAINDER || op == EMBER_BINARY_FLOOR_DIVIDE);
+    return 1;
+}
+
+static int is_predicate(int op) { return op >= EMBER_BINARY_EQ && op <= EMBER_BINARY_LOGICAL_XOR; }
+
+/* elements per vector step of a dtype (kernels/ew.cu's VEC) */
+static int vec_of(int itemsize) {
+    int v = 16 / itemsize;
+    return v > 8 ? 8 : v;
+}
+
+static int is_aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
+
+static int check_views(ember_ctx *ctx, const char *op, int n, const ember_view *const *v) {
+    for (int k = 0; k < n; k++) {
+        if (v[k] == NULL || ec_is_scalar(v[k])) continue;
+        int rc = ec_check_view(ctx, op, v[k]);
+        if (rc) return rc;
+        if (v[k]->ndim > v[0]->ndim)
+            return ec_fail(ctx, EMBER_ERR_VALUE, "%s: operand has more dims than out", op);
+    }
+    return EMBER_OK;
+}
+
+int ec_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a) {
+    if (op < 0 || op >= EMBER_UNARY_COUNT)
+        return ec_fail(ctx, EMBER_ERR_VALUE, "unary: unknown op code %d", (int)op);
+    const char *name = unary_names[op];
+    const ember_view *v[2] = {out, a};
+    int rc = check_views(ctx, name, 2, v);
+    if (rc) return rc;
+    if (a->dtype != out->dtype)
+        return ec_fail(ctx, EMBER_ERR_TYPE, "%s: operands must have out's dtype", name);
+    if (!unary_supported(op, out->dtype)) return ec_fail_dtype(ctx, name, out->dtype);
+    int kop = (out->dtype == EMBER_BOOL) ? U_LOGICAL_NOT : op;
+    ec_layout L;
+    int64_t n = ec_layout_make(&L, 2, v);
+    if (n == 0) return EMBER_OK;
+    CUfunction f;
+    int size = ec_itemsize(out->dtype), vec = vec_of(size);
+    if (ec_layout_flat(&L, 2, 0)) {
+        static ec_kernel cache[16];
+        if ((rc = ec_fn(ctx, cache, "ew", out->dtype, "unary_flat", &f))) return rc;
+        int flags = is_aligned(out->data, size * vec) && is_aligned(a->data, size * vec)
+                    ? FLAG_ALIGNED : 0;
+        void *args[] = {(void *)&out->data, (void *)&a->data, &n, &kop, &flags};
+        return ec_launch(ctx, f, ec_blocks(ctx, n, vec), 1, 1, EC_THREADS, 0, args);
+    }
+    static ec_kernel cache[16];
+    if ((rc = ec_fn(ctx, cache, "ew", out->dtype, "unary_strided", &f))) return rc;
+    void *args[] = {(void *)&out->data, (void *)&a->data, &n, &kop, &L};
+    return ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, args);
+}
+
+int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+              const ember_view *b) {
+    if (op < 0 || op >= EMBER_BINARY_COUNT)
+        return ec_fail(ctx, EMBER_ERR_VALUE, "binary: unknown op code %d", (int)op);
+    const char *name = binary_names[op];
+    const ember_view *v[3] = {out, a, b};
+    int rc = check_views(ctx, name, 3, v);
+    if (rc) return rc;
+    int pred = is_predicate(op);
+    if (pred) {
+        if (out->dtype != EMBER_BOOL)
+            return ec_fail(ctx, EMBER_ERR_TYPE, "%s: out must have dtype bool", name);
+        if (a->dtype != b->dtype)
+            return ec_fail(ctx, EMBER_ERR_TYPE, "%s: operands a and b must have the same dtype",
+                           name);
+    } else {
+        if (a->dtype != out->dtype || b->dtype != out->dtype)
+            return ec_fail(ctx, EMBER_ERR_TYPE, "%s: operands must have out's dtype", name);
+        if (!binary_supported(op, out->dtype)) return ec_fail_dtype(ctx, name, out->dtype);
+    }
+    int dtype = a->dtype;
+    int scalars = (ec_is_scalar(a) ? 1 : 0) | (ec_is_scalar(b) ? 2 : 0);
+    ec_scalar sa = {0}, sb = {0};
+    if (scalars & 1) sa = ec_read_scalar(a);
+    if (scalars & 2) sb = ec_read_scalar(b);
+    ec_layout L;
+    int64_t n = ec_layout_make(&L, 3, v);
+    if (n == 0) return EMBER_OK;
+    CUfunction f;
+    int size = ec_itemsize(dtype), vec = vec_of(size);
+    int flags = scalars;
+    if (ec_layout_flat(&L, 3, (unsigned)scalars << 1)) {
+        static ec_kernel cache_b[16], cache_c[16];
+        if ((rc = ec_fn(ctx, pred ? cache_c : cache_b, "ew", dtype,
+                        pred ? "compare_flat" : "binary_flat", &f)))
+            return rc;
+        int ok = is_aligned(out->data, (pred ? 1 : size) * vec);
+        if (!(scalars & 1)) ok = ok && is_aligned(a->data, size * vec);
+        if (!(scalars & 2)) ok = ok && is_aligned(b->data, size * vec);
+        if (ok) flags |= FLAG_ALIGNED;
+        /* a host scalar's data pointer is not a device address: pass NULL for it */
+        char *pa = (scalars & 1) ? NULL : a->data, *pb = (scalars & 2) ? NULL : b->data;
+        void *args[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags};
+        return ec_launch(ctx, f, ec_blocks(ctx, n, vec), 1, 1, EC_THREADS, 0, args);
+    }
+    static ec_kernel cache_b[16], cache_c[16];
+    if ((rc = ec_fn(ctx, pred ? cache_c : cache_b, "ew", dtype,
+                    pred ? "compare_strided" : "binary_strided", &f)))
+        return rc;
+    char *pa = (scalars & 1) ? NULL : a->data, *pb = (scalars & 2) ? NULL : b->data;
+    void *args[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags, &L};
+    return ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, args);
+}
+
+int ec_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond, const ember_view *a,
+             const ember_view *b) {
+    const ember_view *v[4] = {out, cond, a, b};
+    int rc = check_views(ctx, "where", 4, v);
+    if (rc) return rc;
+    if (cond->dtype != EMBER_BOOL)
+        return ec_fail(ctx, EMBER_ERR_TYPE, "where: condition must be a bool tensor");
+    if (a->dtype != out->dtype || b->dtype != out->dtype)
+        return ec_fail(ctx, EMBER_ERR_TYPE, "where: operands must have out's dtype");
+    int scalars = (ec_is_scalar(a) ? 1 : 0) | (ec_is_scalar(b) ? 2 : 0);
+    ec_scalar sa = {0}, sb = {0};
+    if (scalars & 1) sa = ec_read_scalar(a);
+    if (scalars & 2) sb = ec_read_scalar(b);
+    ec_layout L;
+    int64_t n = ec_layout_make(&L, 4, v);
+    if (n == 0) return EMBER_OK;
+    int flags = scalars | (ec_layout_flat(&L, 4, (unsigned)scalars << 2) ? FLAG_FLAT : 0);
+    static ec_kernel cache[16];
+    CUfunction f;
+    if ((rc = ec_fn(ctx, cache, "ew", out->dtype, "where_kernel", &f))) return rc;
+    char *pa = (scalars & 1) ? NULL : a->data, *pb = (scalars & 2) ? NULL : b->data;
+    void *args[] = {(void *)&out->data, (void *)&cond->data, &pa, &pb, &sa, &sb, &n, &flags, &L};
+    return ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, args);
+}
