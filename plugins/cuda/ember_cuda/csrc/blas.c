@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ec.h"
+#include "entries.h"
 
 static cublas_api blas;
 static cublasHandle_t handles[EC_MAX_DEVICES];
@@ -115,6 +116,43 @@ static int int_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a
     return ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, args);
 }
 
+static int dtype_types(int dtype, int precision, int *type, int *compute) {
+    switch (dtype) {
+    case EMBER_FLOAT64: *type = CUDA_R_64F; *compute = CUBLAS_COMPUTE_64F; return 1;
+    case EMBER_FLOAT16: *type = CUDA_R_16F; *compute = CUBLAS_COMPUTE_32F; return 1;
+    case EMBER_BFLOAT16: *type = CUDA_R_16BF; *compute = CUBLAS_COMPUTE_32F; return 1;
+    case EMBER_FLOAT32:
+        *type = CUDA_R_32F;
+        *compute = precision == EMBER_MATMUL_HIGHEST ? CUBLAS_COMPUTE_32F
+                                                     : CUBLAS_COMPUTE_32F_FAST_TF32;
+        return 1;
+    default: return 0;
+    }
+}
+
+int ec_gemm(ember_ctx *ctx, int dtype, int transa, int transb, int64_t m, int64_t n, int64_t k,
+            const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb,
+            int64_t stride_b, double beta, void *C, int64_t ldc, int64_t stride_c,
+            int64_t batch) {
+    int rc, type, compute;
+    if (!dtype_types(dtype, ctx->matmul_precision, &type, &compute))
+        return ec_fail_dtype(ctx, "gemm", dtype);
+    if ((rc = blas_load(ctx)) || (rc = ec_enter(ctx))) return rc;
+    cublasHandle_t h = NULL;
+    if ((rc = handle_for(ctx, &h))) return rc;
+    blas.SetStream(h, ec_stream(ctx->device));
+    float alpha32 = 1, beta32 = (float)beta;
+    double alpha64 = 1, beta64 = beta;
+    int wide = dtype == EMBER_FLOAT64;
+    cublasStatus_t s = blas.GemmStridedBatchedEx(
+        h, transa ? CUBLAS_OP_T : CUBLAS_OP_N, transb ? CUBLAS_OP_T : CUBLAS_OP_N, (int)m, (int)n,
+        (int)k, wide ? (const void *)&alpha64 : (const void *)&alpha32, A, type, (int)lda,
+        stride_a, B, type, (int)ldb, stride_b,
+        wide ? (const void *)&beta64 : (const void *)&beta32, C, type, (int)ldc, stride_c,
+        (int)batch, compute, CUBLAS_GEMM_DEFAULT);
+    return s == CUBLAS_STATUS_SUCCESS ? EMBER_OK : blas_fail(ctx, s, "cublasGemmStridedBatchedEx");
+}
+
 int ec_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a, const ember_view *b) {
     int rc;
     if (out->ndim != 3 || a->ndim != 3 || b->ndim != 3)
@@ -166,38 +204,12 @@ int ec_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a, const 
         pb = &cb;
         as_colmajor(pb, &opb, &ldb);
     }
-    cublasHandle_t h;
-    if ((rc = handle_for(ctx, &h))) goto done;
-    blas.SetStream(h, ec_stream(ctx->device));
-    int type, compute;
-    float alpha32 = 1, beta32 = 0;
-    double alpha64 = 1, beta64 = 0;
-    const void *alpha = &alpha32, *beta = &beta32;
-    switch (out->dtype) {
-    case EMBER_FLOAT64:
-        type = CUDA_R_64F;
-        compute = CUBLAS_COMPUTE_64F;
-        alpha = &alpha64;
-        beta = &beta64;
-        break;
-    case EMBER_FLOAT16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
-    case EMBER_BFLOAT16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
-    default:
-        type = CUDA_R_32F;
-        compute = ctx->matmul_precision == EMBER_MATMUL_HIGHEST ? CUBLAS_COMPUTE_32F
-                                                                 : CUBLAS_COMPUTE_32F_FAST_TF32;
-    }
     /* C^T [N, M] = B^T [N, K] @ A^T [K, M], all column-major */
     int64_t ldc = o.strides[1] >= N ? o.strides[1] : N;
-    cublasStatus_t s = blas.GemmStridedBatchedEx(
-        h, opb, opa, (int)N, (int)M, (int)K, alpha,
-        pb->data, type, (int)ldb, pb->strides[0],
-        pa->data, type, (int)lda, pa->strides[0], beta,
-        o.data, type, (int)ldc, o.strides[0], (int)B, compute, CUBLAS_GEMM_DEFAULT);
-    if (s != CUBLAS_STATUS_SUCCESS) {
-        rc = blas_fail(ctx, s, "cublasGemmStridedBatchedEx");
-        goto done;
-    }
+    rc = ec_gemm(ctx, out->dtype, opb == CUBLAS_OP_T, opa == CUBLAS_OP_T, N, M, K,
+                 pb->data, ldb, pb->strides[0], pa->data, lda, pa->strides[0], 0.0,
+                 o.data, ldc, o.strides[0], B);
+    if (rc) goto done;
     if (tmp_out) rc = ec_copy(ctx, out, &o);
 done:
     if (tmp_a) ec_free(ctx->device, tmp_a);

@@ -87,6 +87,15 @@ void ec_memory_reset_peaks(int device);
 /* Give cached (unused) blocks back to the driver; 0 or a CUresult. */
 int ec_empty_cache(int device);
 
+/* -- cuBLAS (blas.c) ----------------------------------------------------------------------
+ * C = op(A) @ op(B) + beta * C, column-major as cuBLAS sees it, `batch` times with the
+ * given element strides between batches (0: the same matrix); trans* nonzero transposes.
+ * Floating dtypes; float32 follows ctx->matmul_precision. */
+int ec_gemm(ember_ctx *ctx, int dtype, int transa, int transb, int64_t m, int64_t n, int64_t k,
+            const void *A, int64_t lda, int64_t stride_a, const void *B, int64_t ldb,
+            int64_t stride_b, double beta, void *C, int64_t ldc, int64_t stride_c,
+            int64_t batch);
+
 /* -- operands --------------------------------------------------------------------------- */
 /* A Python number next to a tensor (EMBER_VIEW_HOST_SCALAR), read on the host into the
  * compute type kernels pass by value: floating dtypes as double, the rest as int64. */
