@@ -51,7 +51,7 @@ def gpt(lib, vocab=65, d=64, layers=2, heads=4, block=32):
             self.ln, self.head = nn.LayerNorm(d), nn.Linear(d, vocab)
 
         def forward(self, idx):
-            x = self.tok(idx) + self.pos(lib.arange(idx.shape[1]))
+            x = self.tok(idx) + self.pos(lib.arange(idx.shape[1], device=idx.device))
             return self.head(self.ln(self.blocks(x)))
 
     return GPT()

@@ -68,7 +68,9 @@ class CharGPT(nn.Module):
         for _ in range(n_new):
             logits, _ = self(idx[:, -self.block_size:])
             probs = F.softmax(logits[:, -1] / temperature, dim=-1)
-            idx = torch.cat([idx, torch.multinomial(probs, 1, generator=generator)], dim=1)
+            # sampled on the host, with the host generator: the same text on every device
+            nxt = torch.multinomial(probs.cpu(), 1, generator=generator).to(idx.device)
+            idx = torch.cat([idx, nxt], dim=1)
         return idx
 
 
@@ -77,24 +79,26 @@ def main():
     parser.add_argument("--steps", type=int, default=600)
     parser.add_argument("--batch", type=int, default=16)
     parser.add_argument("--block", type=int, default=32)
+    parser.add_argument("--device", default="cpu", help="cpu (default) or cuda")
     args = parser.parse_args()
+    device = torch.device(args.device)
 
     with open(os.path.join(os.path.dirname(__file__), "data", "hearth.txt")) as f:
         text = f.read()
     chars = sorted(set(text))
     stoi = {c: i for i, c in enumerate(chars)}
-    data = torch.tensor([stoi[c] for c in text], dtype=torch.long)
+    data = torch.tensor([stoi[c] for c in text], dtype=torch.long, device=device)
     print(f"{len(text)} characters, vocabulary of {len(chars)}")
 
     torch.manual_seed(0)
     g = torch.Generator().manual_seed(0)
-    model = CharGPT(len(chars), args.block)
+    model = CharGPT(len(chars), args.block).to(device)
     print(f"{sum(p.numel() for p in model.parameters())} parameters")
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=0.01)
-    offsets = torch.arange(args.block)
+    offsets = torch.arange(args.block, device=device)
     start = time.perf_counter()
     for step in range(1, args.steps + 1):
-        ix = torch.randint(len(data) - args.block - 1, (args.batch, 1), generator=g)
+        ix = torch.randint(len(data) - args.block - 1, (args.batch, 1), generator=g).to(device)
         x, y = data[ix + offsets], data[ix + offsets + 1]
         _, loss = model(x, y)
         optimizer.zero_grad()
@@ -106,7 +110,7 @@ def main():
 
     model.eval()
     prompt = "The fire "
-    idx = torch.tensor([[stoi[c] for c in prompt]])
+    idx = torch.tensor([[stoi[c] for c in prompt]], device=device)
     out = model.generate(idx, 200, generator=g)[0].tolist()
     print("\n" + "".join(chars[i] for i in out))
 

@@ -11,6 +11,7 @@ import functools
 import threading
 import warnings
 
+from ember.amp._op_lists import POLICIES
 from ember.core import _dispatch, _state
 from ember.core import _dtype as _dtypes
 from ember.core._dispatch import DispatchKey
@@ -23,36 +24,7 @@ __all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocas
 
 _BIT = 1 << int(DispatchKey.Autocast)
 
-# PyTorch's CPU autocast op lists (aten names; composites use the same names).  Names that
-# ember does not define yet are kept so a composite added under that name is covered.
-LOWER_PRECISION_FP = (
-    "conv1d", "conv2d", "conv3d", "bmm", "mm", "linalg_vecdot", "baddbmm", "addmm", "addbmm",
-    "linear", "_convolution", "convolution", "matmul", "conv_tbc", "mkldnn_rnn_layer",
-    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "prelu",
-    "scaled_dot_product_attention", "_native_multi_head_attention")
-FP32 = (
-    "avg_pool3d", "binary_cross_entropy", "grid_sampler", "polar", "prod", "quantile",
-    "nanquantile", "stft", "cdist", "trace", "view_as_complex", "cholesky", "cholesky_inverse",
-    "cholesky_solve", "inverse", "lu_solve", "orgqr", "ormqr", "pinverse", "max_pool3d",
-    "max_unpool2d", "max_unpool3d", "adaptive_avg_pool3d", "reflection_pad1d",
-    "reflection_pad2d", "replication_pad1d", "replication_pad2d", "replication_pad3d",
-    "mse_loss", "cosine_embedding_loss", "nll_loss", "nll_loss2d", "nll_loss_forward",
-    "hinge_embedding_loss", "poisson_nll_loss", "smooth_l1_loss", "cross_entropy_loss",
-    "_cross_entropy_forward", "l1_loss", "huber_loss", "margin_ranking_loss",
-    "soft_margin_loss", "triplet_margin_loss", "multi_margin_loss", "ctc_loss", "kl_div",
-    "multilabel_margin_loss", "binary_cross_entropy_with_logits", "fft_fft", "fft_ifft",
-    "fft_fft2", "fft_ifft2", "fft_fftn", "fft_ifftn", "fft_rfft", "fft_irfft", "fft_rfft2",
-    "fft_irfft2", "fft_rfftn", "fft_irfftn", "fft_hfft", "fft_ihfft", "linalg_cond",
-    "linalg_matrix_rank", "linalg_solve", "linalg_cholesky", "linalg_svdvals",
-    "linalg_eigvals", "linalg_eigvalsh", "linalg_inv", "linalg_householder_product",
-    "linalg_tensorinv", "linalg_tensorsolve", "fake_quantize_per_tensor_affine", "geqrf",
-    "_lu_with_info", "qr", "svd", "triangular_solve", "fractional_max_pool2d",
-    "fractional_max_pool3d", "adaptive_max_pool3d", "multilabel_margin_loss_forward",
-    "linalg_qr", "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh",
-    "linalg_lstsq", "linalg_inv_ex")
-# run in the widest floating type among the inputs (ops that otherwise need equal dtypes)
-PROMOTE = ("stack", "cat", "index_copy")
-# the modules that define the composites above (imported when autocast is first used)
+# the modules that define the listed composites (imported when autocast is first used)
 _DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.math_composites")
 
 _DEFAULT_DTYPES = {"cpu": "bfloat16", "cuda": "float16", "xpu": "bfloat16", "mps": "float16"}
@@ -164,29 +136,30 @@ def _tensors(args, kwargs):
 
 
 class _AutocastKernel:
-    """Casts an op's floating inputs on an autocast-enabled device, then redispatches."""
-    __slots__ = ("op", "policy")
+    """Casts an op's floating inputs on an autocast-enabled device as that device type's
+    op lists say (``_op_lists.POLICIES``), then redispatches."""
+    __slots__ = ("op",)
 
-    def __init__(self, op, policy):
+    def __init__(self, op):
         self.op = op
-        self.policy = policy
 
     def __call__(self, *args, **kwargs):
         if kwargs.get("out") is not None:       # out= variants are not autocast (PyTorch)
             return redispatch_below(self.op, DispatchKey.Autocast, args, kwargs)
         for t in _tensors(args, kwargs):
             dev = t.device.type
-            if _tls.enabled.get(dev, False):
-                dtype = self._target(dev, args, kwargs)
+            policy = _policy(dev).get(self.op.name)
+            if policy is not None and _tls.enabled.get(dev, False):
+                dtype = self._target(policy, dev, args, kwargs)
                 args = _cast(args, dtype, dev)
                 kwargs = {k: _cast(v, dtype, dev) for k, v in kwargs.items()}
             break
         return redispatch_below(self.op, DispatchKey.Autocast, args, kwargs)
 
-    def _target(self, dev, args, kwargs):
-        if self.policy == "lower":
+    def _target(self, policy, dev, args, kwargs):
+        if policy == "lower":
             return get_autocast_dtype(dev)
-        if self.policy == "fp32":
+        if policy == "fp32":
             return _dtypes.float32
         widest = get_autocast_dtype(dev)
         for t in _tensors(args, kwargs):
@@ -195,7 +168,12 @@ class _AutocastKernel:
         return widest
 
     def __repr__(self):
-        return f"<autocast {self.policy} kernel of {self.op.name}>"
+        return f"<autocast kernel of {self.op.name}>"
+
+
+def _policy(device_type):
+    """{op name: policy} of a device type: the CPU's lists, or CUDA's for accelerators."""
+    return POLICIES.get(device_type) or POLICIES["cuda"]
 
 
 _installed = set()
@@ -207,13 +185,11 @@ def _install():
     for m in _DEFINING_MODULES:
         importlib.import_module(m)
     ops = _dispatch.all_ops()
-    for policy, names in (("lower", LOWER_PRECISION_FP), ("fp32", FP32),
-                          ("promote", PROMOTE)):
-        for name in names:
-            op = ops.get(name)
-            if op is not None and name not in _installed and op.entry is not None:
-                op.register(DispatchKey.Autocast, _AutocastKernel(op, policy))
-                _installed.add(name)
+    for name in set().union(*POLICIES.values()):
+        op = ops.get(name)
+        if op is not None and name not in _installed and op.entry is not None:
+            op.register(DispatchKey.Autocast, _AutocastKernel(op))
+            _installed.add(name)
 
 
 # --- the context manager ------------------------------------------------------------------

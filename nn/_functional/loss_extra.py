@@ -145,7 +145,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         z = z * z
     if weight is not None:
         z = z * weight[y]
-    not_target = ember.arange(classes).reshape(1, -1) != y
+    not_target = ember.arange(classes, device=y.device).reshape(1, -1) != y
     loss = (z * not_target.to(z.dtype)).sum(1) / classes
     if input.dim() < 2 and red == "none":
         loss = loss.reshape(target.shape)

@@ -98,12 +98,12 @@ def _bag_max(weight, input, keep, starts, end):
     """Per bag and column, the largest of the kept rows (zeros for bags with none): the
     bags padded to the longest one, so the gradient reaches the arg-max row as PyTorch's."""
     b, d = starts.shape[0], weight.shape[1]
-    ends = cat([starts[1:], _T.tensor([end])]) if b else starts
+    ends = cat([starts[1:], _T.tensor([end], device=starts.device)]) if b else starts
     lengths = (ends - starts).clamp(min=0)
     longest = int(lengths.max()) if b else 0
     if longest == 0:
         return weight.new_zeros((b, d)) + weight[:0].sum()     # zeros, still in the graph
-    step = _T.arange(longest)
+    step = _T.arange(longest, device=starts.device)
     pos = starts.unsqueeze(1) + step
     inside = step < lengths.unsqueeze(1)
     pos = _T.where(inside, pos, 0)
@@ -143,9 +143,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
                              f"is a mini-batch of fixed length sequences. However, found "
                              f"offsets of type {type(offsets)}")
-        offsets = _T.arange(0, input.numel(), max(input.shape[1], 1), dtype=input.dtype)
+        offsets = _T.arange(0, input.numel(), max(input.shape[1], 1), dtype=input.dtype,
+                            device=input.device)
         if input.shape[1] == 0:
-            offsets = _T.zeros(input.shape[0], dtype=input.dtype)
+            offsets = _T.zeros(input.shape[0], dtype=input.dtype, device=input.device)
         include_last_offset = False
         input = input.reshape(-1)
         if per_sample_weights is not None:
@@ -193,12 +194,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     starts, end = _bag_layout(input, offsets, include_last_offset)
     input = input.long()
     n, b = input.shape[0], starts.shape[0]
-    keep = _T.arange(n) < end               # include_last_offset leaves a tail out
+    keep = _T.arange(n, device=input.device) < end    # include_last_offset leaves a tail out
     if padding_idx is not None:
         keep = keep & (input != padding_idx)
     if mode == "max":
         return _bag_max(weight, input, keep, starts, end)
-    bag = (_T.searchsorted(starts, _T.arange(n), right=True) - 1).clamp(min=0)
+    bag = (_T.searchsorted(starts, _T.arange(n, device=input.device), right=True)
+           - 1).clamp(min=0)
     rows = weight.index_select(0, input)
     if scale_grad_by_freq and rows.requires_grad:
         counts = bincount(input, minlength=num).to(weight.dtype).index_select(0, input)

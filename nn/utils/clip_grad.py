@@ -19,7 +19,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     tensors = [t for t in _as_list(tensors) if t is not None]
     norm_type = float(norm_type)
     if not tensors:
-        return _T.tensor(0.0)
+        return _T.tensor(0.0)           # PyTorch: a CPU zero when there is nothing to clip
     first = tensors[0]
     with no_grad():
         norms = [vector_norm(t, norm_type).to(first.device, first.dtype) for t in tensors]

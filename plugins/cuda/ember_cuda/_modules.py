@@ -2,10 +2,10 @@
 
 A module is named ``"<family>.<dtype>"`` (``"ew.float32"``, ``"copy.int64"``): the
 family's template (``kernels/<family>.cu``) after ``kernels/common.cuh`` and a line that
-fixes the dtype.  Compiling goes through PyCUDA (``pycuda.compiler.compile_plain``, nvcc
-to a cubin for the device's architecture); the cubin is kept under ``cache_dir()`` keyed
-by the source, the architecture, the compiler options and nvcc's version, so a warm start
-compiles nothing.  The C layer asks for functions through ``function()`` (set as its
+fixes the dtype.  nvcc compiles it to a cubin for the device's architecture (no GPU is
+needed for that: ``python -m ember_cuda._modules --arch sm_90`` fills a cache anywhere);
+the cubin is kept under ``cache_dir()`` keyed by the source, the architecture, the
+compiler options and nvcc's version, so a warm start compiles nothing.  The C layer asks for functions through ``function()`` (set as its
 loader by ``_cuda``), the first time each call site runs on a device.
 """
 import hashlib
@@ -132,11 +132,28 @@ def compile_module(name, arch):
             return f.read()
     except OSError:
         pass
-    from pycuda.compiler import compile_plain
-    cubin = compile_plain(source, OPTIONS + ["-arch", arch], keep=False, nvcc=nvcc,
-                          cache_dir=False, target="cubin")
+    cubin = nvcc_compile(source, arch, nvcc)
     _write_atomic(path, cubin)
     return cubin
+
+
+class CompileError(RuntimeError):
+    """nvcc refused a module; the message holds its output."""
+
+
+def nvcc_compile(source, arch, nvcc):
+    """nvcc --cubin of one source (no GPU needed: the cache can be filled anywhere)."""
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="ember-cuda-") as tmp:
+        src, out = os.path.join(tmp, "kernel.cu"), os.path.join(tmp, "kernel.cubin")
+        with open(src, "w") as f:
+            f.write(source)
+        r = subprocess.run([nvcc, "--cubin", *OPTIONS, "-arch", arch, "-o", out, src],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise CompileError(f"nvcc failed on a kernel module:\n{r.stdout}{r.stderr}")
+        with open(out, "rb") as f:
+            return f.read()
 
 
 def function(device, module, name):
@@ -155,3 +172,37 @@ def function(device, module, name):
         f = _cuda.get_function(device, handle, name)
         _functions[key] = f
         return f
+
+
+def compile_all(arch, names=None, jobs=2):
+    """Compile every module (or ``names``) for ``arch`` into the cache; returns
+    {name: error message} for the ones nvcc refused."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(name):
+        try:
+            compile_module(name, arch)
+            return name, None
+        except Exception as e:        # nvcc's message, for the report
+            return name, f"{type(e).__name__}: {getattr(e, 'stderr', None) or e}"
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return {n: err for n, err in pool.map(one, names or all_modules()) if err}
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description="Compile ember-cuda's kernel modules into the disk cache "
+                    "(e.g. before shipping a cache to a GPU machine).")
+    parser.add_argument("--arch", default="sm_90", help="GPU architecture, e.g. sm_90")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("names", nargs="*", help="modules (default: all)")
+    args = parser.parse_args()
+    failed = compile_all(args.arch, args.names or None, args.jobs)
+    for name, err in failed.items():
+        print(f"{name}: {err}")
+    print(f"{len(args.names or all_modules()) - len(failed)} compiled into {cache_dir()}, "
+          f"{len(failed)} failed")
+    raise SystemExit(1 if failed else 0)
