@@ -25,7 +25,9 @@
 #include "ec.h"
 #include "entries.h"
 
+#ifndef WORKSPACE_BYTES                        /* (a build may shrink it to test chunking) */
 #define WORKSPACE_BYTES ((int64_t)256 << 20)  /* a chunk's buffers (one image at least) */
+#endif
 #define MAX_CHUNK 65535                        /* images per chunk: the kernels' grid.y */
 #define POS_LIMIT ((int64_t)1 << 30)           /* the kernels index a plane with int */
 #define BIAS_PART 8192                         /* elements a bias-gradient block sums */
