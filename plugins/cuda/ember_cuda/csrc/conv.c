@@ -302,6 +302,8 @@ static int setup(ember_ctx *ctx, int32_t op, const ember_conv_params *p, const e
                     "kernel");
     if (c->K > INT_MAX || c->L > INT_MAX || c->Cout > INT_MAX || c->G * c->K > INT_MAX)
         return fail(ctx, EMBER_ERR_RUNTIME, "too large for 32-bit BLAS");
+    if ((double)c->G * c->K * c->L * c->isz > 1e15)     /* one image's columns: no overflow */
+        return fail(ctx, EMBER_ERR_MEMORY, "one image's column buffer is too large");
     if (g->H * g->W >= POS_LIMIT || c->L >= POS_LIMIT || g->H + 2 * g->ph >= POS_LIMIT ||
         g->W + 2 * g->pw >= POS_LIMIT || g->kh * g->dh >= POS_LIMIT ||
         g->kw * g->dw >= POS_LIMIT)
