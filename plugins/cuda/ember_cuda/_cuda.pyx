@@ -356,8 +356,8 @@ TABLE.search = NULL    # pending: ec_search
 TABLE.softmax = NULL    # pending: ec_softmax
 TABLE.norm = NULL    # pending: ec_norm
 TABLE.nll = NULL    # pending: ec_nll
-TABLE.conv = NULL    # pending: ec_conv
-TABLE.pool = NULL    # pending: ec_pool
+TABLE.conv = ec_conv
+TABLE.pool = ec_pool
 
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)
 ec_set_loader(<void *>_modules.function)
