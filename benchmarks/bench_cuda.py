@@ -18,9 +18,10 @@ import subprocess
 import sys
 import time
 
-import ember  # noqa: I001
 import numpy as np
 import torch
+
+import ember  # noqa: I001
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_training import gpt  # noqa: E402

@@ -28,7 +28,8 @@ def ember_include():
 
 extension = Extension(
     "ember_cuda._cuda",
-    [os.path.join("ember_cuda", "_cuda.pyx")] + [os.path.join("ember_cuda", "csrc", c) for c in CSRC],
+    [os.path.join("ember_cuda", "_cuda.pyx")]
+    + [os.path.join("ember_cuda", "csrc", c) for c in CSRC],
     include_dirs=[ember_include(), os.path.join("ember_cuda")],
     extra_compile_args=["-O2", "-std=gnu11"],
     libraries=["dl"],

@@ -1,9 +1,9 @@
 """Mixed precision on the GPU: autocast with CUDA's op lists (float16 by default) and
 GradScaler scaling for real, against PyTorch on the GPU."""
+import ember.nn as nn
 import numpy as np
 
 import ember
-import ember.nn as nn
 
 
 def test_autocast_follows_cudas_op_lists(oracle):

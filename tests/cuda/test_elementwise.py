@@ -137,7 +137,6 @@ def test_nan_and_special_values(oracle):
 
 
 def test_large_contiguous_and_unaligned(oracle):
-    torch = oracle.torch
     n = 10_000_003                                   # not a multiple of the vector width
     a = ember.randn(n, device="cuda")
     b = ember.randn(n, device="cuda")

@@ -3,12 +3,12 @@ weights, same inputs): the composites written once in the core run on any device
 fused CUDA kernels agree with the CPU's."""
 import copy
 
+import ember.nn as nn
+import ember.nn.functional as F
 import numpy as np
 import pytest
 
 import ember
-import ember.nn as nn
-import ember.nn.functional as F
 
 
 def _inputs(shape, seed=0, kind="float"):

@@ -6,10 +6,10 @@ import re
 import subprocess
 import sys
 
+import ember.nn as nn
 import numpy as np
 
 import ember
-import ember.nn as nn
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 

@@ -5,8 +5,9 @@ family's template (``kernels/<family>.cu``) after ``kernels/common.cuh`` and a l
 fixes the dtype.  nvcc compiles it to a cubin for the device's architecture (no GPU is
 needed for that: ``python -m ember_cuda._modules --arch sm_90`` fills a cache anywhere);
 the cubin is kept under ``cache_dir()`` keyed by the source, the architecture, the
-compiler options and nvcc's version, so a warm start compiles nothing.  The C layer asks for functions through ``function()`` (set as its
-loader by ``_cuda``), the first time each call site runs on a device.
+compiler options and nvcc's version, so a warm start compiles nothing.  The C layer asks
+for functions through ``function()`` (set as its loader by ``_cuda``), the first time each
+call site runs on a device.
 """
 import hashlib
 import os

@@ -6,7 +6,7 @@ the driver initialised, at least one GPU, and libcuda loadable by the kernel lay
 one fails, ``unavailable_reason()`` says which and what to install."""
 import threading
 
-__all__ = ["Event", "OutOfMemoryError", "Stream", "StreamContext", "current_device",
+__all__ = ["Event", "Stream", "StreamContext", "current_device",
            "current_stream", "default_stream", "device", "device_count", "empty_cache",
            "get_device_capability", "get_device_name", "get_device_properties", "init",
            "initial_seed", "is_available", "is_bf16_supported", "is_initialized",
