@@ -10,7 +10,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = ["runtime.c", "alloc.c", "copy.c", "elementwise.c", "blas.c", "conv.c", "pool.c"]
+CSRC = ["runtime.c", "alloc.c", "copy.c", "elementwise.c", "blas.c", "conv.c", "pool.c",
+        "index.c", "random.c"]
 
 
 def ember_include():
