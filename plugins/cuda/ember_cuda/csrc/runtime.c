@@ -339,12 +339,12 @@ int ec_sync_errors(ember_ctx *ctx, const char *op) {
     volatile int64_t *e = err_host[d];
     if (!e || e[0] == 0) return EMBER_OK;
     int code = (int)e[0];
-    long long value = (long long)e[1], bound = (long long)e[2];
+    long long value = (long long)e[1], bound = (long long)e[2], dim = (long long)e[3];
     e[0] = e[1] = e[2] = e[3] = 0;
     switch (code) {
     case 1:      /* gather/scatter: value is the index, bound the size of the dim, e[3] the dim */
         return ec_fail(ctx, EMBER_ERR_INDEX, "index %lld is out of bounds for dimension %lld with "
-                       "size %lld", value, (long long)e[3], bound);
+                       "size %lld", value, dim, bound);
     case 2:
         return ec_fail(ctx, EMBER_ERR_RUNTIME, "probability tensor contains either `inf`, `nan` "
                        "or element < 0");
