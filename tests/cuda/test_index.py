@@ -154,6 +154,7 @@ def test_embedding_backward_index_add(oracle, name):
 
 # -- scatter --------------------------------------------------------------------------------------
 
+@pytest.mark.filterwarnings("ignore:The reduce argument of torch.scatter")
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("reduce", [None, "add", "multiply"])
 def test_scatter(oracle, name, reduce):

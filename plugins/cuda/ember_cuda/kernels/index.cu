@@ -115,13 +115,12 @@ __device__ __forceinline__ void atomic_combine(scalar_t *p, int op, acc_t v) {
 // GATHER: w[p] = t[q].  SCATTER: t[q] = w[p], only where no other position shares q, or
 // where `winner` (per index value, from index_claim) names this position's coordinate
 // along dim (operand 3).  The reductions: t[q] (op)= w[p] atomically.
-template <typename I>
+template <typename I, int NOPS>
 __device__ void elems(scalar_t *w, scalar_t *t, const i64 *ix, const i64 *winner, i64 n,
                       int op, i64 limit, i64 st, int wrap, int dim, i64 *err, const Layout &L) {
-    i64 off[4];
-    const int nops = winner ? 4 : 3;
+    i64 off[4] = {0, 0, 0, 0};
     for (i64 i = global_id(); i < n; i += global_threads()) {
-        offsets<I>(L, (I)i, nops, off);
+        offsets<I>(L, (I)i, NOPS, off);
         i64 j = checked(ix[off[2]], limit, wrap, dim, err);
         if (j < 0) continue;
         scalar_t *pt = t + off[1] + j * st;
@@ -138,10 +137,15 @@ __device__ void elems(scalar_t *w, scalar_t *t, const i64 *ix, const i64 *winner
 extern "C" __global__ void index_elems(scalar_t *w, scalar_t *t, const i64 *ix,
                                        const i64 *winner, i64 n, int op, i64 limit, i64 st,
                                        int wrap, int dim, i64 *err, Layout L) {
-    if (L.index32)
-        elems<int>(w, t, ix, winner, n, op, limit, st, wrap, dim, err, L);
+    // the coordinate along dim (operand 4) is needed to compare with the winners only
+    if (winner && L.index32)
+        elems<int, 4>(w, t, ix, winner, n, op, limit, st, wrap, dim, err, L);
+    else if (winner)
+        elems<i64, 4>(w, t, ix, winner, n, op, limit, st, wrap, dim, err, L);
+    else if (L.index32)
+        elems<int, 3>(w, t, ix, winner, n, op, limit, st, wrap, dim, err, L);
     else
-        elems<i64>(w, t, ix, winner, n, op, limit, st, wrap, dim, err, L);
+        elems<i64, 3>(w, t, ix, winner, n, op, limit, st, wrap, dim, err, L);
 }
 
 // -- gather of contiguous rows ------------------------------------------------------------------
