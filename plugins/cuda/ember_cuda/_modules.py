@@ -36,6 +36,8 @@ FAMILIES = {
     "pool": ("float32", "float64"),
     "imatmul": ("uint8", "int8", "int16", "int32", "int64"),
 }
+# headers a family's template needs between common.cuh and itself
+HEADERS = {"reduce": ("accum.cuh",), "scan": ("accum.cuh",)}
 OPTIONS = ["-std=c++17"]
 
 _lock = threading.RLock()
@@ -63,8 +65,9 @@ def render(name):
     family, _, dtype = name.partition(".")
     if family not in FAMILIES or dtype not in FAMILIES[family]:
         raise ValueError(f"ember-cuda has no kernel module {name!r}")
+    headers = ("common.cuh",) + HEADERS.get(family, ())
     return (f"// ember-cuda module {name}\n#define EC_DTYPE {DTYPES[dtype]}\n"
-            + _read("common.cuh") + "\n" + _read(f"{family}.cu"))
+            + "".join(_read(h) + "\n" for h in headers) + _read(f"{family}.cu"))
 
 
 def all_modules():
