@@ -76,7 +76,8 @@ int ec_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view 
         return ec_fail_dtype(ctx, name, a->dtype);
     int extreme = op == EMBER_SCAN_CUMMAX || op == EMBER_SCAN_CUMMIN;
     if (extreme) {
-        if (indices == NULL) return ec_fail(ctx, EMBER_ERR_VALUE, "%s: needs an indices view", name);
+        if (indices == NULL)
+            return ec_fail(ctx, EMBER_ERR_VALUE, "%s: needs an indices view", name);
         if (indices->dtype != EMBER_INT64)
             return ec_fail(ctx, EMBER_ERR_TYPE, "%s: indices must be int64", name);
     }

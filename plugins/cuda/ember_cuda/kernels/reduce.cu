@@ -28,6 +28,7 @@
 #define THREADS 256             // per block, every reduce kernel; 4 blocks fit an SM (the
 #define MIN_BLOCKS 4            //   host sizes one-wave grids by it): at most 64 registers
 #define UNROLL 4                // vectors in flight per thread (inner, contiguous)
+#define OUTER_UNROLL 8          // elements in flight per thread (outer)
 #define VEC (16 / sizeof(scalar_t) > 8 ? 8 : (int)(16 / sizeof(scalar_t)))
 
 // what the host planned (csrc/reduce.c's rplan, the same layout)
@@ -139,18 +140,17 @@ __device__ __forceinline__ void kept_offsets(const Layout &K, i64 k, i64 *off) {
 }
 
 // -- inner layout ---------------------------------------------------------------------------
-// element j of a vector feeds accumulator j % NACC
-template <class Op>
+// element j of a vector feeds accumulator j % N
+template <int N, class Op>
 __device__ __forceinline__ void fold_vec(const Op &op, typename Op::T *acc, const vec_t &x,
                                          i64 e0) {
 #pragma unroll
-    for (int j = 0; j < VEC; j++)
-        acc[j % Op::NACC] = op.fold(acc[j % Op::NACC], to_acc(x.v[j]), e0 + j);
+    for (int j = 0; j < VEC; j++) acc[j % N] = op.fold(acc[j % N], to_acc(x.v[j]), e0 + j);
 }
 
 // vectors v0 + t, v0 + t + G, ... < v1 of one output whose R reduced elements are
 // contiguous from `row`; UNROLL vectors are loaded before any is folded
-template <class Op>
+template <int N, class Op>
 __device__ void inner_contig(const Op &op, typename Op::T *acc, const scalar_t *row, i64 R,
                              i64 v0, i64 v1, int t, int G) {
     bool aligned = vec_aligned(row);
@@ -161,16 +161,16 @@ __device__ void inner_contig(const Op &op, typename Op::T *acc, const scalar_t *
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) x[u] = load_vec(row + (v + (i64)u * G) * VEC, aligned);
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) fold_vec(op, acc, x[u], (v + (i64)u * G) * VEC);
+        for (int u = 0; u < UNROLL; u++) fold_vec<N>(op, acc, x[u], (v + (i64)u * G) * VEC);
     }
     for (; v < v1; v += G) {
         if (v < nfull) {
-            fold_vec(op, acc, load_vec(row + v * VEC, aligned), v * VEC);
+            fold_vec<N>(op, acc, load_vec(row + v * VEC, aligned), v * VEC);
         } else {                                   // the last, partial vector
 #pragma unroll
             for (int j = 0; j < VEC; j++) {
                 i64 e = v * VEC + j;
-                if (e < R) acc[j % Op::NACC] = op.fold(acc[j % Op::NACC], to_acc(row[e]), e);
+                if (e < R) acc[j % N] = op.fold(acc[j % N], to_acc(row[e]), e);
             }
         }
     }
@@ -179,7 +179,7 @@ __device__ void inner_contig(const Op &op, typename Op::T *acc, const scalar_t *
 // the same vectors over a strided reduced layout: runs along the innermost dim are walked
 // by its stride, an index decomposed again where a run ends; a vector inside one aligned
 // unit-stride run is one load
-template <class Op>
+template <int N, class Op>
 __device__ void inner_strided(const Op &op, typename Op::T *acc, const scalar_t *row,
                               const Layout &Lr, i64 R, i64 v0, i64 v1, int t, int G) {
     int last = Lr.ndim - 1;
@@ -188,14 +188,14 @@ __device__ void inner_strided(const Op &op, typename Op::T *acc, const scalar_t 
         i64 e0 = v * VEC, in;
         i64 off = red_offset(Lr, e0, &in);
         if (s_in == 1 && in + VEC <= n_in && vec_aligned(row + off)) {
-            fold_vec(op, acc, load_vec(row + off, true), e0);
+            fold_vec<N>(op, acc, load_vec(row + off, true), e0);
             continue;
         }
 #pragma unroll
         for (int j = 0; j < VEC; j++) {
             i64 e = e0 + j;
             if (e < R) {
-                acc[j % Op::NACC] = op.fold(acc[j % Op::NACC], to_acc(row[off]), e);
+                acc[j % N] = op.fold(acc[j % N], to_acc(row[off]), e);
                 if (++in == n_in) {
                     if (e + 1 < R) off = red_offset(Lr, e + 1, &in);
                 } else {
@@ -206,22 +206,24 @@ __device__ void inner_strided(const Op &op, typename Op::T *acc, const scalar_t 
     }
 }
 
-// the NACC accumulators of a thread, pairwise
-template <class Op>
+// the N accumulators of a thread, pairwise
+template <int N, class Op>
 __device__ __forceinline__ typename Op::T fold_tree(const Op &op, typename Op::T *acc) {
 #pragma unroll
-    for (int h = Op::NACC / 2; h > 0; h >>= 1) {
+    for (int h = N / 2; h > 0; h >>= 1) {
 #pragma unroll
         for (int j = 0; j < h; j++) acc[j] = op.comb(acc[j], acc[j + h]);
     }
     return acc[0];
 }
 
-// CONTIG: the reduced elements of each output are one unit-stride run (the host checks)
+// CONTIG: the reduced elements of each output are one unit-stride run (the host checks);
+// the strided walk keeps at most 4 accumulators (registers for its index arithmetic)
 template <bool CONTIG, class Op>
 __device__ void inner_body(const Op &op, void *out, const scalar_t *a, const Layout &K,
                            const Layout &Lr, const Plan &P) {
     typedef typename Op::T T;
+    constexpr int N = CONTIG || Op::NACC < 4 ? Op::NACC : 4;
     __shared__ T sh[32];
     __shared__ int last;
     auto comb = [&](T x, T y) { return op.comb(x, y); };
@@ -235,14 +237,14 @@ __device__ void inner_body(const Op &op, void *out, const scalar_t *a, const Lay
     for (i64 k = first; k < P.K; k += step) {      // uniform over the warp (block)
         i64 off[2];
         kept_offsets(K, k, off);
-        T acc[Op::NACC];
+        T acc[N];
 #pragma unroll
-        for (int j = 0; j < Op::NACC; j++) acc[j] = op.ident();
+        for (int j = 0; j < N; j++) acc[j] = op.ident();
         if (CONTIG)
-            inner_contig(op, acc, a + off[1], P.R, v0, v1, t, G);
+            inner_contig<N>(op, acc, a + off[1], P.R, v0, v1, t, G);
         else
-            inner_strided(op, acc, a + off[1], Lr, P.R, v0, v1, t, G);
-        T v = fold_tree(op, acc);
+            inner_strided<N>(op, acc, a + off[1], Lr, P.R, v0, v1, t, G);
+        T v = fold_tree<N>(op, acc);
         if (P.warp) {
             v = warp_reduce(v, comb);
             if (t == 0) op.store(out, off[0], v, P.R);
@@ -275,20 +277,20 @@ __device__ void inner_body(const Op &op, void *out, const scalar_t *a, const Lay
 }
 
 // -- outer layout ---------------------------------------------------------------------------
-// elements e, e + step, ... < r1 of one output, in order; four loads in flight
+// elements e, e + step, ... < r1 of one output, in order; OUTER_UNROLL loads in flight
 template <class Op>
 __device__ typename Op::T outer_fold(const Op &op, const scalar_t *p, const Layout &Lr, i64 e,
                                      i64 r1, int step) {
     typename Op::T acc = op.ident();
     if (Lr.ndim <= 1) {
         i64 st = Lr.ndim ? Lr.strides[0][0] : 0;
-        for (; e + 3 * (i64)step < r1; e += 4 * (i64)step) {
-            scalar_t x0 = p[e * st], x1 = p[(e + step) * st];
-            scalar_t x2 = p[(e + 2 * step) * st], x3 = p[(e + 3 * step) * st];
-            acc = op.fold(acc, to_acc(x0), e);
-            acc = op.fold(acc, to_acc(x1), e + step);
-            acc = op.fold(acc, to_acc(x2), e + 2 * step);
-            acc = op.fold(acc, to_acc(x3), e + 3 * step);
+        for (; e + (OUTER_UNROLL - 1) * (i64)step < r1; e += OUTER_UNROLL * (i64)step) {
+            scalar_t x[OUTER_UNROLL];
+#pragma unroll
+            for (int u = 0; u < OUTER_UNROLL; u++) x[u] = p[(e + (i64)u * step) * st];
+#pragma unroll
+            for (int u = 0; u < OUTER_UNROLL; u++)
+                acc = op.fold(acc, to_acc(x[u]), e + (i64)u * step);
         }
         for (; e < r1; e += step) acc = op.fold(acc, to_acc(p[e * st]), e);
     } else {
