@@ -1,13 +1,17 @@
 /* The scan entry: cumsum, cumprod, cummax, cummin along the last dim (kernels/scan.cu).
- * The other dims are rows, coalesced over out, a (and indices); a row goes to one warp,
- * or to one block when rows are long and too few to give every SM warps of its own. */
+ * The other dims are rows, coalesced over out, a (and indices); a row goes to one thread
+ * when short, else to one warp, or to one block when rows are long and too few to give
+ * every SM warps of its own. */
 #include <stdio.h>
 
 #include "ec.h"
 #include "entries.h"
 
-#define WARP_BLOCK 256       /* threads per block in warp mode: 8 rows */
+#define THREADS 256          /* threads per block in warp and thread modes */
 #define ROW_BLOCK 512        /* threads per block in block mode: kernels/scan.cu's MAX_THREADS */
+#define SHORT_ROW 16         /* rows of at most this many elements: one thread each */
+
+enum { M_WARP, M_BLOCK, M_THREAD };    /* kernels/scan.cu's M_* */
 
 static const char *const names[] = {"cumsum", "cumprod", "cummax", "cummin"};
 typedef char names_check[sizeof names / sizeof *names == EMBER_SCAN_COUNT ? 1 : -1];
@@ -16,7 +20,7 @@ typedef char names_check[sizeof names / sizeof *names == EMBER_SCAN_COUNT ? 1 : 
 typedef struct {
     int64_t rows, L;
     int64_t so, sa, si;
-    int32_t block, pad;
+    int32_t mode, pad;
 } splan;
 
 static int check(ember_ctx *ctx, const char *name, int n, const ember_view *const *v) {
@@ -96,11 +100,12 @@ int ec_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view 
     if (P.rows == 0 || P.L == 0) return EMBER_OK;
     if ((rc = ec_enter(ctx))) return rc;
     int sms = ec_devices[ctx->device].sm_count;
-    P.block = P.L > 2048 && P.rows < (int64_t)32 * sms;
-    unsigned threads = P.block ? ROW_BLOCK : WARP_BLOCK;
-    int64_t grid = P.block ? min64(P.rows, (int64_t)16 * sms)
-                           : min64((P.rows + WARP_BLOCK / 32 - 1) / (WARP_BLOCK / 32),
-                                   (int64_t)32 * sms);
+    P.mode = P.L <= SHORT_ROW ? M_THREAD
+             : (P.L > 2048 && P.rows < (int64_t)32 * sms) ? M_BLOCK : M_WARP;
+    unsigned threads = P.mode == M_BLOCK ? ROW_BLOCK : THREADS;
+    int64_t per_block = P.mode == M_BLOCK ? 1 : P.mode == M_WARP ? THREADS / 32 : THREADS;
+    int64_t grid = min64((P.rows + per_block - 1) / per_block,
+                         (int64_t)(P.mode == M_BLOCK ? 16 : 32) * sms);
 
     static ec_kernel cache[EMBER_SCAN_COUNT][16];
     char kname[32];

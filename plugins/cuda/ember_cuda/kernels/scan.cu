@@ -3,8 +3,9 @@
 // (wrapping), float16/bfloat16 in float32, float32 in double for cumsum/cumprod (as
 // PyTorch's CPU scans), float64 in double.
 //
-// A row is scanned by one warp (rows of up to a few thousand elements, or many rows) or
-// one block, in rounds of E * 32 elements per warp: element p = base + 32 j + lane, so
+// A row is scanned by one thread, in order (short rows: csrc/scan.c's SHORT_ROW), one warp
+// (rows of up to a few thousand elements, or many rows) or one block, in rounds of
+// E * 32 elements per warp: element p = base + 32 j + lane, so
 // loads and stores coalesce; each of the E steps is a warp-wide inclusive scan (shuffles,
 // a fixed tree) combined with the warp's running total.  In a block, the warps' totals of
 // a round are scanned in shared memory and prefixed to each warp's results.  The carry
@@ -23,13 +24,16 @@
 #define S_CUMMIN 3
 
 #define E 8                         // steps per warp and round
-#define MAX_THREADS 512             // block mode; warp mode runs 8 warps per block
+#define MAX_THREADS 512             // block mode; the other modes run 256 threads per block
+#define M_WARP 0                    // ScanPlan.mode: a warp per row,
+#define M_BLOCK 1                   //   a block per row,
+#define M_THREAD 2                  //   a thread per row
 
 // what the host planned (csrc/scan.c's splan, the same layout)
 struct ScanPlan {
     i64 rows, L;                    // rows, and their length
     i64 so, sa, si;                 // strides along the row: out, a, indices
-    int block;                      // one block per row (else one warp)
+    int mode;                       // M_*
     int pad;
 };
 
@@ -120,22 +124,39 @@ __device__ void scan_row(const Op &op, scalar_t *out, i64 *ind, const scalar_t *
     }
 }
 
+// one short row, left to right
+template <class Op>
+__device__ void scan_serial(const Op &op, scalar_t *out, i64 *ind, const scalar_t *a,
+                            const ScanPlan &P) {
+    typename Op::T carry = op.ident();
+    for (i64 p = 0; p < P.L; p++) {
+        carry = op.comb(carry, op.make(a[p * P.sa], p));
+        op.store(out + p * P.so, ind + p * P.si, carry);
+    }
+}
+
 template <class Op>
 __device__ void scan_body(const Op &op, scalar_t *out, i64 *ind, const scalar_t *a,
                           const Layout &Lrow, const ScanPlan &P) {
     __shared__ typename Op::T sh[2][32];
-    int nw = P.block ? blockDim.x / 32 : 1;
-    int w = P.block ? threadIdx.x / 32 : 0;
-    i64 first = P.block ? (i64)blockIdx.x : global_id() / 32;
-    i64 step = P.block ? (i64)gridDim.x : global_threads() / 32;
+    bool block = P.mode == M_BLOCK;
+    int per = P.mode == M_THREAD ? 1 : block ? (int)blockDim.x : 32;   // threads per row
+    int nw = block ? blockDim.x / 32 : 1;
+    int w = block ? threadIdx.x / 32 : 0;
+    i64 first = block ? (i64)blockIdx.x : global_id() / per;
+    i64 step = block ? (i64)gridDim.x : global_threads() / per;
     for (i64 row = first; row < P.rows; row += step) {   // uniform over the warp (block)
         i64 off[3];
         if (Lrow.index32)
             offsets<u32>(Lrow, (u32)row, 3, off);
         else
             offsets<i64>(Lrow, row, 3, off);
+        if (P.mode == M_THREAD) {
+            scan_serial(op, out + off[0], ind + off[2], a + off[1], P);
+            continue;
+        }
         scan_row(op, out + off[0], ind + off[2], a + off[1], P, w, nw, sh);
-        if (nw > 1) __syncthreads();           // the next row's first round reuses sh[0]
+        if (block) __syncthreads();            // the next row's first round reuses sh[0]
     }
 }
 
