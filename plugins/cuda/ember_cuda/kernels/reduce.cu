@@ -8,11 +8,14 @@
 // * inner (the reduced elements of an output are the fast-moving ones): a warp (short
 //   reductions) or a block reduces one output.  The reduced range is cut into vectors of
 //   VEC elements; thread t of G owns vectors t, t + G, ..., element j of a vector feeding
-//   the thread's accumulator j; the VEC accumulators, then the threads, combine through
-//   fixed trees.  A vector is one 16-byte load where the memory allows, else VEC scalar
-//   loads of the same elements.  Few long reductions are split across S blocks
-//   (blockIdx.y) over contiguous ranges of vectors; each writes a partial and the block
-//   that finishes last (a ticket counter) combines the S partials in a fixed order.
+//   the thread's accumulator j % N (N = VEC; 4 at most on strided views; 1 for arg ops);
+//   the N accumulators, then the threads, combine through fixed trees.  A vector is one
+//   16-byte load where the memory allows, else VEC scalar loads of the same elements
+//   (unit-stride reductions run a kernel of their own, `inner`; any other reduced view
+//   runs `strided`, which walks runs of the innermost dim).  Few long reductions are
+//   split across S blocks (blockIdx.y) over contiguous ranges of vectors; each writes a
+//   partial and the block that finishes last (a ticket counter) combines the S partials
+//   in a fixed order.
 // * outer (the kept dims are the fast-moving ones, e.g. a column sum): thread (tx, ty) of
 //   a block reduces output tx over the reduced elements ty, ty + BY, ... (reads coalesce
 //   across tx), then the BY partials of a column combine in a fixed tree; long
