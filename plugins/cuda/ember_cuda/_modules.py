@@ -35,6 +35,8 @@ FAMILIES = {
     "pool": ("float32", "float64"),
     "imatmul": ("uint8", "int8", "int16", "int32", "int64"),
 }
+# shared headers a family's template needs, rendered between common.cuh and it
+HEADERS = {"softmax": ("rowtile.cuh",), "rows": ("rowtile.cuh",)}
 OPTIONS = ["-std=c++17"]
 
 _lock = threading.RLock()
@@ -63,7 +65,9 @@ def render(name):
     if family not in FAMILIES or dtype not in FAMILIES[family]:
         raise ValueError(f"ember-cuda has no kernel module {name!r}")
     return (f"// ember-cuda module {name}\n#define EC_DTYPE {DTYPES[dtype]}\n"
-            + _read("common.cuh") + "\n" + _read(f"{family}.cu"))
+            + _read("common.cuh") + "\n"
+            + "".join(_read(h) + "\n" for h in HEADERS.get(family, ()))
+            + _read(f"{family}.cu"))
 
 
 def all_modules():
