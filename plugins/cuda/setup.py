@@ -10,7 +10,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CSRC = ["runtime.c", "alloc.c", "copy.c", "elementwise.c", "blas.c"]
+CSRC = ["runtime.c", "alloc.c", "copy.c", "elementwise.c", "blas.c", "rows.c"]
 
 
 def ember_include():

@@ -3,7 +3,7 @@
 // Rows up to 1024 elements run a warp (or 1..16 lanes) per row with the row in registers;
 // up to 8192 a block per row, still in registers; longer rows stream from memory (the
 // forward ops then get max and sum in one online pass).  float16/bfloat16 compute in
-// float32.  out may alias a: every element is read before it is written, by its own lane.
+// float32; softmax scales by 1 / sum, as the CPU plugin does.  out may alias a: every element is read before it is written, by its own lane.
 
 #define OP_SOFTMAX 0
 #define OP_LOG_SOFTMAX 1
@@ -34,8 +34,8 @@ __device__ __forceinline__ void softmax_fwd(scalar_t *out, i64 so, const scalar_
         m = row.max0();
         if (!log) {                       // exp once, in registers
             row.map([&](acc_t x) { return exp_acc(x - m); });
-            s = row.sum([](X &x, int j, i64) { return x[0][j]; });
-            row.write(out, so, [&](X &x, int j, i64) { return x[0][j] / s; });
+            acc_t rs = (acc_t)1 / row.sum([](X &x, int j, i64) { return x[0][j]; });
+            row.write(out, so, [&](X &x, int j, i64) { return x[0][j] * rs; });
             return;
         }
         s = row.sum([&](X &x, int j, i64) { return exp_acc(x[0][j] - m); });
@@ -48,7 +48,8 @@ __device__ __forceinline__ void softmax_fwd(scalar_t *out, i64 so, const scalar_
         acc_t ls = log_acc(s);
         row.write(out, so, [&](X &x, int j, i64) { return (x[0][j] - m) - ls; });
     } else {
-        row.write(out, so, [&](X &x, int j, i64) { return exp_acc(x[0][j] - m) / s; });
+        acc_t rs = (acc_t)1 / s;
+        row.write(out, so, [&](X &x, int j, i64) { return exp_acc(x[0][j] - m) * rs; });
     }
 }
 
