@@ -1,12 +1,13 @@
 """Kernel modules: CUDA C rendered per family and dtype, compiled once, cached on disk.
 
 A module is named ``"<family>.<dtype>"`` (``"ew.float32"``, ``"copy.int64"``): the
-family's template (``kernels/<family>.cu``) after ``kernels/common.cuh`` and a line that
-fixes the dtype.  Compiling goes through PyCUDA (``pycuda.compiler.compile_plain``, nvcc
-to a cubin for the device's architecture); the cubin is kept under ``cache_dir()`` keyed
-by the source, the architecture, the compiler options and nvcc's version, so a warm start
-compiles nothing.  The C layer asks for functions through ``function()`` (set as its
-loader by ``_cuda``), the first time each call site runs on a device.
+family's template (``kernels/<family>.cu``) after ``kernels/common.cuh``, the shared
+headers it needs (``HEADERS``) and a line that fixes the dtype.  Compiling goes through
+PyCUDA (``pycuda.compiler.compile_plain``, nvcc to a cubin for the device's architecture);
+the cubin is kept under ``cache_dir()`` keyed by the source, the architecture, the compiler
+options and nvcc's version, so a warm start compiles nothing.  The C layer asks for
+functions through ``function()`` (set as its loader by ``_cuda``), the first time each call
+site runs on a device.
 """
 import hashlib
 import os
