@@ -339,7 +339,7 @@ int ec_norm(ember_ctx *ctx, int32_t op, const ember_view *const *v, double eps) 
     return batch_norm(ctx, op, p, dtype, dims[0], dims[1], dims[2], eps);
 }
 
-/* -- nll ------------------------------------------------------------------------------------------ */
+/* -- nll ---------------------------------------------------------------------------------- */
 
 static const char *const nll_names[] = {"nll_loss", "cross_entropy", "nll_loss_backward",
                                         "cross_entropy_backward"};
@@ -379,7 +379,8 @@ static int nll_targets(ember_ctx *ctx, const char *name, int dtype, char *t, int
 
 int ec_nll(ember_ctx *ctx, int32_t op, const ember_view *const *v, int64_t ignore_index) {
     static ec_kernel cache_fwd[16], cache_bwd[16], ce_fwd[NCFG][16], ce_bwd[NCFG][16];
-    if (op < 0 || op >= EMBER_NLL_COUNT) return fail(ctx, EMBER_ERR_VALUE, "nll", "unknown op code");
+    if (op < 0 || op >= EMBER_NLL_COUNT)
+        return fail(ctx, EMBER_ERR_VALUE, "nll", "unknown op code");
     const char *name = nll_names[op];
     if (v[0] == NULL || v[1] == NULL || v[3] == NULL || (op != EMBER_NLL_BACKWARD && v[2] == NULL))
         return fail(ctx, EMBER_ERR_VALUE, name, "a required operand is NULL");

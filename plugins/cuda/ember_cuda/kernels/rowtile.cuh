@@ -98,14 +98,16 @@ struct OnlineMerge {
     }
 };
 
+// a row's threads: W lanes of a warp, or (W == 0) the whole block
 template <int W> struct Group {
     static_assert(W == 0 || (W <= 32 && (W & (W - 1)) == 0), "lanes per row");
+    static constexpr int M = W ? W : 1;           // no division by 0 in the W == 0 branches
     static __device__ __forceinline__ int size() { return W ? W : (int)blockDim.x; }
     static __device__ __forceinline__ int rank() {
-        return W ? (int)(threadIdx.x & (W ? W - 1 : 0)) : (int)threadIdx.x;
+        return W ? (int)(threadIdx.x & (M - 1)) : (int)threadIdx.x;
     }
-    static __device__ __forceinline__ int slot() { return W ? (int)(threadIdx.x / (W ? W : 1)) : 0; }
-    static __device__ __forceinline__ int per_block() { return W ? (int)(blockDim.x / (W ? W : 1)) : 1; }
+    static __device__ __forceinline__ int slot() { return W ? (int)(threadIdx.x / M) : 0; }
+    static __device__ __forceinline__ int per_block() { return W ? (int)(blockDim.x / M) : 1; }
 };
 
 // f over the group, every lane gets the result: a butterfly within the warp (or the W

@@ -3,7 +3,8 @@
 // Rows up to 1024 elements run a warp (or 1..16 lanes) per row with the row in registers;
 // up to 8192 a block per row, still in registers; longer rows stream from memory (the
 // forward ops then get max and sum in one online pass).  float16/bfloat16 compute in
-// float32; softmax scales by 1 / sum, as the CPU plugin does.  out may alias a: every element is read before it is written, by its own lane.
+// float32; softmax scales by 1 / sum, as the CPU plugin does.  out may alias a: every
+// element is read before it is written, by its own lane.
 
 #define OP_SOFTMAX 0
 #define OP_LOG_SOFTMAX 1
@@ -102,7 +103,8 @@ __device__ __forceinline__ void softmax_rows(scalar_t *out, const scalar_t *a,
                                       Layout L) {                                          \
         softmax_rows<BWD, W, P, (VEC) != 0>(out, a, b, rows, n, so, sa, sb, op, L);        \
     }
-#define SOFTMAX_KERNEL(W, P, VEC) SOFTMAX_DIR(fwd, false, W, P, VEC) SOFTMAX_DIR(bwd, true, W, P, VEC)
+#define SOFTMAX_KERNEL(W, P, VEC)                                                           \
+    SOFTMAX_DIR(fwd, false, W, P, VEC) SOFTMAX_DIR(bwd, true, W, P, VEC)
 
 SOFTMAX_KERNEL(1, 1, 0)
 SOFTMAX_KERNEL(2, 1, 0)
