@@ -353,9 +353,9 @@ TABLE.matmul = ec_matmul
 TABLE.random = ec_random
 TABLE.index = ec_index
 TABLE.search = ec_search
-TABLE.softmax = NULL    # pending: ec_softmax
-TABLE.norm = NULL    # pending: ec_norm
-TABLE.nll = NULL    # pending: ec_nll
+TABLE.softmax = ec_softmax
+TABLE.norm = ec_norm
+TABLE.nll = ec_nll
 TABLE.conv = ec_conv
 TABLE.pool = ec_pool
 

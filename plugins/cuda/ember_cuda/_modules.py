@@ -1,13 +1,13 @@
 """Kernel modules: CUDA C rendered per family and dtype, compiled once, cached on disk.
 
 A module is named ``"<family>.<dtype>"`` (``"ew.float32"``, ``"copy.int64"``): the
-family's template (``kernels/<family>.cu``) after ``kernels/common.cuh`` and a line that
-fixes the dtype.  nvcc compiles it to a cubin for the device's architecture (no GPU is
-needed for that: ``python -m ember_cuda._modules --arch sm_90`` fills a cache anywhere);
-the cubin is kept under ``cache_dir()`` keyed by the source, the architecture, the
-compiler options and nvcc's version, so a warm start compiles nothing.  The C layer asks
-for functions through ``function()`` (set as its loader by ``_cuda``), the first time each
-call site runs on a device.
+family's template (``kernels/<family>.cu``) after ``kernels/common.cuh``, the shared
+headers it needs (``HEADERS``) and a line that fixes the dtype.  nvcc compiles it to a cubin
+for the device's architecture (no GPU is needed for that: ``python -m ember_cuda._modules
+--arch sm_90`` fills a cache anywhere); the cubin is kept under ``cache_dir()`` keyed by the
+source, the architecture, the compiler options and nvcc's version, so a warm start compiles
+nothing.  The C layer asks for functions through ``function()`` (set as its loader by
+``_cuda``), the first time each call site runs on a device.
 """
 import hashlib
 import os
@@ -36,8 +36,9 @@ FAMILIES = {
     "pool": ("float32", "float64"),
     "imatmul": ("uint8", "int8", "int16", "int32", "int64"),
 }
-# headers a family's template needs between common.cuh and itself
-HEADERS = {"reduce": ("accum.cuh",), "scan": ("accum.cuh",)}
+# shared headers a family's template needs, rendered between common.cuh and it
+HEADERS = {"reduce": ("accum.cuh",), "scan": ("accum.cuh",), "softmax": ("rowtile.cuh",),
+           "rows": ("rowtile.cuh",)}
 OPTIONS = ["-std=c++17"]
 
 _lock = threading.RLock()
