@@ -120,6 +120,10 @@ cdef void conv_params(ember_conv_params* p, tuple stride, tuple padding, tuple d
 
 cdef int run_conv(ember_kernel_table* t, int code, ember_conv_params* p, TensorBase o,
                   TensorBase a, TensorBase b, TensorBase c) except -1:
+    same_device("conv", o, a)
+    same_device("conv", o, b)
+    if c is not None:
+        same_device("conv", o, c)
     cdef ember_view vo, va, vb, vc
     o.view_c(&vo)
     a.view_c(&va)

@@ -54,9 +54,13 @@ cdef int call_fused(bint nll, int code, list tensors, double eps,
     cdef int k, rc
     cdef int64_t work = 0
     cdef ember_ctx ctx
+    cdef str op = "nll_loss" if nll else ("layer_norm" if code <= EMBER_LAYER_NORM_BACKWARD
+                                         else "batch_norm")
     for k in range(8):
         ptrs[k] = NULL
         if k < len(tensors) and tensors[k] is not None:
+            if t is not None:               # the kernel reads every operand on one device
+                same_device(op, t, <TensorBase>tensors[k])
             t = <TensorBase>tensors[k]
             t.view_c(&views[k])
             ptrs[k] = &views[k]

@@ -235,6 +235,9 @@ cdef int run_pool(ember_kernel_table* t, int code, PoolArgs a, TensorBase o, Ten
                   TensorBase x) except -1:
     cdef ember_pool_params p
     a.fill(&p)
+    same_device("pool", o, x)
+    if ix is not None:
+        same_device("pool", o, ix)
     cdef ember_view vo, vi, vx
     o.view_c(&vo)
     x.view_c(&vx)

@@ -55,7 +55,7 @@ class CharGPT(nn.Module):
         self.head = nn.Linear(d_model, vocab_size)
 
     def forward(self, idx, targets=None):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1]))
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
         for block in self.blocks:
             x = block(x)
         logits = self.head(self.ln(x))

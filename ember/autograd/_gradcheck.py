@@ -59,7 +59,7 @@ def _analytical(func, inputs, wrt_list, out_index):
         gs = grad(out, [inputs[w] for w in wrt_list], onehot.reshape(out.shape),
                   retain_graph=True, allow_unused=True)
         for w, g in zip(wrt_list, gs):
-            rows[w].append(_T.zeros(inputs[w].numel(), dtype=_F64)
+            rows[w].append(_T.zeros(inputs[w].numel(), dtype=_F64, device=inputs[w].device)
                            if g is None else g.detach().double().reshape(-1))
     return {w: (stack(r, 0) if r else _T.zeros(0, inputs[w].numel(),
                                                    dtype=_F64))
@@ -89,7 +89,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         analytical = _analytical(func, inputs, wrt, o)
         for w in wrt:
             numerical = _numerical(func, inputs, w, o, eps)
-            a = analytical[w]
+            a, numerical = analytical[w].cpu(), numerical.cpu()    # Jacobians on the host
             if a.shape != numerical.shape or not allclose(a, numerical, rtol, atol):
                 msg = (f"Jacobian mismatch for output {o} with respect to input {w},\n"
                        f"numerical:{numerical}\nanalytical:{a}\n")
@@ -112,7 +112,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     outputs = _diff_outputs(func, inputs)
     if grad_outputs is None:
         gen = _T.Generator().manual_seed(0)
-        grad_outputs = tuple(_T.randn(*o.shape, generator=gen, dtype=o.dtype)
+        grad_outputs = tuple(_T.randn(*o.shape, generator=gen, dtype=o.dtype).to(o.device)
                              .requires_grad_() for o in outputs)
     grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)

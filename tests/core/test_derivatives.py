@@ -23,7 +23,7 @@ def check(fn_e, fn_t, *pairs, rtol=1e-10, atol=1e-12):
     es, ts = [p[0] for p in pairs], [p[1] for p in pairs]
     out_e, out_t = fn_e(*es), fn_t(*ts)
     g = RNG.standard_normal(tuple(out_t.shape))
-    out_e.backward(ember.tensor(g, dtype=ember.float64))
+    out_e.backward(ember.tensor(g, device=out_e.device, dtype=ember.float64))
     out_t.backward(torch.tensor(g))
     np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy(), rtol, atol)
     for e, t in zip(es, ts):

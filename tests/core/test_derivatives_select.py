@@ -22,7 +22,7 @@ def backward_both(fn_e, fn_t, a, seed=0):
     out_e, out_t = fn_e(e), fn_t(t)
     g = np.random.default_rng(seed).standard_normal(tuple(out_t.shape))
     np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy())
-    out_e.backward(ember.tensor(g, dtype=ember.float64))
+    out_e.backward(ember.tensor(g, device=out_e.device, dtype=ember.float64))
     out_t.backward(torch.tensor(g))
     return e.grad.numpy(), t.grad.numpy()
 
@@ -129,7 +129,7 @@ def test_scatter_reduce_grad_matches_torch(reduce, include_self, zeros):
     out_e = ember.scatter_reduce(ae, 1, ie, se, reduce, include_self=include_self)
     out_t = torch.scatter_reduce(at, 1, it, st, reduce, include_self=include_self)
     g = rng.standard_normal((3, 5))
-    out_e.backward(ember.tensor(g, dtype=ember.float64))
+    out_e.backward(ember.tensor(g, device=out_e.device, dtype=ember.float64))
     out_t.backward(torch.tensor(g))
     np.testing.assert_allclose(out_e.detach().numpy(), out_t.detach().numpy())
     np.testing.assert_allclose(ae.grad.numpy(), at.grad.numpy(), atol=1e-12)

@@ -32,7 +32,7 @@ def test_autocast_follows_cudas_op_lists(oracle):
 def test_grad_scaler_trains_in_float16():
     ember.manual_seed(0)
     model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 4)).cuda()
-    opt = ember.optim.SGD(model.parameters(), lr=0.05)
+    opt = ember.optim.SGD(model.parameters(), lr=0.3)
     scaler = ember.amp.GradScaler("cuda", init_scale=2.0 ** 14, growth_interval=5)
     assert scaler.is_enabled()
     x = ember.randn(256, 32, device="cuda")

@@ -106,7 +106,7 @@ def test_comparisons(name, dt, oracle):
     fe, ft = getattr(ember, name), getattr(oracle.torch, name)
     oracle.assert_matches(fe(ea, eb), ft(ta, tb))
     oracle.assert_matches(fe(ea.t(), eb[:3]), ft(ta.t(), tb[:3]))
-    if dt != ember.bool:
+    if dt != ember.bool and not name.startswith("logical"):
         oracle.assert_matches(fe(ea, 1), ft(ta, 1))
 
 
@@ -182,8 +182,8 @@ def test_where_and_masked_fill(dt, oracle):
     ea, ta = pair(values((5, 6), dt, rng), dt, oracle)
     eb, tb = pair(values((6,), dt, rng), dt, oracle)
     oracle.assert_matches(ember.where(ec, ea, eb), torch.where(tc, ta, tb))
-    oracle.assert_matches(ember.where(ec.t(), ea.t(), eb[:5, None]),
-                          torch.where(tc.t(), ta.t(), tb[:5, None]))
+    oracle.assert_matches(ember.where(ec.t(), ea.t(), eb[None, :5]),
+                          torch.where(tc.t(), ta.t(), tb[None, :5]))
     fill = True if dt == ember.bool else 2
     oracle.assert_matches(ember.where(ec, ea, fill), torch.where(tc, ta, fill))
     oracle.assert_matches(ea.masked_fill(ec, fill), ta.masked_fill(tc, fill))

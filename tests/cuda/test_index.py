@@ -301,7 +301,7 @@ def test_index_add_copy_fill(oracle, name, dim):
 @pytest.mark.parametrize("name", ["float32", "int64", "float16", "bool"])
 def test_take_put(oracle, name):
     e, t = pair(oracle, (3, 4), name)
-    ix = [[0, -1], [11, 5]]
+    ix = [[0, -2], [11, 5]]            # no duplicate: PyTorch's CUDA put_ keeps any one
     ei, ti = eindex(ix), tindex(oracle, ix)
     oracle.assert_matches(ember.take(e, ei), oracle.torch.take(t, ti))
     oracle.assert_matches(e.t().take(ei), t.t().take(ti))

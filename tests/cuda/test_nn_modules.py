@@ -55,7 +55,7 @@ MODULES = {
 
 def _run(module, args, device):
     m = copy.deepcopy(module).to(device)
-    xs = [a.to(device).requires_grad_(a.is_floating_point()) for a in args]
+    xs = [a.detach().clone().to(device).requires_grad_(a.is_floating_point()) for a in args]
     out = m(*xs)
     out = out[0] if isinstance(out, tuple) else out
     (out.float() * out.float().detach().cos()).sum().backward()
@@ -107,7 +107,7 @@ def test_loss_matches_the_cpu(name):
     w = ember.tensor(np.linspace(0.5, 2, 5).astype(np.float32))
     res = {}
     for dev in ("cpu", "cuda"):
-        xd = x.to(dev).requires_grad_(True)
+        xd = x.detach().clone().to(dev).requires_grad_(True)
         loss = LOSSES[name](xd, t.to(dev), w.to(dev))
         loss.backward()
         res[dev] = (loss.item(), xd.grad.cpu().numpy())

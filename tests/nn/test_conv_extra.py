@@ -153,6 +153,7 @@ def _layers(oracle, name, *args, **kw):
 
 def _run_layer(oracle, device, em, tm, shape, **call):
     import torch
+    em.to(device)
     tx = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
     ex = oracle.from_torch(tx.detach(), device).requires_grad_(True)
     t, e = tm(tx, **call), em(ex, **call)

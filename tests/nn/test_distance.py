@@ -25,7 +25,7 @@ def compare(e, t, leaves, dtype):
     assert tuple(e.shape) == tuple(t.shape), (e.shape, t.shape)
     np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
     g = np.random.default_rng(1).normal(size=tuple(t.shape))
-    e.backward(ember.tensor(g).to(e.dtype))
+    e.backward(ember.tensor(g, device=e.device).to(e.dtype))
     t.backward(torch.tensor(g).to(t.dtype))
     for el, tl in leaves:
         np.testing.assert_allclose(el.grad.numpy(), tl.grad.numpy(), rtol=tol, atol=tol)

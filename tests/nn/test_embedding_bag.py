@@ -49,7 +49,7 @@ def run_both(inp, offsets, dtype, idx_dtype=np.int64, psw=None, **kw):
     e = F.embedding_bag(ei, ew, eo, per_sample_weights=ep, **kw)
     t = TF.embedding_bag(ti, tw, to, per_sample_weights=tp, **kw)
     g = rng.normal(size=tuple(t.shape))
-    e.backward(ember.tensor(g).to(dtype))
+    e.backward(ember.tensor(g, device=e.device).to(dtype))
     t.backward(torch.tensor(g).to(tw.dtype))
     return (e, ew, ep), (t, tw, tp)
 

@@ -21,17 +21,17 @@ def pair(arr, device, dtype=ember.float64, requires_grad=True):
     return e, t
 
 
-def targets(rng, n_classes, shape, ignore=None):
+def targets(rng, n_classes, shape, device, ignore=None):
     t = rng.integers(0, n_classes, size=shape)
     if ignore is not None:
         t.reshape(-1)[::3] = ignore
-    return ember.tensor(t), torch.tensor(t)
+    return ember.tensor(t, device=device), torch.tensor(t)
 
 
 def compare(oracle, e, t, leaves, rtol):
     oracle.assert_matches(e, t.detach(), rtol=rtol, atol=rtol)
     g = np.random.default_rng(9).normal(size=tuple(t.shape))
-    e.backward(ember.tensor(g).to(e.dtype))
+    e.backward(ember.tensor(g, device=e.device).to(e.dtype))
     t.backward(torch.tensor(g).to(t.dtype))
     for el, tl in leaves:
         oracle.assert_matches(el.grad, tl.grad, rtol=rtol, atol=rtol)
@@ -47,7 +47,7 @@ def test_class_index_losses(device, oracle, fn, dtype, reduction, shape, weighte
     x, tx = pair(rng.normal(size=shape) * 2, device, dtype)
     c = shape[0] if len(shape) == 1 else shape[1]
     tshape = () if len(shape) == 1 else (shape[0],) + shape[2:]
-    t, tt = targets(rng, c, tshape, ignore=None if len(shape) == 1 else -100)
+    t, tt = targets(rng, c, tshape, device, ignore=None if len(shape) == 1 else -100)
     w = tw = None
     if weighted:
         w, tw = pair(rng.uniform(0.2, 2, size=c), device, dtype, requires_grad=False)
@@ -64,14 +64,14 @@ def test_cross_entropy_ignore_index(device, oracle, ignore_index):
     x, tx = pair(rng.normal(size=(9, 4)), device)
     t = np.array([0, 1, 2, 3, 2, 2, 1, 0, 3])
     t[::4] = ignore_index if ignore_index < 0 else t[::4]
-    e = F.cross_entropy(x, ember.tensor(t), ignore_index=ignore_index)
+    e = F.cross_entropy(x, ember.tensor(t, device=device), ignore_index=ignore_index)
     r = TF.cross_entropy(tx, torch.tensor(t), ignore_index=ignore_index)
     compare(oracle, e, r, [(x, tx)], 1e-10)
 
 
 def test_all_targets_ignored_gives_nan_mean(device):
     x = ember.randn(3, 4, device=device, dtype=ember.float64)
-    t = ember.tensor([-100, -100, -100])
+    t = ember.tensor([-100, -100, -100], device=device)
     assert np.isnan(float(F.cross_entropy(x, t)))
     assert float(F.cross_entropy(x, t, reduction="sum")) == 0.0
 
@@ -82,7 +82,7 @@ def test_all_targets_ignored_gives_nan_mean(device):
 def test_cross_entropy_label_smoothing(device, oracle, reduction, weighted, shape):
     rng = np.random.default_rng(12)
     x, tx = pair(rng.normal(size=shape), device)
-    t, tt = targets(rng, shape[1], (shape[0],) + shape[2:], ignore=-100)
+    t, tt = targets(rng, shape[1], (shape[0],) + shape[2:], device, ignore=-100)
     w, tw = (pair(rng.uniform(0.5, 2, size=shape[1]), device, requires_grad=False)
              if weighted else (None, None))
     e = F.cross_entropy(x, t, weight=w, reduction=reduction, label_smoothing=0.2)
@@ -107,55 +107,55 @@ def test_cross_entropy_probability_targets(device, oracle, reduction, weighted, 
 def test_cross_entropy_noncontiguous(device, oracle):
     rng = np.random.default_rng(14)
     x, tx = pair(rng.normal(size=(5, 6)), device)
-    t, tt = targets(rng, 5, (6,))
+    t, tt = targets(rng, 5, (6,), device)
     compare(oracle, F.cross_entropy(x.t(), t), TF.cross_entropy(tx.t(), tt), [(x, tx)], 1e-10)
 
 
 def test_cross_entropy_uint8_target(device, oracle):
     x, tx = pair(np.random.default_rng(15).normal(size=(3, 4)), device)
     t = np.array([1, 3, 0], dtype=np.uint8)
-    compare(oracle, F.cross_entropy(x, ember.tensor(t)), TF.cross_entropy(tx, torch.tensor(t)),
+    compare(oracle, F.cross_entropy(x, ember.tensor(t, device=device)), TF.cross_entropy(tx, torch.tensor(t)),
             [(x, tx)], 1e-10)
 
 
 def test_class_index_loss_gradcheck(device):
     rng = np.random.default_rng(16)
     x = ember.tensor(rng.normal(size=(4, 3)), device=device, requires_grad=True)
-    t = ember.tensor([0, 2, -100, 1])
+    t = ember.tensor([0, 2, -100, 1], device=device)
     w = ember.tensor([0.5, 2.0, 1.5], device=device)
     assert gradcheck(lambda x: F.cross_entropy(x, t, weight=w), (x,))
     assert gradgradcheck(lambda x: F.cross_entropy(x, t, weight=w), (x,))
     assert gradcheck(lambda x: F.cross_entropy(x, t, label_smoothing=0.1), (x,))
     assert gradcheck(lambda x: F.nll_loss(x, t, weight=w, reduction="sum"), (x,))
     x3 = ember.tensor(rng.normal(size=(2, 3, 2)), device=device, requires_grad=True)
-    t3 = ember.tensor([[0, 2], [1, 1]])
+    t3 = ember.tensor([[0, 2], [1, 1]], device=device)
     assert gradgradcheck(lambda x: F.cross_entropy(x, t3, reduction="none"), (x3,))
 
 
 def test_class_index_loss_errors(device):
     x = ember.randn(3, 5, device=device)
     with pytest.raises(IndexError, match="Target 5 is out of bounds."):
-        F.cross_entropy(x, ember.tensor([0, 1, 5]))
+        F.cross_entropy(x, ember.tensor([0, 1, 5], device=device))
     with pytest.raises(IndexError, match="Target -2 is out of bounds."):
-        F.nll_loss(x, ember.tensor([0, 1, -2]))
+        F.nll_loss(x, ember.tensor([0, 1, -2], device=device))
     with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target "
                                          r"batch_size \(4\)"):
-        F.cross_entropy(x, ember.tensor([0, 1, 2, 3]))
+        F.cross_entropy(x, ember.tensor([0, 1, 2, 3], device=device))
     with pytest.raises(RuntimeError, match="expected target dtype to be Long or Byte, but got Int"):
-        F.nll_loss(x, ember.tensor([0, 1, 2], dtype=ember.int32))
+        F.nll_loss(x, ember.tensor([0, 1, 2], dtype=ember.int32, device=device))
     with pytest.raises(RuntimeError, match="weight tensor should be defined either for all 5 "
                                            "classes"):
-        F.nll_loss(x, ember.tensor([0, 1, 2]), weight=ember.ones(4))
+        F.nll_loss(x, ember.tensor([0, 1, 2], device=device), weight=ember.ones(4, device=device))
     with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
-        F.cross_entropy(x, ember.tensor([0, 1, 2]), reduction="foo")
+        F.cross_entropy(x, ember.tensor([0, 1, 2], device=device), reduction="foo")
     with pytest.raises(RuntimeError, match=r"Expected target size \[3, 2\], got \[3, 3\]"):
-        F.nll_loss(ember.randn(3, 5, 2), ember.zeros(3, 3, dtype=ember.int64))
+        F.nll_loss(ember.randn(3, 5, 2, device=device), ember.zeros(3, 3, dtype=ember.int64, device=device))
     with pytest.raises(RuntimeError, match="label_smoothing must be between 0.0 and 1.0"):
-        F.cross_entropy(x, ember.tensor([0, 1, 2]), label_smoothing=1.5)
+        F.cross_entropy(x, ember.tensor([0, 1, 2], device=device), label_smoothing=1.5)
     with pytest.raises(RuntimeError, match="ignore_index is not supported for floating point"):
-        F.cross_entropy(x, ember.rand(3, 5), ignore_index=1)
+        F.cross_entropy(x, ember.rand(3, 5, device=device), ignore_index=1)
     with pytest.raises(NotImplementedError, match="not implemented for 'Int'"):
-        F.nll_loss(ember.ones(3, 5, dtype=ember.int32), ember.tensor([0, 1, 2]))
+        F.nll_loss(ember.ones(3, 5, dtype=ember.int32, device=device), ember.tensor([0, 1, 2], device=device))
 
 
 # --- regression and binary losses ---------------------------------------------------------
@@ -244,17 +244,17 @@ def test_composite_loss_errors(device):
     with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
         F.mse_loss(x, x, reduction="foo")
     with pytest.raises(ValueError, match="that is different to the input size"):
-        F.binary_cross_entropy(x, ember.rand(4))
+        F.binary_cross_entropy(x, ember.rand(4, device=device))
     with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
-        F.binary_cross_entropy(x * 2 + 1, ember.rand(3))
+        F.binary_cross_entropy(x * 2 + 1, ember.rand(3, device=device))
     with pytest.raises(ValueError, match="must be the same as input size"):
-        F.binary_cross_entropy_with_logits(x, ember.rand(4))
+        F.binary_cross_entropy_with_logits(x, ember.rand(4, device=device))
     with pytest.warns(UserWarning, match="different to the input size"):
-        F.mse_loss(ember.rand(3, 5), ember.rand(3, 1))
+        F.mse_loss(ember.rand(3, 5, device=device), ember.rand(3, 1, device=device))
 
 
 def test_legacy_size_average_and_reduce(device, oracle):
     x, tx = pair(np.arange(6.0).reshape(2, 3), device, requires_grad=False)
-    y = ember.zeros(2, 3, dtype=ember.float64)
+    y = ember.zeros(2, 3, dtype=ember.float64, device=device)
     for kw in ({"size_average": False}, {"reduce": False}, {"size_average": True}):
         oracle.assert_matches(F.l1_loss(x, y, **kw), TF.l1_loss(tx, oracle.to_torch(y), **kw))

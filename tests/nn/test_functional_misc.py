@@ -18,7 +18,7 @@ def pair(arr, device, requires_grad=True):
 def compare(oracle, e, t, leaves):
     oracle.assert_matches(e, t.detach())
     g = np.random.default_rng(0).normal(size=tuple(t.shape))
-    e.backward(ember.tensor(g))
+    e.backward(ember.tensor(g, device=e.device))
     t.backward(torch.tensor(g))
     for el, tl in leaves:
         oracle.assert_matches(el.grad, tl.grad)

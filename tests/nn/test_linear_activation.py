@@ -32,7 +32,7 @@ def test_activation_modules(bridge, name, args):
     bridge.close(ye, yt, 1e-10)
     g = np.random.default_rng(1).standard_normal(tuple(yt.shape))
     yt.backward(torch.tensor(g))
-    ye.backward(ember.tensor(g))
+    ye.backward(ember.tensor(g, device=ye.device))
     bridge.close(xe.grad, xt.grad, 1e-8)
 
 

@@ -38,7 +38,7 @@ def compare(e, t, leaves, dtype):
     np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=tol(dtype),
                                atol=tol(dtype))
     g = np.random.default_rng(9).normal(size=tuple(t.shape))
-    e.backward(ember.tensor(g).to(e.dtype))
+    e.backward(ember.tensor(g, device=e.device).to(e.dtype))
     t.backward(torch.tensor(g).to(t.dtype))
     for el, tl in leaves:
         assert el.grad is not None

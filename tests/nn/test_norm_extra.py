@@ -65,7 +65,7 @@ def test_instance_norm_matches_torch(dtype, shape, affine, running):
     match(y, ty, dtype)
     assert y.dtype == dtype
     g = rng.normal(size=shape)
-    y.backward(ember.tensor(g).to(dtype))
+    y.backward(ember.tensor(g, device=y.device).to(dtype))
     ty.backward(torch.tensor(g).to(ty.dtype))
     for e, t in ((x, tx), (w, tw), (b, tb)):
         if t is not None:
@@ -235,7 +235,7 @@ def test_rms_norm_matches_torch(dtype, shape, ns, affine, eps):
     match(y, ty, dtype)
     assert y.dtype == dtype
     g = rng.normal(size=shape)
-    y.backward(ember.tensor(g).to(dtype))
+    y.backward(ember.tensor(g, device=y.device).to(dtype))
     ty.backward(torch.tensor(g).to(ty.dtype))
     match(x.grad, tx.grad, dtype)
     if affine:

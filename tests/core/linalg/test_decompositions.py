@@ -24,13 +24,13 @@ def tol(dtype):
 
 
 def close(got, want, dtype):
-    want = want.numpy() if isinstance(want, torch.Tensor) else want
+    want = want.numpy(force=True) if isinstance(want, torch.Tensor) else want
     assert tuple(got.shape) == tuple(want.shape), (got.shape, want.shape)
-    np.testing.assert_allclose(got.numpy(), want, rtol=tol(dtype), atol=tol(dtype))
+    np.testing.assert_allclose(got.numpy(force=True), want, rtol=tol(dtype), atol=tol(dtype))
 
 
 def orthonormal_columns(q, dtype):
-    q = q.numpy()
+    q = q.numpy(force=True)
     k = q.shape[-1]
     close(ember.tensor(np.swapaxes(q, -1, -2) @ q), np.broadcast_to(np.eye(k), q.shape[:-2] + (k, k)), dtype)
 
@@ -44,10 +44,10 @@ def test_qr_reconstructs_and_matches_torch_shapes(shape, mode, dtype, device):
     tq, tr = torch.linalg.qr(ta, mode=mode)
     assert q.dtype == r.dtype == a.dtype and type(LA.qr(a)).__name__ == "linalg_qr"
     assert tuple(q.shape) == tuple(tq.shape) and tuple(r.shape) == tuple(tr.shape)
-    close(ember.tensor(np.abs(r.numpy())), np.abs(tr.numpy()), dtype)   # R is unique up to signs
-    assert np.array_equal(np.triu(r.numpy()), r.numpy())
+    close(ember.tensor(np.abs(r.numpy(force=True))), np.abs(tr.numpy(force=True)), dtype)   # R is unique up to signs
+    assert np.array_equal(np.triu(r.numpy(force=True)), r.numpy(force=True))
     if mode != "r":
-        close(ember.tensor(q.numpy() @ r.numpy()), ta, dtype)
+        close(ember.tensor(q.numpy(force=True) @ r.numpy(force=True)), ta, dtype)
         orthonormal_columns(q, dtype)
 
 
@@ -63,8 +63,8 @@ def test_svd_reconstructs_and_matches_torch(shape, full, dtype, device):
     close(s, ts, dtype)
     close(LA.svdvals(a), torch.linalg.svdvals(ta), dtype)
     k = s.shape[-1]
-    us = u.numpy()[..., :k] * s.numpy()[..., None, :]
-    close(ember.tensor(us @ vh.numpy()[..., :k, :]), ta, dtype)
+    us = u.numpy(force=True)[..., :k] * s.numpy(force=True)[..., None, :]
+    close(ember.tensor(us @ vh.numpy(force=True)[..., :k, :]), ta, dtype)
     orthonormal_columns(u, dtype)
     orthonormal_columns(vh.transpose(-1, -2), dtype)
 
@@ -79,10 +79,10 @@ def test_torch_svd_returns_v(some, compute_uv, device):
     assert (tuple(u.shape), tuple(v.shape)) == (tuple(tu.shape), tuple(tv.shape))
     close(s, ts, "float64")
     if compute_uv:
-        close(ember.tensor(u.numpy()[..., :3] * s.numpy()[..., None, :] @ np.swapaxes(
-            v.numpy()[..., :3], -1, -2)), ta, "float64")
+        close(ember.tensor(u.numpy(force=True)[..., :3] * s.numpy(force=True)[..., None, :] @ np.swapaxes(
+            v.numpy(force=True)[..., :3], -1, -2)), ta, "float64")
     else:
-        assert not u.numpy().any() and not v.numpy().any()
+        assert not u.numpy(force=True).any() and not v.numpy(force=True).any()
 
 
 def test_torch_qr_and_tensor_methods(device):
@@ -91,7 +91,7 @@ def test_torch_qr_and_tensor_methods(device):
         q, r = ember.qr(a, some)
         tq, tr = torch.qr(ta, some)
         assert tuple(q.shape) == tuple(tq.shape) and type(a.qr()).__name__ == "qr"
-        close(ember.tensor(q.numpy() @ r.numpy()), ta, "float64")
+        close(ember.tensor(q.numpy(force=True) @ r.numpy(force=True)), ta, "float64")
 
 
 def spd(shape, device, dtype, seed=4):
@@ -109,9 +109,9 @@ def test_cholesky_matches_torch(shape, upper, dtype, device):
     close(ember.cholesky(a, upper), torch.cholesky(ta, upper), dtype)
     close(a.cholesky(upper), ta.cholesky(upper), dtype)
     factor, info = LA.cholesky_ex(a, upper=upper)
-    assert info.dtype == ember.int32 and not info.numpy().any()
+    assert info.dtype == ember.int32 and not info.numpy(force=True).any()
     # only the lower triangle is read
-    junk = LA.cholesky(ember.tensor(np.tril(a.numpy()) + np.triu(np.ones(shape), 1)), upper=upper)
+    junk = LA.cholesky(ember.tensor(np.tril(a.numpy(force=True)) + np.triu(np.ones(shape), 1)), upper=upper)
     close(junk, torch.linalg.cholesky(ta, upper=upper), dtype)
 
 
@@ -143,10 +143,10 @@ def test_eigh_matches_torch(shape, uplo, dtype, device):
     assert type(LA.eigh(a)).__name__ == "linalg_eigh"
     close(w, tw, dtype)
     close(LA.eigvalsh(a, UPLO=uplo), torch.linalg.eigvalsh(ta, UPLO=uplo), dtype)
-    sym = (np.tril(ta.numpy()) + np.tril(ta.numpy(), -1).swapaxes(-1, -2) if uplo == "L"
-           else np.triu(ta.numpy()) + np.triu(ta.numpy(), 1).swapaxes(-1, -2))
-    vn = v.numpy()
-    close(ember.tensor(vn * w.numpy()[..., None, :] @ np.swapaxes(vn, -1, -2)), sym, dtype)
+    sym = (np.tril(ta.numpy(force=True)) + np.tril(ta.numpy(force=True), -1).swapaxes(-1, -2) if uplo == "L"
+           else np.triu(ta.numpy(force=True)) + np.triu(ta.numpy(force=True), 1).swapaxes(-1, -2))
+    vn = v.numpy(force=True)
+    close(ember.tensor(vn * w.numpy(force=True)[..., None, :] @ np.swapaxes(vn, -1, -2)), sym, dtype)
     orthonormal_columns(v, dtype)
 
 

@@ -116,6 +116,14 @@ int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_vie
     }
     int dtype = a->dtype;
     int scalars = (ec_is_scalar(a) ? 1 : 0) | (ec_is_scalar(b) ? 2 : 0);
+    /* integer division by zero raises, as on the CPU: the kernel flags it, the entry waits */
+    CUdeviceptr err = 0;
+    if (!pred && !ec_is_floating(dtype) && (op == EMBER_BINARY_FMOD ||
+        op == EMBER_BINARY_REMAINDER || op == EMBER_BINARY_FLOOR_DIVIDE)) {
+        if ((rc = ec_enter(ctx))) return rc;
+        if (!(err = ec_error_slot(ctx)))
+            return ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: could not map the error slot", name);
+    }
     ec_scalar sa = {0}, sb = {0};
     if (scalars & 1) sa = ec_read_scalar(a);
     if (scalars & 2) sb = ec_read_scalar(b);
@@ -136,16 +144,19 @@ int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_vie
         if (ok) flags |= FLAG_ALIGNED;
         /* a host scalar's data pointer is not a device address: pass NULL for it */
         char *pa = (scalars & 1) ? NULL : a->data, *pb = (scalars & 2) ? NULL : b->data;
-        void *args[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags};
-        return ec_launch(ctx, f, ec_blocks(ctx, n, vec), 1, 1, EC_THREADS, 0, args);
+        void *args[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags, &err};
+        rc = ec_launch(ctx, f, ec_blocks(ctx, n, vec), 1, 1, EC_THREADS, 0, args);
+        return (rc || !err) ? rc : ec_sync_errors(ctx, name);
     }
     static ec_kernel cache_b[16], cache_c[16];
     if ((rc = ec_fn(ctx, pred ? cache_c : cache_b, "ew", dtype,
                     pred ? "compare_strided" : "binary_strided", &f)))
         return rc;
     char *pa = (scalars & 1) ? NULL : a->data, *pb = (scalars & 2) ? NULL : b->data;
-    void *args[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags, &L};
-    return ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, args);
+    void *cargs[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags, &L};
+    void *bargs[] = {(void *)&out->data, &pa, &pb, &sa, &sb, &n, &op, &flags, &err, &L};
+    rc = ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, pred ? cargs : bargs);
+    return (rc || !err) ? rc : ec_sync_errors(ctx, name);
 }
 
 int ec_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond, const ember_view *a,

@@ -353,6 +353,8 @@ int ec_sync_errors(ember_ctx *ctx, const char *op) {
                        "probabilities <= 0)");
     case 4:
         return ec_fail(ctx, EMBER_ERR_INDEX, "Target %lld is out of bounds.", value);
+    case 5:                   /* an integer division by zero (binary kernels) */
+        return ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: ZeroDivisionError", op);
     default:
         return ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: a kernel reported error %d", op, code);
     }

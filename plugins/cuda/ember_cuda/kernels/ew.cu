@@ -253,7 +253,7 @@ __device__ __forceinline__ i64 ipow(i64 x, i64 e) {
     return (i64)r;
 }
 
-// integers: a zero divisor gives 0 (PyTorch's CUDA kernels raise nothing either)
+// integers: a zero divisor gives 0 here, and the kernel reports it (check_divisor)
 __device__ __forceinline__ i64 f_binary(int op, i64 x, i64 y) {
     switch (op) {
     case B_ADD: return (i64)((u64)x + (u64)y);
@@ -373,9 +373,21 @@ struct UnaryOp {
     int op;
     __device__ acc_t operator()(acc_t x, acc_t) const { return f_unary(op, x); }
 };
+// integer division by zero: the CPU's ZeroDivisionError, through the error slot (code 5)
+__device__ __forceinline__ void check_divisor(int op, i64 y, i64 *err) {
+    if (err && y == 0 && (op == B_FMOD || op == B_REMAINDER || op == B_FLOOR_DIVIDE))
+        atomicCAS((unsigned long long *)err, 0ull, 5ull);
+}
+__device__ __forceinline__ void check_divisor(int, float, i64 *) {}
+__device__ __forceinline__ void check_divisor(int, double, i64 *) {}
+
 struct BinaryOp {
     int op;
-    __device__ acc_t operator()(acc_t x, acc_t y) const { return f_binary(op, x, y); }
+    i64 *err;               // the error slot, for integer division ops (else NULL)
+    __device__ acc_t operator()(acc_t x, acc_t y) const {
+        check_divisor(op, y, err);
+        return f_binary(op, x, y);
+    }
 };
 struct CompareOp {
     int op;
@@ -408,24 +420,27 @@ extern "C" __global__ void unary_strided(scalar_t *out, const scalar_t *a, i64 n
 }
 
 extern "C" __global__ void binary_flat(scalar_t *out, const scalar_t *a, const scalar_t *b,
-                                       Scalar sa, Scalar sb, i64 n, int op, int flags) {
+                                       Scalar sa, Scalar sb, i64 n, int op, int flags,
+                                       i64 *err) {
     int sc = flags & 3;
     bool al = flags & EC_FLAG_ALIGNED;
     switch (op) {
     case B_ADD: flat2<EC_DTYPE>(out, a, b, sa, sb, n, sc, al, AddOp{}); break;
     case B_MUL: flat2<EC_DTYPE>(out, a, b, sa, sb, n, sc, al, MulOp{}); break;
     case B_SUB: flat2<EC_DTYPE>(out, a, b, sa, sb, n, sc, al, SubOp{}); break;
-    default: flat2<EC_DTYPE>(out, a, b, sa, sb, n, sc, al, BinaryOp{op});
+    default: flat2<EC_DTYPE>(out, a, b, sa, sb, n, sc, al, BinaryOp{op, err});
     }
 }
 
 extern "C" __global__ void binary_strided(scalar_t *out, const scalar_t *a, const scalar_t *b,
                                           Scalar sa, Scalar sb, i64 n, int op, int flags,
-                                          Layout L) {
+                                          i64 *err, Layout L) {
     if (L.index32)
-        strided2<EC_DTYPE, scalar_t, u32>(out, a, b, sa, sb, n, flags & 3, L, BinaryOp{op});
+        strided2<EC_DTYPE, scalar_t, u32>(out, a, b, sa, sb, n, flags & 3, L,
+                                          BinaryOp{op, err});
     else
-        strided2<EC_DTYPE, scalar_t, i64>(out, a, b, sa, sb, n, flags & 3, L, BinaryOp{op});
+        strided2<EC_DTYPE, scalar_t, i64>(out, a, b, sa, sb, n, flags & 3, L,
+                                          BinaryOp{op, err});
 }
 
 extern "C" __global__ void compare_flat(unsigned char *out, const scalar_t *a,
