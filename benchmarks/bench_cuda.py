@@ -137,6 +137,43 @@ def gpt_cases(quick):
         yield name, times[0], times[1], times[0] / times[1]
 
 
+def profile_gpt():
+    """Where one GPT step's time goes in ember: GPU time per kernel, and the Python-level
+    functions that cost the most host time (cProfile)."""
+    import cProfile
+    import pstats
+    for name, cfg, batch in [("d=384", dict(d=384, layers=6, heads=6, block=256), 64),
+                             ("d=128", dict(d=128, layers=4, heads=4, block=64), 12)]:
+        ember.manual_seed(0)
+        model = gpt(ember, vocab=65, **cfg).to("cuda")
+        opt = ember.optim.AdamW(model.parameters(), lr=3e-4)
+        x = ember.randint(0, 65, (batch, cfg["block"]), device="cuda")
+
+        def step():
+            opt.zero_grad()
+            out = model(x)
+            ember.nn.functional.cross_entropy(out.view(-1, 65), x.view(-1)).backward()
+            opt.step()
+        for _ in range(3):
+            step()
+        with ember.cuda.profile_kernels() as prof:
+            step()
+        print(f"\n-- GPT {name}: GPU time per kernel, one step --\n{prof.table(25)}")
+        ember.cuda.synchronize()
+        t = time.perf_counter()
+        step()
+        host = time.perf_counter() - t
+        ember.cuda.synchronize()
+        print(f"host time of one step (no sync): {host * 1e3:.2f} ms")
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(5):
+            step()
+        ember.cuda.synchronize()
+        pr.disable()
+        pstats.Stats(pr).sort_stats("tottime").print_stats(22)
+
+
 def cold_start():
     code = ("import time; t = time.perf_counter(); import {lib}; "
             "x = {lib}.ones(10, device='cuda'); y = (x + 1).sum().item(); "
@@ -156,11 +193,15 @@ def cold_start():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller matmul, small GPT only")
+    parser.add_argument("--profile", action="store_true",
+                        help="only profile a GPT step (kernels and host time)")
     args = parser.parse_args()
     if not (ember.cuda.is_available() and torch.cuda.is_available()):
         sys.exit(f"needs a GPU for both: ember ({ember.cuda.unavailable_reason() or 'ok'}), "
                  f"torch ({'ok' if torch.cuda.is_available() else 'no CUDA'})")
     torch.backends.cuda.matmul.allow_tf32 = False
+    if args.profile:
+        return profile_gpt()
     print(f"{ember.cuda.get_device_name()}, torch {torch.__version__}\n")
     print(f"{'case':<40}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
     rows = [cold_start()]

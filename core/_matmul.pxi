@@ -143,7 +143,13 @@ def _d_matmul(ctx, g):
         ga = matmul(g2, transpose_c(b2, -2, -1))
         ga = squeeze_c(ga, -2) if a.dim() == 1 else ga
     if len(need) > 1 and need[1]:
-        gb = matmul(transpose_c(a2, -2, -1), g2)
+        if b.dim() == 2 and a2.dim() > 2:
+            # a batch of rows against one matrix (linear over [B, T, K]): the weight's
+            # gradient is one product over every row, not a product per batch summed later
+            gb = matmul(transpose_c(reshape_c(a2, ((-1, a2.shape[-1]),)), 0, 1),
+                        reshape_c(g2, ((-1, g2.shape[-1]),)))
+        else:
+            gb = matmul(transpose_c(a2, -2, -1), g2)
         gb = squeeze_c(gb, -1) if b.dim() == 1 else gb
     return ga, gb
 

@@ -36,3 +36,41 @@ derive_unary(get_op("erfinv"), lambda ctx, g: (g * _HALF_SQRT_PI * exp(ctx.resul
 derive_unary(get_op("lgamma"), lambda ctx, g: (g * unary_op(get_op("digamma"), ctx.args[0],
                                                             None),), SAVE_INPUTS)
 derive_unary(get_op("digamma"), _d_digamma, SAVE_INPUTS)
+
+
+# --- the exact GELU as one kernel each way (abi.h GELU codes) -----------------------------
+# x * Phi(x) forward and g * (Phi(x) + x phi(x)) backward: one pass over the activations
+# each way instead of the composite's five and seven (nn.functional.gelu uses them; a
+# backend without the codes answers NotImplementedError and the composite runs instead)
+
+cdef Op op_gelu = Op("_gelu", "_gelu(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_GELU,
+                     _rules.elementwise)
+cdef Op op_gelu_backward = Op("_gelu_backward", "_gelu_backward(Tensor grad_output, Tensor "
+                              "self) -> Tensor", FAMILY_BINARY, EMBER_BINARY_GELU_BACKWARD,
+                              _rules.elementwise)
+cdef double _INV_SQRT_2PI = 0.3989422804014327
+
+
+def _gelu(input):
+    """The exact GELU of a floating tensor, x * Phi(x)."""
+    return unary_op(op_gelu, as_tensor_arg(input, "gelu", "input"), None)
+
+
+def _gelu_backward(grad_output, input):
+    """grad_output * GELU'(input)."""
+    return binary_op(op_gelu_backward, grad_output, input, 1, None)
+
+
+def _d_gelu_backward(ctx, gg):
+    # d/dg = GELU'(x); d/dx = g * GELU''(x) = g * phi(x) * (2 - x^2)
+    g, x = ctx.args
+    need = ctx.needs_input_grad
+    gg_g = binary_op(op_gelu_backward, gg, x, 1, None) if need[0] else None
+    gg_x = (gg * g * exp(x.square() * -0.5) * _INV_SQRT_2PI * (2 - x.square())
+            if len(need) > 1 and need[1] else None)
+    return gg_g, gg_x
+
+
+derive_unary(op_gelu, lambda ctx, g: (binary_op(op_gelu_backward, g, ctx.args[0], 1, None),),
+             SAVE_INPUTS)
+derive_binary(op_gelu_backward, _d_gelu_backward, SAVE_INPUTS)

@@ -3,6 +3,7 @@
 One extension module, split by concern into the .pxi files included at the bottom, so
 that the per-op path is direct C calls: dunder -> op -> dispatch -> backend kernel.
 """
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
 
@@ -685,3 +686,4 @@ include "_interop.pxi"
 include "_special.pxi"
 include "_joining.pxi"
 include "_complex.pxi"
+include "_optim.pxi"

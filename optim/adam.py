@@ -1,4 +1,6 @@
 """Adam and AdamW (Kingma & Ba; Loshchilov & Hutter), PyTorch's single-tensor algorithm."""
+from ember.core._tensor import _fused_adam
+
 import ember
 
 from ._updates import addcdiv_, addcmul_, lerp_
@@ -70,6 +72,8 @@ class Adam(Optimizer):
         beta1, beta2 = (_to_scalar(b) for b in group["betas"])
         lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
         amsgrad, maximize = group["amsgrad"], group["maximize"]
+        if self._fused_update(group, beta1, beta2, _to_scalar(lr), wd, eps):
+            return
         for p in group["params"]:
             if p.grad is None:
                 continue
@@ -94,6 +98,30 @@ class Adam(Optimizer):
                 exp_avg_sq = state["max_exp_avg_sq"]
             denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
             addcdiv_(p, exp_avg, denom, -step_size)
+
+
+    def _fused_update(self, group, beta1, beta2, lr, wd, eps):
+        """The whole group in one call of the backend's fused step (abi.h's ``adam``), when
+        it has one and every parameter is at the same step: False means "do it per tensor".
+        The arithmetic is the per-tensor loop's, element for element."""
+        if group["differentiable"]:
+            return False
+        amsgrad = group["amsgrad"]
+        params = [p for p in group["params"] if p.grad is not None]
+        states = [self._state_of(p, amsgrad) for p in params]
+        if not params or len({float(s["step"]) for s in states}) != 1:
+            return not params
+        step = float(states[0]["step"]) + 1
+        done = _fused_adam(
+            params, [p.grad for p in params], [s["exp_avg"] for s in states],
+            [s["exp_avg_sq"] for s in states],
+            [s.get("max_exp_avg_sq") for s in states], float(lr), float(beta1), float(beta2),
+            float(eps), float(wd), lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5,
+            bool(group["decoupled_weight_decay"]), bool(amsgrad), bool(group["maximize"]))
+        if done:
+            for s in states:
+                s["step"] += 1
+        return done
 
 
 class AdamW(Adam):

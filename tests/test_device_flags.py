@@ -73,7 +73,7 @@ def test_cuda_module_without_cuda_behaves_as_torch():
     for name in ("initial_seed", "synchronize"):
         with pytest.raises(AssertionError):
             getattr(torch.cuda, name)()
-        with pytest.raises(AssertionError, match="ember-cuda"):
+        with pytest.raises(AssertionError, match="ember-cuda|pycuda"):   # what to install
             getattr(ember.cuda, name)()
 
 

@@ -29,7 +29,7 @@ cdef extern from "ember/abi.h":
         EMBER_UNARY_LOG10, EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC
         EMBER_UNARY_ASIN, EMBER_UNARY_ACOS, EMBER_UNARY_ATAN, EMBER_UNARY_SINH
         EMBER_UNARY_COSH, EMBER_UNARY_RSQRT, EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN
-        EMBER_UNARY_ERFINV, EMBER_UNARY_LGAMMA, EMBER_UNARY_DIGAMMA
+        EMBER_UNARY_ERFINV, EMBER_UNARY_LGAMMA, EMBER_UNARY_DIGAMMA, EMBER_UNARY_GELU
         EMBER_UNARY_COUNT
 
     enum:
@@ -40,7 +40,8 @@ cdef extern from "ember/abi.h":
         EMBER_BINARY_LOGICAL_XOR, EMBER_BINARY_ATAN2, EMBER_BINARY_FMOD
         EMBER_BINARY_REMAINDER, EMBER_BINARY_FLOOR_DIVIDE, EMBER_BINARY_FMAX, EMBER_BINARY_FMIN
         EMBER_BINARY_BITWISE_AND, EMBER_BINARY_BITWISE_OR, EMBER_BINARY_BITWISE_XOR
-        EMBER_BINARY_SHIFT_LEFT, EMBER_BINARY_SHIFT_RIGHT, EMBER_BINARY_COUNT
+        EMBER_BINARY_SHIFT_LEFT, EMBER_BINARY_SHIFT_RIGHT, EMBER_BINARY_GELU_BACKWARD
+        EMBER_BINARY_COUNT
 
     enum:
         EMBER_REDUCE_SUM, EMBER_REDUCE_MEAN, EMBER_REDUCE_PROD, EMBER_REDUCE_MAX
@@ -98,6 +99,11 @@ cdef extern from "ember/abi.h":
 
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
+
+    ctypedef struct ember_adam_params:
+        double lr, beta1, beta2, eps, weight_decay
+        double step_size, bias_correction2_sqrt
+        int32_t decoupled, amsgrad, maximize, reserved
 
     ctypedef struct ember_view:
         char *data
@@ -165,6 +171,8 @@ cdef extern from "ember/abi.h":
                     const ember_view *out, const ember_view *indices,
                     const ember_view *a) noexcept nogil
         # --- end of conv and pooling ---
+        int (*adam)(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v,
+                    int64_t n) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -11,7 +11,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CSRC = ["runtime.c", "alloc.c", "copy.c", "elementwise.c", "blas.c", "conv.c", "pool.c",
-        "index.c", "random.c", "reduce.c", "scan.c", "rows.c"]
+        "index.c", "random.c", "reduce.c", "scan.c", "rows.c", "optim.c"]
 
 
 def ember_include():

@@ -4,10 +4,16 @@ CUDA build of PyTorch) over dtypes, broadcasting, non-contiguous and empty opera
 Every test here is skipped, with the reason, where ember's CUDA backend is unavailable
 (no GPU, no PyCUDA: CI).  Operands are made on the device with ``device=``; values come
 back with ``.cpu()``."""
+import os
+
 import numpy as np
 import pytest
 
 import ember
+
+# errors found in the data raise at the op (the default reports them at the next
+# synchronisation, as CUDA does; test_runtime checks that mode in a subprocess)
+os.environ.setdefault("EMBER_CUDA_SYNC_ERRORS", "1")
 
 DTYPES = [ember.bool, ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64,
           ember.float16, ember.bfloat16, ember.float32, ember.float64]

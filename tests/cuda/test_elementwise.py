@@ -227,3 +227,27 @@ def test_factories_on_cuda(oracle):
                           torch.linspace(0, 1, 7, device=oracle.device))
     x = ember.ones(3, device="cuda")
     assert ember.zeros_like(x).device == x.device and ember.empty_like(x).is_cuda
+
+
+@pytest.mark.parametrize("dt", F)
+def test_gelu_is_one_kernel_each_way(dt, oracle):
+    torch = oracle.torch
+    arr = np.random.default_rng(8).standard_normal((64, 33)) * 3
+    e = ember.tensor(arr).to(dt).cuda().requires_grad_()
+    t = torch.tensor(arr).to(oracle.tdtype(dt)).to(oracle.device).requires_grad_()
+    with ember.cuda.profile_kernels() as prof:
+        y = ember.nn.functional.gelu(e)
+        y.backward(ember.ones_like(y))
+    kernels = [name for name, calls, _ in prof.summary()]
+    assert any(k.endswith("unary_flat") for k in kernels), kernels
+    yt = torch.nn.functional.gelu(t)
+    yt.backward(torch.ones_like(yt))
+    tol = {ember.float16: 4e-3, ember.bfloat16: 3e-2}.get(dt)
+    oracle.assert_matches(y.detach(), yt.detach(), rtol=tol, atol=tol)
+    oracle.assert_matches(e.grad, t.grad, rtol=tol, atol=tol)
+    assert y.grad_fn.name() == "GeluBackward0"
+
+
+def test_gelu_second_derivative():
+    x = ember.randn(4, 5, dtype=ember.float64, device="cuda", requires_grad=True)
+    assert ember.autograd.gradgradcheck(ember.nn.functional.gelu, (x,))

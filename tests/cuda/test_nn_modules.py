@@ -118,7 +118,9 @@ def test_loss_matches_the_cpu(name):
 def test_optimizers_step_the_same_on_both_devices():
     for make in (lambda p: ember.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True),
                  lambda p: ember.optim.Adam(p, lr=0.01, amsgrad=True),
+                 lambda p: ember.optim.Adam(p, lr=0.01, weight_decay=0.1, maximize=True),
                  lambda p: ember.optim.AdamW(p, lr=0.01, weight_decay=0.1),
+                 lambda p: ember.optim.AdamW(p, lr=0.01, betas=(0.3, 0.9), amsgrad=True),
                  lambda p: ember.optim.RMSprop(p, lr=0.01, centered=True),
                  lambda p: ember.optim.Adagrad(p, lr=0.1)):
         res = {}
@@ -149,3 +151,16 @@ def test_state_dict_round_trip_through_the_gpu(tmp_path):
     m2.load_state_dict(cpu_sd)
     for (k, a), b in zip(m.state_dict().items(), m2.state_dict().values()):
         np.testing.assert_array_equal(a.cpu().numpy(), b.numpy(), err_msg=k)
+
+
+def test_adam_runs_one_fused_kernel_per_step():
+    model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).cuda()
+    opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+    x = ember.randn(32, 8, device="cuda")
+    for _ in range(2):
+        opt.zero_grad()
+        model(x).square().mean().backward()
+        with ember.cuda.profile_kernels() as prof:
+            opt.step()
+        assert [(n, c) for n, c, _ in prof.summary()] == [("optim.float32:adam_step", 1)]
+    assert all(float(s["step"]) == 2 for s in opt.state.values())

@@ -1,5 +1,9 @@
 """ember.cuda's runtime on a GPU: devices, cross-device copies, streams and events, the
 caching allocator and its statistics, the out-of-memory error, seeds."""
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -125,6 +129,28 @@ def test_out_of_memory_raises_with_sizes():
     assert ember.cuda.memory_stats()["num_ooms"] >= 1
     # the allocator still works afterwards
     assert ember.ones(10, device="cuda").sum().item() == 10
+
+
+def test_data_errors_surface_at_the_next_synchronisation(tmp_path):
+    # by default an index out of range does not stall the stream: it raises, with the op's
+    # message, where the host next waits for the GPU (and the context stays usable)
+    code = """if True:
+        import ember, pytest
+        x = ember.arange(5.0, device="cuda")
+        y = x[ember.tensor([1, 7], device="cuda")] * 2     # no error here
+        with pytest.raises(IndexError, match="index 7 is out of bounds.*asynchronously"):
+            y.cpu()
+        assert (x + 1).sum().item() == 15.0                # the slot was cleared
+        t = ember.tensor([0, 9], device="cuda")
+        loss = ember.nn.functional.cross_entropy(ember.zeros(2, 3, device="cuda"), t)
+        with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+            ember.cuda.synchronize()
+        print("ok")
+    """
+    env = dict(os.environ, EMBER_CUDA_SYNC_ERRORS="0")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                       cwd=tmp_path)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stdout + r.stderr
 
 
 def test_seeds_give_the_cpu_uniform_stream():

@@ -85,7 +85,10 @@ enum {
      * +-1; LGAMMA is log|gamma(x)| (+inf at 0 and the negative integers); DIGAMMA is
      * -inf at +0, +inf at -0, NaN at the negative integers */
     EMBER_UNARY_ERFINV = 31, EMBER_UNARY_LGAMMA = 32, EMBER_UNARY_DIGAMMA = 33,
-    EMBER_UNARY_COUNT = 34
+    /* floating dtypes only: the exact GELU, x * Phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2
+     * (ABI 6: one pass instead of a composite's five) */
+    EMBER_UNARY_GELU = 34,
+    EMBER_UNARY_COUNT = 35
 };
 
 /* elementwise binary op codes: out = f(a, b) */
@@ -108,7 +111,10 @@ enum {
      * left shifts, the sign fill for right shifts) */
     EMBER_BINARY_BITWISE_AND = 22, EMBER_BINARY_BITWISE_OR = 23, EMBER_BINARY_BITWISE_XOR = 24,
     EMBER_BINARY_SHIFT_LEFT = 25, EMBER_BINARY_SHIFT_RIGHT = 26,
-    EMBER_BINARY_COUNT = 27
+    /* floating dtypes only: GELU's gradient, out = a * (Phi(b) + b * phi(b)) with a the
+     * incoming gradient, b the GELU's input, phi the standard normal density (ABI 6) */
+    EMBER_BINARY_GELU_BACKWARD = 27,
+    EMBER_BINARY_COUNT = 28
 };
 
 /* reductions over the trailing `nreduce` dims of `a`; out has a->ndim - nreduce dims */
@@ -309,6 +315,25 @@ enum {
 };
 /* --- end of conv and pooling --- */
 
+/* --- ABI 6: the fused Adam/AdamW step (optional entry `adam`; NULL: per-tensor ops) ---
+ * One call updates n parameters: v holds n groups of 5 views {param, grad, exp_avg,
+ * exp_avg_sq, max_exp_avg_sq (NULL unless amsgrad)}; the views of a group share one shape,
+ * every view is C-contiguous and every one has one floating dtype.  Scalars are rounded to
+ * that dtype first; per element, in torch.optim.Adam's single-tensor order:
+ *   g = maximize ? -grad : grad
+ *   weight_decay != 0: decoupled ? p = p * (1 - lr * weight_decay) : g = g + weight_decay * p
+ *   exp_avg = lerp(exp_avg, g, 1 - beta1)      (torch.lerp's two branches)
+ *   exp_avg_sq = exp_avg_sq * beta2 + ((1 - beta2) * g) * g
+ *   amsgrad: max_exp_avg_sq = max(max_exp_avg_sq, exp_avg_sq), used below instead
+ *   p = p + (-step_size * exp_avg) / (sqrt(exp_avg_sq) / bias_correction2_sqrt + eps)
+ * with step_size = lr / (1 - beta1^step) and bias_correction2_sqrt = sqrt(1 - beta2^step).
+ * A kernel may return EMBER_ERR_NOT_IMPLEMENTED for a dtype: the core then runs the ops. */
+typedef struct {
+    double lr, beta1, beta2, eps, weight_decay;
+    double step_size, bias_correction2_sqrt;
+    int32_t decoupled, amsgrad, maximize, reserved;
+} ember_adam_params;
+
 /* ember_view.flags */
 #define EMBER_VIEW_HOST_SCALAR 1      /* `data` is one element in host memory, strides 0 */
 
@@ -402,6 +427,9 @@ typedef struct {
     int (*pool)(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
                 const ember_view *out, const ember_view *indices, const ember_view *a);
     /* --- end of conv and pooling --- */
+    /* the fused optimizer step (ABI 6, optional), see ember_adam_params */
+    int (*adam)(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v,
+                int64_t n);
 } ember_kernel_table;
 
 #endif

@@ -9,8 +9,11 @@
 # run in their inputs' compute type too, giving 0/1 there, which the store converts to
 # the bool out: that is the one case where out's dtype differs from the inputs'.
 from libc.math cimport (
-    exp, expf, log, logf, sqrt, sqrtf, sin, sinf, cos, cosf, tanh, tanhf, pow, powf,
+    exp, expf, log, logf, sqrt, sqrtf, sin, sinf, cos, cosf, tanh, tanhf, pow, powf, erf,
+    M_SQRT1_2,
 )
+
+cdef double M_1_SQRT_2PI = 0.3989422804014327     # 1 / sqrt(2 pi)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
@@ -23,7 +26,7 @@ from ember_cpu._abi cimport (
     EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC, EMBER_UNARY_ASIN, EMBER_UNARY_ACOS,
     EMBER_UNARY_ATAN, EMBER_UNARY_SINH, EMBER_UNARY_COSH, EMBER_UNARY_RSQRT,
     EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN, EMBER_UNARY_ERFINV, EMBER_UNARY_LGAMMA,
-    EMBER_UNARY_DIGAMMA, EMBER_UNARY_COUNT,
+    EMBER_UNARY_DIGAMMA, EMBER_UNARY_GELU, EMBER_UNARY_COUNT,
     EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
     EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_EQ,
     EMBER_BINARY_NE, EMBER_BINARY_LT, EMBER_BINARY_LE, EMBER_BINARY_GT, EMBER_BINARY_GE,
@@ -31,7 +34,7 @@ from ember_cpu._abi cimport (
     EMBER_BINARY_ATAN2, EMBER_BINARY_FMOD, EMBER_BINARY_REMAINDER, EMBER_BINARY_FLOOR_DIVIDE,
     EMBER_BINARY_FMAX, EMBER_BINARY_FMIN, EMBER_BINARY_BITWISE_AND, EMBER_BINARY_BITWISE_OR,
     EMBER_BINARY_BITWISE_XOR, EMBER_BINARY_SHIFT_LEFT, EMBER_BINARY_SHIFT_RIGHT,
-    EMBER_BINARY_COUNT,
+    EMBER_BINARY_GELU_BACKWARD, EMBER_BINARY_COUNT,
 )
 from ember_cpu._scalar cimport (
     _add, _sub, _mul, _max, _min, _neg, _abs, _relu, _ipow, _floor, _ceil, _trunc, _round,
@@ -50,17 +53,21 @@ cdef extern from "_unary_math.h":
     void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_erf_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_sigmoid_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_gelu_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_gelu_backward_f32(float *o, const float *g, const float *x,
+                                 int64_t n) noexcept nogil
 
 cdef extern from *:
     """
     static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
         "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil",
         "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin",
-        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma"};
+        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma",
+        "gelu"};
     static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
         "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
         "logical_xor", "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin",
-        "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right"};
+        "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right", "gelu_backward"};
     /* the tables must follow abi.h's codes */
     typedef char ember_unary_names_check[
         sizeof(ember_unary_names) / sizeof(*ember_unary_names) == EMBER_UNARY_COUNT ? 1 : -1];
@@ -120,6 +127,11 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         ember_erf_f32(o, a, n)
     elif ct_t is float and op == EMBER_UNARY_SIGMOID:
         ember_sigmoid_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_GELU:
+        ember_gelu_f32(o, a, n)
+    elif ct_t is double and op == EMBER_UNARY_GELU:
+        for i in range(n):
+            o[i] = 0.5 * a[i] * (1 + erf(a[i] * M_SQRT1_2))
     elif op >= EMBER_UNARY_FLOOR:
         # floating ops shared by float and double (the _scalar helpers pick the libm
         # function); the older ones below keep their own per-type branches
@@ -292,6 +304,13 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
         if ct_t is not int64_t:       # floating dtypes only
             for i in range(n):
                 o[i] = _atan2(a[i], b[i])
+    elif op == EMBER_BINARY_GELU_BACKWARD:
+        if ct_t is float:
+            ember_gelu_backward_f32(o, a, b, n)
+        elif ct_t is double:
+            for i in range(n):
+                o[i] = a[i] * (0.5 * (1 + erf(b[i] * M_SQRT1_2))
+                               + b[i] * M_1_SQRT_2PI * exp(-0.5 * b[i] * b[i]))
     # predicates: 0/1 in the compute type (IEEE comparisons: false on NaN but for !=;
     # logical ops: NaN is nonzero, so true); `&`/`!=` on truth values, not `and`: no
     # branch, so the loops vectorize
@@ -472,7 +491,7 @@ cdef inline bint unary_supported(int op, int dtype) noexcept nogil:
 # the same for the non-predicate binary ops; bool computes in int64 and stores != 0:
 # add is logical or, mul logical and
 cdef inline bint binary_supported(int op, int dtype) noexcept nogil:
-    if op == EMBER_BINARY_DIV or op == EMBER_BINARY_ATAN2:
+    if op == EMBER_BINARY_DIV or op == EMBER_BINARY_ATAN2 or op == EMBER_BINARY_GELU_BACKWARD:
         return is_floating(dtype)
     if EMBER_BINARY_BITWISE_AND <= op <= EMBER_BINARY_BITWISE_XOR:
         return not is_floating(dtype)

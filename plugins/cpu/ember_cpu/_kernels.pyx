@@ -186,6 +186,7 @@ TABLE.norm = norm_kernel
 TABLE.nll = nll_kernel
 TABLE.conv = conv_kernel
 TABLE.pool = pool_kernel
+TABLE.adam = NULL          # the optimizers run their per-tensor ops
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)

@@ -35,6 +35,7 @@ FAMILIES = {
     "conv": ("float32", "float64"),
     "pool": ("float32", "float64"),
     "imatmul": ("uint8", "int8", "int16", "int32", "int64"),
+    "optim": ("float32", "float64"),
 }
 # shared headers a family's template needs, rendered between common.cuh and it
 HEADERS = {"reduce": ("accum.cuh",), "scan": ("accum.cuh",), "softmax": ("rowtile.cuh",),

@@ -12,9 +12,9 @@ __all__ = ["Event", "Stream", "StreamContext", "current_device",
            "initial_seed", "is_available", "is_bf16_supported", "is_initialized",
            "manual_seed", "manual_seed_all", "max_memory_allocated", "max_memory_reserved",
            "mem_get_info", "memory_allocated", "memory_reserved", "memory_stats",
-           "memory_summary", "reset_max_memory_allocated", "reset_peak_memory_stats", "seed",
-           "seed_all", "set_device", "set_stream", "stream", "synchronize",
-           "unavailable_reason"]
+           "memory_summary", "profile_kernels", "reset_max_memory_allocated",
+           "reset_peak_memory_stats", "seed", "seed_all", "set_device", "set_stream", "stream",
+           "synchronize", "unavailable_reason"]
 
 _probe = None             # None: not tried; "": available; else the reason it is not
 _tls = threading.local()  # current_device per thread (PyTorch: cudaGetDevice is per thread)
@@ -365,6 +365,49 @@ class Event:
                 _cuda.event_destroy(self.device_index, self.cuda_event)
             except Exception:
                 pass
+
+
+# -- profiling ------------------------------------------------------------------------------
+
+class profile_kernels:
+    """GPU time per kernel over a region, from CUDA events around every launch:
+
+        with ember.cuda.profile_kernels() as prof:
+            train_step()
+        print(prof.table())
+
+    cuBLAS GEMMs, device copies and memsets are counted under their own names."""
+
+    _TAGS = {1: "cublas.gemm", 2: "memcpy (device to device)", 3: "memset"}
+
+    def __enter__(self):
+        synchronize()
+        _require().profile_start()
+        self.records = []
+        return self
+
+    def __exit__(self, *exc):
+        self.records = _require().profile_stop()
+        return False
+
+    def summary(self):
+        """[(kernel, calls, total ms)], the most expensive first."""
+        from ember_cuda import _modules
+        names = {h: f"{mod}:{fn}" for (_, mod, fn), h in _modules._functions.items()}
+        totals = {}
+        for handle, ms in self.records:
+            name = self._TAGS.get(handle) or names.get(handle, hex(handle))
+            calls, total = totals.get(name, (0, 0.0))
+            totals[name] = (calls + 1, total + ms)
+        return sorted(((n, c, t) for n, (c, t) in totals.items()), key=lambda r: -r[2])
+
+    def table(self, top=30):
+        rows = self.summary()
+        total = sum(r[2] for r in rows) or 1.0
+        lines = [f"{'kernel':<44}{'calls':>8}{'total ms':>12}{'share':>8}"]
+        lines += [f"{n[:44]:<44}{c:>8}{t:>12.3f}{100 * t / total:>7.1f}%" for n, c, t in rows[:top]]
+        lines.append(f"{'all kernels':<44}{len(self.records):>8}{total:>12.3f}")
+        return "\n".join(lines)
 
 
 # -- seeds ----------------------------------------------------------------------------------

@@ -1200,10 +1200,10 @@ torch = pytest.importorskip("torch")
 NEW_UNARY = ["floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p",
              "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not",
              "tan", "erfinv", "lgamma", "digamma"]
-ALL_UNARY = UNARY + NEW_UNARY
+ALL_UNARY = UNARY + NEW_UNARY + ["gelu"]              # GELU: ABI 6
 NEW_BINARY = ["atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and",
               "bitwise_or", "bitwise_xor", "shift_left", "shift_right"]
-ALL_BINARY = BINARY + PREDICATES + NEW_BINARY
+ALL_BINARY = BINARY + PREDICATES + NEW_BINARY + ["gelu_backward"]
 ROUNDING = ["floor", "ceil", "trunc", "round"]
 DIVISION = ["fmod", "remainder", "floor_divide"]
 BITWISE = ["bitwise_and", "bitwise_or", "bitwise_xor"]
@@ -1463,7 +1463,7 @@ def test_integer_division_extremes():
 
 
 def test_new_op_codes_and_names():
-    assert len(ALL_UNARY) == 34 and len(ALL_BINARY) == 27
+    assert len(ALL_UNARY) == 35 and len(ALL_BINARY) == 28
     x = np.zeros(2, np.float32)
     with pytest.raises(ValueError, match="unknown op"):
         K._test_unary(len(ALL_UNARY), x, x)
@@ -1475,7 +1475,7 @@ def test_new_op_codes_and_names():
         z = np.zeros(2, storage(name))
         with pytest.raises(NotImplementedError, match=f"^{op}: not implemented for '{name}'"):
             K._test_unary(ALL_UNARY.index(op), z, z, CODE[name])
-    for op in NEW_BINARY:
+    for op in NEW_BINARY + ["gelu_backward"]:
         if op in ("fmax", "fmin"):          # every dtype
             continue
         name = "float32" if op in BITWISE + SHIFTS else "int32" if op == "atan2" else "bool"
@@ -1736,3 +1736,26 @@ def test_float32_scans_accumulate_in_double_like_torch(op):
     run_scan(op, out, None, a, "float32")
     want = getattr(torch, op)(torch.from_numpy(a), 1).numpy()
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_gelu_codes(name, rng):
+    """GELU (unary) and its gradient (binary: grad, input) in one pass each, floats only."""
+    a = new_unary_input("erf", name, (5, 8), rng)
+    g = new_unary_input("erf", name, (5, 8), rng)
+    out = np.zeros_like(a)
+    if name not in FLOATS:
+        with pytest.raises(NotImplementedError, match=f"gelu: not implemented for '{name}'"):
+            run_new_unary("gelu", out, a, name)
+        with pytest.raises(NotImplementedError, match="gelu_backward: not implemented"):
+            run_new_binary("gelu_backward", out, g, a, name)
+        return
+    x = torch.tensor(values(a, name), dtype=torch.float64, requires_grad=True)
+    y = torch.nn.functional.gelu(x)
+    (gx,) = torch.autograd.grad(y, x, torch.tensor(values(g, name), dtype=torch.float64))
+    run_new_unary("gelu", out, a, name)
+    np.testing.assert_allclose(values(out, name), y.detach().numpy(), rtol=tol(name) * 4,
+                               atol=tol(name) * 4)
+    run_new_binary("gelu_backward", out, g, a, name)
+    np.testing.assert_allclose(values(out, name), gx.numpy(), rtol=tol(name) * 4,
+                               atol=tol(name) * 4)

@@ -73,11 +73,13 @@ def test_hooks():
         assert ctypes.c_int32.from_address(table).value == 6          # EMBER_ABI_VERSION
         assert ctypes.c_int32.from_address(table + 4).value == 0      # EMBER_ABI_MINOR
         size = ctypes.c_int64.from_address(table + 8).value           # sizeof the table
-        # every entry is filled: the header (version, minor, size), then 15 required function
-        # pointers (where added in ABI version 2, scan in version 3, index and search in
-        # version 4) and the optional fused softmax (4), norm, nll, conv and pool (5)
-        assert size == 16 + 8 * 20
+        # the header (version, minor, size), then 15 required function pointers (where added
+        # in ABI version 2, scan in version 3, index and search in version 4) and the
+        # optional fused softmax (4), norm, nll, conv and pool (5), all filled; the optional
+        # fused optimizer step (6) is not
+        assert size == 16 + 8 * 21
         assert all(ctypes.c_void_p.from_address(table + 16 + 8 * i).value for i in range(20))
+        assert ctypes.c_void_p.from_address(table + 16 + 8 * 20).value is None
         assert pm.hook.ember_kernel_table(device_type="cpu") is cap    # one table
         assert not [m for m in sys.modules if m.startswith("scipy")]
     """)

@@ -20,7 +20,9 @@ ext = Extension(
     "ember_toy._kernels",
     sources=["ember_toy/_kernels.pyx"],
     include_dirs=[ember_include(), os.path.join(HERE, "ember_toy")],
-    depends=["ember_toy/toy_kernels.h", "ember_toy/toy_index.h"],
+    # the ABI header too: an in-tree rebuild must not keep objects built for another layout
+    depends=["ember_toy/toy_kernels.h", "ember_toy/toy_index.h",
+             os.path.join(ember_include(), "ember", "abi.h")],
 )
 
 setup(ext_modules=cythonize([ext], compiler_directives={"language_level": 3}))

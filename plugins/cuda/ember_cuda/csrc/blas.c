@@ -144,12 +144,14 @@ int ec_gemm(ember_ctx *ctx, int dtype, int transa, int transb, int64_t m, int64_
     float alpha32 = 1, beta32 = (float)beta;
     double alpha64 = 1, beta64 = beta;
     int wide = dtype == EMBER_FLOAT64;
+    int slot = ec_profiling ? ec_profile_begin(ctx, EC_PROF_GEMM) : -1;
     cublasStatus_t s = blas.GemmStridedBatchedEx(
         h, transa ? CUBLAS_OP_T : CUBLAS_OP_N, transb ? CUBLAS_OP_T : CUBLAS_OP_N, (int)m, (int)n,
         (int)k, wide ? (const void *)&alpha64 : (const void *)&alpha32, A, type, (int)lda,
         stride_a, B, type, (int)ldb, stride_b,
         wide ? (const void *)&beta64 : (const void *)&beta32, C, type, (int)ldc, stride_c,
         (int)batch, compute, CUBLAS_GEMM_DEFAULT);
+    if (slot >= 0) ec_profile_end(ctx, slot);
     return s == CUBLAS_STATUS_SUCCESS ? EMBER_OK : blas_fail(ctx, s, "cublasGemmStridedBatchedEx");
 }
 
@@ -173,6 +175,19 @@ int ec_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a, const 
         return ec_fill(ctx, out, zero);
     }
     if (!ec_is_floating(out->dtype)) return int_matmul(ctx, out, a, b);
+    /* a batch of row blocks against one matrix (b's batch stride 0: linear over [B, T, K])
+     * whose rows continue from batch to batch in a and out: one GEMM over all B * M rows,
+     * which cuBLAS runs far better than B small ones */
+    ember_view fa, fb, fo;
+    if (B > 1 && b->strides[0] == 0 && a->strides[2] == 1 && out->strides[2] == 1 &&
+        a->strides[0] == M * a->strides[1] && out->strides[0] == M * out->strides[1]) {
+        fa = *a, fb = *b, fo = *out;
+        fa.sizes[0] = fb.sizes[0] = fo.sizes[0] = 1;
+        fa.sizes[1] = fo.sizes[1] = B * M;
+        a = &fa, b = &fb, out = &fo;
+        M *= B;
+        B = 1;
+    }
     if (M > 0x7fffffff || N > 0x7fffffff || K > 0x7fffffff || B > 0x7fffffff)
         return ec_fail(ctx, EMBER_ERR_VALUE, "matmul: a dimension exceeds 2^31 - 1");
     if ((rc = blas_load(ctx)) || (rc = ec_enter(ctx))) return rc;

@@ -15,10 +15,12 @@ int ec_copy(ember_ctx *ctx, const ember_view *out, const ember_view *a) {
     int flat = ec_layout_flat(&L, 2, 0);
     if ((rc = ec_enter(ctx))) return rc;
     if (flat && out->dtype == a->dtype) {           /* the copy engine moves the bytes */
+        int slot = ec_profiling ? ec_profile_begin(ctx, EC_PROF_MEMCPY) : -1;
         CUresult r = cu.MemcpyDtoDAsync((CUdeviceptr)(uintptr_t)out->data,
                                         (CUdeviceptr)(uintptr_t)a->data,
                                         (size_t)n * ec_itemsize(out->dtype),
                                         ec_stream(ctx->device));
+        if (slot >= 0) ec_profile_end(ctx, slot);
         return r == CUDA_SUCCESS ? EMBER_OK : ec_cu_fail(ctx, r, "cuMemcpyDtoDAsync");
     }
     static ec_kernel cache[16][16];                 /* [source dtype][destination dtype] */
@@ -41,8 +43,10 @@ int ec_fill(ember_ctx *ctx, const ember_view *out, const void *value) {
     if ((rc = ec_enter(ctx))) return rc;
     static const char zeros[8];
     if (flat && memcmp(value, zeros, (size_t)size) == 0) {     /* all-zero bytes: memset */
+        int slot = ec_profiling ? ec_profile_begin(ctx, EC_PROF_MEMSET) : -1;
         CUresult r = cu.MemsetD8Async((CUdeviceptr)(uintptr_t)out->data, 0, (size_t)n * size,
                                       ec_stream(ctx->device));
+        if (slot >= 0) ec_profile_end(ctx, slot);
         return r == CUDA_SUCCESS ? EMBER_OK : ec_cu_fail(ctx, r, "cuMemsetD8Async");
     }
     ember_view s = *out;                 /* the value, read as a host scalar of out's dtype */
@@ -63,7 +67,8 @@ int ec_to_host(ember_ctx *ctx, void *host_dst, const void *device_src, int64_t n
     CUstream s = ec_stream(ctx->device);
     CUresult r = cu.MemcpyDtoHAsync(host_dst, (CUdeviceptr)(uintptr_t)device_src, (size_t)nbytes, s);
     if (r == CUDA_SUCCESS) r = cu.StreamSynchronize(s);
-    return r == CUDA_SUCCESS ? EMBER_OK : ec_cu_fail(ctx, r, "copy to host");
+    if (r != CUDA_SUCCESS) return ec_cu_fail(ctx, r, "copy to host");
+    return ec_take_error(ctx, 1);         /* an error a kernel found while we waited */
 }
 
 /* host -> device: the host buffer may be reused as soon as this returns (it may be pinned,

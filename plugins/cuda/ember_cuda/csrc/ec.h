@@ -64,11 +64,27 @@ const char *ec_dtype_key(int dtype);     /* "float32", ... */
 /* Launch on the current stream; `smem` bytes of dynamic shared memory. */
 int ec_launch(ember_ctx *ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
               unsigned block, unsigned smem, void **args);
+/* The kernel profiler (ember_cuda.runtime.profile_kernels): while on, every launch is
+ * bracketed by two events on its stream and remembered with its function, or with one of
+ * the tags below for the work that is not a kernel of ember's. */
+#define EC_PROF_GEMM ((CUfunction)1)
+#define EC_PROF_MEMCPY ((CUfunction)2)
+#define EC_PROF_MEMSET ((CUfunction)3)
+extern int ec_profiling;
+int ec_profile_begin(ember_ctx *ctx, CUfunction f);     /* a record's slot, or -1 */
+void ec_profile_end(ember_ctx *ctx, int slot);
+void ec_profile_start(void);
+/* Stop; fills up to n (function, milliseconds) pairs and returns how many records there
+ * were (the events are synchronised first). */
+long ec_profile_stop(uintptr_t *fn, float *ms, long n);
 /* Blocks of EC_THREADS threads for `work` items (at least 1, at most a few waves). */
 unsigned ec_blocks(ember_ctx *ctx, int64_t work, int64_t per_thread);
-/* Wait for the current stream, then read the device error slot a kernel may have set
- * (index and search kernels): EMBER_OK or the error, with its message. */
+/* After launching a kernel that may set the device error slot (index, search, nll checks,
+ * integer division): by default the error is reported at the next synchronisation, as CUDA
+ * reports device-side asserts; with EMBER_CUDA_SYNC_ERRORS=1 this waits and returns it. */
 int ec_sync_errors(ember_ctx *ctx, const char *op);
+/* Read (and clear) the error slot after a synchronisation: EMBER_OK or the error. */
+int ec_take_error(ember_ctx *ctx, int deferred);
 /* Device address of this device's error slot (int64[4]: code, value, bound, unused). */
 CUdeviceptr ec_error_slot(ember_ctx *ctx);
 /* Set by the Python side: (device, module, name) -> CUfunction as int. */

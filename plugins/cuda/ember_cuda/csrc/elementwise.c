@@ -11,11 +11,11 @@
 static const char *const unary_names[] = {"neg", "exp", "relu", "abs", "log", "sqrt", "sin",
     "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil", "trunc", "round", "exp2",
     "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh",
-    "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma"};
+    "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma", "gelu"};
 static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum",
     "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
     "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "shift_left", "shift_right"};
+    "bitwise_xor", "shift_left", "shift_right", "gelu_backward"};
 typedef char unary_names_check[
     sizeof unary_names / sizeof *unary_names == EMBER_UNARY_COUNT ? 1 : -1];
 typedef char binary_names_check[
@@ -32,7 +32,8 @@ static int unary_supported(int op, int dtype) {
 }
 
 static int binary_supported(int op, int dtype) {
-    if (op == EMBER_BINARY_DIV || op == EMBER_BINARY_ATAN2) return ec_is_floating(dtype);
+    if (op == EMBER_BINARY_DIV || op == EMBER_BINARY_ATAN2 || op == EMBER_BINARY_GELU_BACKWARD)
+        return ec_is_floating(dtype);
     if (op >= EMBER_BINARY_BITWISE_AND && op <= EMBER_BINARY_BITWISE_XOR)
         return !ec_is_floating(dtype);
     if (op == EMBER_BINARY_SHIFT_LEFT || op == EMBER_BINARY_SHIFT_RIGHT)

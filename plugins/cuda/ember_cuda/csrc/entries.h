@@ -45,5 +45,7 @@ int ec_conv(ember_ctx *ctx, int32_t op, const ember_conv_params *p, const ember_
             const ember_view *a, const ember_view *b, const ember_view *c);
 int ec_pool(ember_ctx *ctx, int32_t op, const ember_pool_params *p, const ember_view *out,
             const ember_view *indices, const ember_view *a);
+/* optim.c: the optional fused optimizer step */
+int ec_adam(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v, int64_t n);
 
 #endif

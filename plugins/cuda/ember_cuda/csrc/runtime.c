@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ember/half.h"
@@ -298,10 +299,74 @@ int ec_launch(ember_ctx *ctx, CUfunction f, unsigned gx, unsigned gy, unsigned g
               unsigned block, unsigned smem, void **args) {
     int rc = ec_enter(ctx);
     if (rc) return rc;
+    int slot = ec_profiling ? ec_profile_begin(ctx, f) : -1;
     CUresult r = cu.LaunchKernel(f, gx, gy, gz, block, 1, 1, smem, tls_stream[ctx->device],
                                  args, NULL);
+    if (slot >= 0) ec_profile_end(ctx, slot);
     if (r != CUDA_SUCCESS) return ec_cu_fail(ctx, r, "cuLaunchKernel");
     return EMBER_OK;
+}
+
+/* -- the kernel profiler ------------------------------------------------------------------ */
+
+typedef struct {
+    CUfunction f;
+    CUevent start, end;
+} prof_record;
+
+int ec_profiling = 0;
+static prof_record *prof;
+static long prof_n, prof_cap;
+static pthread_mutex_t prof_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ec_profile_start(void) {
+    pthread_mutex_lock(&prof_lock);
+    prof_n = 0;
+    ec_profiling = 1;
+    pthread_mutex_unlock(&prof_lock);
+}
+
+int ec_profile_begin(ember_ctx *ctx, CUfunction f) {
+    pthread_mutex_lock(&prof_lock);
+    int slot = -1;
+    if (prof_n == prof_cap) {                 /* events are kept and reused across runs */
+        long cap = prof_cap ? 2 * prof_cap : 4096;
+        prof_record *p = (prof_record *)realloc(prof, (size_t)cap * sizeof *p);
+        if (p) {
+            memset(p + prof_cap, 0, (size_t)(cap - prof_cap) * sizeof *p);
+            prof = p;
+            prof_cap = cap;
+        }
+    }
+    if (prof_n < prof_cap) {
+        prof_record *rec = &prof[prof_n];
+        if ((rec->start || cu.EventCreate(&rec->start, CU_EVENT_DEFAULT) == CUDA_SUCCESS) &&
+            (rec->end || cu.EventCreate(&rec->end, CU_EVENT_DEFAULT) == CUDA_SUCCESS)) {
+            rec->f = f;
+            cu.EventRecord(rec->start, tls_stream[ctx->device]);
+            slot = (int)prof_n++;
+        }
+    }
+    pthread_mutex_unlock(&prof_lock);
+    return slot;
+}
+
+void ec_profile_end(ember_ctx *ctx, int slot) {
+    cu.EventRecord(prof[slot].end, tls_stream[ctx->device]);
+}
+
+long ec_profile_stop(uintptr_t *fn, float *ms, long n) {
+    pthread_mutex_lock(&prof_lock);
+    ec_profiling = 0;
+    for (long i = 0; i < prof_n && i < n; i++) {
+        cu.EventSynchronize(prof[i].end);
+        fn[i] = (uintptr_t)prof[i].f;
+        ms[i] = 0;
+        cu.EventElapsedTime(&ms[i], prof[i].start, prof[i].end);
+    }
+    long total = prof_n;
+    pthread_mutex_unlock(&prof_lock);
+    return total;
 }
 
 unsigned ec_blocks(ember_ctx *ctx, int64_t work, int64_t per_thread) {
@@ -332,32 +397,67 @@ CUdeviceptr ec_error_slot(ember_ctx *ctx) {
     return err_dev[d];
 }
 
+/* Errors found in the data (an index out of range, a bad target, a zero integer divisor)
+ * are reported as CUDA reports a device-side assert: at the next synchronisation (to_host,
+ * ember.cuda.synchronize), so that embedding lookups and losses never stall the stream.
+ * EMBER_CUDA_SYNC_ERRORS=1 makes every checking entry wait and raise at the op itself. */
+static int sync_errors = -1;
+static const char *err_op[EC_MAX_DEVICES];
+
+static int errors_are_synchronous(void) {
+    if (sync_errors < 0) {
+        const char *e = getenv("EMBER_CUDA_SYNC_ERRORS");
+        sync_errors = e != NULL && *e != 0 && strcmp(e, "0") != 0;
+    }
+    return sync_errors;
+}
+
 int ec_sync_errors(ember_ctx *ctx, const char *op) {
     int d = ctx->device;
+    err_op[d] = op;
+    if (!errors_are_synchronous()) return EMBER_OK;
     CUresult r = cu.StreamSynchronize(tls_stream[d]);
     if (r != CUDA_SUCCESS) return ec_cu_fail(ctx, r, op);
+    return ec_take_error(ctx, 0);
+}
+
+int ec_take_error(ember_ctx *ctx, int deferred) {
+    int d = ctx->device;
     volatile int64_t *e = err_host[d];
     if (!e || e[0] == 0) return EMBER_OK;
     int code = (int)e[0];
     long long value = (long long)e[1], bound = (long long)e[2], dim = (long long)e[3];
     e[0] = e[1] = e[2] = e[3] = 0;
+    const char *op = err_op[d] ? err_op[d] : "a kernel";
+    int rc;
     switch (code) {
     case 1:      /* gather/scatter: value is the index, bound the size of the dim, e[3] the dim */
-        return ec_fail(ctx, EMBER_ERR_INDEX, "index %lld is out of bounds for dimension %lld with "
-                       "size %lld", value, dim, bound);
+        rc = ec_fail(ctx, EMBER_ERR_INDEX, "index %lld is out of bounds for dimension %lld with "
+                     "size %lld", value, dim, bound);
+        break;
     case 2:
-        return ec_fail(ctx, EMBER_ERR_RUNTIME, "probability tensor contains either `inf`, `nan` "
-                       "or element < 0");
+        rc = ec_fail(ctx, EMBER_ERR_RUNTIME, "probability tensor contains either `inf`, `nan` "
+                     "or element < 0");
+        break;
     case 3:
-        return ec_fail(ctx, EMBER_ERR_RUNTIME, "invalid multinomial distribution (sum of "
-                       "probabilities <= 0)");
+        rc = ec_fail(ctx, EMBER_ERR_RUNTIME, "invalid multinomial distribution (sum of "
+                     "probabilities <= 0)");
+        break;
     case 4:
-        return ec_fail(ctx, EMBER_ERR_INDEX, "Target %lld is out of bounds.", value);
+        rc = ec_fail(ctx, EMBER_ERR_INDEX, "Target %lld is out of bounds.", value);
+        break;
     case 5:                   /* an integer division by zero (binary kernels) */
-        return ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: ZeroDivisionError", op);
+        rc = ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: ZeroDivisionError", op);
+        break;
     default:
-        return ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: a kernel reported error %d", op, code);
+        rc = ec_fail(ctx, EMBER_ERR_RUNTIME, "%s: a kernel reported error %d", op, code);
     }
+    if (deferred) {                         /* say where it came from */
+        size_t len = strlen(ctx->error);
+        snprintf(ctx->error + len, EMBER_ERROR_LEN - len, " (reported asynchronously by %s "
+                 "on cuda:%d; set EMBER_CUDA_SYNC_ERRORS=1 to raise at the op)", op, d);
+    }
+    return rc;
 }
 
 /* -- operands -------------------------------------------------------------------------------- */

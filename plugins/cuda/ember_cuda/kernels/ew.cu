@@ -38,7 +38,8 @@
 #define U_ERFINV 31
 #define U_LGAMMA 32
 #define U_DIGAMMA 33
-#define U_LOGICAL_NOT 34          // not an abi.h code: bitwise_not of bool
+#define U_GELU 34
+#define U_LOGICAL_NOT 35          // not an abi.h code: bitwise_not of bool
 
 // psi(x): reflection below 0, the recurrence up to x >= 10, then the asymptotic series
 // (the CPU plugin's algorithm, in double)
@@ -94,6 +95,7 @@ __device__ __forceinline__ float f_unary(int op, float x) {
     case U_ERFINV: return erfinvf(x);
     case U_LGAMMA: return lgammaf(x);
     case U_DIGAMMA: return (float)digamma_d(x);
+    case U_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
     default: return CUDART_NAN_F;
     }
 }
@@ -133,6 +135,7 @@ __device__ __forceinline__ double f_unary(int op, double x) {
     case U_ERFINV: return erfinv(x);
     case U_LGAMMA: return lgamma(x);
     case U_DIGAMMA: return digamma_d(x);
+    case U_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752));
     default: return CUDART_NAN;
     }
 }
@@ -178,6 +181,7 @@ __device__ __forceinline__ i64 f_unary(int op, i64 x) {
 #define B_BITWISE_XOR 24
 #define B_SHIFT_LEFT 25
 #define B_SHIFT_RIGHT 26
+#define B_GELU_BACKWARD 27
 
 // comparisons and logical ops, in any compute type: 1 or 0
 template <typename C>
@@ -230,6 +234,10 @@ __device__ __forceinline__ F f_binary_float(int op, F x, F y) {
     case B_FLOOR_DIVIDE: return floor_divide_f(x, y);
     case B_FMAX: return fmax(x, y);
     case B_FMIN: return fmin(x, y);
+    case B_GELU_BACKWARD: {             // x: the gradient, y: the GELU's input
+        F cdf = (F)0.5 * ((F)1 + erf(y * (F)0.70710678118654752));
+        return x * (cdf + y * (F)0.39894228040143268 * exp((F)-0.5 * y * y));
+    }
     default: return (F)f_compare(op, x, y);
     }
 }

@@ -88,7 +88,7 @@ __device__ __forceinline__ void ce_rows(acc_t *out0, acc_t *out1, const acc_t *s
     for_rows<W>(R, [&](i64 r, bool live) {
         if (!live) return;
         i64 tr = t[r];
-        if (tr == ignore) {
+        if (tr == ignore || tr < 0 || tr >= C) {     // a bad target: nll_check reports it
             if constexpr (BWD) {
                 for (i64 i = Group<W>::rank(); i < C; i += Group<W>::size()) out0[r * C + i] = 0;
             } else if (Group<W>::rank() == 0) {
@@ -157,8 +157,9 @@ extern "C" __global__ void nll_forward(acc_t *loss, acc_t *wt, const acc_t *a, c
                                        const acc_t *w, i64 R, i64 C, i64 ignore) {
     for (i64 r = global_id(); r < R; r += global_threads()) {
         i64 tr = t[r];
-        acc_t wv = tr == ignore ? (acc_t)0 : (w ? w[tr] : (acc_t)1);
-        loss[r] = tr == ignore ? (acc_t)0 : -wv * a[r * C + tr];
+        bool skip = tr == ignore || tr < 0 || tr >= C;     // a bad target: see nll_check
+        acc_t wv = skip ? (acc_t)0 : (w ? w[tr] : (acc_t)1);
+        loss[r] = skip ? (acc_t)0 : -wv * a[r * C + tr];
         wt[r] = wv;
     }
 }
@@ -170,13 +171,15 @@ extern "C" __global__ void __launch_bounds__(256) nll_backward(acc_t *gx, const 
     for_rows<32>(R, [&](i64 r, bool live) {
         if (!live) return;
         i64 tr = t[r];
-        acc_t v = tr == ignore ? (acc_t)0 : -scale[r] * (w ? w[tr] : (acc_t)1);
+        bool skip = tr == ignore || tr < 0 || tr >= C;
+        acc_t v = skip ? (acc_t)0 : -scale[r] * (w ? w[tr] : (acc_t)1);
         for (i64 i = Group<32>::rank(); i < C; i += 32) gx[r * C + i] = i == tr ? v : (acc_t)0;
     });
 }
 
 // One block: the first row whose target is neither ignore nor in [0, C) goes to the error
-// slot (code 4, the target), as the CPU plugin reports it.
+// slot (code 4, the target), as the CPU plugin reports it; the loss kernels skip such rows,
+// so nothing reads outside a row while the error waits to be reported.
 extern "C" __global__ void __launch_bounds__(1024) nll_check(const i64 *t, i64 R, i64 C,
                                                              i64 ignore, i64 *slot) {
     i64 first = R;
