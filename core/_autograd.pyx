@@ -326,9 +326,16 @@ cdef class AccumulateGrad(Node):
             return ()
         cdef TensorBase t = self.variable
         cdef TensorBase gt = <TensorBase>g
+        # PyTorch's layout contract: a contiguous leaf gets a contiguous .grad (a weight's
+        # gradient arriving through its transposed view is copied), so optimizers and fused
+        # steps see the parameter's layout
+        cdef bint relayout = t.contiguous_c() and not gt.contiguous_c()
         if t._grad is None:
             if grad_enabled():                      # create_graph: keep g's history
-                t._grad = g if gt._base_ref is None else g.clone()   # .grad owns its memory
+                t._grad = g.contiguous() if relayout else \
+                    (g if gt._base_ref is None else g.clone())   # .grad owns its memory
+            elif relayout:
+                t._grad = detach_c(gt, False).contiguous()
             elif _current is not None and (<GraphTask>_current).may_steal(gt):
                 t._grad = detach_c(gt, False)
             else:

@@ -112,8 +112,11 @@ class Adam(Optimizer):
         if not params or len({float(s["step"]) for s in states}) != 1:
             return not params
         step = float(states[0]["step"]) + 1
+        # the fused step takes contiguous operands; a gradient that came back through a
+        # transposed view (a linear layer's weight) is made so
+        grads = [p.grad if p.grad.is_contiguous() else p.grad.contiguous() for p in params]
         done = _fused_adam(
-            params, [p.grad for p in params], [s["exp_avg"] for s in states],
+            params, grads, [s["exp_avg"] for s in states],
             [s["exp_avg_sq"] for s in states],
             [s.get("max_exp_avg_sq") for s in states], float(lr), float(beta1), float(beta2),
             float(eps), float(wd), lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5,
