@@ -157,10 +157,11 @@ def test_adam_runs_one_fused_kernel_per_step():
     model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 4)).cuda()
     opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
     x = ember.randn(32, 8, device="cuda")
-    for _ in range(2):
+    for step in range(2):
         opt.zero_grad()
         model(x).square().mean().backward()
         with ember.cuda.profile_kernels() as prof:
             opt.step()
-        assert [(n, c) for n, c, _ in prof.summary()] == [("optim.float32:adam_step", 1)]
+        kernels = [(n, c) for n, c, _ in prof.summary() if n != "memset"]   # state zeros
+        assert kernels == [("optim.float32:adam_step", 1)], kernels
     assert all(float(s["step"]) == 2 for s in opt.state.values())
