@@ -51,15 +51,6 @@ typedef struct {
     int64_t ld, img, grp;
 } operand;
 
-static int contiguous(const ember_view *v) {
-    int64_t expect = 1;
-    for (int d = v->ndim - 1; d >= 0; d--) {
-        if (v->sizes[d] != 1 && v->strides[d] != expect) return 0;
-        expect *= v->sizes[d];
-    }
-    return 1;
-}
-
 static int fail(ember_ctx *ctx, int code, const char *msg) {
     return ec_fail(ctx, code, "conv: %s", msg);
 }
@@ -275,7 +266,7 @@ static int setup(ember_ctx *ctx, int32_t op, const ember_conv_params *p, const e
     if (a->dtype != out->dtype || b->dtype != out->dtype || (cv && cv->dtype != out->dtype) ||
         (out->dtype != EMBER_FLOAT32 && out->dtype != EMBER_FLOAT64))
         return fail(ctx, EMBER_ERR_TYPE, "expects float32 or float64 operands");
-    if (!contiguous(out) || !contiguous(a) || !contiguous(b) || (cv && !contiguous(cv)))
+    if (!ec_contiguous(out) || !ec_contiguous(a) || !ec_contiguous(b) || (cv && !ec_contiguous(cv)))
         return fail(ctx, EMBER_ERR_VALUE, "expects contiguous operands");
     conv_geom *g = &c->g;
     c->dtype = out->dtype;

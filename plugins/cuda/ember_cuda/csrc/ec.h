@@ -140,6 +140,7 @@ int64_t ec_layout_make(ec_layout *L, int n, const ember_view *const *views);
  * flat order. */
 int ec_layout_flat(const ec_layout *L, int n, unsigned scalars);
 int64_t ec_numel(const ember_view *v);
+int ec_contiguous(const ember_view *v);          /* C-contiguous (size-1 dims aside) */
 int ec_check_view(ember_ctx *ctx, const char *op, const ember_view *v);
 
 #endif

@@ -18,15 +18,6 @@ typedef struct {            /* kernels/optim.cu's AdamArgs, field for field */
         *max_exp_avg_sq[ADAM_MAX];
 } adam_args;
 
-static int contiguous(const ember_view *v) {
-    int64_t expect = 1;
-    for (int d = v->ndim - 1; d >= 0; d--) {
-        if (v->sizes[d] != 1 && v->strides[d] != expect) return 0;
-        expect *= v->sizes[d];
-    }
-    return 1;
-}
-
 int ec_adam(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v, int64_t n) {
     if (n <= 0) return EMBER_OK;
     int dtype = v[0]->dtype;
@@ -40,7 +31,7 @@ int ec_adam(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const 
                     return ec_fail(ctx, EMBER_ERR_VALUE, "adam: a required view is NULL");
                 continue;
             }
-            if (x->dtype != dtype || ec_numel(x) != numel || !contiguous(x))
+            if (x->dtype != dtype || ec_numel(x) != numel || !ec_contiguous(x))
                 return ec_fail(ctx, EMBER_ERR_VALUE, "adam: the views of a parameter must be "
                                "contiguous, of one size and one dtype");
         }

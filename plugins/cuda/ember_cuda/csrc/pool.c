@@ -17,15 +17,6 @@ typedef struct {                  /* kernels/pool.cu's PoolGeom */
     int32_t adaptive;
 } pool_geom;
 
-static int contiguous(const ember_view *v) {
-    int64_t expect = 1;
-    for (int d = v->ndim - 1; d >= 0; d--) {
-        if (v->sizes[d] != 1 && v->strides[d] != expect) return 0;
-        expect *= v->sizes[d];
-    }
-    return 1;
-}
-
 static int fail(ember_ctx *ctx, int code, const char *msg) {
     return ec_fail(ctx, code, "pool: %s", msg);
 }
@@ -61,13 +52,13 @@ static int check(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_
         return fail(ctx, EMBER_ERR_VALUE, "expects [N, C, H, W] operands");
     if (needs_indices(op)) {
         int ok = indices != NULL && indices->dtype == EMBER_INT64 && indices->ndim == 4 &&
-                 contiguous(indices);
+                 ec_contiguous(indices);
         for (int d = 0; ok && d < 4; d++) ok = indices->sizes[d] == small->sizes[d];
         if (!ok) return fail(ctx, EMBER_ERR_VALUE, "needs contiguous int64 indices");
     }
     if (a->dtype != out->dtype || (out->dtype != EMBER_FLOAT32 && out->dtype != EMBER_FLOAT64))
         return fail(ctx, EMBER_ERR_TYPE, "expects float32 or float64 operands");
-    if (!contiguous(out) || !contiguous(a))
+    if (!ec_contiguous(out) || !ec_contiguous(a))
         return fail(ctx, EMBER_ERR_VALUE, "expects contiguous operands");
     return EMBER_OK;
 }

@@ -487,6 +487,15 @@ int64_t ec_numel(const ember_view *v) {
     return n;
 }
 
+int ec_contiguous(const ember_view *v) {
+    int64_t expect = 1;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+        if (v->sizes[d] != 1 && v->strides[d] != expect) return 0;
+        expect *= v->sizes[d];
+    }
+    return 1;
+}
+
 int ec_check_view(ember_ctx *ctx, const char *op, const ember_view *v) {
     if (v->ndim < 0 || v->ndim > EMBER_MAX_DIM)
         return ec_fail(ctx, EMBER_ERR_VALUE, "%s: bad ndim %d", op, (int)v->ndim);

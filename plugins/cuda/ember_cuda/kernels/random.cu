@@ -33,31 +33,19 @@ __host__ __device__ __forceinline__ void draw(u32 *c, u64 ctr, u32 k0, u32 k1) {
     philox4x32_10(c, k0, k1);
 }
 
-// rounded arithmetic that the compiler may not fuse
-__host__ __device__ __forceinline__ float mul_rn(float a, float b) {
+// rounded arithmetic that the compiler may not fuse into an FMA (the CPU's bits)
+template <typename T>
+__host__ __device__ __forceinline__ T mul_rn(T a, T b) {
 #ifdef __CUDA_ARCH__
-    return __fmul_rn(a, b);
+    if constexpr (sizeof(T) == 4) return __fmul_rn(a, b); else return __dmul_rn(a, b);
 #else
     return a * b;
 #endif
 }
-__host__ __device__ __forceinline__ float add_rn(float a, float b) {
+template <typename T>
+__host__ __device__ __forceinline__ T add_rn(T a, T b) {
 #ifdef __CUDA_ARCH__
-    return __fadd_rn(a, b);
-#else
-    return a + b;
-#endif
-}
-__host__ __device__ __forceinline__ double mul_rn(double a, double b) {
-#ifdef __CUDA_ARCH__
-    return __dmul_rn(a, b);
-#else
-    return a * b;
-#endif
-}
-__host__ __device__ __forceinline__ double add_rn(double a, double b) {
-#ifdef __CUDA_ARCH__
-    return __dadd_rn(a, b);
+    if constexpr (sizeof(T) == 4) return __fadd_rn(a, b); else return __dadd_rn(a, b);
 #else
     return a + b;
 #endif
