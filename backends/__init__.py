@@ -6,12 +6,12 @@ plugin registers its device types and runtime modules; kernels load on first use
 """
 import importlib
 import os
-import sys
 
 from ember.backends.hookspecs import RUNTIME_API, DeviceModule, DeviceSpec, hookimpl
 
 __all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugins",
-           "register", "set_num_threads", "get_num_threads", "AUTOLOAD_ENV", "GROUP"]
+           "register", "set_num_threads", "get_num_threads", "build_info", "AUTOLOAD_ENV",
+           "GROUP"]
 
 GROUP = "ember.backends"
 AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
@@ -73,10 +73,10 @@ def register(module, name=None, dist=None, version=""):
     except BaseException:
         pm.unregister(module)
         raise
-    from ember import _register_device_module
+    from ember.backends import _runtimes
     for spec in specs:
         if runtimes[spec.type] is not None:
-            _register_device_module(spec.type, runtimes[spec.type], _replace=True)
+            _runtimes.register(spec.type, runtimes[spec.type], replace=True)
         # every device type but the host's carries an index ("cuda" means the current one)
         current = getattr(runtimes[spec.type], "current_device", None) \
             if spec.type != "cpu" else None
@@ -137,6 +137,7 @@ def load(name):
 
 def plugins():
     """Discovered plugins: one dict each (name, dist, version, loaded, devices, error)."""
+    from ember.backends import _runtimes
     from ember.backends._discovery import entry_points
     from ember.core import _device
 
@@ -153,7 +154,7 @@ def plugins():
             except PluginLoadError as e:
                 row["error"] = str(e)
         for t in _loaded.get(ep.name, {}).get("devices", []):
-            runtime = sys.modules["ember"].get_device_module(t) if t else None
+            runtime = _runtimes.runtime(t) if t else None
             available, why = _availability(runtime)
             row["devices"].append({"type": t, "available": available, "why": why,
                                    "description": _loaded[ep.name]["descriptions"].get(t, ""),
@@ -186,6 +187,12 @@ def get_num_threads():
     """The threads the CPU plugin's kernels use (1 when no plugin says)."""
     n = _manager().hook.ember_get_num_threads()
     return 1 if n is None else n
+
+
+def build_info():
+    """[(plugin name, line)] from every loaded plugin's ``ember_build_info`` hook."""
+    return [(name, line) for name, rec in _loaded.items()
+            if (line := _call(rec["module"], "ember_build_info")) is not None]
 
 
 def nondeterministic_kernels(device_type):

@@ -3,12 +3,13 @@ import sys
 
 
 def main():
-    import ember
-    from ember import backends
+    from importlib.metadata import version
 
-    rows = backends.plugins()
-    print(f"ember {ember.__version__}: {len(rows)} backend plugin(s) in entry-point group "
-          f"'{backends.GROUP}'")
+    from ember.backends import GROUP, get_num_threads, plugins
+
+    rows = plugins()
+    print(f"ember {version('ember')}: {len(rows)} backend plugin(s) in entry-point group "
+          f"'{GROUP}'")
     for row in rows:
         print(f"\n{row['name']}  ({row['dist']} {row['version']})")
         if row["error"]:
@@ -18,7 +19,7 @@ def main():
             state = "available" if d["available"] else f"unavailable: {d['why']}"
             desc = f" - {d['description']}" if d["description"] else ""
             print(f"  device '{d['type']}' (dispatch key {d['key']}){desc}: {state}")
-    print(f"\nthreads: {backends.get_num_threads()}")
+    print(f"\nthreads: {get_num_threads()}")
     return 1 if any(r["error"] for r in rows) else 0
 
 

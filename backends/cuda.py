@@ -1,6 +1,6 @@
 """``ember.backends.cuda``: PyTorch's CUDA flags.  They import and can be set with no CUDA
 plugin installed; a CUDA plugin reads them when it runs a matmul."""
-import ember
+from ember.core import switches
 
 __all__ = ["is_built", "matmul"]
 
@@ -26,14 +26,14 @@ class cuBLASModule:
 
     def __getattr__(self, name):
         if name == "allow_tf32":
-            return ember.get_float32_matmul_precision() != "highest"
+            return switches.get_float32_matmul_precision() != "highest"
         if name in self._FLAGS:
             return self._values[name]
         raise AttributeError("Unknown attribute " + name)
 
     def __setattr__(self, name, value):
         if name == "allow_tf32":
-            ember.set_float32_matmul_precision("high" if value else "highest")
+            switches.set_float32_matmul_precision("high" if value else "highest")
         elif name in self._FLAGS:
             self._values[name] = bool(value)
         else:

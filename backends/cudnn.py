@@ -14,8 +14,8 @@ allow_tf32 = True
 
 def is_available():
     """Whether a CUDA plugin with cuDNN is loaded and sees a GPU."""
-    import ember
-    cuda = ember.cuda
+    from ember.backends._runtimes import runtime
+    cuda = runtime("cuda")
     return bool(cuda.is_available() and getattr(cuda, "has_cudnn", lambda: False)())
 
 
@@ -23,8 +23,8 @@ def version():
     """cuDNN's version, or None when it is not available."""
     if not is_available():
         return None
-    import ember
-    return ember.cuda.cudnn_version()
+    from ember.backends._runtimes import runtime
+    return runtime("cuda").cudnn_version()
 
 
 @contextlib.contextmanager

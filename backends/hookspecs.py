@@ -90,6 +90,13 @@ def ember_get_num_threads() -> int | None:
     """Return the number of threads the plugin's kernels use."""
 
 
+@hookspec
+def ember_build_info() -> str | None:
+    """One line on how the plugin was built and what it runs with (threads, libraries),
+    for ``ember.__config__.show()``; None when there is nothing to say.  It may import the
+    plugin's kernels: it runs only when asked."""
+
+
 @hookspec(firstresult=True)
 def ember_nondeterministic_kernels(device_type: str) -> list[str] | None:
     """Return the names of the ops whose kernels on ``device_type`` give results that depend

@@ -77,8 +77,8 @@ def get_deterministic_debug_mode():
 def _declared_for(device_type):
     names = _declared.get(device_type)
     if names is None:
-        from ember import backends
-        names = frozenset(backends.nondeterministic_kernels(device_type))
+        from ember.backends import nondeterministic_kernels
+        names = frozenset(nondeterministic_kernels(device_type))
         _declared[device_type] = names
     return names
 

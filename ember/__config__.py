@@ -38,11 +38,7 @@ def show():
         devices = ", ".join(d["type"] for d in p["devices"]) or "none"
         lines.append(f"  plugin {p['name']} ({p['dist']} {p['version']}): devices {devices}"
                      + (f" (error: {p['error']})" if p["error"] else ""))
-    try:
-        from ember_cpu import _kernels
-        lines += [f"  ember-cpu: OpenMP {'yes' if _kernels._openmp_enabled() else 'no'}, "
-                  "BLAS through scipy.linalg.cython_blas (loaded at the first matmul)"]
-    except ImportError:
-        lines.append("  ember-cpu: not installed")
+    from ember import backends
+    lines += [f"  {name}: {line}" for name, line in backends.build_info()]
     lines.append("  " + parallel_info().replace("\n", "\n  "))
     return "\n".join(lines)

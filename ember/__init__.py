@@ -255,17 +255,26 @@ def get_default_device():
 
 def _register_device_module(device_type, module, _replace=False):
     """Make ``module`` the runtime module of ``device_type`` (``ember.<device_type>``)."""
-    from ember import _device_modules
-    _device_modules.register(device_type, module, _replace)
+    from ember.backends import _runtimes
+    _runtimes.register(device_type, module, _replace)
+
+
+# device types with a façade package of PyTorch's module-level functions (``ember.cuda``:
+# seeding, memory queries, ``ember.cuda.amp``) that forwards everything else to the runtime
+_DEVICE_FACADES = {"cuda": "ember.cuda"}
 
 
 def get_device_module(device=None):
-    """The runtime module of ``device`` (a device, a type name, or the default device)."""
-    from ember import _device_modules
+    """The runtime module of ``device`` (a device, a type name, or the default device):
+    ``ember.<type>``'s package where there is one, else the plugin's runtime module."""
     if device is None:
         device = get_default_device()
-    dtype_name = device.type if hasattr(device, "type") else str(device).partition(":")[0]
-    return _device_modules.get(dtype_name)
+    type_name = device.type if hasattr(device, "type") else str(device).partition(":")[0]
+    if type_name in _DEVICE_FACADES:
+        import importlib
+        return importlib.import_module(_DEVICE_FACADES[type_name])
+    from ember.backends import _runtimes
+    return _runtimes.runtime(type_name)
 
 
 def set_num_threads(num_threads):

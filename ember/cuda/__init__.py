@@ -4,7 +4,7 @@ The functions come from the runtime module a CUDA plugin registers (``ember-cuda
 none installed, or no GPU, they behave as PyTorch's do without CUDA: ``is_available()`` is
 False, seeding is silently ignored, memory queries answer 0, and calls that need a device
 (``synchronize``, ``initial_seed``, ...) raise, naming the package to install."""
-from ember import _device_modules
+from ember.backends import _runtimes
 
 __all__ = ["device_count", "empty_cache", "initial_seed", "is_available", "is_bf16_supported",
            "manual_seed", "manual_seed_all", "max_memory_allocated", "memory_allocated",
@@ -12,7 +12,7 @@ __all__ = ["device_count", "empty_cache", "initial_seed", "is_available", "is_bf
 
 
 def _runtime():
-    return _device_modules.runtime("cuda")
+    return _runtimes.runtime("cuda")
 
 
 def _available():

@@ -47,6 +47,14 @@ def ember_get_num_threads():
 
 
 @hookimpl
+def ember_build_info():
+    from ember_cpu import _kernels
+
+    return (f"OpenMP {'yes' if _kernels._openmp_enabled() else 'no'}, BLAS through "
+            "scipy.linalg.cython_blas (loaded at the first matmul)")
+
+
+@hookimpl
 def ember_nondeterministic_kernels(device_type):
     if device_type != DEVICE_TYPE:
         return None

@@ -1,8 +1,10 @@
-"""Runtime modules per device type: ``ember.cuda``, ``ember.mps``, ``ember.xpu``, ...
+"""The registry of runtime modules per device type (what ``ember.cuda``, ``ember.mps``, ...
+forward to).
 
 A plugin registers the real module; until one does, the type is answered by a stand-in
 whose ``is_available()`` is False (never an error, as PyTorch's ``torch.cuda``) and whose
-other functions say which package to install."""
+other functions say which package to install.  The façade's ``get_device_module`` adds
+the device types that have a package of their own (``ember.cuda``)."""
 import types
 
 _modules = {}
@@ -32,7 +34,7 @@ def _standin(device_type):
 
 
 def register(device_type, module, replace=False):
-    """``ember._register_device_module``: make ``module`` the runtime of ``device_type``."""
+    """Make ``module`` the runtime of ``device_type`` (``ember._register_device_module``)."""
     current = _modules.get(device_type)
     if current is not None and not getattr(current, "_is_standin", False) and not replace:
         raise RuntimeError(f"The runtime module of '{device_type}' was already registered "
@@ -47,15 +49,3 @@ def runtime(device_type):
         mod = _modules[device_type] = _standin(device_type)
     return mod
 
-
-# device types with a façade package of PyTorch's module-level functions (``ember.cuda``:
-# seeding, memory queries, ``ember.cuda.amp``) that forwards everything else to the runtime
-_FACADES = {"cuda": "ember.cuda"}
-
-
-def get(device_type):
-    """``ember.<device_type>``: the façade package where there is one, else the runtime."""
-    if device_type in _FACADES:
-        import importlib
-        return importlib.import_module(_FACADES[device_type])
-    return runtime(device_type)
