@@ -36,8 +36,13 @@ cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
 
 cdef inline void init_ctx(ember_ctx* ctx, TensorBase on) noexcept:
     """A fresh kernel context for an op running on `on`'s device."""
+    init_ctx_on(ctx, on._device)
+
+
+cdef inline void init_ctx_on(ember_ctx* ctx, device d) noexcept:
+    """A fresh kernel context for a call on device `d` (an op, or an allocation)."""
     ctx.deterministic = _state.deterministic()
-    ctx.device = device_index(on._device)
+    ctx.device = device_index(d)
     ctx.matmul_precision = _state.matmul_precision()
     ctx.reserved = 0
     ctx.error[0] = 0

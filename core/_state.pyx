@@ -65,6 +65,10 @@ def _set_matmul_precision(int code):
     _matmul_precision = code
 
 
+def _get_matmul_precision():
+    return _matmul_precision
+
+
 def _set_deterministic(bint mode, bint warn_only=False):
     global _deterministic, _deterministic_warn_only
     _deterministic = mode

@@ -45,11 +45,7 @@ cdef Storage allocate(Backend b, device dev, int64_t nbytes):
     cdef ember_kernel_table* t = b.kernels()
     s.device = resolve_index(b, dev)
     cdef ember_ctx ctx
-    ctx.deterministic = 0
-    ctx.device = device_index(s.device)
-    ctx.matmul_precision = 0
-    ctx.reserved = 0
-    ctx.error[0] = 0
+    init_ctx_on(&ctx, s.device)
     s.data = <char*>t.alloc(&ctx, nbytes)
     if s.data is NULL:
         msg = ctx.error[:].decode("utf-8", "replace")

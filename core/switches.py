@@ -4,7 +4,7 @@ __all__ = ["set_float32_matmul_precision", "get_float32_matmul_precision", "set_
            "is_warn_always_enabled"]
 
 _PRECISIONS = ("highest", "high", "medium")
-_state = {"matmul_precision": "highest", "warn_always": False}
+_state = {"warn_always": False}
 
 
 def set_float32_matmul_precision(precision):
@@ -14,14 +14,14 @@ def set_float32_matmul_precision(precision):
     if precision not in _PRECISIONS:
         raise ValueError(f"Invalid float32 matmul precision {precision!r}: expected one of "
                          f"{', '.join(repr(p) for p in _PRECISIONS)}")
-    _state["matmul_precision"] = precision
-    from ember.core import _state as _c_state
-    _c_state._set_matmul_precision(_PRECISIONS.index(precision))   # what kernels see
+    from ember.core import _state as _c_state    # kept in C: kernels read it from ember_ctx
+    _c_state._set_matmul_precision(_PRECISIONS.index(precision))
 
 
 def get_float32_matmul_precision():
     """The current float32 matmul precision ("highest" by default)."""
-    return _state["matmul_precision"]
+    from ember.core import _state as _c_state
+    return _PRECISIONS[_c_state._get_matmul_precision()]
 
 
 def set_warn_always(b):

@@ -21,9 +21,12 @@
  *     (e.g. as a kernel argument); a host device may read it like any view;
  *   - `ctx->device` is the index of the device the op runs on (0 on a device type with one
  *     device); a kernel may complete asynchronously, in the order the core calls kernels on
- *     one device, except `to_host`, which returns once the bytes are on the host, and
- *     kernels that return an error code found in the data (index, search), which have
- *     finished when they return.
+ *     one device, except `to_host`, which returns once the bytes are on the host.  An error
+ *     found in the data (an index out of range, an unsorted search) is returned by the
+ *     kernel itself on a host device; an asynchronous device may instead return it from
+ *     the next synchronising call on that device (`to_host`, or its runtime's synchronize),
+ *     with the same message; the kernel then skips the bad element, never reading or
+ *     writing out of bounds.
  *
  * ABI versions: `abi_version` (major) must equal the core's; `abi_minor` and `size` say
  * which optional entries a table has (entries are only ever appended, and the core reads

@@ -128,6 +128,14 @@ cdef int _check(CUresult r, str what) except -1:
     return 0
 
 
+cdef bint _ready(CUresult r, str what) except -1:
+    """A query's answer: False while the work is pending, True once done (else raise)."""
+    if r == CUDA_ERROR_NOT_READY:
+        return False
+    _check(r, what)
+    return True
+
+
 cdef int _enter(int device) except -1:
     cdef ember_ctx ctx
     ctx.device = device
@@ -247,11 +255,7 @@ def stream_synchronize(int device, uintptr_t s):
 
 def stream_query(int device, uintptr_t s):
     _enter(device)
-    cdef CUresult r = cu.StreamQuery(<CUstream>s)
-    if r == CUDA_ERROR_NOT_READY:
-        return False
-    _check(r, "stream query")
-    return True
+    return _ready(cu.StreamQuery(<CUstream>s), "stream query")
 
 
 def current_stream(int device):
@@ -297,11 +301,7 @@ def event_synchronize(int device, uintptr_t e):
 
 def event_query(int device, uintptr_t e):
     _enter(device)
-    cdef CUresult r = cu.EventQuery(<CUevent>e)
-    if r == CUDA_ERROR_NOT_READY:
-        return False
-    _check(r, "event query")
-    return True
+    return _ready(cu.EventQuery(<CUevent>e), "event query")
 
 
 def event_elapsed_time(int device, uintptr_t start, uintptr_t end):
