@@ -14,7 +14,7 @@ def set_float32_matmul_precision(precision):
     if precision not in _PRECISIONS:
         raise ValueError(f"Invalid float32 matmul precision {precision!r}: expected one of "
                          f"{', '.join(repr(p) for p in _PRECISIONS)}")
-    from ember.core import _state as _c_state    # kept in C: kernels read it from ember_ctx
+    from ember.core import _state as _c_state  # kept in C: kernels read it from ember_ctx
     _c_state._set_matmul_precision(_PRECISIONS.index(precision))
 
 
