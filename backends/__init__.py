@@ -11,7 +11,8 @@ from ember.backends.hookspecs import RUNTIME_API, DeviceModule, DeviceSpec, hook
 
 __all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugins",
            "register", "set_num_threads", "get_num_threads", "build_info", "AUTOLOAD_ENV",
-           "GROUP"]
+           "GROUP", "abi_ops", "unimplemented", "is_declared_unimplemented", "host_fallbacks",
+           "reset_host_fallbacks", "coverage"]
 
 GROUP = "ember.backends"
 AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
@@ -200,6 +201,53 @@ def nondeterministic_kernels(device_type):
     (the ``ember_nondeterministic_kernels`` hook; none when no plugin says)."""
     names = _manager().hook.ember_nondeterministic_kernels(device_type=device_type)
     return list(names or ())
+
+
+def abi_ops():
+    """{family: (op names by op code)} of the kernel ABI, read from ``ember/abi.h``."""
+    from ember.backends._abi import abi_ops
+    return abi_ops()
+
+
+def unimplemented(device_type):
+    """The fnmatch patterns ``device_type``'s plugin declares unimplemented (the
+    ``ember_unimplemented`` hook): kernel calls such as ``"binary.pow[float16]"``."""
+    return list(_manager().hook.ember_unimplemented(device_type=device_type) or ())
+
+
+def is_declared_unimplemented(device_type, key):
+    """Whether the kernel call ``key`` (e.g. ``"matmul[int64]"``) matches a pattern
+    ``device_type``'s plugin declares unimplemented."""
+    from fnmatch import fnmatchcase
+    return any(fnmatchcase(key, p) for p in unimplemented(device_type))
+
+
+def host_fallbacks(device_type=None):
+    """{kernel call: count} of the calls on ``device_type`` its plugin did not implement,
+    which ran on the host through the CPU plugin (all device types: {type: {...}})."""
+    from ember.core import _fallback
+    return _fallback.host_fallbacks(device_type)
+
+
+def reset_host_fallbacks():
+    """Forget the host-fallback counts."""
+    from ember.core import _fallback
+    _fallback.reset_host_fallbacks()
+
+
+def coverage(device_type):
+    """What ``device_type``'s plugin implements, for ``python -m ember.backends``: its ABI
+    version, the primitive entries it leaves to the host fallback, the fused entries it
+    leaves to the core's composites, what it declares unimplemented, and the calls that
+    fell back in this process.  Loads the device's kernels (its first use)."""
+    from ember.backends._abi import FUSED, HOST_FALLBACK
+    from ember.core import _device
+    table = _device._backend_for_type(device_type).kernel_table()
+    entries = table.entries()
+    return {"abi": table.abi, "host_fallback": [e for e in HOST_FALLBACK if e not in entries],
+            "composite": [e for e in FUSED if e not in entries],
+            "declared_unimplemented": unimplemented(device_type),
+            "fallbacks": host_fallbacks(device_type)}
 
 
 def _autoload_enabled():

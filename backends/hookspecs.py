@@ -78,6 +78,15 @@ def ember_kernel_table(device_type: str) -> object | None:
     a message saying why; the core passes it on to the user."""
 
 
+@hookspec(firstresult=True)
+def ember_unimplemented(device_type: str) -> list[str] | None:
+    """Return what ``device_type``'s kernels do not implement, as fnmatch patterns over the
+    names kernel calls are counted under (``"binary.pow[float16]"``, ``"matmul[int64]"``,
+    ``"*[float64]"``; ``ember.backends.abi_ops()`` lists the op names), or None if this
+    plugin does not provide that type.  Those calls still run, through the host fallback;
+    the conformance suite skips them with the reason instead of failing."""
+
+
 # 3. runtime control ---------------------------------------------------------------------
 
 @hookspec

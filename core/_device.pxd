@@ -1,6 +1,7 @@
 # Devices and the backend registry: device type name <-> backend dispatch key <-> the
 # kernel table a plugin hands over.
 from ember_abi cimport ember_kernel_table
+from ember.core._fallback cimport KernelTable
 
 
 cdef class device:
@@ -19,7 +20,8 @@ cdef class Backend:
     cdef public object plugin         # the plugin's name once one registered the type
     cdef object _loader               # () -> PyCapsule of an ember_kernel_table
     cdef object _capsule
-    cdef ember_kernel_table* _table
+    cdef KernelTable _kt              # the table the core calls (host fallback for others)
+    cdef ember_kernel_table* _table   # &_kt.table once loaded
     cdef public object current_index  # () -> the runtime's current device index, or None
     cdef ember_kernel_table* kernels(self) except NULL
 

@@ -8,6 +8,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int64_t
 
 from ember.core cimport _state
+from ember.core._fallback cimport KernelTable
 from ember_abi cimport EMBER_ABI_MINOR, EMBER_ABI_VERSION, ember_kernel_table
 from ember.core import _state as _state_py
 from ember.core._dispatch cimport DispatchKey, FIRST_DYNAMIC_BACKEND, LAST_DYNAMIC_BACKEND
@@ -15,6 +16,9 @@ from ember.core._dispatch cimport DispatchKey, FIRST_DYNAMIC_BACKEND, LAST_DYNAM
 ABI_VERSION = EMBER_ABI_VERSION        # the kernel ABI this build of ember speaks (abi.h)
 ABI_MINOR = EMBER_ABI_MINOR
 TABLE_SIZE = sizeof(ember_kernel_table)   # bytes of this ABI's kernel table
+HOST_TYPE = "cpu"                     # the host's device type: the host fallback runs there
+# the memory core: the entries every plugin must set (any other may be NULL, see _fallback)
+REQUIRED_ENTRIES = ("alloc", "free", "copy", "fill", "to_host", "from_host")
 cdef dict _backends = {}              # type name -> Backend
 cdef list _by_key = [None] * 64       # backend key -> Backend
 cdef dict _device_cache = {}          # (type, index) -> device
@@ -37,7 +41,17 @@ cdef class Backend:
     cdef ember_kernel_table* kernels(self) except NULL:
         if self._table is NULL:
             self._load()
+        self._kt.activate()
         return self._table
+
+    def _table_address(self):
+        """The address of the kernel table the core calls (loading it on first use)."""
+        return <size_t>self.kernels()
+
+    def kernel_table(self):
+        """The KernelTable the core calls for this device type (loaded on first use)."""
+        self.kernels()
+        return self._kt
 
     def _load(self):
         if self.is_meta:
@@ -62,18 +76,17 @@ cdef class Backend:
                 f"of {t.size if t.abi_version >= 6 else '?'} bytes), this ember has ABI "
                 f"{EMBER_ABI_VERSION}.{EMBER_ABI_MINOR}: rebuild/reinstall {self.package}")
         missing = [name for name, ptr in (      # function pointers as integers: 0 = unset
-            ("alloc", <size_t><void*>t.alloc), ("free", <size_t><void*>t.free), ("copy", <size_t><void*>t.copy),
-            ("fill", <size_t><void*>t.fill), ("to_host", <size_t><void*>t.to_host),
-            ("from_host", <size_t><void*>t.from_host), ("unary", <size_t><void*>t.unary),
-            ("binary", <size_t><void*>t.binary), ("reduce", <size_t><void*>t.reduce),
-            ("matmul", <size_t><void*>t.matmul), ("random", <size_t><void*>t.random),
-            ("where", <size_t><void*>t.where), ("scan", <size_t><void*>t.scan),
-            ("index", <size_t><void*>t.index), ("search", <size_t><void*>t.search)) if ptr == 0]
+            ("alloc", <size_t><void*>t.alloc), ("free", <size_t><void*>t.free),
+            ("copy", <size_t><void*>t.copy), ("fill", <size_t><void*>t.fill),
+            ("to_host", <size_t><void*>t.to_host), ("from_host", <size_t><void*>t.from_host))
+            if ptr == 0]
         if missing:
             raise RuntimeError(f"plugin {self.plugin!r} left kernel table entries unset for "
-                               f"device type '{self.type}': {', '.join(missing)}")
+                               f"device type '{self.type}': {', '.join(missing)} (the memory "
+                               f"core every plugin implements)")
         self._capsule = capsule
-        self._table = t
+        self._kt = KernelTable(self, <size_t>t, self.type == HOST_TYPE)
+        self._table = &self._kt.table
 
     @property
     def loaded(self):

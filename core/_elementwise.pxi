@@ -20,6 +20,9 @@ cdef Op op_relu = Op("relu", "relu(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_
 
 
 cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
+    pending = _fallback.take_pending()    # raised while the host fallback staged (a warning)
+    if pending is not None:
+        raise pending
     msg = ctx.error[:].decode("utf-8", "replace") or f"kernel failed with code {rc}"
     if rc == EMBER_ERR_INDEX:
         raise IndexError(msg)

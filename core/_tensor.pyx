@@ -11,6 +11,7 @@ from ember_abi cimport *
 from libc.string cimport memcmp, memcpy, memset
 
 from ember.core cimport _state
+from ember.core cimport _fallback
 from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
 from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op

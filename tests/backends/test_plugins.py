@@ -618,7 +618,9 @@ def test_bad_kernel_table_is_reported_at_first_use(make_plugin, kind):
             assert f"ABI {_device.ABI_VERSION}." in msg and "fake-dist" in msg, msg
             assert f"this ember has ABI {_device.ABI_VERSION}.{_device.ABI_MINOR}" in msg, msg
         elif kind == "capsule-unset-entries":
-            assert "left kernel table entries unset" in msg and "alloc" in msg and "where" in msg
+            # only the memory core is required: the rest may be NULL (the host fallback)
+            assert "left kernel table entries unset" in msg and "alloc" in msg, msg
+            assert "from_host" in msg and "where" not in msg, msg
         else:
             assert "ember.kernel_table" in msg and t in msg
         assert not _device._backend_for_type(t).loaded

@@ -8,6 +8,9 @@ import pytest
 import ember
 
 DEVICES = os.environ.get("EMBER_TEST_DEVICES", "cpu").split(",")
+if "memcore" in DEVICES:        # the memory core only: every primitive runs on the host
+    from ember.testing._devices import MEMORY_CORE, partial_device
+    partial_device("memcore", MEMORY_CORE)
 # a GPU plugin may report errors found in the data at the next synchronisation: the op tests
 # check them at the op
 os.environ.setdefault("EMBER_CUDA_SYNC_ERRORS", "1")

@@ -28,9 +28,22 @@
  *     with the same message; the kernel then skips the bad element, never reading or
  *     writing out of bounds.
  *
+ *   - `from_host` has read all of `host_src` when it returns (the core may free it).
+ *
+ * What a plugin must implement: the memory core, `alloc`, `free`, `copy` (at least between
+ * views of one dtype), `fill`, `to_host` and `from_host`.  Every other entry may be NULL,
+ * and any entry may return EMBER_ERR_NOT_IMPLEMENTED for an op code or dtype it does not
+ * handle; an op code it does not know is always EMBER_ERR_NOT_IMPLEMENTED.  The core then
+ * runs the call through the host fallback: the primitives (copy, fill, unary ... search)
+ * on host copies of the operands with the CPU plugin's kernel, counted and warned about
+ * once per op; the fused entries (softmax ... adam) as the core's composite on the device.
+ * A plugin may declare what it leaves out (the `ember_unimplemented` hook).
+ *
  * ABI versions: `abi_version` (major) must equal the core's; `abi_minor` and `size` say
  * which optional entries a table has (entries are only ever appended, and the core reads
- * none past `size`), so a plugin built for an older minor version keeps loading.
+ * none past `size`: it treats them as NULL), so a plugin built for an older minor version
+ * keeps loading.  A table of another major version, a newer minor one, or a size that
+ * does not fit its minor version is refused, naming the plugin and both versions.
  */
 #ifndef EMBER_ABI_H
 #define EMBER_ABI_H

@@ -19,7 +19,7 @@ from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dgemm, sgemm
 
 from ember_cpu._abi cimport (
-    conv_fn, ember_conv_params, ember_ctx, ember_view, EMBER_OK, EMBER_ERR_MEMORY, EMBER_ERR_RUNTIME, EMBER_ERR_TYPE, EMBER_ERR_VALUE,
+    conv_fn, ember_conv_params, ember_ctx, ember_view, EMBER_OK, EMBER_ERR_MEMORY, EMBER_ERR_RUNTIME, EMBER_ERR_TYPE, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED,
     EMBER_CONV_BACKWARD_INPUT, EMBER_CONV_BACKWARD_WEIGHT, EMBER_CONV_FORWARD, EMBER_FLOAT32,
     EMBER_FLOAT64,
 )
@@ -332,7 +332,7 @@ cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
     elif op == EMBER_CONV_BACKWARD_WEIGHT:
         x, w, y = b, out, a
     else:
-        return set_error(ctx, EMBER_ERR_VALUE, "conv", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "conv", "unknown op code")
     if out.ndim != 4 or a.ndim != 4 or b.ndim != 4:
         return set_error(ctx, EMBER_ERR_VALUE, "conv", "expects 4-d operands")
     if (a.dtype != out.dtype or b.dtype != out.dtype or (cv != NULL and cv.dtype != out.dtype)

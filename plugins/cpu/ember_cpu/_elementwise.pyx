@@ -17,7 +17,7 @@ cdef double M_1_SQRT_2PI = 0.3989422804014327     # 1 / sqrt(2 pi)
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
-    ember_ctx, ember_view, EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE,
+    ember_ctx, ember_view, EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE,
     EMBER_ERR_RUNTIME, EMBER_BOOL, EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU,
     EMBER_UNARY_ABS, EMBER_UNARY_LOG, EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS,
     EMBER_UNARY_TANH, EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL, EMBER_UNARY_SQUARE,
@@ -509,7 +509,7 @@ cdef int unary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef EwCall e
     cdef const ember_view *views[2]
     if op < 0 or op >= EMBER_UNARY_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "unary", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unary", "unknown op code")
     if not unary_supported(op, out.dtype):
         return error_dtype(ctx, ember_unary_names[op], out.dtype)
     # bitwise_not on bool: logical not (of the 0/1 compute values)
@@ -527,7 +527,7 @@ cdef int binary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef const ember_view *views[3]
     cdef int status
     if op < 0 or op >= EMBER_BINARY_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "binary", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "binary", "unknown op code")
     if is_predicate(op):
         # any one input dtype, bool out
         if out.dtype != EMBER_BOOL:

@@ -18,7 +18,7 @@ from libc.stdlib cimport malloc, free
 from libc.stdio cimport snprintf
 
 from ember_cpu._abi cimport (
-    ember_ctx, ember_view, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_INDEX,
+    ember_ctx, ember_view, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_ERR_INDEX,
     EMBER_ERR_RUNTIME, EMBER_ERR_MEMORY, EMBER_ERROR_LEN, EMBER_MAX_DIM, EMBER_INT64,
     EMBER_INT32, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INDEX_GATHER, EMBER_INDEX_SCATTER,
     EMBER_INDEX_SCATTER_ADD, EMBER_INDEX_SCATTER_MUL, EMBER_INDEX_SCATTER_AMAX,
@@ -195,7 +195,7 @@ cdef int index_kernel(ember_ctx *ctx, int32_t op, const ember_view *out, const e
     p.wrap = (op & EMBER_INDEX_WRAP) != 0
     op &= ~EMBER_INDEX_WRAP
     if op < 0 or op >= EMBER_INDEX_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "index", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "index", "unknown op code")
     name = ember_index_names[op]
     if nd < 1 or nd > EMBER_MAX_DIM or out.ndim != nd or a.ndim != nd or dim < 0 \
             or dim >= nd:
@@ -364,7 +364,7 @@ cdef int search_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef const char *name
     cdef int d, nd = values.ndim, last
     if op < 0 or op >= EMBER_SEARCH_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "search", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "search", "unknown op code")
     name = ember_search_names[op]
     if nd < 1 or nd > EMBER_MAX_DIM or sorted.ndim != nd or out.ndim != nd:
         return set_error(ctx, EMBER_ERR_VALUE, name, "bad number of dimensions")

@@ -9,7 +9,7 @@ from libc.stdio cimport snprintf
 from libc.string cimport memset
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_INDEX, EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT64,
+    EMBER_OK, EMBER_ERR_INDEX, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT64,
     EMBER_NLL, EMBER_CROSS_ENTROPY, EMBER_NLL_BACKWARD, EMBER_NLL_COUNT, EMBER_ERROR_LEN,
 )
 from ember_cpu._norm cimport check_view, run_items
@@ -95,7 +95,7 @@ cdef int nll_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
     cdef int64_t r, t
     cdef bint forward = op == EMBER_NLL or op == EMBER_CROSS_ENTROPY
     if op < 0 or op >= EMBER_NLL_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "nll", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "nll", "unknown op code")
     if v[0] == NULL or v[1] == NULL or v[3] == NULL or (op != EMBER_NLL_BACKWARD
                                                         and v[2] == NULL):
         return set_error(ctx, EMBER_ERR_VALUE, NAMES[op], "a required operand is NULL")

@@ -12,7 +12,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_MEMORY, EMBER_FLOAT32, EMBER_FLOAT64,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_MEMORY, EMBER_FLOAT32, EMBER_FLOAT64,
     EMBER_LAYER_NORM, EMBER_LAYER_NORM_BACKWARD, EMBER_BATCH_NORM_STATS,
     EMBER_BATCH_NORM_APPLY, EMBER_BATCH_NORM_BACKWARD, EMBER_BATCH_NORM_BACKWARD_EVAL,
     EMBER_NORM_COUNT,
@@ -304,7 +304,7 @@ cdef int norm_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
     cdef int status, dtype, slot
     cdef const ember_view *x
     if op < 0 or op >= EMBER_NORM_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "norm", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "norm", "unknown op code")
     j.op, j.eps, j.partial = op, eps, NULL
     # the full-size input: x (forward) or g (backward) sets the shape and dtype
     slot = 3 if op == EMBER_LAYER_NORM or op == EMBER_LAYER_NORM_BACKWARD else (

@@ -8,7 +8,7 @@ from libc.string cimport memset
 
 from ember_cpu._abi cimport (
     ember_ctx, ember_pool_params, ember_view, EMBER_OK, EMBER_ERR_INDEX, EMBER_ERR_TYPE,
-    EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64,
+    EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_FLOAT32, EMBER_FLOAT64,
     EMBER_INT64, EMBER_POOL_ADAPTIVE_AVG, EMBER_POOL_ADAPTIVE_AVG_BACKWARD,
     EMBER_POOL_ADAPTIVE_MAX, EMBER_POOL_AVG, EMBER_POOL_AVG_BACKWARD, EMBER_POOL_COUNT,
     EMBER_POOL_MAX, EMBER_POOL_MAX_BACKWARD,
@@ -183,7 +183,7 @@ cdef int pool_kernel(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
     cdef int64_t planes
     cdef int bad
     if op < 0 or op >= EMBER_POOL_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "pool", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "pool", "unknown op code")
     if backward:
         big, small = out, a
     else:

@@ -8,7 +8,7 @@ from libc.math cimport log, logf, sqrt, sqrtf, cos, cosf, nextafter, nextafterf,
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_RUNTIME, EMBER_RANDOM_UNIFORM,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_RUNTIME, EMBER_RANDOM_UNIFORM,
     EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT,
 )
 from ember_cpu._strided cimport (
@@ -124,7 +124,7 @@ cdef int random_kernel(ember_ctx *ctx, int32_t op, const ember_view *out, uint64
     cdef const char *name
     cdef int status
     if op < 0 or op >= EMBER_RANDOM_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "random", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "random", "unknown op code")
     name = "uniform_" if op == EMBER_RANDOM_UNIFORM else "normal_"
     if not is_floating(out.dtype):
         return error_dtype(ctx, name, out.dtype)

@@ -21,7 +21,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport malloc, free
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_RUNTIME, EMBER_ERR_MEMORY,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_ERR_RUNTIME, EMBER_ERR_MEMORY,
     EMBER_MAX_DIM, EMBER_REDUCE_SUM, EMBER_REDUCE_MEAN, EMBER_REDUCE_PROD,
     EMBER_REDUCE_MAX, EMBER_REDUCE_MIN, EMBER_REDUCE_ARGMAX, EMBER_REDUCE_ARGMIN,
     EMBER_REDUCE_COUNT, EMBER_INT64, EMBER_BOOL,
@@ -460,7 +460,7 @@ cdef int reduce_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef int nt, status
     cdef int64_t work, ksize, kstride, rstride
     if op < 0 or op >= EMBER_REDUCE_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "reduce", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "reduce", "unknown op code")
     name = ember_reduce_names[op]
     if op == EMBER_REDUCE_ARGMAX or op == EMBER_REDUCE_ARGMIN:
         return arg_reduce_kernel(ctx, op, name, out, a, nreduce)

@@ -8,7 +8,7 @@
 from libc.stdint cimport int32_t, int64_t
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL, EMBER_FLOAT32,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL, EMBER_FLOAT32,
     EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN,
     EMBER_SCAN_COUNT,
 )
@@ -123,7 +123,7 @@ cdef int scan_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef const ember_view *views[3]
     cdef int64_t inner[3]
     if op < 0 or op >= EMBER_SCAN_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "scan", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "scan", "unknown op code")
     name = ember_scan_names[op]
     if a.dtype != out.dtype:
         return set_error(ctx, EMBER_ERR_TYPE, name, "out must have the input's dtype")

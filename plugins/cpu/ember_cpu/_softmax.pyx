@@ -14,7 +14,7 @@ from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport free, malloc
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_MEMORY,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_ERR_MEMORY,
     EMBER_FLOAT32, EMBER_FLOAT64, EMBER_SOFTMAX_BACKWARD, EMBER_SOFTMAX_COUNT,
 )
 from ember_cpu._strided cimport (
@@ -131,7 +131,7 @@ cdef int softmax_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     cdef const ember_view *views[3]
     cdef int64_t inner[3]
     if op < 0 or op >= EMBER_SOFTMAX_COUNT:
-        return set_error(ctx, EMBER_ERR_VALUE, "softmax", "unknown op code")
+        return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "softmax", "unknown op code")
     name = ember_softmax_names[op]
     p.has_b = op >= EMBER_SOFTMAX_BACKWARD
     if p.has_b and b == NULL:

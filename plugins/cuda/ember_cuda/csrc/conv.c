@@ -260,7 +260,7 @@ static int setup(ember_ctx *ctx, int32_t op, const ember_conv_params *p, const e
     if (op == EMBER_CONV_FORWARD) x = a, w = b, y = out;
     else if (op == EMBER_CONV_BACKWARD_INPUT) x = out, w = b, y = a;
     else if (op == EMBER_CONV_BACKWARD_WEIGHT) x = b, w = out, y = a;
-    else return fail(ctx, EMBER_ERR_VALUE, "unknown op code");
+    else return fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unknown op code");
     if (out->ndim != 4 || a->ndim != 4 || b->ndim != 4)
         return fail(ctx, EMBER_ERR_VALUE, "expects 4-d operands");
     if (a->dtype != out->dtype || b->dtype != out->dtype || (cv && cv->dtype != out->dtype) ||

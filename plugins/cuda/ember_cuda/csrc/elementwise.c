@@ -67,7 +67,7 @@ static int check_views(ember_ctx *ctx, const char *op, int n, const ember_view *
 
 int ec_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a) {
     if (op < 0 || op >= EMBER_UNARY_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "unary: unknown op code %d", (int)op);
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unary: unknown op code %d", (int)op);
     const char *name = unary_names[op];
     const ember_view *v[2] = {out, a};
     int rc = check_views(ctx, name, 2, v);
@@ -98,7 +98,7 @@ int ec_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view
 int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
               const ember_view *b) {
     if (op < 0 || op >= EMBER_BINARY_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "binary: unknown op code %d", (int)op);
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "binary: unknown op code %d", (int)op);
     const char *name = binary_names[op];
     const ember_view *v[3] = {out, a, b};
     int rc = check_views(ctx, name, 3, v);

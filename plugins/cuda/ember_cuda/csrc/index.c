@@ -202,7 +202,7 @@ int ec_index(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view
     int wrap = (op & EMBER_INDEX_WRAP) != 0;
     op &= ~EMBER_INDEX_WRAP;
     if (op < 0 || op >= EMBER_INDEX_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "index: unknown op code");
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "index: unknown op code");
     const char *name = index_names[op];
     int nd = index->ndim;
     if (nd < 1 || nd > EMBER_MAX_DIM || out->ndim != nd || a->ndim != nd || dim < 0 ||
@@ -236,7 +236,7 @@ int ec_index(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view
 int ec_search(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *sorted,
               const ember_view *values) {
     if (op < 0 || op >= EMBER_SEARCH_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "search: unknown op code");
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "search: unknown op code");
     const char *name = search_names[op];
     int nd = values->ndim, last = nd - 1;
     if (nd < 1 || nd > EMBER_MAX_DIM || sorted->ndim != nd || out->ndim != nd)

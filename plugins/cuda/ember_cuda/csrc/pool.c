@@ -45,7 +45,7 @@ static const char *const kernel_names[] = {"max_pool", "max_pool_backward", "avg
 
 static int check(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
                  const ember_view *a) {
-    if (op < 0 || op >= EMBER_POOL_COUNT) return fail(ctx, EMBER_ERR_VALUE, "unknown op code");
+    if (op < 0 || op >= EMBER_POOL_COUNT) return fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unknown op code");
     const ember_view *big = is_backward(op) ? out : a, *small = is_backward(op) ? a : out;
     if (out->ndim != 4 || a->ndim != 4 || big->sizes[0] != small->sizes[0] ||
         big->sizes[1] != small->sizes[1])

@@ -6,7 +6,7 @@
 int ec_random(ember_ctx *ctx, int32_t op, const ember_view *out, uint64_t seed, uint64_t offset,
               double p0, double p1) {
     if (op < 0 || op >= EMBER_RANDOM_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "random: unknown op code");
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "random: unknown op code");
     const char *name = op == EMBER_RANDOM_UNIFORM ? "uniform_" : "normal_";
     int rc = ec_check_view(ctx, name, out);
     if (rc) return rc;

@@ -210,7 +210,7 @@ static int check(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_
 int ec_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
               int32_t nreduce) {
     if (op < 0 || op >= EMBER_REDUCE_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "reduce: unknown op code");
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "reduce: unknown op code");
     int rc = check(ctx, op, out, a, nreduce);
     if (rc) return rc;
     int arg = op == EMBER_REDUCE_ARGMAX || op == EMBER_REDUCE_ARGMIN;

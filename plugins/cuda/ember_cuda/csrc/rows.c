@@ -106,7 +106,7 @@ static int softmax_check(ember_ctx *ctx, const char *name, const ember_view *con
 int ec_softmax(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
                const ember_view *b) {
     if (op < 0 || op >= EMBER_SOFTMAX_COUNT)
-        return fail(ctx, EMBER_ERR_VALUE, "softmax", "unknown op code");
+        return fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "softmax", "unknown op code");
     const char *name = softmax_names[op];
     int has_b = op >= EMBER_SOFTMAX_BACKWARD;
     if (has_b && b == NULL) return fail(ctx, EMBER_ERR_VALUE, name, "needs the output view (b)");
@@ -319,7 +319,7 @@ done:
 
 int ec_norm(ember_ctx *ctx, int32_t op, const ember_view *const *v, double eps) {
     if (op < 0 || op >= EMBER_NORM_COUNT)
-        return fail(ctx, EMBER_ERR_VALUE, "norm", "unknown op code");
+        return fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "norm", "unknown op code");
     const char *name = norm_names[op];
     int layer = op <= EMBER_LAYER_NORM_BACKWARD;
     /* the full-size input sets the shape and the dtype: x, or g for the backward ops */
@@ -380,7 +380,7 @@ static int nll_targets(ember_ctx *ctx, const char *name, int dtype, char *t, int
 int ec_nll(ember_ctx *ctx, int32_t op, const ember_view *const *v, int64_t ignore_index) {
     static ec_kernel cache_fwd[16], cache_bwd[16], ce_fwd[NCFG][16], ce_bwd[NCFG][16];
     if (op < 0 || op >= EMBER_NLL_COUNT)
-        return fail(ctx, EMBER_ERR_VALUE, "nll", "unknown op code");
+        return fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "nll", "unknown op code");
     const char *name = nll_names[op];
     if (v[0] == NULL || v[1] == NULL || v[3] == NULL || (op != EMBER_NLL_BACKWARD && v[2] == NULL))
         return fail(ctx, EMBER_ERR_VALUE, name, "a required operand is NULL");

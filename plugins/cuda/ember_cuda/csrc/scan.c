@@ -71,7 +71,7 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 int ec_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
             const ember_view *a) {
     if (op < 0 || op >= EMBER_SCAN_COUNT)
-        return ec_fail(ctx, EMBER_ERR_VALUE, "scan: unknown op code");
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "scan: unknown op code");
     const char *name = names[op];
     if (a->dtype != out->dtype)
         return ec_fail(ctx, EMBER_ERR_TYPE, "%s: out must have the input's dtype", name);

@@ -1,0 +1,70 @@
+"""The kernel ABI's entries and op codes, read from ``ember/abi.h``, the one place they are
+defined: fallback messages, ``python -m ember.backends`` and the conformance suite name ops
+from here, so a new op code needs no second table."""
+import functools
+import os
+import re
+
+# the table's entries in order; the first six are the memory core every plugin implements
+ENTRIES = ("alloc", "free", "copy", "fill", "to_host", "from_host", "unary", "binary",
+           "reduce", "matmul", "random", "where", "scan", "index", "search", "softmax",
+           "norm", "nll", "conv", "pool", "adam")
+REQUIRED = ENTRIES[:6]
+# primitives a plugin may leave out: the core runs them on the host through the CPU plugin
+HOST_FALLBACK = ("copy", "fill", "unary", "binary", "reduce", "matmul", "random", "where",
+                 "scan", "index", "search")
+# fused kernels a plugin may add: left out, the core runs its composite on the device
+FUSED = ("softmax", "norm", "nll", "conv", "pool", "adam")
+
+
+def header_path():
+    """``ember/abi.h`` as installed with ember (``ember.get_include()``)."""
+    from ember.core import _dtype
+    return os.path.join(os.path.dirname(_dtype.__file__), "include", "ember", "abi.h")
+
+
+@functools.cache
+def abi_ops():
+    """{family: (op name for code 0, code 1, ...)} for every op-coded entry of abi.h.
+
+    Each ``enum { ... EMBER_<FAMILY>_COUNT = n }`` block is one family; a member's name is
+    its enum name without ``EMBER_<FAMILY>_`` when every member has that prefix (else
+    without ``EMBER_``), lowercased: ``binary: add``, ``softmax: softmax_backward``,
+    ``conv: backward_input``.  Flags past the count are skipped."""
+    with open(header_path(), encoding="utf-8") as f:
+        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+    ops = {}
+    for body in re.findall(r"enum\s*\{(.*?)\}", text, flags=re.S):
+        members = [(n, int(v, 0)) for n, v in
+                   re.findall(r"EMBER_(\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)", body)]
+        counts = [(n, v) for n, v in members if n.endswith("_COUNT")]
+        if not counts:
+            continue                        # dtype codes, return codes, flags
+        family, count = counts[0][0][:-len("_COUNT")].lower(), counts[0][1]
+        names = [None] * count
+        prefix = family.upper() + "_"
+        cut = len(prefix) if all(n.startswith(prefix) for n, _ in members) else 0
+        for n, v in members:
+            if v < count and not n.endswith("_COUNT"):
+                names[v] = n[cut:].lower()
+        ops[family] = tuple(names)
+    return ops
+
+
+@functools.cache
+def dtype_names():
+    """{dtype code: ember dtype name} (abi.h numbers dtypes as PyTorch's ScalarType)."""
+    from ember.core import _dtype
+    return {d.code: d.name for d in _dtype.all_dtypes}
+
+
+def op_key(entry, op, dtypes):
+    """The name of one kernel call, as fallbacks are counted and declared:
+    ``"binary.pow[float16]"``, ``"matmul[float32]"``, ``"copy[float32->int64]"``."""
+    names = dtype_names()
+    dt = "->".join(names.get(d, str(d)) for d in dtypes)
+    family = abi_ops().get(entry)
+    if family is None:
+        return f"{entry}[{dt}]"
+    name = family[op] if 0 <= op < len(family) else f"op{op}"
+    return f"{entry}.{name}[{dt}]"
