@@ -118,8 +118,9 @@ cdef void conv_params(ember_conv_params* p, tuple stride, tuple padding, tuple d
     p.groups = groups
 
 
-cdef int run_conv(ember_kernel_table* t, int code, ember_conv_params* p, TensorBase o,
-                  TensorBase a, TensorBase b, TensorBase c) except -1:
+cdef bint run_conv(ember_kernel_table* t, int code, ember_conv_params* p, TensorBase o,
+                   TensorBase a, TensorBase b, TensorBase c) except -1:
+    """The fused `conv` entry; False when it answers "not implemented" (run the composite)."""
     same_device("conv", o, a)
     same_device("conv", o, b)
     if c is not None:
@@ -136,9 +137,11 @@ cdef int run_conv(ember_kernel_table* t, int code, ember_conv_params* p, TensorB
     cdef int rc
     with nogil:
         rc = t.conv(&ctx, code, p, &vo, &va, &vb, pc)
+    if rc == EMBER_ERR_NOT_IMPLEMENTED:
+        return False
     if rc:
         raise_kernel_error(rc, &ctx)
-    return 0
+    return True
 
 
 cdef dtype compute_dtype(TensorBase a, str name):
@@ -168,15 +171,15 @@ cdef object convolution_impl(TensorBase x, TensorBase w, object bias, tuple stri
     cdef ember_conv_params p
     if o.numel_c() == 0 or o._backend.is_meta:
         return cast_to(o, x._dtype)
-    if t.conv is NULL:
-        b = None if bias is None else cast_to(<TensorBase>bias, ct)
-        r = conv_forward_composite(cast_to(x, ct), cast_to(w, ct), b, stride, padding,
-                                   dilation, groups)
-        return cast_to(<TensorBase>r, x._dtype)
-    conv_params(&p, stride, padding, dilation, groups)
-    run_conv(t, EMBER_CONV_FORWARD, &p, o, operand(x, ct), operand(w, ct),
-             None if bias is None else operand(bias, ct))
-    return cast_to(o, x._dtype)
+    if t.conv is not NULL:
+        conv_params(&p, stride, padding, dilation, groups)
+        if run_conv(t, EMBER_CONV_FORWARD, &p, o, operand(x, ct), operand(w, ct),
+                    None if bias is None else operand(bias, ct)):
+            return cast_to(o, x._dtype)
+    b = None if bias is None else cast_to(<TensorBase>bias, ct)
+    r = conv_forward_composite(cast_to(x, ct), cast_to(w, ct), b, stride, padding,
+                               dilation, groups)
+    return cast_to(<TensorBase>r, x._dtype)
 
 
 cdef tuple convolution_backward_impl(TensorBase g, TensorBase x, TensorBase w, tuple stride,
@@ -187,25 +190,25 @@ cdef tuple convolution_backward_impl(TensorBase g, TensorBase x, TensorBase w, t
     cdef ember_conv_params p
     cdef TensorBase gi = None, gw = None, gb = None
     cdef int64_t cout = w._sizes[0]
-    if g.numel_c() == 0 or x._backend.is_meta or t.conv is NULL:
-        # an empty batch or output: the composite gives the zero gradients
-        r = conv_backward_composite(cast_to(g, ct), cast_to(x, ct), cast_to(w, ct), stride,
-                                    padding, dilation, groups, mask)
-        return tuple(None if v is None else cast_to(<TensorBase>v, x._dtype) for v in r)
-    conv_params(&p, stride, padding, dilation, groups)
-    cdef TensorBase gc = operand(g, ct)
-    if mask[0]:
-        gi = empty_c(4, x._sizes, ct, x._device)
-        run_conv(t, EMBER_CONV_BACKWARD_INPUT, &p, gi, gc, operand(w, ct), None)
-        gi = cast_to(gi, x._dtype)
-    if mask[1] or mask[2]:
-        gw = empty_c(4, w._sizes, ct, x._device)
-        if mask[2]:
-            gb = empty_c(1, &cout, ct, x._device)
-        run_conv(t, EMBER_CONV_BACKWARD_WEIGHT, &p, gw, gc, operand(x, ct), gb)
-        gw = cast_to(gw, x._dtype) if mask[1] else None
-        gb = None if gb is None else cast_to(gb, x._dtype)
-    return gi, gw, gb
+    # an empty batch or output goes to the composite, which gives the zero gradients
+    if g.numel_c() and not x._backend.is_meta and t.conv is not NULL:
+        conv_params(&p, stride, padding, dilation, groups)
+        gc = operand(g, ct)
+        if mask[0]:
+            gi = empty_c(4, x._sizes, ct, x._device)
+        if mask[1] or mask[2]:
+            gw = empty_c(4, w._sizes, ct, x._device)
+            gb = empty_c(1, &cout, ct, x._device) if mask[2] else None
+        if ((not mask[0] or run_conv(t, EMBER_CONV_BACKWARD_INPUT, &p, gi, gc, operand(w, ct),
+                                     None))
+                and (gw is None or run_conv(t, EMBER_CONV_BACKWARD_WEIGHT, &p, gw, gc,
+                                            operand(x, ct), gb))):
+            return (None if gi is None else cast_to(gi, x._dtype),
+                    cast_to(gw, x._dtype) if mask[1] else None,
+                    None if gb is None else cast_to(gb, x._dtype))
+    r = conv_backward_composite(cast_to(g, ct), cast_to(x, ct), cast_to(w, ct), stride,
+                                padding, dilation, groups, mask)
+    return tuple(None if v is None else cast_to(<TensorBase>v, x._dtype) for v in r)
 
 
 def convolution(input, weight, bias, stride, padding, dilation, groups):

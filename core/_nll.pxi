@@ -79,11 +79,12 @@ cdef tuple nll_forward_impl(bint ce, object input, object target, object weight,
     a, tgt, w, C = nll_rows(op, input, target, weight, reduction)
     cdef TensorBase rows = <TensorBase>a
     cdef int64_t R = rows._sizes[0]
+    cdef bint done = False
     if has_fused(rows, True):
         loss, wt = new_like_shape((R,), rows._dtype, rows), new_like_shape((R,), rows._dtype, rows)
-        call_fused(True, EMBER_CROSS_ENTROPY if ce else EMBER_NLL, [loss, wt, a, tgt, w], 0,
-                   ignore_index)
-    else:
+        done = call_fused(True, EMBER_CROSS_ENTROPY if ce else EMBER_NLL, [loss, wt, a, tgt, w],
+                          0, ignore_index)
+    if not done:
         safe, wt = nll_weights(tgt, w, ignore_index, C, rows._dtype)
         lp = softmax_forward(op_log_softmax, a, 1, None) if ce else a
         loss = -(lp.gather(1, safe).reshape(R) * wt)
@@ -113,11 +114,12 @@ cdef object nll_backward_impl(bint ce, object grad_output, object input, object 
         if reduction == 1:
             g = g / to_dt(total_weight, rows._dtype)
         scale = g.reshape(1).expand(R)
+    cdef bint done = False
     if not composite and has_fused(rows, True):
         gx = new_like_shape((R, C), rows._dtype, rows)
-        call_fused(True, EMBER_CROSS_ENTROPY_BACKWARD if ce else EMBER_NLL_BACKWARD,
-                   [gx, scale.contiguous(), a if ce else None, tgt, w], 0, ignore_index)
-    else:
+        done = call_fused(True, EMBER_CROSS_ENTROPY_BACKWARD if ce else EMBER_NLL_BACKWARD,
+                          [gx, scale.contiguous(), a if ce else None, tgt, w], 0, ignore_index)
+    if not done:
         safe, wt = nll_weights(tgt, w, ignore_index, C, rows._dtype)
         sw = (scale * wt).unsqueeze(1)
         picked = zeros((R, C), dtype=rows._dtype, device=rows._device).scatter(1, safe, 1.0)

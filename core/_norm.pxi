@@ -45,9 +45,10 @@ cdef bint has_fused(TensorBase t, bint nll):
     return (tab.nll if nll else tab.norm) is not NULL
 
 
-cdef int call_fused(bint nll, int code, list tensors, double eps,
-                    int64_t ignore_index) except -1:
-    """Run the `norm` (or `nll`) entry on `tensors` (None: a NULL slot)."""
+cdef bint call_fused(bint nll, int code, list tensors, double eps,
+                     int64_t ignore_index) except -1:
+    """Run the `norm` (or `nll`) entry on `tensors` (None: a NULL slot); False when the
+    kernel answers "not implemented" for this op or dtype (the caller runs its composite)."""
     cdef ember_view views[8]
     cdef const ember_view* ptrs[8]
     cdef TensorBase t = None
@@ -73,9 +74,11 @@ cdef int call_fused(bint nll, int code, list tensors, double eps,
                   tab.norm(&ctx, code, ptrs, eps))
     else:
         rc = tab.nll(&ctx, code, ptrs, ignore_index) if nll else tab.norm(&ctx, code, ptrs, eps)
+    if rc == EMBER_ERR_NOT_IMPLEMENTED:
+        return False
     if rc:
         raise_kernel_error(rc, &ctx)
-    return 0
+    return True
 
 
 cdef dtype norm_compute_type(TensorBase x, str op):
@@ -162,12 +165,13 @@ cdef tuple layer_norm_impl(object input, object normalized_shape, object weight,
     x2 = as_ct(x, ct, (M, N))
     w = as_ct(weight, ct, (N,))
     b = as_ct(bias, ct, (N,))
+    cdef bint done = False
     if has_fused(x, False):
         y = new_like_shape((M, N), ct, x)
         mean = new_like_shape((M,), ct, x)
         rstd = new_like_shape((M,), ct, x)
-        call_fused(False, EMBER_LAYER_NORM, [y, mean, rstd, x2, w, b], eps, 0)
-    else:
+        done = call_fused(False, EMBER_LAYER_NORM, [y, mean, rstd, x2, w, b], eps, 0)
+    if not done:
         mean, rstd = norm_stats(x2, (1,), eps)
         y = (x2 - mean) * rstd
         y = y if w is None else y * w
@@ -191,15 +195,17 @@ cdef tuple layer_norm_backward_impl(object grad_out, object input, object normal
     g2, x2 = as_ct(g, ct, (M, N)), as_ct(x, ct, (M, N))
     w = as_ct(weight, ct, (N,))
     mask = (mask[0], mask[1] and weight is not None, mask[2] and bias is not None)
-    if composite or not has_fused(x, False):
-        gx, gw, gb = norm_backward_composite(g2, x2, as_ct(mean, ct, (M, 1)),
-                                             as_ct(rstd, ct, (M, 1)), w, (1,), (0,), True, mask)
-    else:
+    cdef bint done = False
+    if not composite and has_fused(x, False):
         gx = new_like_shape((M, N), ct, x) if mask[0] else None
         gw = new_like_shape((N,), ct, x) if mask[1] else None
         gb = new_like_shape((N,), ct, x) if mask[2] else None
-        call_fused(False, EMBER_LAYER_NORM_BACKWARD,
-                   [gx, gw, gb, g2, x2, as_ct(mean, ct, (M,)), as_ct(rstd, ct, (M,)), w], 0, 0)
+        done = call_fused(False, EMBER_LAYER_NORM_BACKWARD,
+                          [gx, gw, gb, g2, x2, as_ct(mean, ct, (M,)), as_ct(rstd, ct, (M,)), w],
+                          0, 0)
+    if not done:
+        gx, gw, gb = norm_backward_composite(g2, x2, as_ct(mean, ct, (M, 1)),
+                                             as_ct(rstd, ct, (M, 1)), w, (1,), (0,), True, mask)
     return (None if gx is None else to_dt(gx.reshape(x.shape), x._dtype),
             None if gw is None else to_dt(gw.reshape(ns), (<TensorBase>weight)._dtype),
             None if gb is None else to_dt(gb.reshape(ns), (<TensorBase>bias)._dtype))
@@ -256,16 +262,18 @@ cdef tuple batch_norm_impl(object input, object weight, object bias, object runn
     B, C, L = bn_shape(x, (weight, bias, running_mean, running_var), "native_batch_norm")
     cdef dtype ct = norm_compute_type(x, "batch_norm")
     cdef bint fused = has_fused(x, False)
+    cdef bint done = False
     x3 = as_ct(x, ct, (B, C, L))
     w, b = as_ct(weight, ct, (C,)), as_ct(bias, ct, (C,))
     if training:
         if B * L == 0:
             raise RuntimeError(f"native_batch_norm: the input of shape {list(x.shape)} has no "
                                "values per channel to compute batch statistics from")
+        done = False
         if fused:
             mean, invstd = new_like_shape((C,), ct, x), new_like_shape((C,), ct, x)
-            call_fused(False, EMBER_BATCH_NORM_STATS, [mean, invstd, x3], eps, 0)
-        else:
+            done = call_fused(False, EMBER_BATCH_NORM_STATS, [mean, invstd, x3], eps, 0)
+        if not done:
             mean, invstd = norm_stats(x3, (0, 2), eps)
             mean, invstd = mean.reshape(C), invstd.reshape(C)
         n = B * L
@@ -281,10 +289,11 @@ cdef tuple batch_norm_impl(object input, object weight, object bias, object runn
                                "defined in evaluation mode")
         mean = as_ct(running_mean, ct, (C,)).clone()
         invstd = (as_ct(running_var, ct, (C,)) + eps).rsqrt()
+    done = False
     if fused:
         y = new_like_shape((B, C, L), ct, x)
-        call_fused(False, EMBER_BATCH_NORM_APPLY, [y, x3, mean, invstd, w, b], eps, 0)
-    else:
+        done = call_fused(False, EMBER_BATCH_NORM_APPLY, [y, x3, mean, invstd, w, b], eps, 0)
+    if not done:
         y = (x3 - mean.reshape(1, C, 1)) * invstd.reshape(1, C, 1)
         y = y if w is None else y * w.reshape(1, C, 1)
         y = y if b is None else y + b.reshape(1, C, 1)
@@ -313,16 +322,18 @@ cdef tuple batch_norm_backward_impl(object grad_out, object input, object weight
     g3, x3 = as_ct(g, ct, (B, C, L)), as_ct(x, ct, (B, C, L))
     w = as_ct(weight, ct, (C,))
     mean, invstd = as_ct(save_mean, ct, (C,)), as_ct(save_invstd, ct, (C,))
-    if composite or not has_fused(x, False):
-        gx, gw, gb = norm_backward_composite(
-            g3, x3, mean.reshape(1, C, 1), invstd.reshape(1, C, 1),
-            None if w is None else w.reshape(1, C, 1), (0, 2), (0, 2), train, mask)
-    else:
+    cdef bint done = False
+    if not composite and has_fused(x, False):
         gx = new_like_shape((B, C, L), ct, x) if mask[0] else None
         gw = new_like_shape((C,), ct, x) if mask[1] else None
         gb = new_like_shape((C,), ct, x) if mask[2] else None
-        call_fused(False, EMBER_BATCH_NORM_BACKWARD if train else EMBER_BATCH_NORM_BACKWARD_EVAL,
-                   [gx, gw, gb, g3, x3, mean, invstd, w], eps, 0)
+        done = call_fused(False, EMBER_BATCH_NORM_BACKWARD if train else
+                          EMBER_BATCH_NORM_BACKWARD_EVAL, [gx, gw, gb, g3, x3, mean, invstd, w],
+                          eps, 0)
+    if not done:
+        gx, gw, gb = norm_backward_composite(
+            g3, x3, mean.reshape(1, C, 1), invstd.reshape(1, C, 1),
+            None if w is None else w.reshape(1, C, 1), (0, 2), (0, 2), train, mask)
     pdt = x._dtype if weight is None else (<TensorBase>weight)._dtype
     return (None if gx is None else to_dt(gx.reshape(x.shape), x._dtype),
             None if gw is None else to_dt(gw.reshape(weight.shape), pdt),

@@ -196,14 +196,13 @@ cdef object pool_forward(PoolArgs a, TensorBase x):
     cdef ember_kernel_table* t = o._backend.kernels()
     if o.numel_c() == 0 or o._backend.is_meta:
         r = cast_to(o, x._dtype)
-    elif t.pool is NULL:
+    elif t.pool is not NULL and run_pool(t, a.code, a, o, ix, operand(x, ct)):
+        r = cast_to(o, x._dtype)
+    else:
         r = pool_composite(a, cast_to(x, ct))
         if is_max:
             r, ix = r
         r = cast_to(<TensorBase>r, x._dtype)
-    else:
-        run_pool(t, a.code, a, o, ix, operand(x, ct))
-        r = cast_to(o, x._dtype)
     return (r, ix) if is_max else r
 
 
@@ -222,17 +221,18 @@ cdef object pool_backward(PoolArgs a, TensorBase g, TensorBase x, object indices
         return cast_to(o, x._dtype)
     if g.numel_c() == 0:
         return zeros(x.shape, dtype=x._dtype, device=x._device)
-    if t.pool is NULL:
-        r = pool_backward_composite(a, cast_to(g, ct), cast_to(x, ct), indices)
-        return cast_to(<TensorBase>r, x._dtype)
-    run_pool(t, code, a, o, None if indices is None
-             else operand(as_tensor_arg(indices, name, "indices"), _dtypes.int64),
-             operand(g, ct))
-    return cast_to(o, x._dtype)
+    if t.pool is not NULL and run_pool(
+            t, code, a, o, None if indices is None
+            else operand(as_tensor_arg(indices, name, "indices"), _dtypes.int64),
+            operand(g, ct)):
+        return cast_to(o, x._dtype)
+    r = pool_backward_composite(a, cast_to(g, ct), cast_to(x, ct), indices)
+    return cast_to(<TensorBase>r, x._dtype)
 
 
-cdef int run_pool(ember_kernel_table* t, int code, PoolArgs a, TensorBase o, TensorBase ix,
-                  TensorBase x) except -1:
+cdef bint run_pool(ember_kernel_table* t, int code, PoolArgs a, TensorBase o, TensorBase ix,
+                   TensorBase x) except -1:
+    """The fused `pool` entry; False when it answers "not implemented" (run the composite)."""
     cdef ember_pool_params p
     a.fill(&p)
     same_device("pool", o, x)
@@ -249,9 +249,11 @@ cdef int run_pool(ember_kernel_table* t, int code, PoolArgs a, TensorBase o, Ten
     cdef int rc
     with nogil:
         rc = t.pool(&ctx, code, &p, &vo, pi, &vx)
+    if rc == EMBER_ERR_NOT_IMPLEMENTED:
+        return False
     if rc:
         raise_kernel_error(rc, &ctx)
-    return 0
+    return True
 
 
 cdef object routed_pool(Op op, tuple tensors):

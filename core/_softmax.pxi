@@ -83,6 +83,8 @@ cdef object softmax_op(Op op, TensorBase a, TensorBase b, int d, dtype ct, dtype
             rc = t.softmax(&ctx, op.code, &vo, &va, pb)
     else:
         rc = t.softmax(&ctx, op.code, &vo, &va, pb)
+    if rc == EMBER_ERR_NOT_IMPLEMENTED:       # this op or dtype: the composite
+        return cast_to(softmax_composite(op.code, x, y, d), rt)
     if rc:
         raise_kernel_error(rc, &ctx)
     return cast_to(o, rt)
