@@ -15,7 +15,7 @@ from ember.testing.conformance._data import (
     base_shape,
     check,
     read,
-    seeded as _seed,
+    seeded,
     to_device,
     tolerance,
     values,
@@ -77,7 +77,7 @@ UNARY = {
 
 def _unary_case(op, fn, ref, domain, scale):
     def run(device, dtype, layout):
-        host = values(_seed("unary", op, dtype, layout), base_shape(layout), dtype, domain)
+        host = values(seeded("unary", op, dtype, layout), base_shape(layout), dtype, domain)
         x = view(layout, to_device(host, dtype, device))
         hv = view(layout, host)
         want = ref(hv if dtype == "bool" else hv.astype(np.float64 if dtype in FLOATS
@@ -143,7 +143,7 @@ def _py_scalar(dtype, domain):
 
 
 def _binary_operands(op, dtype, layout, device, dom_a, dom_b):
-    rng = _seed("binary", op, dtype, layout)
+    rng = seeded("binary", op, dtype, layout)
     sa, sb = _BIN_SHAPES[layout]
     ha = values(rng, sa, dtype, dom_a)
     a = to_device(ha, dtype, device)
@@ -186,7 +186,7 @@ for _op, (_fn, _ref, _dts, _da, _db, _scalar) in BINARY.items():
 
 @case("binary", "gelu_backward", FLOATS, ("contiguous", "strided", "empty", "scalar"))
 def _gelu_backward(device, dtype, layout):
-    rng = _seed("gelu_backward", dtype, layout)
+    rng = seeded("gelu_backward", dtype, layout)
     hx = values(rng, base_shape(layout), dtype)
     hg = view(layout, values(rng, base_shape(layout), dtype))
     x = view(layout, to_device(hx, dtype, device)).detach().requires_grad_()
@@ -200,7 +200,7 @@ def _gelu_backward(device, dtype, layout):
 
 @case("where", "where", DTYPES, LAYOUTS + ("pyscalar",))
 def _where(device, dtype, layout):
-    rng = _seed("where", dtype, layout)
+    rng = seeded("where", dtype, layout)
     shape = base_shape("contiguous" if layout == "pyscalar" else layout)
     hc = rng.random(shape) < 0.5
     ha, hb = values(rng, shape, dtype), values(rng, shape, dtype)
@@ -246,7 +246,7 @@ def _copy_values(rng, shape, src):
       key=lambda src, variant: key("copy", "", f"{src}->{variant.split('-')[0]}"))
 def _copy(device, src, variant):
     dst, layout = variant.split("-")
-    rng = _seed("copy", src, variant)
+    rng = seeded("copy", src, variant)
     shape = (3, 4) if layout == "contiguous" else (8, 3)
     host = _copy_values(rng, shape, src)
     x = view(layout, to_device(host, src, device))
@@ -271,7 +271,7 @@ def _cpu_available():
 @case("host", "host", DTYPES, ("tensor", "numpy", "item", "cpu", "to_device"))
 def _host(device, dtype, variant):
     import pytest
-    rng = _seed("host", dtype, variant)
+    rng = seeded("host", dtype, variant)
     host = values(rng, (3, 4), dtype)
     if variant == "tensor":                     # from a nested list, then from an array
         check(ember.tensor(host.tolist(), dtype=getattr(ember, dtype), device=device), host,
