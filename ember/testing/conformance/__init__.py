@@ -50,11 +50,8 @@ def _state(config):
 
 
 def pytest_addoption(parser):
-    try:
-        from _ember_conformance import add_options
-        add_options(parser)
-    except (ImportError, ValueError):      # declared already by the pytest11 entry point
-        pass
+    from _ember_conformance import add_options  # installed with ember: its entry point
+    add_options(parser)
 
 
 def pytest_configure(config):
@@ -113,7 +110,7 @@ def ember_device(pytestconfig):
     return _state(pytestconfig).device
 
 
-@pytest.hookimpl(wrapper=True)
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
     tag, state = _tag(item), _state(item.config)
     if tag is not None and state is not None:
@@ -122,7 +119,6 @@ def pytest_runtest_setup(item):
             item.user_properties.append(("ember_declared", pattern))
             pytest.skip(f"{tag['key']}: declared unimplemented by device "
                         f"'{state.device}' ({pattern!r})")
-    return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

@@ -63,9 +63,11 @@ def unimplemented(device_type):
 
 
 def declared(key, patterns):
-    """The first pattern declaring `key` unimplemented, or None."""
+    """The first pattern declaring `key` unimplemented, or None.  ``*`` and ``?`` are the
+    wildcards; brackets are literal, since they delimit the dtype in every key
+    (``binary.pow[float16]`` means that key, not fnmatch's character class)."""
     for p in patterns:
-        if fnmatch.fnmatchcase(key, p):
+        if fnmatch.fnmatchcase(key, p.replace("[", "[[]")):
             return p
     return None
 

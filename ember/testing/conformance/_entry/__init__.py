@@ -12,7 +12,11 @@ __all__ = ["add_options", "pytest_addoption"]
 
 
 def add_options(parser):
+    """Declare the options once (both this entry point and ``-p ember.testing.conformance``
+    call it, in either order)."""
     group = parser.getgroup("ember", "ember conformance suite (ember.testing.conformance)")
+    if any("--ember-device" in opt.names() for opt in group.options):
+        return
     group.addoption("--ember-device", metavar="NAME", default=None,
                     help="device the conformance suite checks (default: cpu), e.g. "
                          "cuda or cuda:1")
