@@ -45,6 +45,9 @@ $(VENV)/.test-deps: $(VENV)/.installed
 test: build $(VENV)/.test-deps lint
 	$(PIP) install -q --no-build-isolation --force-reinstall --no-deps tests/plugins/toy
 	$(BIN)/python -m pytest
+	# the conformance suite ember ships, as a vendor runs it (the lead adds the reference
+	# device here later)
+	$(BIN)/python -m pytest --pyargs ember.testing.conformance --ember-device=cpu -q
 	$(MAKE) wheel-smoke
 
 lint: $(VENV)/.test-deps

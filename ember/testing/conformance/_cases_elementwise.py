@@ -1,0 +1,302 @@
+"""Cases of the elementwise entries: unary and binary op codes, where, copy (casts) and
+fill, over every dtype each op takes and every operand layout."""
+import numpy as np
+
+import ember
+from ember.testing.conformance import _special as sp
+from ember.testing.conformance._case import case, key
+from ember.testing.conformance._data import (
+    DTYPES,
+    FLOATS,
+    INTS,
+    INTS_BOOL,
+    LAYOUTS,
+    NUMERIC,
+    base_shape,
+    check,
+    read,
+    seeded,
+    to_device,
+    tolerance,
+    values,
+    view,
+)
+
+F = ember.nn.functional
+
+
+# --- unary -------------------------------------------------------------------------------
+
+def _np_round(x):
+    return np.round(x)          # half to even, as the ABI's ROUND
+
+
+def _gelu(x):
+    return x * sp.ndtr(x)
+
+
+# op: (ember call, NumPy reference, dtypes, domain, tolerance scale)
+UNARY = {
+    "neg": (ember.neg, np.negative, NUMERIC, "any", 1),
+    "exp": (ember.exp, np.exp, FLOATS, "small", 1),
+    "relu": (ember.relu, lambda x: np.maximum(x, 0), NUMERIC, "any", 1),
+    "abs": (ember.abs, np.abs, NUMERIC, "any", 1),
+    "log": (ember.log, np.log, FLOATS, "positive", 1),
+    "sqrt": (ember.sqrt, np.sqrt, FLOATS, "positive", 1),
+    "sin": (ember.sin, np.sin, FLOATS, "any", 1),
+    "cos": (ember.cos, np.cos, FLOATS, "any", 1),
+    "tanh": (ember.tanh, np.tanh, FLOATS, "any", 1),
+    "sigmoid": (ember.sigmoid, lambda x: 1 / (1 + np.exp(-x)), FLOATS, "any", 1),
+    "reciprocal": (ember.reciprocal, lambda x: 1 / x, FLOATS, "nonzero", 1),
+    "square": (ember.square, np.square, NUMERIC, "any", 1),
+    "floor": (ember.floor, np.floor, NUMERIC, "any", 1),
+    "ceil": (ember.ceil, np.ceil, NUMERIC, "any", 1),
+    "trunc": (ember.trunc, np.trunc, NUMERIC, "any", 1),
+    "round": (ember.round, _np_round, NUMERIC, "any", 1),
+    "exp2": (ember.exp2, np.exp2, FLOATS, "small", 1),
+    "expm1": (ember.expm1, np.expm1, FLOATS, "small", 1),
+    "log2": (ember.log2, np.log2, FLOATS, "positive", 1),
+    "log10": (ember.log10, np.log10, FLOATS, "positive", 1),
+    "log1p": (ember.log1p, np.log1p, FLOATS, "positive", 1),
+    "erf": (ember.erf, sp.erf, FLOATS, "small", 1),
+    "erfc": (ember.erfc, sp.erfc, FLOATS, "small", 1),
+    "asin": (ember.asin, np.arcsin, FLOATS, "unit", 1),
+    "acos": (ember.acos, np.arccos, FLOATS, "unit", 1),
+    "atan": (ember.atan, np.arctan, FLOATS, "any", 1),
+    "sinh": (ember.sinh, np.sinh, FLOATS, "small", 1),
+    "cosh": (ember.cosh, np.cosh, FLOATS, "small", 1),
+    "rsqrt": (ember.rsqrt, lambda x: 1 / np.sqrt(x), FLOATS, "positive", 1),
+    "bitwise_not": (ember.bitwise_not, np.invert, INTS_BOOL, "any", 1),
+    "tan": (ember.tan, np.tan, FLOATS, "unit", 1),
+    "erfinv": (ember.erfinv, sp.erfinv, FLOATS, "unit", 2),
+    "lgamma": (ember.lgamma, sp.lgamma, FLOATS, "positive", 2),
+    "digamma": (ember.digamma, sp.digamma, FLOATS, "positive", 2),
+    "gelu": (F.gelu, _gelu, FLOATS, "any", 1),
+}
+
+
+def _unary_case(op, fn, ref, domain, scale):
+    def run(device, dtype, layout):
+        host = values(seeded("unary", op, dtype, layout), base_shape(layout), dtype, domain)
+        x = view(layout, to_device(host, dtype, device))
+        hv = view(layout, host)
+        want = ref(hv if dtype == "bool" else hv.astype(np.float64 if dtype in FLOATS
+                                                         else np.int64))
+        check(fn(x), want, dtype, device, tolerance(dtype, scale), f"{op}({dtype})")
+    return run
+
+
+for _op, (_fn, _ref, _dts, _dom, _sc) in UNARY.items():
+    case("unary", _op, _dts, LAYOUTS)(_unary_case(_op, _fn, _ref, _dom, _sc))
+
+
+# --- binary ------------------------------------------------------------------------------
+
+def _shift_left(a, b):
+    return np.left_shift(a.astype(np.int64), b)
+
+
+def _bool_or_int(f):
+    """A NumPy ufunc applied in int64 (wrapping back on the cast), or as is on bools."""
+    return lambda a, b: f(a, b) if a.dtype == bool else f(a.astype(np.int64),
+                                                          b.astype(np.int64))
+
+
+PREDICATES = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
+              "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and,
+              "logical_or": np.logical_or, "logical_xor": np.logical_xor}
+# op: (ember call, NumPy reference, dtypes, domain of a, domain of b, takes a Python scalar)
+BINARY = {
+    "add": (ember.add, np.add, DTYPES, "any", "any", True),
+    "sub": (ember.sub, np.subtract, NUMERIC, "any", "any", True),
+    "mul": (ember.mul, np.multiply, DTYPES, "any", "any", True),
+    "div": (ember.div, np.divide, FLOATS, "any", "nonzero", True),
+    "maximum": (ember.maximum, np.maximum, DTYPES, "any", "any", False),
+    "minimum": (ember.minimum, np.minimum, DTYPES, "any", "any", False),
+    "pow": (ember.pow, np.power, NUMERIC, "positive", "small", True),
+    **{name: (getattr(ember, name), f, DTYPES, "small", "small", not name.startswith("log"))
+       for name, f in PREDICATES.items()},
+    "atan2": (ember.atan2, np.arctan2, FLOATS, "any", "any", False),
+    "fmod": (ember.fmod, np.fmod, NUMERIC, "any", "nonzero", True),
+    "remainder": (ember.remainder, np.remainder, NUMERIC, "any", "nonzero", True),
+    "floor_divide": (ember.floor_divide, np.floor_divide, NUMERIC, "any", "nonzero", True),
+    "fmax": (ember.fmax, np.fmax, FLOATS, "any", "any", False),
+    "fmin": (ember.fmin, np.fmin, FLOATS, "any", "any", False),
+    "bitwise_and": (ember.bitwise_and, np.bitwise_and, INTS_BOOL, "any", "any", True),
+    "bitwise_or": (ember.bitwise_or, np.bitwise_or, INTS_BOOL, "any", "any", True),
+    "bitwise_xor": (ember.bitwise_xor, np.bitwise_xor, INTS_BOOL, "any", "any", True),
+    "shift_left": (ember.bitwise_left_shift, _shift_left, INTS, "any", "small", True),
+    "shift_right": (ember.bitwise_right_shift, np.right_shift, INTS, "any", "small", True),
+}
+BINARY_LAYOUTS = LAYOUTS + ("pyscalar",)
+_BIN_SHAPES = {"contiguous": ((3, 4), (3, 4)), "strided": ((8, 3), (8, 3)),
+               "broadcast": ((3, 1), (4,)), "empty": ((0, 4), (4,)), "scalar": ((), ()),
+               "pyscalar": ((3, 4), None)}
+
+
+def _py_scalar(dtype, domain):
+    if dtype == "bool":
+        return True
+    if dtype in FLOATS:
+        return 1.5 if domain != "small" else 0.5
+    return 2
+
+
+def _binary_operands(op, dtype, layout, device, dom_a, dom_b):
+    rng = seeded("binary", op, dtype, layout)
+    sa, sb = _BIN_SHAPES[layout]
+    ha = values(rng, sa, dtype, dom_a)
+    a = to_device(ha, dtype, device)
+    if layout == "strided":
+        a, ha = view("strided", a), view("strided", ha)
+    if sb is None:
+        hb = b = _py_scalar(dtype, dom_b)
+        return a, b, ha, np.asarray(hb, dtype=ha.dtype)
+    hb = values(rng, sb, dtype, dom_b)
+    b = to_device(hb, dtype, device)
+    if layout == "strided":
+        b, hb = view("strided", b), view("strided", hb)
+    return a, b, ha, hb
+
+
+def _binary_case(op, fn, ref, dom_a, dom_b):
+    def run(device, dtype, layout):
+        a, b, ha, hb = _binary_operands(op, dtype, layout, device, dom_a, dom_b)
+        if op == "pow" and dtype in FLOATS:
+            ha = ha.astype(np.float64)
+        if dtype in FLOATS:
+            want = ref(ha.astype(np.float64), hb.astype(np.float64))
+        elif op in PREDICATES:
+            want = ref(ha, hb)
+        else:
+            want = _bool_or_int(ref)(ha, hb)
+        out = "bool" if op in PREDICATES else dtype
+        check(fn(a, b), want, out, device, tolerance(dtype, 2), f"{op}({dtype}, {dtype})")
+    return run
+
+
+def _binary_skip(takes_scalar):
+    return lambda dtype, layout: layout == "pyscalar" and not takes_scalar
+
+
+for _op, (_fn, _ref, _dts, _da, _db, _scalar) in BINARY.items():
+    case("binary", _op, _dts, BINARY_LAYOUTS, skip=_binary_skip(_scalar))(
+        _binary_case(_op, _fn, _ref, _da, _db))
+
+
+@case("binary", "gelu_backward", FLOATS, ("contiguous", "strided", "empty", "scalar"))
+def _gelu_backward(device, dtype, layout):
+    rng = seeded("gelu_backward", dtype, layout)
+    hx = values(rng, base_shape(layout), dtype)
+    hg = view(layout, values(rng, base_shape(layout), dtype))
+    x = view(layout, to_device(hx, dtype, device)).detach().requires_grad_()
+    F.gelu(x).backward(to_device(np.array(hg), dtype, device))
+    hx = view(layout, hx)
+    check(x.grad, hg * (sp.ndtr(hx) + hx * sp.npdf(hx)), dtype, device,
+          tolerance(dtype, 2), "gelu backward")
+
+
+# --- where, fill, copy -------------------------------------------------------------------
+
+@case("where", "where", DTYPES, LAYOUTS + ("pyscalar",))
+def _where(device, dtype, layout):
+    rng = seeded("where", dtype, layout)
+    shape = base_shape("contiguous" if layout == "pyscalar" else layout)
+    hc = rng.random(shape) < 0.5
+    ha, hb = values(rng, shape, dtype), values(rng, shape, dtype)
+    c, a = to_device(hc, "bool", device), to_device(ha, dtype, device)
+    b = hb_v = None
+    if layout == "pyscalar":
+        b = hb_v = True if dtype == "bool" else 2
+    else:
+        b, hb_v = view(layout, to_device(hb, dtype, device)), view(layout, hb)
+    got = ember.where(view(layout, c), view(layout, a), b)
+    check(got, np.where(view(layout, hc), view(layout, ha), hb_v), dtype, device)
+
+
+def _fill_value(dtype):
+    return True if dtype == "bool" else (2.5 if dtype in FLOATS else 7)
+
+
+@case("fill", "fill", DTYPES, ("contiguous", "strided", "empty", "scalar"))
+def _fill(device, dtype, layout):
+    v = _fill_value(dtype)
+    shape = base_shape(layout)
+    if layout == "strided":
+        x = ember.zeros(shape, dtype=getattr(ember, dtype), device=device)
+        x.t()[1].fill_(v)
+        want = np.zeros(shape)
+        want.T[1] = v
+        check(x, want, dtype, device)
+        return
+    check(ember.full(shape, v, dtype=getattr(ember, dtype), device=device),
+          np.full(shape, v), dtype, device)
+
+
+def _copy_values(rng, shape, src):
+    if src in FLOATS:       # non-negative halves: exact in every float, in range for uint8
+        return rng.integers(0, 60, shape) / 2
+    if src == "uint8":
+        return rng.integers(0, 60, shape).astype(np.uint8)
+    return values(rng, shape, src)
+
+
+@case("copy", "copy", DTYPES, [f"{d}-{lay}" for d in DTYPES for lay in ("contiguous",
+                                                                          "strided")],
+      key=lambda src, variant: key("copy", "", f"{src}->{variant.split('-')[0]}"))
+def _copy(device, src, variant):
+    dst, layout = variant.split("-")
+    rng = seeded("copy", src, variant)
+    shape = (3, 4) if layout == "contiguous" else (8, 3)
+    host = _copy_values(rng, shape, src)
+    x = view(layout, to_device(host, src, device))
+    want = view(layout, host)
+    if dst == "bool":
+        want = want != 0
+    elif dst in INTS:
+        want = np.trunc(want.astype(np.float64)).astype(np.int64).astype(dst) \
+            if src in FLOATS else want.astype(np.int64).astype(dst)
+    check(x.to(getattr(ember, dst)), want, dst, device, what=f"copy {src} -> {dst}")
+
+
+# --- copies between the host and the device ---------------------------------------------
+
+def _cpu_available():
+    try:
+        return bool(ember.get_device_module("cpu").is_available())
+    except Exception:
+        return False
+
+
+@case("host", "host", DTYPES, ("tensor", "numpy", "item", "cpu", "to_device"))
+def _host(device, dtype, variant):
+    import pytest
+    rng = seeded("host", dtype, variant)
+    host = values(rng, (3, 4), dtype)
+    if variant == "tensor":                     # from a nested list, then from an array
+        check(ember.tensor(host.tolist(), dtype=getattr(ember, dtype), device=device), host,
+              dtype, device)
+        check(to_device(host, dtype, device), host, dtype, device)
+    elif variant == "numpy":
+        x = to_device(host, dtype, device)
+        got = x.t().numpy(force=True)
+        np.testing.assert_array_equal(got.astype(np.float64), host.T.astype(np.float64))
+    elif variant == "item":
+        x = to_device(host, dtype, device)
+        for i in (0, 5):
+            v = x.flatten()[i].item()
+            assert type(v) is {"bool": bool}.get(dtype, float if dtype in FLOATS else int)
+            assert v == host.flat[i].item()
+    else:
+        if not _cpu_available():
+            pytest.skip("the CPU plugin is not installed: no cpu device to copy with")
+        if variant == "cpu":
+            c = to_device(host, dtype, device).t().cpu()
+            assert c.device.type == "cpu" and c.dtype == getattr(ember, dtype)
+            np.testing.assert_array_equal(read(c).astype(np.float64),
+                                          host.T.astype(np.float64))
+        else:
+            c = ember.tensor(host.astype(np.float32) if dtype == "bfloat16" else host,
+                             dtype=getattr(ember, dtype))
+            check(c.t().to(device), host.T, dtype, device)
+            check(c.to(device, ember.float64), host.astype(np.float64), "float64", device)

@@ -1,0 +1,30 @@
+"""The fused entries behind nn.functional: softmax, norms, nll, conv and pooling."""
+import pytest
+
+from ember.testing.conformance import _cases_nn  # noqa: F401  (registers cases)
+from ember.testing.conformance._case import params
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("softmax"))
+def test_softmax(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("norm"))
+def test_norm(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("nll"))
+def test_nll(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("conv"))
+def test_conv(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("pool"))
+def test_pool(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)

@@ -1,0 +1,215 @@
+"""The conformance suite (ember.testing.conformance) run as a vendor runs it, in a fresh
+pytest process from outside the repository: against cpu it is conformant and writes its
+report; a device returning wrong values, running ops through an undeclared host fallback,
+or an abi.h with an op code the suite does not know make it fail; declared-unimplemented
+cases are skipped; and pytest without the suite never imports ember."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ember.testing.conformance import _abi
+from ember.testing.conformance._case import CATALOGUE
+
+SUITE = ["--pyargs", "ember.testing.conformance"]
+
+
+def run_pytest(tmp_path, *args, plugin=None):
+    """pytest in a subprocess from tmp_path; `plugin`: source of a module loaded with -p
+    before collection (to break or instrument the device under test)."""
+    env = dict(os.environ)
+    extra = []
+    if plugin is not None:
+        (tmp_path / "conf_probe.py").write_text(textwrap.dedent(plugin))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(tmp_path),
+                                                          env.get("PYTHONPATH")]))
+        extra = ["-p", "conf_probe"]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *extra,
+                           *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def verdict(out):
+    lines = [ln for ln in out.splitlines() if ln.startswith("verdict: ")]
+    assert lines, out[-3000:]
+    return lines[-1][len("verdict: "):]
+
+
+def test_cpu_is_conformant_and_the_report_is_written(tmp_path):
+    report = tmp_path / "report.json"
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q",
+                         f"--ember-report={report}")
+    assert rc == 0, out[-3000:]
+    assert verdict(out) == "conformant"
+    assert "ember conformance: device cpu" in out
+    data = json.loads(report.read_text())
+    assert data["device"] == "cpu" and data["verdict"] == "conformant"
+    assert data["conformant"] is True and data["failures"] == []
+    assert data["abi_version"] == _abi.abi_version()
+    assert data["totals"]["passed"] > 3000 and data["totals"]["failed"] == 0
+    # every ABI family and one-op entry has cells, over the ten dtypes where it takes them
+    for family in _abi.FAMILIES + _abi.UNCODED:
+        assert family in data["families"], family
+    assert set(data["families"]["copy"]) == {"bool", "uint8", "int8", "int16", "int32",
+                                             "int64", "float16", "bfloat16", "float32",
+                                             "float64"}
+    for row in ("host", "inplace", "autograd", "rng", "errors", "training"):
+        assert row in data["families"], row
+    cell = data["families"]["binary"]["float16"]
+    assert set(cell) == {"passed", "skipped", "failed"} and cell["passed"] > 0
+
+
+def test_wrong_values_on_the_device_fail(tmp_path):
+    # the "device" returns exp(x) + 1 on float32: every unary.exp[float32] case with
+    # elements must fail (4 layouts; the zero-size one has no value to be wrong)
+    plugin = """
+        import ember
+        _exp = ember.exp
+        def exp(x, *args, **kwargs):
+            y = _exp(x, *args, **kwargs)
+            return y + 1 if x.dtype == ember.float32 else y
+        ember.exp = exp
+    """
+    report = tmp_path / "r.json"
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-k", "test_unary",
+                         f"--ember-report={report}", plugin=plugin)
+    assert rc == 1, out[-3000:]
+    v = verdict(out)
+    assert v.startswith("not conformant: 4 failed (unary: 4)"), v
+    data = json.loads(report.read_text())
+    assert not data["conformant"] and data["families"]["unary"]["float32"]["failed"] == 4
+    assert {f["key"] for f in data["failures"]} == {"unary.exp[float32]"}
+    assert all("exp(float32)" in f["reason"] for f in data["failures"])
+    assert data["families"]["unary"]["float64"]["failed"] == 0
+
+
+FALLBACK_PROBE = """
+    import ember, ember.backends
+    from ember.backends import hookimpl
+    counts = {}
+    _pow = ember.pow
+    def pow(a, b, *args, **kwargs):
+        if getattr(a, "dtype", None) == ember.float16:      # as if run on the host
+            counts["binary.pow[float16]"] = counts.get("binary.pow[float16]", 0) + 1
+        return _pow(a, b, *args, **kwargs)
+    ember.pow = pow
+    ember.backends.host_fallbacks = lambda device_type: dict(counts)
+    ember.backends.reset_host_fallbacks = counts.clear
+"""
+
+
+def test_an_undeclared_host_fallback_fails(tmp_path):
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-k", "pow-",
+                         plugin=FALLBACK_PROBE)
+    assert rc == 1, out[-3000:]
+    assert "does not implement binary.pow[float16]: it ran through the host fallback; " \
+           "implement it or declare it in ember_unimplemented" in out
+    assert verdict(out).startswith("not conformant: 6 failed (binary: 6)"), verdict(out)
+
+
+def test_declared_unimplemented_cases_are_skipped(tmp_path):
+    # the plugin declares through its ember_unimplemented hook what the core's fallback runs
+    plugin = FALLBACK_PROBE + """
+    import types
+    class Declarations:
+        @hookimpl
+        def ember_unimplemented(device_type):
+            return ["binary.pow[float16]", "unary.erf*[bfloat16]"] if device_type == "cpu" \\
+                else []
+    ember.backends._manager().register(Declarations, name="conf-probe-declarations")
+    """
+    report = tmp_path / "r.json"
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-k",
+                         "pow- or erf", "-rs", f"--ember-report={report}", plugin=plugin)
+    assert rc == 0, out[-3000:]
+    assert "binary.pow[float16]: declared unimplemented by device 'cpu'" in out
+    data = json.loads(report.read_text())
+    assert data["families"]["binary"]["float16"] == {"passed": 0, "skipped": 6, "failed": 0}
+    # erf, erfc, erfinv at bfloat16, over their 5 layouts each
+    assert data["families"]["unary"]["bfloat16"]["skipped"] == 15
+    assert data["declared_unimplemented"] == {"binary": 6, "unary": 15}
+    assert verdict(out) == ("conformant except 21 cases declared unimplemented "
+                            "(unary: 15, binary: 6)")
+
+
+def test_an_abi_op_code_without_a_case_fails_the_self_check(tmp_path):
+    include = tmp_path / "include" / "ember"
+    include.mkdir(parents=True)
+    with open(_abi.abi_path()) as f:
+        text = f.read()
+    text = text.replace("EMBER_SCAN_COUNT = 4", "EMBER_SCAN_LOGCUMSUMEXP = 4, "
+                        "EMBER_SCAN_COUNT = 5")
+    (include / "abi.h").write_text(text)
+    assert _abi.parse(text)["scan"][-1] == "logcumsumexp"
+    assert ("scan", "logcumsumexp") not in CATALOGUE
+    plugin = f"""
+        import ember
+        ember.get_include = lambda: {str(tmp_path / "include")!r}
+    """
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-k", "selfcheck",
+                         plugin=plugin)
+    assert rc == 1, out[-3000:]
+    assert "scan.logcumsumexp" in out and "does not test" in out
+
+
+def test_abi_parser():
+    codes = _abi.op_codes()
+    assert codes["unary"][:3] == ["neg", "exp", "relu"] and "erfinv" in codes["unary"]
+    assert codes["index"] == ["gather", "scatter", "scatter_add", "scatter_mul",
+                              "scatter_amax", "scatter_amin"]      # INDEX_WRAP is a flag
+    assert codes["softmax"][:2] == ["softmax", "log_softmax"]
+    assert codes["norm"][4] == "batch_norm_backward"
+    assert codes["conv"] == ["forward", "backward_input", "backward_weight"]
+    assert codes["matmul"] == ["matmul"] and codes["copy"] == ["copy"]
+    assert set(codes) == set(_abi.FAMILIES + _abi.UNCODED)
+
+
+def test_inside_a_vendor_suite_with_p(tmp_path):
+    (tmp_path / "test_vendor.py").write_text(textwrap.dedent("""
+        import pytest
+        import ember
+
+        @pytest.mark.ember_conformance(family="vendor_fused_rope", dtype="float32")
+        def test_rope(ember_device):
+            assert (ember.ones(3, device=ember_device) * 2).sum().item() == 6.0
+
+        @pytest.mark.ember_conformance(family="vendor_fused_rope", dtype="float16")
+        def test_rope_half(ember_device):
+            assert False, "wrong rope"
+    """))
+    rc, out = run_pytest(tmp_path, "-p", "ember.testing.conformance", "test_vendor.py",
+                         "--ember-device=cpu", "-q")
+    assert rc == 1, out[-3000:]
+    assert "vendor_fused_rope" in out
+    assert verdict(out) == "not conformant: 1 failed (vendor_fused_rope: 1)"
+
+
+def test_pytest_without_the_suite_does_not_import_ember(tmp_path):
+    (tmp_path / "test_plain.py").write_text(
+        "import sys\n\ndef test_no_ember():\n    assert 'ember' not in sys.modules\n")
+    rc, out = run_pytest(tmp_path, "test_plain.py", "-q")
+    assert rc == 0, out[-3000:]
+    assert "ember conformance" not in out
+    rc, out = run_pytest(tmp_path, "--help")
+    assert rc == 0 and "--ember-device=NAME" in out and "--ember-report=FILE.json" in out
+
+
+def test_an_unknown_device_is_a_usage_error(tmp_path):
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=nosuchdevice", "-q", "-k", "rng")
+    assert rc == 4, out[-3000:]
+    assert "cannot use device 'nosuchdevice'" in out
+
+
+@pytest.mark.parametrize("key_args,expected", [
+    (("binary", "pow", "float16"), "binary.pow[float16]"),
+    (("matmul", "matmul", "float32"), "matmul[float32]"),
+    (("copy", "", "float32->int64"), "copy[float32->int64]"),
+    (("errors", "errors", "-"), "errors"),
+])
+def test_fallback_keys(key_args, expected):
+    from ember.testing.conformance._case import key
+    assert key(*key_args) == expected
