@@ -210,16 +210,17 @@ def abi_ops():
 
 
 def unimplemented(device_type):
-    """The fnmatch patterns ``device_type``'s plugin declares unimplemented (the
-    ``ember_unimplemented`` hook): kernel calls such as ``"binary.pow[float16]"``."""
+    """The patterns ``device_type``'s plugin declares unimplemented (the
+    ``ember_unimplemented`` hook): kernel calls such as ``"binary.pow[float16]"`` or
+    ``"*[float64]"`` (``*`` and ``?`` are wildcards, brackets literal)."""
     return list(_manager().hook.ember_unimplemented(device_type=device_type) or ())
 
 
 def is_declared_unimplemented(device_type, key):
     """Whether the kernel call ``key`` (e.g. ``"matmul[int64]"``) matches a pattern
     ``device_type``'s plugin declares unimplemented."""
-    from fnmatch import fnmatchcase
-    return any(fnmatchcase(key, p) for p in unimplemented(device_type))
+    from ember.backends._abi import matches
+    return any(matches(key, p) for p in unimplemented(device_type))
 
 
 def host_fallbacks(device_type=None):

@@ -25,14 +25,18 @@ def header_path():
 
 @functools.cache
 def abi_ops():
-    """{family: (op name for code 0, code 1, ...)} for every op-coded entry of abi.h.
-
-    Each ``enum { ... EMBER_<FAMILY>_COUNT = n }`` block is one family; a member's name is
-    its enum name without ``EMBER_<FAMILY>_`` when every member has that prefix (else
-    without ``EMBER_``), lowercased: ``binary: add``, ``softmax: softmax_backward``,
-    ``conv: backward_input``.  Flags past the count are skipped."""
+    """{family: (op name for code 0, code 1, ...)} for every op-coded entry of abi.h."""
     with open(header_path(), encoding="utf-8") as f:
-        text = re.sub(r"/\*.*?\*/", "", f.read(), flags=re.S)
+        return parse(f.read())
+
+
+def parse(text):
+    """The op families of a header's text.  Each ``enum { ... EMBER_<FAMILY>_COUNT = n }``
+    block is one family; a member's name is its enum name without ``EMBER_<FAMILY>_`` when
+    every member has that prefix (else without ``EMBER_``), lowercased: ``binary: add``,
+    ``softmax: softmax_backward``, ``conv: backward_input``.  Flags past the count are
+    skipped."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
     ops = {}
     for body in re.findall(r"enum\s*\{(.*?)\}", text, flags=re.S):
         members = [(n, int(v, 0)) for n, v in
@@ -68,3 +72,10 @@ def op_key(entry, op, dtypes):
         return f"{entry}[{dt}]"
     name = family[op] if 0 <= op < len(family) else f"op{op}"
     return f"{entry}.{name}[{dt}]"
+
+
+def matches(key, pattern):
+    """Whether kernel call ``key`` matches a declared ``pattern``: ``*`` and ``?`` are
+    wildcards, brackets are literal (``"binary.pow[float16]"`` names one dtype)."""
+    regex = "".join(".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern)
+    return re.fullmatch(regex, key) is not None

@@ -68,7 +68,7 @@ def _softmax_case(op):
     return run
 
 
-for _op in ("softmax", "log_softmax", "backward", "log_softmax_backward"):
+for _op in ("softmax", "log_softmax", "softmax_backward", "log_softmax_backward"):
     case("softmax", _op, FLOATS, tuple(_SM_LAYOUT))(_softmax_case(_op))
 
 
@@ -186,7 +186,7 @@ def _nll_case(op):
     return run
 
 
-for _op in ("nll", "cross_entropy", "backward", "cross_entropy_backward"):
+for _op in ("nll", "cross_entropy", "nll_backward", "cross_entropy_backward"):
     case("nll", _op, FLOATS, ("plain", "weighted"))(_nll_case(_op))
 
 
