@@ -81,8 +81,9 @@ def ember_kernel_table(device_type: str) -> object | None:
 @hookspec(firstresult=True)
 def ember_unimplemented(device_type: str) -> list[str] | None:
     """Return what ``device_type``'s kernels do not implement, as patterns (``*`` and ``?``
-    wildcards, brackets literal) over the names kernel calls are counted under (``"binary.pow[float16]"``, ``"matmul[int64]"``,
-    ``"*[float64]"``; ``ember.backends.abi_ops()`` lists the op names), or None if this
+    wildcards, brackets literal) over the names kernel calls are counted under
+    (``"binary.pow[float16]"``, ``"matmul[int64]"``, ``"*[float64]"``;
+    ``ember.backends.abi_ops()`` lists the op names), or None if this
     plugin does not provide that type.  Those calls still run, through the host fallback;
     the conformance suite skips them with the reason instead of failing."""
 
