@@ -70,6 +70,8 @@ wheel-smoke: $(VENV)/.test-deps
 		r = ember.arange(6, dtype=ember.float32, device='reference').view(2, 3); \
 		assert ((r @ r.t() + 1).sum().item(), str(r.device)) == (87.0, 'reference:0'); \
 		print('wheel smoke test ok:', ember.__file__)"
+	rm -rf build/ember-smoke && cd build && smoke-venv/bin/python -m ember.backends new smoke --dir . \
+		>/dev/null && test -f ember-smoke/ember_smoke/kernels.c && echo "wheel smoke test ok: plugin skeleton"
 
 bench: build $(VENV)/.test-deps
 	$(BIN)/python benchmarks/bench_foundation.py
