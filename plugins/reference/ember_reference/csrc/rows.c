@@ -112,7 +112,7 @@ static const char *const norm_names[EMBER_NORM_COUNT] = {
     "batch_norm_backward", "batch_norm_backward_eval"};
 static const int norm_slots[EMBER_NORM_COUNT] = {6, 8, 3, 6, 8, 8};
 
-/* one group of `n` elements of x (element k at x[base + k * step]): mean and biased rstd */
+/* one group of `n` elements of x (element k at x[at(k, geo)]): its mean and biased rstd */
 static void moments(const ember_view *x, int32_t dt, int64_t n,
                     int64_t (*at)(int64_t k, const int64_t *geo), const int64_t *geo,
                     double eps, double *mean, double *rstd) {
