@@ -5,7 +5,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 BUILD_DEPS := "setuptools>=70" wheel "Cython>=3.0" "numpy>=1.26" "pluggy>=1.3" "scipy>=1.11" "threadpoolctl>=3.1"
-PLUGINS := plugins/cpu plugins/mps plugins/xpu
+# plugins/reference: the reference device (plain C kernels over a host arena the host cannot
+# read directly), the template a vendor copies and the second device the tests run on
+PLUGINS := plugins/cpu plugins/mps plugins/xpu plugins/reference
 # ember-cuda depends on pycuda, which installs only where the CUDA toolkit and a driver are:
 # here it goes in without its dependencies, registers "cuda" and reports it unavailable
 NODEPS_PLUGINS := plugins/cuda
@@ -29,6 +31,7 @@ build: $(VENV)/.installed
 	$(BIN)/python setup.py -q build_ext --inplace
 	cd plugins/cpu && ../../$(BIN)/python setup.py -q build_ext --inplace
 	cd plugins/cuda && ../../$(BIN)/python setup.py -q build_ext --inplace
+	cd plugins/reference && ../../$(BIN)/python setup.py -q build_ext --inplace
 
 $(VENV)/.demo-deps: $(VENV)/.installed
 	$(PIP) install -q $(DEMO_DEPS)
@@ -43,7 +46,6 @@ $(VENV)/.test-deps: $(VENV)/.installed
 	touch $@
 
 test: build $(VENV)/.test-deps lint
-	$(PIP) install -q --no-build-isolation --force-reinstall --no-deps tests/plugins/toy
 	$(BIN)/python -m pytest
 	# the conformance suite ember ships, as a vendor runs it (the lead adds the reference
 	# device here later)
@@ -57,16 +59,22 @@ lint: $(VENV)/.test-deps
 # an editable install hides subpackages missing from `packages`; a wheel does not.
 wheel-smoke: $(VENV)/.test-deps
 	rm -rf build/wheels build/smoke-venv
-	$(PIP) wheel -q --no-build-isolation --no-deps -w build/wheels . plugins/cpu plugins/cuda
+	$(PIP) wheel -q --no-build-isolation --no-deps -w build/wheels . plugins/cpu plugins/cuda \
+		plugins/reference
 	$(PYTHON) -m venv build/smoke-venv
-	build/smoke-venv/bin/python -m pip install -q build/wheels/ember-*.whl build/wheels/ember_cpu-*.whl
+	build/smoke-venv/bin/python -m pip install -q build/wheels/ember-*.whl build/wheels/ember_cpu-*.whl \
+		build/wheels/ember_reference-*.whl
 	build/smoke-venv/bin/python -m pip install -q --no-deps build/wheels/ember_cuda-*.whl
 	cd build && smoke-venv/bin/python -c "import ember, sys; \
 		assert 'site-packages' in ember.__file__, ember.__file__; \
 		x = ember.arange(6, dtype=ember.float32).view(2, 3); y = (x @ x.t() + 1).sum(); \
 		assert y.item() == 87.0, y; assert not ember.cuda.is_available(); \
 		import ember_cuda._modules as m; assert 'ew.float32' in m.all_modules() and m.render('ew.float32'); \
+		r = ember.arange(6, dtype=ember.float32, device='reference').view(2, 3); \
+		assert ((r @ r.t() + 1).sum().item(), str(r.device)) == (87.0, 'reference:0'); \
 		print('wheel smoke test ok:', ember.__file__)"
+	rm -rf build/ember-smoke && cd build && smoke-venv/bin/python -m ember.backends new smoke --dir . \
+		>/dev/null && test -f ember-smoke/ember_smoke/kernels.c && echo "wheel smoke test ok: plugin skeleton"
 
 bench: build $(VENV)/.test-deps
 	$(BIN)/python benchmarks/bench_foundation.py
@@ -74,4 +82,4 @@ bench: build $(VENV)/.test-deps
 clean:
 	rm -rf build dist $(VENV) *.egg-info core/*.c core/*.so plugins/*/*.egg-info \
 		plugins/cpu/ember_cpu/*.c plugins/cpu/ember_cpu/*.so plugins/cuda/ember_cuda/*.c \
-		plugins/cuda/ember_cuda/*.so
+		plugins/cuda/ember_cuda/*.so plugins/reference/ember_reference/*.so plugins/reference/build

@@ -1,5 +1,5 @@
 """Shared fixtures for the core tests.  Op tests take a `device` fixture so they can run
-on any backend (EMBER_TEST_DEVICES=cpu,toy): they are the seed of the conformance suite."""
+on any backend (EMBER_TEST_DEVICES=cpu,reference): they are the seed of the conformance suite."""
 import os
 
 import numpy as np

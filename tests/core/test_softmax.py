@@ -1,5 +1,6 @@
 """softmax, log_softmax and their backward ops against PyTorch: the fused kernel where the
-backend has one (cpu), the core's composite otherwise (toy), and the two against each other."""
+backend has one (cpu, reference), the core's composite otherwise, and the two against each
+other."""
 import numpy as np
 import pytest
 import torch

@@ -207,32 +207,32 @@ def test_meta_tensors_keep_dtype_and_shape(ckpt):
 
 
 def test_map_location_forms(ckpt):
-    toy = "toy"
-    if not ember.get_device_module(toy).is_available():
-        pytest.skip("the toy plugin is not installed")
-    t_cpu, t_toy = ember.randn(3), ember.randn(2).to(toy)
-    obj = {"c": t_cpu, "t": t_toy}
+    dev = "reference"
+    if not ember.get_device_module(dev).is_available():
+        pytest.skip("the reference plugin (ember-reference) is not installed")
+    t_cpu, t_dev = ember.randn(3), ember.randn(2).to(dev)
+    obj = {"c": t_cpu, "t": t_dev}
     out = ckpt.roundtrip(obj)                               # None: where they were saved
-    assert out["c"].device.type == "cpu" and out["t"].device.type == toy
-    ckpt.assert_same(out["t"], t_toy)
+    assert out["c"].device.type == "cpu" and out["t"].device.type == dev
+    ckpt.assert_same(out["t"], t_dev)
     for where in ("cpu", ember.device("cpu")):
         out = ckpt.roundtrip(obj, map_location=where)
         assert out["t"].device.type == "cpu"
-        ckpt.assert_same(out["t"], t_toy.cpu())
-    out = ckpt.roundtrip(obj, map_location={str(t_toy.device): "cpu"})
+        ckpt.assert_same(out["t"], t_dev.cpu())
+    out = ckpt.roundtrip(obj, map_location={str(t_dev.device): "cpu"})
     assert out["t"].device.type == "cpu" and out["c"].device.type == "cpu"
-    out = ckpt.roundtrip(obj, map_location={"cpu": toy})
-    assert out["c"].device.type == toy and out["t"].device.type == toy
+    out = ckpt.roundtrip(obj, map_location={"cpu": dev})
+    assert out["c"].device.type == dev and out["t"].device.type == dev
     seen = []
 
     def fn(tensor, location):
         seen.append(location)
         return tensor if location == "cpu" else None
     out = ckpt.roundtrip(obj, map_location=fn)
-    assert sorted(seen) == sorted(["cpu", str(t_toy.device)])
-    assert out["t"].device.type == toy
-    out = ckpt.roundtrip(obj, map_location=lambda s, loc: s.to(toy))
-    assert out["c"].device.type == toy
+    assert sorted(seen) == sorted(["cpu", str(t_dev.device)])
+    assert out["t"].device.type == dev
+    out = ckpt.roundtrip(obj, map_location=lambda s, loc: s.to(dev))
+    assert out["c"].device.type == dev
     out = ckpt.roundtrip({"c": t_cpu}, map_location="meta")
     assert out["c"].device.type == "meta" and out["c"].shape == (3,)
 
