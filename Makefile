@@ -45,11 +45,13 @@ $(VENV)/.test-deps: $(VENV)/.installed
 	$(PIP) install -q torch==2.13.0
 	touch $@
 
+# the core's device-parametrised op tests run on the cpu, on the reference device, and on
+# "memcore" (the CPU's memory entries only: every primitive through the host fallback)
 test: build $(VENV)/.test-deps lint
-	$(BIN)/python -m pytest
-	# the conformance suite ember ships, as a vendor runs it (the lead adds the reference
-	# device here later)
+	EMBER_TEST_DEVICES=cpu,reference,memcore $(BIN)/python -m pytest
+	# the conformance suite ember ships, as a vendor runs it
 	$(BIN)/python -m pytest --pyargs ember.testing.conformance --ember-device=cpu -q
+	$(BIN)/python -m pytest --pyargs ember.testing.conformance --ember-device=reference -q
 	$(MAKE) wheel-smoke
 
 lint: $(VENV)/.test-deps

@@ -57,6 +57,7 @@ with warnings.catch_warnings():
         out["exp"] = ["ok", str(e.device), e.cpu().tolist()]
     except NotImplementedError as err:
         out["exp"] = ["not implemented", str(err)]
+out["fallbacks"] = ember.backends.host_fallbacks("{NAME}")
 rows = {{r["name"]: r for r in ember.backends.plugins()}}
 out["dist"] = rows["{NAME}"]["dist"]
 print(json.dumps(out))
@@ -80,11 +81,24 @@ def test_generated_plugin_builds_and_runs(tmp_path):
     assert out["device"] == f"{NAME}:0" and out["dist"] == f"ember-{NAME}"
     assert out["zeros"] == [0.0, 0.0, 0.0] and out["roundtrip"] == [0.5, -1.0, 2.0]
     assert out["allocated"] >= 24
-    if out["exp"][0] == "ok":                # ember ran it on the host (fallback)
-        assert out["exp"][1] == f"{NAME}:0"
-        assert out["exp"][2] == pytest.approx([1.6487212707, 0.3678794412, 7.3890560989])
-    else:                                    # no fallback: the stub's message names the op
-        assert f"{NAME}: unary op 1 is not implemented" in out["exp"][1]
+    # the stub answers "not implemented": ember ran it on the host (the fallback)
+    assert out["exp"][0] == "ok" and out["exp"][1] == f"{NAME}:0", out["exp"]
+    assert out["exp"][2] == pytest.approx([1.6487212707, 0.3678794412, 7.3890560989])
+    assert out["fallbacks"] == {"unary.exp[float32]": 1}
     listing = subprocess.run([sys.executable, "-m", "ember.backends"], capture_output=True,
                              text=True, env=env, cwd=tmp_path)
     assert f"device '{NAME}'" in listing.stdout
+    assert "kernel ABI 6.0; host fallback for: -; core composites for: softmax" in listing.stdout
+    # conformance fails only on what the skeleton does not implement: every failure is a
+    # kernel that ran through the host fallback, never a wrong value or a crash
+    report = tmp_path / "report.json"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                        "--pyargs", "ember.testing.conformance", f"--ember-device={NAME}",
+                        f"--ember-report={report}"], capture_output=True, text=True, env=env,
+                       cwd=tmp_path, timeout=600)
+    assert r.returncode == 1, r.stdout[-3000:] + r.stderr[-3000:]
+    data = json.loads(report.read_text())
+    assert data["failures"] and not data["conformant"]
+    wrong = [f for f in data["failures"] if "it ran through the host fallback" not in f["reason"]]
+    assert not wrong, wrong[:5]
+    assert data["families"]["host"]["float32"]["failed"] == 0     # the memory core works
