@@ -1,7 +1,7 @@
-"""docs/plugins.md is true: every code block in it runs (bash and Python blocks in order, in
-one scratch folder, with the skeleton they install kept out of the venv through
-PIP_TARGET and PIP_NO_DEPS), its C compiles against ember's header, its TOML parses, and it names every
-hook of backends/hookspecs.py and every entry of the kernel table."""
+"""docs/plugins.md is true: every code block in it runs (bash and Python blocks in order,
+in one scratch folder, with the skeleton they install kept out of the venv through
+PIP_TARGET and PIP_NO_DEPS), its C compiles against ember's header, its TOML parses, and
+it names every hook of backends/hookspecs.py and every entry of the kernel table."""
 import os
 import re
 import shutil
