@@ -238,15 +238,16 @@ def reset_host_fallbacks():
 
 def coverage(device_type):
     """What ``device_type``'s plugin implements, for ``python -m ember.backends``: its ABI
-    version, the primitive entries it leaves to the host fallback, the fused entries it
-    leaves to the core's composites, what it declares unimplemented, and the calls that
+    version, the primitive entries it leaves to the host fallback, the optional entries it
+    leaves to the core's own path (composites on the device; sort on the host), what it
+    declares unimplemented, and the calls that
     fell back in this process.  Loads the device's kernels (its first use)."""
-    from ember.backends._abi import FUSED, HOST_FALLBACK
+    from ember.backends._abi import FUSED, HOST_FALLBACK, OPTIONAL
     from ember.core import _device
     table = _device._backend_for_type(device_type).kernel_table()
     entries = table.entries()
     return {"abi": table.abi, "host_fallback": [e for e in HOST_FALLBACK if e not in entries],
-            "composite": [e for e in FUSED if e not in entries],
+            "composite": [e for e in FUSED + OPTIONAL if e not in entries],
             "declared_unimplemented": unimplemented(device_type),
             "fallbacks": host_fallbacks(device_type)}
 

@@ -31,7 +31,7 @@ def list_plugins():
 def print_coverage(c):
     """What a device's kernels leave to the core: the host fallback, composites."""
     print(f"    kernel ABI {c['abi']}; host fallback for: {', '.join(c['host_fallback']) or '-'}"
-          f"; core composites for: {', '.join(c['composite']) or '-'}")
+          f"; the core's own path for: {', '.join(c['composite']) or '-'}")
     if c["declared_unimplemented"]:
         print(f"    declared unimplemented: {', '.join(c['declared_unimplemented'])}")
     for key, n in sorted(c["fallbacks"].items()):

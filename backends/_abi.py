@@ -8,13 +8,15 @@ import re
 # the table's entries in order; the first six are the memory core every plugin implements
 ENTRIES = ("alloc", "free", "copy", "fill", "to_host", "from_host", "unary", "binary",
            "reduce", "matmul", "random", "where", "scan", "index", "search", "softmax",
-           "norm", "nll", "conv", "pool", "adam")
+           "norm", "nll", "conv", "pool", "adam", "sort")
 REQUIRED = ENTRIES[:6]
 # primitives a plugin may leave out: the core runs them on the host through the CPU plugin
 HOST_FALLBACK = ("copy", "fill", "unary", "binary", "reduce", "matmul", "random", "where",
                  "scan", "index", "search")
 # fused kernels a plugin may add: left out, the core runs its composite on the device
 FUSED = ("softmax", "norm", "nll", "conv", "pool", "adam")
+# entries of later minor versions: left out, the core runs its own path (sort: on the host)
+OPTIONAL = ("sort",)
 
 
 def header_path():

@@ -69,8 +69,7 @@ cdef class Backend:
         # the minor version it states is refused before any entry is read
         version = f"{t.abi_version}.{t.abi_minor}" if t.abi_version >= 6 else str(t.abi_version)
         if (t.abi_version != EMBER_ABI_VERSION or t.abi_minor > EMBER_ABI_MINOR
-                or t.abi_minor < 0 or t.size < <int64_t>table_size_for_minor(t.abi_minor)
-                or (t.abi_minor == EMBER_ABI_MINOR and t.size != sizeof(ember_kernel_table))):
+                or t.abi_minor < 0 or t.size != <int64_t>table_size_for_minor(t.abi_minor)):
             raise RuntimeError(
                 f"plugin {self.plugin!r} was built against ember ABI {version} (kernel table "
                 f"of {t.size if t.abi_version >= 6 else '?'} bytes), this ember has ABI "
@@ -174,9 +173,21 @@ def _backends_snapshot():
     return dict(_backends)
 
 
+cdef extern from *:
+    """
+    #include <stddef.h>
+    /* where each minor version's table ended: entries are only ever appended */
+    #define EMBER_TABLE_SIZE_6_0 offsetof(ember_kernel_table, sort)
+    """
+    size_t EMBER_TABLE_SIZE_6_0
+
+
 cdef size_t table_size_for_minor(int minor) noexcept:
     """The size of a kernel table of ABI minor version `minor` (entries are appended)."""
-    return sizeof(ember_kernel_table)      # minor 0 is the only one so far
+    return EMBER_TABLE_SIZE_6_0 if minor == 0 else sizeof(ember_kernel_table)
+
+
+TABLE_SIZES = {0: EMBER_TABLE_SIZE_6_0, 1: sizeof(ember_kernel_table)}   # minor -> bytes
 
 
 cdef device resolve_index(Backend b, device d):

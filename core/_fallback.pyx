@@ -11,7 +11,8 @@ kernel on host views with the same strides, and copies the results back through
 The wrappers below have the entries' own C signatures, so the core calls every device the
 same way; a wrapper finds its device through a thread-local that ``KernelTable.activate``
 sets on the calling thread right before the call.  Fused entries (softmax, norm, nll, conv,
-pool, adam) are not wrapped: NULL there already means "run the core's composite".
+pool, adam) and the newer optional entries (sort) are not wrapped: NULL there already
+means "run the core's composite" (or its host path).
 """
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc
@@ -84,7 +85,7 @@ cdef class KernelTable:
             "search": <size_t><void*>t.search, "softmax": <size_t><void*>t.softmax,
             "norm": <size_t><void*>t.norm, "nll": <size_t><void*>t.nll,
             "conv": <size_t><void*>t.conv, "pool": <size_t><void*>t.pool,
-            "adam": <size_t><void*>t.adam}
+            "adam": <size_t><void*>t.adam, "sort": <size_t><void*>t.sort}
         return [name for name, a in address.items() if a != 0]
 
 
@@ -498,6 +499,7 @@ def table_subset(capsule, keep, *, version=None):
     if "conv" not in keep: t.conv = NULL
     if "pool" not in keep: t.pool = NULL
     if "adam" not in keep: t.adam = NULL
+    if "sort" not in keep: t.sort = NULL
     return PyCapsule_New(t, EMBER_KERNEL_TABLE_CAPSULE, free_table)
 
 

@@ -239,6 +239,40 @@ cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
     return results[0] if not extreme else _ValuesIndices(op.name, results[0], results[1])
 
 
+def _device_sort(TensorBase a, int d, bint descending):
+    """(values, indices) of ``a`` sorted along dim ``d`` (>= 0) by its device's `sort`
+    kernel (ABI 6.1), or None when the device has none or it answers "not implemented": the
+    caller then sorts on the host."""
+    if a._backend.is_meta or a.numel_c() == 0 or a._dtype.is_complex:
+        return None
+    cdef ember_kernel_table* t = a._backend.kernels()
+    if t.sort is NULL:
+        return None
+    cdef TensorBase src = a if a._ndim else reshape_c(a, ((1,),))
+    cdef TensorBase values = empty_c(src._ndim, src._sizes, a._dtype, a._device)
+    cdef TensorBase indices = empty_c(src._ndim, src._sizes, _dtypes.int64, a._device)
+    cdef TensorBase vs = values, ix = indices      # the sorted dim last, as the kernel sorts
+    if src._ndim > 1:
+        src, vs, ix = movedim(src, d, -1), movedim(values, d, -1), movedim(indices, d, -1)
+    cdef ember_view vv, vi, va
+    vs.view_c(&vv)
+    ix.view_c(&vi)
+    src.view_c(&va)
+    cdef ember_ctx ctx
+    init_ctx(&ctx, values)
+    t = values._backend.kernels()
+    cdef int rc
+    with nogil:
+        rc = t.sort(&ctx, &vv, &vi, &va, descending)
+    if rc == EMBER_ERR_NOT_IMPLEMENTED:
+        return None
+    if rc:
+        raise_kernel_error(rc, &ctx)
+    if a._ndim == 0:
+        return reshape_c(values, ((),)), reshape_c(indices, ((),))
+    return values, indices
+
+
 def _ValuesIndices(name, values, indices):
     """PyTorch's torch.return_types.<name>(values, indices) named tuple."""
     cls = _return_types.get(name)

@@ -36,17 +36,23 @@ def _axis(t, dim, op):
 
 
 def _back(t, values, indices, name, axis=None, keepdim=True):
-    """The (values, indices) tuple on t's device.  When t records gradients the values are
-    gathered from t at the indices (``axis``; ``keepdim=False``: that dim was dropped), so
-    the gradient reaches exactly the chosen elements, as torch routes it."""
+    """The (values, indices) tuple on t's device, from host arrays (see ``_chosen``)."""
     idx = _T._from_host(indices, _INT64, t.device)
-    if axis is None or not _recording(t):
-        vals = _T._from_host(values, t.dtype, t.device)
-    elif t.dim() == 0:
-        vals = t.reshape(1).gather(0, idx.reshape(1)).reshape(())
-    else:
-        vals = t.gather(axis, idx if keepdim else idx.unsqueeze(axis))
-        vals = vals if keepdim else vals.squeeze(axis)
+    vals = None if axis is not None and _recording(t) else \
+        _T._from_host(values, t.dtype, t.device)
+    return _chosen(t, vals, idx, name, axis, keepdim)
+
+
+def _chosen(t, vals, idx, name, axis=None, keepdim=True):
+    """The (values, indices) named tuple of device tensors.  When t records gradients the
+    values are gathered from t at the indices (``axis``; ``keepdim=False``: that dim was
+    dropped), so the gradient reaches exactly the chosen elements, as torch routes it."""
+    if axis is not None and _recording(t):
+        if t.dim() == 0:
+            vals = t.reshape(1).gather(0, idx.reshape(1)).reshape(())
+        else:
+            vals = t.gather(axis, idx if keepdim else idx.unsqueeze(axis))
+            vals = vals if keepdim else vals.squeeze(axis)
     return _T._ValuesIndices(name, vals, idx)
 
 
@@ -62,18 +68,26 @@ def _no_complex(t, message, error=RuntimeError):
 
 
 def _order(arr, axis, descending):
-    """Stable ascending order, or descending with NaN first (as torch)."""
+    """Stable order, ascending with NaN last or descending with NaN first (as torch): equal
+    elements keep their order in both directions."""
     np = _numpy()
-    idx = np.argsort(arr, axis=axis, kind="stable")
-    return np.flip(idx, axis=axis) if descending else idx
+    if not descending:
+        return np.argsort(arr, axis=axis, kind="stable")
+    # a stable ascending sort of the reversed row, read backwards: ties in row order
+    idx = np.argsort(np.flip(arr, axis=axis), axis=axis, kind="stable")
+    return arr.shape[axis] - 1 - np.flip(idx, axis=axis)
 
 
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
     np = _numpy()
     t = _no_complex(_arg(input, "sort"), " Sort does not support complex dtypes on CPU")
-    arr = np.atleast_1d(_T._to_host(t))
     axis = _axis(t, dim, "sort")
+    on_device = _T._device_sort(t, axis, descending)       # the device's kernel (ABI 6.1)
+    if on_device is not None:
+        values, idx = on_device
+        return _chosen(t, None if _recording(t) else values, idx, "sort", axis)
+    arr = np.atleast_1d(_T._to_host(t))
     idx = _order(arr, axis, descending)
     values = np.take_along_axis(arr, idx, axis)
     return _back(t, values.reshape(t.shape), idx.reshape(t.shape), "sort", axis)

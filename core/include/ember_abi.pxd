@@ -173,6 +173,8 @@ cdef extern from "ember/abi.h":
         # --- end of conv and pooling ---
         int (*adam)(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v,
                     int64_t n) noexcept nogil
+        int (*sort)(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
+                    const ember_view *a, int32_t descending) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

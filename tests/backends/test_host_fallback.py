@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from ember.backends import _abi
 from ember.core import _device, _fallback
 
 import ember
@@ -123,7 +124,8 @@ def test_a_device_kernel_runs_and_only_the_rest_falls_back(binonly):
     assert ember.backends.host_fallbacks(binonly) == {"unary.exp[float32]": 1}
     info = ember.backends.coverage(binonly)
     assert "binary" not in info["host_fallback"] and "unary" in info["host_fallback"]
-    assert "softmax" in info["composite"] and info["abi"] == f"{_device.ABI_VERSION}.0"
+    assert "softmax" in info["composite"]
+    assert info["abi"] == f"{_device.ABI_VERSION}.{_device.ABI_MINOR}"
 
 
 def test_warns_once_per_op_and_counts(binonly):
@@ -222,3 +224,39 @@ def test_the_cli_lists_what_a_device_leaves_out(memcore):
     text = buf.getvalue()
     assert "host fallback for: unary, binary, reduce, matmul" in text
     assert "declared unimplemented: *" in text
+
+
+# --- ABI versions: tables built for the previous and the next minor version ---------------
+
+def test_a_table_built_for_the_previous_minor_version_loads():
+    """A 6.0 plugin (its table ends before 6.1's `sort`) keeps working in a 6.1 core: the
+    entries past its size read as NULL, so sort takes the core's host path."""
+    ember_reference = pytest.importorskip("ember_reference._kernels")
+    assert _device.ABI_MINOR >= 1
+    old = (_device.ABI_VERSION, 0, _device.TABLE_SIZES[0])
+    name = partial_device("abi60", _abi.ENTRIES, version=old,
+                          base=ember_reference.kernel_table())
+    x = ember.tensor([3.0, 1.0, 2.0, 1.0], device=name)
+    table = _device._backend_for_type(name).kernel_table()
+    assert table.abi == f"{_device.ABI_VERSION}.0" and "sort" not in table.entries()
+    assert "unary" in table.entries() and "adam" in table.entries()
+    got = x.sort()
+    assert got.values.cpu().tolist() == [1.0, 1.0, 2.0, 3.0]
+    assert got.indices.cpu().tolist() == [1, 3, 2, 0] and got.values.device.type == name
+    assert ember.backends.coverage(name)["host_fallback"] == []
+
+
+@pytest.mark.parametrize("minor, size, why", [
+    (_device.ABI_MINOR + 1, _device.TABLE_SIZE + 8, "the next minor version"),
+    (0, _device.TABLE_SIZE, "a 6.0 header on a 6.1-sized table"),
+    (_device.ABI_MINOR, _device.TABLE_SIZES[0], "a 6.1 header on a 6.0-sized table"),
+])
+def test_tables_that_do_not_fit_their_version_are_refused(minor, size, why):
+    name = f"abi{minor}x{size}"
+    partial_device(name, MEMORY_CORE, version=(_device.ABI_VERSION, minor, size))
+    with pytest.raises(RuntimeError) as e:
+        ember.zeros(1, device=name)
+    msg = str(e.value)
+    assert "\n" not in msg and f"partial-{name}" in msg
+    assert f"built against ember ABI {_device.ABI_VERSION}.{minor} (kernel table of {size} " \
+           f"bytes), this ember has ABI {_device.ABI_VERSION}.{_device.ABI_MINOR}" in msg, why

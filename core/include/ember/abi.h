@@ -57,8 +57,9 @@
                                     6: devices whose memory the host cannot read: host
                                        scalar operands (view flags), the device index in
                                        ember_ctx, alloc/free per device, asynchronous
-                                       kernels; a minor version and the table's size */
-#define EMBER_ABI_MINOR 0
+                                       kernels; a minor version and the table's size;
+                                    6.1: optional `sort` */
+#define EMBER_ABI_MINOR 1
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -446,6 +447,16 @@ typedef struct {
     /* the fused optimizer step (ABI 6, optional), see ember_adam_params */
     int (*adam)(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v,
                 int64_t n);
+
+    /* ---- ABI 6.1 (optional; NULL, or a table built for 6.0: the core sorts on the host) */
+    /* sort every row of `a` along its LAST dim (the core moves the sorted dim there):
+     * `values` (a's shape and dtype) gets the row's elements in order, `indices` (int64,
+     * a's shape) their positions in the row.  Ascending, or descending when `descending`
+     * is nonzero; NaN orders above every number (last ascending, first descending); equal
+     * elements (NaNs among them) keep their order in the row, in both directions.  Any
+     * dtype; views may be strided; outputs never alias a. */
+    int (*sort)(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
+                const ember_view *a, int32_t descending);
 } ember_kernel_table;
 
 #endif

@@ -265,3 +265,32 @@ def _multinomial(device, dtype, layout):
         freq = np.bincount(s, minlength=w.shape[1]) / n
         np.testing.assert_allclose(freq, row / row.sum(), atol=0.05,
                                    err_msg="multinomial: frequencies far from weights")
+
+
+# --- sort (ABI 6.1; a device without it sorts on the host) -------------------------------
+
+_SORT_LAYOUTS = ("contiguous", "dim0", "strided", "descending", "empty", "scalar")
+
+
+@case("sort", "sort", DTYPES, _SORT_LAYOUTS)
+def _sort(device, dtype, layout):
+    rng = seeded("sort", dtype, layout)
+    shape = {"empty": (3, 0), "scalar": ()}.get(layout, (3, 7))
+    hx = values(rng, shape, dtype, "small")          # small values: many ties
+    if dtype in FLOATS and hx.size:
+        hx.flat[::5] = np.nan                        # NaN orders above every number
+    x = to_device(hx, dtype, device)
+    axis, descending = (0 if layout == "dim0" else -1), layout == "descending"
+    if layout == "strided":
+        x = to_device(np.ascontiguousarray(hx.T), dtype, device).t()
+    got = ember.sort(x, dim=axis, descending=descending, stable=True)
+    row = np.atleast_1d(hx)
+    if descending:      # stable descending: a stable ascending sort of the reversed rows
+        idx = row.shape[axis] - 1 - np.flip(np.argsort(np.flip(row, axis), axis,
+                                                       kind="stable"), axis)
+    else:
+        idx = np.argsort(row, axis, kind="stable")
+    idx = idx.reshape(hx.shape)
+    check(got.indices, idx, "int64", device, what="sort indices")
+    check(got.values, np.take_along_axis(row, idx.reshape(row.shape), axis).reshape(hx.shape),
+          dtype, device, what="sort values")

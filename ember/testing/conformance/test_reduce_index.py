@@ -1,4 +1,4 @@
-"""Reductions, scans, gather/scatter and search (binary search, multinomial)."""
+"""Reductions, scans, gather/scatter, search (binary search, multinomial) and sort."""
 import pytest
 
 from ember.testing.conformance import _cases_reduce_index  # noqa: F401  (registers cases)
@@ -22,4 +22,9 @@ def test_index(case, dtype, variant, ember_device):
 
 @pytest.mark.parametrize("case,dtype,variant", params("search"))
 def test_search(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("sort"))
+def test_sort(case, dtype, variant, ember_device):
     case.run(ember_device, dtype, variant)

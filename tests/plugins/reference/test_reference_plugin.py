@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from ember.backends import _abi
 from ember.core import _device
 
 import ember
@@ -472,14 +473,11 @@ class _Ctx(ctypes.Structure):
                 ("error", ctypes.c_char * 256)]
 
 
-_ENTRIES = ["alloc", "free", "copy", "fill", "to_host", "from_host", "unary", "binary",
-            "reduce", "matmul", "random", "where", "scan", "index", "search", "softmax",
-            "norm", "nll", "conv", "pool", "adam"]
-
-
 class _Table(ctypes.Structure):
+    """The kernel table's layout (abi.h): the header, then every entry (ember.backends._abi
+    lists them in order) as a function pointer."""
     _fields_ = [("abi_version", ctypes.c_int32), ("abi_minor", ctypes.c_int32),
-                ("size", ctypes.c_int64)] + [(e, ctypes.c_void_p) for e in _ENTRIES]
+                ("size", ctypes.c_int64)] + [(e, ctypes.c_void_p) for e in _abi.ENTRIES]
 
 
 def _table():
@@ -491,8 +489,10 @@ def _table():
 
 def test_every_entry_is_implemented():
     t = _table()
-    assert t.abi_version == 6 and t.size == ctypes.sizeof(_Table)
-    assert all(getattr(t, e) for e in _ENTRIES)
+    assert (t.abi_version, t.abi_minor) == (_device.ABI_VERSION, _device.ABI_MINOR)
+    assert t.size == ctypes.sizeof(_Table) == _device.TABLE_SIZE
+    assert all(getattr(t, e) for e in _abi.ENTRIES)
+    assert _device._backend_for_type("reference").kernel_table().entries() == list(_abi.ENTRIES)
 
 
 def test_kernels_check_every_address():
@@ -558,3 +558,28 @@ def test_fused_adam_matches_the_cpu():
             opt.step()
         results[dev] = p.tolist()
     assert results["reference"] == results["cpu"]
+
+
+@needs_cpu
+@pytest.mark.parametrize("dtype", [ember.bool, ember.uint8, ember.int32, ember.int64,
+                                   ember.float16, ember.bfloat16, ember.float32, ember.float64])
+def test_sort_kernel_matches_the_cpu(dtype):
+    """The ABI 6.1 `sort` entry: stable both ways, NaN above every number, any dim."""
+    g = np.random.default_rng(3)
+    a = g.integers(0, 4, (4, 9)).astype(np.float64)
+    if dtype.is_floating_point:
+        a[g.random(a.shape) < 0.2] = np.nan
+    c = ember.tensor(a).to(dtype)
+    x = c.to("reference")
+    for dim in (0, 1, -1):
+        for descending in (False, True):
+            got, want = x.sort(dim, descending), c.sort(dim, descending)
+            assert got.values.device == REF
+            np.testing.assert_array_equal(got.indices.cpu().numpy(), want.indices.numpy())
+            np.testing.assert_array_equal(got.values.cpu().float().numpy(),
+                                          want.values.float().numpy())
+    t = x.t()                                               # strided rows
+    np.testing.assert_array_equal(t.sort(descending=True).indices.cpu().numpy(),
+                                  c.t().sort(descending=True).indices.numpy())
+    assert x[:, :0].sort().values.shape == (4, 0)
+    assert x[0, 0].sort().indices.item() == 0                        # 0-d

@@ -145,5 +145,7 @@ int ref_conv(ember_ctx *ctx, int32_t op, const ember_conv_params *p, const ember
 int ref_pool(ember_ctx *ctx, int32_t op, const ember_pool_params *p, const ember_view *out,
              const ember_view *indices, const ember_view *a);
 int ref_adam(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v, int64_t n);
+int ref_sort(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
+             const ember_view *a, int32_t descending);                        /* ABI 6.1 */
 
 #endif
