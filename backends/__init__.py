@@ -12,7 +12,7 @@ from ember.backends.hookspecs import RUNTIME_API, DeviceModule, DeviceSpec, hook
 __all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugins",
            "register", "set_num_threads", "get_num_threads", "build_info", "AUTOLOAD_ENV",
            "GROUP", "abi_ops", "unimplemented", "is_declared_unimplemented", "host_fallbacks",
-           "reset_host_fallbacks", "coverage"]
+           "reset_host_fallbacks", "coverage", "default_generator", "OutOfMemoryError", "device"]
 
 GROUP = "ember.backends"
 AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
@@ -300,7 +300,20 @@ def stub_hookimpls(stub_type, title):
 _FLAG_MODULES = ("cuda", "cudnn")      # PyTorch's flag namespaces, imported on first use
 
 
+def default_generator(device_type):
+    """The default ``ember.Generator`` of ``device_type``: what its runtime module's
+    ``manual_seed``/``seed``/``get_rng_state`` act on."""
+    from ember.core._tensor import _default_generator
+    return _default_generator(device_type)
+
+
 def __getattr__(name):
     if name in _FLAG_MODULES:
         return importlib.import_module(f"ember.backends.{name}")
+    if name == "OutOfMemoryError":       # what a plugin's allocator failure raises
+        from ember.core._tensor import OutOfMemoryError
+        return OutOfMemoryError
+    if name == "device":                 # ember.device, for runtime modules' device args
+        from ember.core._device import device
+        return device
     raise AttributeError(f"module 'ember.backends' has no attribute '{name}'")

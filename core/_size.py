@@ -1,5 +1,5 @@
 """ember.Size: the type of ``Tensor.shape``, a tuple of ints (or SymInts: a fake tensor's)."""
-from ember._sym import SymInt
+from ember.core._sym import SymInt
 
 
 def _size(s):

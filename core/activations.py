@@ -58,7 +58,7 @@ def _gelu_function():
     autograd package imports the core): as a composite its backward ran ~11 elementwise
     ops, this runs 7 in place, with Phi(x) saved from the forward."""
     if not _GELU:
-        from ember.autograd.function import Function
+        from ember.core.function import Function
 
         class GeluBackward(Function):
             @staticmethod

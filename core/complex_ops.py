@@ -11,6 +11,8 @@ import math
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 
+_more = _T._more_functions()          # the table-made functions: atan2, cosh, sinh, ...
+
 # unary ops whose complex result is real: abs (the modulus)
 _REAL_RESULT = frozenset(["abs"])
 
@@ -81,10 +83,10 @@ def _exp_parts(re, im):
 
 
 def _log_parts(re, im):
-    import ember
+    from ember.core.math_composites import hypot
     if im is None:
         im = _T.zeros_like(re)
-    return _T.log(ember.hypot(re, im)), ember.atan2(im, re)
+    return _T.log(hypot(re, im)), _more["atan2"](im, re)
 
 
 def binary(op, a, b, alpha, out, ct):
@@ -159,21 +161,20 @@ def unary(op, a, out):
     elif op == "log":
         re, im = _log_parts(re, im)
     elif op == "sqrt":
-        import ember
-        m = ember.hypot(re, im)
+        from ember.core.math_composites import copysign, hypot
+        m = hypot(re, im)
         # the principal root; the imaginary part takes im's sign (-0.0 included)
-        re, im = _T.sqrt((m + re) * 0.5), ember.copysign(_T.sqrt((m - re) * 0.5), im)
+        re, im = _T.sqrt((m + re) * 0.5), copysign(_T.sqrt((m - re) * 0.5), im)
     elif op == "abs":
-        import ember
-        res = ember.hypot(re, im)
+        from ember.core.math_composites import hypot
+        res = hypot(re, im)
         return res if out is None else out.copy_(res)
     elif op == "reciprocal":
         re, im = _div_parts(1.0, None, re, im)
     elif op == "square":
         re, im = _mul_parts(re, im, re, im)
     elif op == "sin" or op == "cos":
-        import ember
-        ch, sh = ember.cosh(im), ember.sinh(im)
+        ch, sh = _more["cosh"](im), _more["sinh"](im)
         if op == "sin":
             re, im = _T.sin(re) * ch, _T.cos(re) * sh
         else:

@@ -137,7 +137,7 @@ def _real_c2r():
     loads lazily)."""
     global _C2R
     if _C2R is None:
-        from ember.autograd import Function
+        from ember.core.function import Function
 
         class _RealC2R(Function):
             @staticmethod

@@ -46,7 +46,7 @@ class Tensor(TensorBase):
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the .grad of the leaves (or of
         ``inputs``) of its graph; see ember.autograd.backward."""
-        from ember.autograd import backward
+        from ember.core.gradients import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 

@@ -13,12 +13,11 @@ composition: see `composite_*` below."""
 
 from ember.core import _tensor as _T
 from ember.core.composites import cat, eye
+from ember.core.function import Function
 from ember.core.linalg import decompositions as _dec
 from ember.core.linalg import solvers as _sol
 from ember.core.linalg._common import _result
 from ember.core.products import diag_embed
-
-from ember.autograd.function import Function
 
 __all__ = ["cholesky", "det", "eigh", "inv", "qr", "slogdet", "solve", "solve_triangular",
            "svd"]

@@ -21,7 +21,7 @@ _tls = threading.local()  # current_device per thread (PyTorch: cudaGetDevice is
 
 
 def _ember_oom():
-    from ember.core._tensor import OutOfMemoryError
+    from ember.backends import OutOfMemoryError
     return OutOfMemoryError
 
 
@@ -100,9 +100,9 @@ def _index(device, optional=True):
     if isinstance(device, int) and not isinstance(device, bool):
         idx = device
     else:
-        import ember
-        d = ember.device(device) if isinstance(device, str) else device
-        if not isinstance(d, ember.device):
+        from ember.backends import device as ember_device
+        d = ember_device(device) if isinstance(device, str) else device
+        if not isinstance(d, ember_device):
             raise ValueError(f"Expected a cuda device, but got: {device!r}")
         if d.type != "cuda":
             raise ValueError(f"Expected a cuda device, but got: {d}")
@@ -228,8 +228,8 @@ class Stream:
 
     @property
     def device(self):
-        import ember
-        return ember.device("cuda", self.device_index)
+        from ember.backends import device as ember_device
+        return ember_device("cuda", self.device_index)
 
     def synchronize(self):
         _require().stream_synchronize(self.device_index, self.cuda_stream)
@@ -413,8 +413,8 @@ class profile_kernels:
 # -- seeds ----------------------------------------------------------------------------------
 
 def _generator():
-    from ember.core._tensor import _default_generator
-    return _default_generator("cuda")
+    from ember.backends import default_generator
+    return default_generator("cuda")
 
 
 def manual_seed(seed) -> None:

@@ -70,16 +70,18 @@ def test_hooks():
         api.PyCapsule_GetPointer.restype = ctypes.c_void_p
         assert api.PyCapsule_IsValid(cap, b"ember.kernel_table")
         table = api.PyCapsule_GetPointer(cap, b"ember.kernel_table")
-        assert ctypes.c_int32.from_address(table).value == 6          # EMBER_ABI_VERSION
-        assert ctypes.c_int32.from_address(table + 4).value == 0      # EMBER_ABI_MINOR
+        from ember.backends._abi import ENTRIES
+        from ember.core import _device
+        assert ctypes.c_int32.from_address(table).value == _device.ABI_VERSION
+        assert ctypes.c_int32.from_address(table + 4).value == _device.ABI_MINOR
         size = ctypes.c_int64.from_address(table + 8).value           # sizeof the table
-        # the header (version, minor, size), then 15 required function pointers (where added
-        # in ABI version 2, scan in version 3, index and search in version 4) and the
-        # optional fused softmax (4), norm, nll, conv and pool (5), all filled; the optional
-        # fused optimizer step (6) is not
-        assert size == 16 + 8 * 21
-        assert all(ctypes.c_void_p.from_address(table + 16 + 8 * i).value for i in range(20))
-        assert ctypes.c_void_p.from_address(table + 16 + 8 * 20).value is None
+        # the header (version, minor, size), then a function pointer per entry: every one
+        # filled but the fused optimizer step (adam, 6.0) and sort (6.1), whose core paths
+        # serve the host
+        assert size == 16 + 8 * len(ENTRIES) == _device.TABLE_SIZE
+        filled = [e for i, e in enumerate(ENTRIES)
+                  if ctypes.c_void_p.from_address(table + 16 + 8 * i).value]
+        assert filled == [e for e in ENTRIES if e not in ("adam", "sort")]
         assert pm.hook.ember_kernel_table(device_type="cpu") is cap    # one table
         assert not [m for m in sys.modules if m.startswith("scipy")]
     """)

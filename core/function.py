@@ -1,0 +1,173 @@
+"""ember.autograd.Function: custom ops with a hand-written backward.
+
+``forward(ctx, *args)`` (or ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``)
+runs with recording off; its outputs become outputs of a graph node whose ``apply`` calls
+``backward(ctx, *grad_outputs)``.  The ctx *is* that node, as in PyTorch."""
+import functools
+
+from ember.core import _autograd as _ag
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase
+from ember.core.grad_mode import no_grad
+
+__all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+
+class FunctionCtx(_ag.Node):
+    """The context handed to forward/setup_context and backward (and the graph node)."""
+
+    _saved = None            # SavedTensors, once Function.apply recorded the node
+    _to_save = ()
+
+    def save_for_backward(self, *tensors):
+        for t in tensors:
+            if t is not None and not isinstance(t, TensorBase):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{len(self._to_save)} is of type {type(t).__name__}")
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        self.saved_for_forward = tensors
+
+    @property
+    def saved_tensors(self):
+        if self._saved is None:
+            raise RuntimeError(_ag._FREED)
+        return tuple(_ag._unpack(s, self) if s is not None else None for s in self._saved)
+
+    def mark_dirty(self, *tensors):
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors):
+        self._non_diff = tensors
+
+    def set_materialize_grads(self, value):
+        self.materialize_grads = bool(value)
+
+    def name(self):
+        return f"{self._cls.__name__}Backward"
+
+    def apply(self, grads):
+        grads = list(grads)
+        if self.materialize_grads:
+            for i, g in enumerate(grads):
+                if g is None:
+                    shape, dtype, device = self._out_meta[i]
+                    grads[i] = _T.zeros(shape, dtype=dtype, device=device)
+        res = self._cls.backward(self, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        if len(res) < len(self._in_meta):
+            if any(m is not None for m in self._in_meta[len(res):]):
+                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                                   f"gradients (expected {len(self._in_meta)}, got {len(res)})")
+        out = []
+        for i, e in enumerate(self.next_edges):
+            g = res[i] if i < len(res) else None
+            if e is None or g is None:
+                out.append(None)
+                continue
+            meta = self._in_meta[i]
+            if not isinstance(g, TensorBase):
+                raise TypeError(f"function {self.name()} returned a gradient of type "
+                                f"{type(g).__name__} at index {i}; expected a Tensor or None")
+            try:
+                out.append(_ag._conform(g, meta))
+            except RuntimeError:
+                raise RuntimeError(f"Function {self.name()} returned an invalid gradient at "
+                                   f"index {i} - got {list(g.shape)} but expected shape "
+                                   f"compatible with {list(meta[0])}") from None
+        return tuple(out)
+
+    def release(self):
+        if self._saved is not None:
+            for s in self._saved:
+                if s is not None:
+                    _ag._release(s)
+        self._saved = None
+
+
+class Function:
+    """Subclass with static ``forward`` and ``backward``; call ``MyFn.apply(*args)``."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward "
+                                  "mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx()
+        ctx._cls, ctx._to_save, ctx._dirty, ctx._non_diff = cls, (), (), ()
+        ctx.materialize_grads = True
+        ctx.needs_input_grad = tuple(isinstance(a, TensorBase) and a.requires_grad
+                                     for a in args)
+        recording = _ag.is_grad_enabled() and any(ctx.needs_input_grad)
+        edges = [(_ag._edge(a) if isinstance(a, TensorBase) else None) for a in args]
+        custom_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if custom_setup:
+                output = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, output)
+            else:
+                output = cls.forward(ctx, *args, **kwargs)
+        single = not isinstance(output, tuple)
+        outputs = (output,) if single else output
+        if not recording:
+            ctx._saved = None
+            return output
+        for t in ctx._dirty:
+            if t.requires_grad and t.is_leaf:
+                raise RuntimeError("a leaf Variable that requires grad has been used in an "
+                                   "in-place operation.")
+        non_diff = {id(t) for t in ctx._non_diff}
+        dirty = {id(t) for t in ctx._dirty}
+        inputs = {id(a) for a in args if isinstance(a, TensorBase)}
+        result = []
+        for i, o in enumerate(outputs):
+            if isinstance(o, TensorBase):
+                if id(o) in inputs and id(o) not in dirty:
+                    o = o.view_as(o)                  # an input returned as-is: an alias
+                if id(o) not in non_diff and o.dtype.is_floating_point:
+                    _ag._make_result(o, ctx, i)
+            result.append(o)
+        ctx._in_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, TensorBase) else None
+                             for a in args)
+        ctx._out_meta = tuple((o.shape, o.dtype, o.device) if isinstance(o, TensorBase) else None
+                              for o in result)
+        last = max((i for i, e in enumerate(edges) if e is not None), default=-1)
+        _ag._set_next_edges(ctx, tuple(edges[:last + 1]))
+        ctx.num_outputs = len(result)
+        out_ids = {id(o): i for i, o in enumerate(result)}
+        ctx._saved = tuple(None if t is None else _ag._save(t, out_ids.get(id(t), -1))
+                           for t in ctx._to_save)
+        ctx._to_save = ()
+        return result[0] if single else tuple(result)
+
+
+def once_differentiable(fn):
+    """Mark a backward as not differentiable itself: it runs with recording off."""
+    @functools.wraps(fn)
+    def wrapper(ctx, *args):
+        with no_grad():
+            return fn(ctx, *args)
+    return wrapper
+
+
+
+# public at the module path PyTorch (and pickles, reprs) know it by
+for _name in __all__:
+    if hasattr(globals()[_name], "__module__"):
+        globals()[_name].__module__ = "ember.autograd.function"
