@@ -3,7 +3,11 @@
 ``message`` is a callable returning the message (built only on failure), or a string.
 Conditions may be plain bools or ``ember.SymBool``: a symbolic condition is decided by its
 hint and records a guard on its ShapeEnv (``bool(cond)`` does both), unless it is static.
+
+An argument of the wrong type gets PyTorch's message from one place, ``_arg_type_message``;
+``_tensor_arg`` is the check every op makes of its tensor arguments.
 """
+from ember.core._tensor import TensorBase
 
 
 def _msg(message, default):
@@ -45,3 +49,18 @@ def _check_type(cond, message=None):
 def _check_not_implemented(cond, message=None):
     """NotImplementedError unless ``cond``."""
     _check_with(NotImplementedError, cond, message)
+
+
+def _arg_type_message(x, op, arg="input", position=None, expected="Tensor"):
+    """PyTorch's text for an argument of the wrong type:
+    ``{op}(): argument '{arg}' (position {position}) must be {expected}, not {type}``, the
+    position part only when ``position`` is given."""
+    at = "" if position is None else f" (position {position})"
+    return f"{op}(): argument '{arg}'{at} must be {expected}, not {type(x).__name__}"
+
+
+def _tensor_arg(x, op, arg="input", position=None):
+    """``x``, checked to be a Tensor: else TypeError with ``_arg_type_message``."""
+    if not isinstance(x, TensorBase):
+        raise TypeError(_arg_type_message(x, op, arg, position))
+    return x

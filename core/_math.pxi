@@ -384,8 +384,8 @@ def where(condition, input=None, other=None, *, out=None):
         return nonzero(cond, as_tuple=True)
     for x, name in ((input, "input"), (other, "other")):
         if not isinstance(x, TensorBase) and not is_scalar(x):
-            raise TypeError(f"where(): argument '{name}' must be Tensor or Number, not "
-                            f"{type(x).__name__}")
+            from ember.core._errors import _arg_type_message
+            raise TypeError(_arg_type_message(x, "where", name, expected="Tensor or Number"))
     return where_c(cond, input, other, result_type2(input, other, "where"), out)
 
 

@@ -59,8 +59,9 @@ def result_type(tensor1, tensor2):
     """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` produces."""
     for x, name in ((tensor1, "tensor1"), (tensor2, "tensor2")):
         if not isinstance(x, TensorBase) and not is_scalar(x):
-            raise TypeError(f"result_type(): argument '{name}' must be Tensor or Number, not "
-                            f"{type(x).__name__}")
+            from ember.core._errors import _arg_type_message
+            raise TypeError(_arg_type_message(x, "result_type", name,
+                                              expected="Tensor or Number"))
     return result_type2(tensor1, tensor2, "result_type")
 
 

@@ -85,8 +85,9 @@ cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
 
 
 cdef TensorBase as_tensor_arg(object x, str op, str arg):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
+    if not isinstance(x, TensorBase):           # the message is built only on failure
+        from ember.core._errors import _arg_type_message
+        raise TypeError(_arg_type_message(x, op, arg))
     return <TensorBase>x
 
 

@@ -5,7 +5,7 @@ import math
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 __all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
 
@@ -13,9 +13,7 @@ _F = _T._more_functions()     # erf, expm1, log1p, ...: the table-generated unar
 
 
 def _float_input(x, op):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
+    _tensor_arg(x, op, position=1)
     if not x.is_floating_point():
         raise NotImplementedError(f'"{op}" not implemented for \'{x.type()[6:-6]}\'')
     return x
@@ -101,9 +99,7 @@ def mish(input, inplace=False):
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """x clamped into [min_val, max_val]."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"hardtanh(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, "hardtanh", position=1)
     if input.dtype.name == "bool":
         raise RuntimeError("Bool inputs not supported for hardtanh")
     if min_val > max_val:
@@ -129,9 +125,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 def logit(input, eps=None):
     """log(p / (1 - p)), p = input clamped into [eps, 1 - eps] when eps is given (integer
     inputs give the default float dtype)."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"logit(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, "logit", position=1)
     p = input if input.is_floating_point() else input.to(_T._state_default_dtype())
     if eps is not None:
         p = _T._minimum_scalar(_T._maximum_scalar(p, eps), 1 - eps)

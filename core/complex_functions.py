@@ -8,16 +8,11 @@ conj(x) does not change x)."""
 import math
 
 from ember.core import _tensor as _T
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, view_as_complex, view_as_real
 
 __all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "is_neg",
            "polar", "real", "resolve_conj", "resolve_neg", "view_as_complex", "view_as_real"]
-
-def _tensor(x, op, arg="input"):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
-    return x
 
 
 def _from_parts(re, im, op):
@@ -33,33 +28,33 @@ def _from_parts(re, im, op):
 
 def complex(real, imag, *, out=None):
     """real + i * imag, from two float tensors of one dtype (float32 -> complex64)."""
-    _tensor(real, "complex", "real")
-    _tensor(imag, "complex", "imag")
+    _tensor_arg(real, "complex", "real", 1)
+    _tensor_arg(imag, "complex", "imag", 1)
     r = _from_parts(real, imag, "complex")
     return r if out is None else out.copy_(r)
 
 
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle)), from two float tensors of one dtype."""
-    _tensor(abs, "polar", "abs")
-    _tensor(angle, "polar", "angle")
+    _tensor_arg(abs, "polar", "abs", 1)
+    _tensor_arg(angle, "polar", "angle", 1)
     r = _from_parts(abs * _T.cos(angle), abs * _T.sin(angle), "polar")
     return r if out is None else out.copy_(r)
 
 
 def real(input):
     """The real parts of ``input`` as a view (``input`` itself when it is real)."""
-    return _T._real(_tensor(input, "real"))
+    return _T._real(_tensor_arg(input, "real", position=1))
 
 
 def imag(input):
     """The imaginary parts of the complex ``input`` as a view."""
-    return _T._imag(_tensor(input, "imag"))
+    return _T._imag(_tensor_arg(input, "imag", position=1))
 
 
 def conj_physical(input, *, out=None):
     """The complex conjugate as a new tensor (``input`` itself for real tensors)."""
-    x = _tensor(input, "conj_physical")
+    x = _tensor_arg(input, "conj_physical", position=1)
     if not x.dtype.is_complex:
         return x if out is None else out.copy_(x)
     return _T._complex_out(_T._real(x), -_T._imag(x), x.dtype, out, "conj_physical")
@@ -67,33 +62,33 @@ def conj_physical(input, *, out=None):
 
 def conj(input):
     """The complex conjugate (materialised: see the module's note)."""
-    return conj_physical(_tensor(input, "conj"))
+    return conj_physical(_tensor_arg(input, "conj", position=1))
 
 
 def resolve_conj(input):
     """``input``: ember never defers a conjugation."""
-    return _tensor(input, "resolve_conj")
+    return _tensor_arg(input, "resolve_conj", position=1)
 
 
 def resolve_neg(input):
     """``input``: ember never defers a negation."""
-    return _tensor(input, "resolve_neg")
+    return _tensor_arg(input, "resolve_neg", position=1)
 
 
 def is_complex(input):
     """True if ``input``'s dtype is complex64 or complex128."""
-    return _tensor(input, "is_complex").dtype.is_complex
+    return _tensor_arg(input, "is_complex", position=1).dtype.is_complex
 
 
 def is_conj(input):
     """False: ember's conj() materialises."""
-    _tensor(input, "is_conj")
+    _tensor_arg(input, "is_conj", position=1)
     return False
 
 
 def is_neg(input):
     """False: ember has no lazy negation bit."""
-    _tensor(input, "is_neg")
+    _tensor_arg(input, "is_neg", position=1)
     return False
 
 
@@ -101,7 +96,7 @@ def angle(input, *, out=None):
     """The argument of each element, atan2(imag, real); for real inputs 0 where >= 0, pi
     where negative (NaN stays NaN); integers give the default float dtype."""
     from ember.core.math_composites import _atan2
-    x = _tensor(input, "angle")
+    x = _tensor_arg(input, "angle", position=1)
     if x.dtype.is_complex:
         r = _atan2(_T._imag(x), _T._real(x))
     else:

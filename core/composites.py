@@ -10,6 +10,7 @@ import math
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import promote_types
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.typeinfo import finfo
 
@@ -20,15 +21,9 @@ __all__ = ["addcdiv", "addcmul", "allclose", "bmm", "cat", "clamp", "clip", "con
            "tile", "trace", "tril", "triu", "var", "var_mean", "vector_norm", "vstack"]
 
 
-def _tensor(x, op, arg="input"):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
-    return x
-
-
 def clamp(input, min=None, max=None, *, out=None):
     """Clamp ``input`` into [min, max]; either bound may be None, a number or a tensor."""
-    _tensor(input, "clamp")
+    _tensor_arg(input, "clamp")
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if min is not None and max is not None and input.dtype.name == "bool":
@@ -50,7 +45,7 @@ clip = clamp
 
 def sign(input):
     """-1, 0 or 1 by the sign of each element (bool stays bool)."""
-    _tensor(input, "sign")
+    _tensor_arg(input, "sign")
     if input.dtype.name == "bool":
         return input.clone()
     return (input > 0).to(input.dtype) - (input < 0).to(input.dtype)
@@ -69,7 +64,7 @@ def _common_dtype(*tensors):
 def _ternary_operands(op, kernel, input, tensor1, tensor2, value):
     """The three tensors in their common dtype, and value as that dtype's kind of number."""
     for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
-        _tensor(x, op, arg)
+        _tensor_arg(x, op, arg)
     rt = _common_dtype(input, tensor1, tensor2)
     if rt.name == "bool":
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
@@ -84,8 +79,8 @@ _C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 def lerp(input, end, weight):
     """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
     floating dtype."""
-    _tensor(input, "lerp")
-    _tensor(end, "lerp", "end")
+    _tensor_arg(input, "lerp")
+    _tensor_arg(end, "lerp", "end")
     kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
     for x, arg in ((end, "end"), (weight, "weight")):
         # a 0-d weight is PyTorch's wrapped number: any dtype, and it joins the promotion
@@ -113,7 +108,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (true division)."""
     for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
-        _tensor(x, "addcdiv", arg)
+        _tensor_arg(x, "addcdiv", arg)
     if not tensor1.is_floating_point() and not tensor2.is_floating_point():
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
                            "future release addcdiv will perform a true division of tensor1 and "
@@ -129,17 +124,17 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 def rsub(input, other, *, alpha=1):
     """other - alpha * input."""
-    return _T.sub(other, _tensor(input, "rsub") * alpha) if alpha != 1 else other - input
+    return _T.sub(other, _tensor_arg(input, "rsub") * alpha) if alpha != 1 else other - input
 
 
 def isnan(input):
     """True where ``input`` is NaN."""
-    return _tensor(input, "isnan") != input
+    return _tensor_arg(input, "isnan") != input
 
 
 def isinf(input):
     """True where ``input`` is +inf or -inf."""
-    _tensor(input, "isinf")
+    _tensor_arg(input, "isinf")
     if not input.is_floating_point():
         return _T.zeros_like(input, dtype=_T._dtypes.bool)
     return _T._abs(input) == math.inf
@@ -147,7 +142,7 @@ def isinf(input):
 
 def isfinite(input):
     """True where ``input`` is neither NaN nor infinite."""
-    _tensor(input, "isfinite")
+    _tensor_arg(input, "isfinite")
     if input.dtype.is_complex:
         return isfinite(input.real) & isfinite(input.imag)
     if not input.is_floating_point():
@@ -157,8 +152,8 @@ def isfinite(input):
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """|input - other| <= atol + rtol * |other|, elementwise (inf equal to itself)."""
-    _tensor(input, "isclose")
-    _tensor(other, "isclose", "other")
+    _tensor_arg(input, "isclose")
+    _tensor_arg(other, "isclose", "other")
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     close = input == other
@@ -175,7 +170,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def _var(input, dim, correction, keepdim, op):
-    x = _tensor(input, op)
+    x = _tensor_arg(input, op)
     if not x.is_floating_point():
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {x.type()[6:-6]}")
@@ -215,7 +210,7 @@ def std_mean(input, dim=None, *, correction=1, keepdim=False):
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """linalg.vector_norm: the ``ord``-norm of ``x`` over ``dim`` (all dims by default)."""
-    _tensor(x, "vector_norm", "x")
+    _tensor_arg(x, "vector_norm", "x")
     if dtype is not None:
         x = x.to(dtype)
     if not x.is_floating_point():
@@ -238,13 +233,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 def count_nonzero(input, dim=None):
     """How many elements of ``input`` (over ``dim``) are nonzero, as int64."""
-    return (_tensor(input, "count_nonzero") != 0).sum(dim)
+    return (_tensor_arg(input, "count_nonzero") != 0).sum(dim)
 
 
 def outer(input, vec2):
     """The outer product of two 1-D tensors."""
-    _tensor(input, "outer")
-    _tensor(vec2, "outer", "vec2")
+    _tensor_arg(input, "outer")
+    _tensor_arg(vec2, "outer", "vec2")
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1D tensors, got {input.dim()}D and {vec2.dim()}D")
     return input.unsqueeze(1) * vec2.unsqueeze(0)
@@ -252,7 +247,7 @@ def outer(input, vec2):
 
 def _dims(op, *pairs):
     for t, n, arg in pairs:
-        _tensor(t, op, arg)
+        _tensor_arg(t, op, arg)
         if t.dim() != n:
             raise RuntimeError(f"{arg} must be a {n}D tensor" if op != "dot" else
                                f"1D tensors expected, but got {t.dim()}D and {n}D tensors")
@@ -291,7 +286,7 @@ def mv(input, vec):
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's max), -inf -> ``neginf``
     (default: its lowest value)."""
-    _tensor(input, "nan_to_num")
+    _tensor_arg(input, "nan_to_num")
     if not input.is_floating_point():
         return input.clone() if out is None else out.copy_(input)
     info = finfo(input.dtype)
@@ -303,7 +298,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
 
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, stable for large values and infinities."""
-    x = _tensor(input, "logsumexp")
+    x = _tensor_arg(input, "logsumexp")
     if not x.is_floating_point():
         x = x.to(_T._state_default_dtype())
     m = _T.amax(x, dim, True) if x.numel() else _T.zeros_like(x.sum(dim, keepdim=True))
@@ -328,7 +323,7 @@ def cat(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        _tensor(t, "cat", f"tensors[{i}]")
+        _tensor_arg(t, "cat", f"tensors[{i}]")
     return _T._cat(tensors, dim, out)
 
 
@@ -341,7 +336,7 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     for i, t in enumerate(tensors):
-        if _tensor(t, "stack", f"tensors[{i}]").shape != tensors[0].shape:
+        if _tensor_arg(t, "stack", f"tensors[{i}]").shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
                                f"entry {i}")
@@ -376,19 +371,19 @@ def _repeat(input, repeats):
 
 def repeat(input, *repeats):
     """``input`` tiled ``repeats`` times along each dim (Tensor.repeat)."""
-    return _repeat(_tensor(input, "repeat"), repeats)
+    return _repeat(_tensor_arg(input, "repeat"), repeats)
 
 
 def tile(input, dims):
     """Like repeat, but with fewer ``dims`` than dimensions the leading ones repeat once."""
-    _tensor(input, "tile")
+    _tensor_arg(input, "tile")
     dims = tuple(dims)
     return _repeat(input, (1,) * (input.dim() - len(dims)) + dims)
 
 
 def roll(input, shifts, dims=None):
     """Elements shifted by ``shifts`` along ``dims`` (flattened when dims is None)."""
-    _tensor(input, "roll")
+    _tensor_arg(input, "roll")
     if dims is None:
         return roll(input.flatten(), shifts, 0).view(input.shape)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
@@ -416,7 +411,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 def _triangle(input, diagonal, upper, op):
-    _tensor(input, op)
+    _tensor_arg(input, op)
     if input.dim() < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     rows, cols = input.shape[-2], input.shape[-1]
@@ -438,7 +433,7 @@ def triu(input, diagonal=0):
 
 def diag(input, diagonal=0):
     """1-D input: a matrix with it on ``diagonal``; 2-D input: that diagonal, as 1-D."""
-    _tensor(input, "diag")
+    _tensor_arg(input, "diag")
     if input.dim() == 2:
         return input.diagonal(diagonal).clone()
     if input.dim() != 1:
@@ -452,7 +447,7 @@ def diag(input, diagonal=0):
 @composite("trace")
 def trace(input):
     """Sum of the main diagonal of a 2-D tensor."""
-    if _tensor(input, "trace").dim() != 2:
+    if _tensor_arg(input, "trace").dim() != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
     return input.diagonal().sum()
 

@@ -3,7 +3,7 @@ inputs, channel, group and dtype checks, its error messages) over the ``convolut
 (core/_conv.pxi), which works on [N, C, H, W] with pairs of ints.  A 1-d convolution runs as
 a 2-d one with H = 1."""
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 __all__ = ["conv1d", "conv2d"]
 
@@ -14,12 +14,6 @@ _SCALAR_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
 _C_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
             "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
             "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
-
-
-def _tensor_arg(x, op, arg):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
-    return x
 
 
 def _expand(value, n, name):

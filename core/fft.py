@@ -10,8 +10,8 @@ formula (the adjoint rfft, doubling the bins that stand for two); a complex-resu
 of an input that requires grad raises rather than silently dropping the graph."""
 
 from ember.core import _tensor as _T
+from ember.core._errors import _tensor_arg
 from ember.core._state import get_default_dtype
-from ember.core._tensor import TensorBase
 from ember.core.composites import roll
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn", "ifft",
@@ -27,9 +27,7 @@ _SWAPPED = {None: "forward", "backward": "forward", "forward": "backward", "orth
 def _input(input, op, real_only=False, real_word="real"):
     """``input`` checked: integers and bool become the default dtype; half precision and,
     for the real-to-complex transforms, complex inputs are refused."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     if input.dtype.is_complex:
         if real_only:
             raise RuntimeError(f"{op} expects a {real_word} input tensor, but got "
@@ -303,9 +301,7 @@ def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fa
 
 
 def _shift(input, dim, op, half):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     dims = range(input.dim()) if dim is None else ([dim] if isinstance(dim, int) else dim)
     dims = [_T._wrap_dim(d, input.dim()) for d in dims]
     if not dims:            # a 0-d input: torch's roll gets no shifts and refuses too

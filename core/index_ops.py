@@ -7,6 +7,7 @@ arange, repeat_interleave searches a cumsum, bincount/histc scatter-add ones, th
 take nonzero() positions), so a backend gets them from its two index entries."""
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.determinism import alert_nondeterministic
 from ember.core.shape_rules import broadcast_shapes
@@ -16,12 +17,6 @@ __all__ = ["bincount", "bucketize", "flip", "fliplr", "flipud", "histc", "masked
 
 _INT64 = _dtype_by_name["int64"]
 _BOOL = _dtype_by_name["bool"]
-
-
-def _tensor(x, op, arg="input"):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
-    return x
 
 
 def _dims(t, dims, op):
@@ -40,7 +35,7 @@ def _dims(t, dims, op):
 
 def flip(input, dims):
     """``input`` with the order of elements reversed along each dim in ``dims`` (a copy)."""
-    t = _tensor(input, "flip")
+    t = _tensor_arg(input, "flip")
     r = t
     for d in _dims(t, dims, "flip"):
         if t.dim() == 0:
@@ -52,14 +47,14 @@ def flip(input, dims):
 
 def fliplr(input):
     """flip(input, [1]): left and right swapped (at least 2 dims)."""
-    if _tensor(input, "fliplr").dim() < 2:
+    if _tensor_arg(input, "fliplr").dim() < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, [1])
 
 
 def flipud(input):
     """flip(input, [0]): up and down swapped (at least 1 dim)."""
-    if _tensor(input, "flipud").dim() < 1:
+    if _tensor_arg(input, "flipud").dim() < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, [0])
 
@@ -68,7 +63,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each slice of ``input`` along ``dim`` (of the flattened input when None) repeated
     ``repeats`` times (an int, or a 1-d tensor with one count per slice);
     ``repeat_interleave(repeats)`` repeats the positions 0..n-1."""
-    t = _tensor(input, "repeat_interleave")
+    t = _tensor_arg(input, "repeat_interleave")
     if repeats is None:                # repeat_interleave(repeats): indices 0..n-1 repeated
         if t.dim() > 1 or t.dtype.is_floating_point:
             raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
@@ -108,7 +103,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 def bincount(input, weights=None, minlength=0):
     """Occurrences of each value 0..max(input) of the 1-d non-negative ``input`` (summing
     ``weights`` instead of ones when given), at least ``minlength`` bins."""
-    t = _tensor(input, "bincount")
+    t = _tensor_arg(input, "bincount")
     alert_nondeterministic("bincount", t.device.type)
     if t.dtype.is_floating_point or t.dtype == _BOOL:
         raise NotImplementedError(f"\"bincount_cpu\" not implemented for "
@@ -121,7 +116,7 @@ def bincount(input, weights=None, minlength=0):
     if weights is None:
         src, dt = _T.ones(1, dtype=_INT64, device=t.device).expand(t.numel()), _INT64
     else:
-        w = _tensor(weights, "bincount", "weights")
+        w = _tensor_arg(weights, "bincount", "weights")
         if w.dim() != 1 or w.numel() != t.numel():
             raise RuntimeError("weights should be 1-d and have the same length as input")
         dt = w.dtype if w.dtype == _dtype_by_name["float32"] else _dtype_by_name["float64"]
@@ -132,7 +127,7 @@ def bincount(input, weights=None, minlength=0):
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     min == max); elements outside are ignored."""
-    t = _tensor(input, "histc")
+    t = _tensor_arg(input, "histc")
     alert_nondeterministic("histc", t.device.type)
     if not t.dtype.is_floating_point:
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for "
@@ -157,14 +152,14 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The bucket of each element of ``input`` among the sorted 1-d ``boundaries``
     (searchsorted with the arguments swapped)."""
-    b = _tensor(boundaries, "bucketize", "boundaries")
+    b = _tensor_arg(boundaries, "bucketize", "boundaries")
     if b.dim() != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.dim()})")
     return _T.searchsorted(b, input, out_int32=out_int32, right=right, out=out)
 
 
 def _mask(mask, op):
-    m = _tensor(mask, op, "mask")
+    m = _tensor_arg(mask, op, "mask")
     if m.dtype != _BOOL:
         raise RuntimeError(f"{op}: expected BoolTensor for mask")
     return m
@@ -173,7 +168,7 @@ def _mask(mask, op):
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where the bool ``mask`` (broadcast with it) is True, as a
     1-d tensor."""
-    t = _tensor(input, "masked_select")
+    t = _tensor_arg(input, "masked_select")
     m = _mask(mask, "masked_select")
     shape = broadcast_shapes(t.shape, m.shape)
     positions = _T.nonzero(m.expand(shape).reshape(-1), as_tuple=True)[0]
@@ -184,7 +179,7 @@ def masked_select(input, mask, *, out=None):
 def _masked_scatter_(self, mask, source):
     """In place: the elements of ``source`` (in order) written where ``mask`` is True."""
     m = _mask(mask, "masked_scatter_")
-    src = _tensor(source, "masked_scatter_", "source")
+    src = _tensor_arg(source, "masked_scatter_", "source")
     if src.dtype != self.dtype:
         raise RuntimeError(f"masked_scatter_: expected self and source to have same dtypes "
                            f"but got {_T._st_name(self.dtype)} and {_T._st_name(src.dtype)}")
@@ -199,6 +194,6 @@ def _masked_scatter_(self, mask, source):
 def masked_scatter(input, mask, source):
     """A copy of ``input`` (broadcast with ``mask``) with ``source``'s elements written in
     order where ``mask`` is True."""
-    t = _tensor(input, "masked_scatter")
+    t = _tensor_arg(input, "masked_scatter")
     shape = broadcast_shapes(t.shape, _mask(mask, "masked_scatter").shape)
     return _masked_scatter_(t.expand(shape).clone(), mask, source)

@@ -11,7 +11,7 @@ from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core import composites, math_composites, products, special
 from ember.core._dtype import _dtype_by_name
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.typeinfo import iinfo
 
 __all__ = ["clamp_", "clamp_max_", "clamp_min_", "clip_", "deg2rad_", "nan_to_num_", "rad2deg_",
@@ -40,8 +40,7 @@ def _castable(src, dst):
 
 
 def _source(self, op):
-    if not isinstance(self, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(self).__name__}")
+    _tensor_arg(self, op)
     return self.clone() if self.requires_grad and _ag.is_grad_enabled() else self
 
 

@@ -6,8 +6,8 @@ import math
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.composites import _tensor as _arg
 from ember.core.composites import _wrap, cat, isinf, isnan, outer
 from ember.core.products import _scaled_sum
 from ember.core.typeinfo import finfo
@@ -24,7 +24,6 @@ _more = _T._more_functions()
 _atan2, _log1p, _exp2 = _more["atan2"], _more["log1p"], _more["exp2"]
 
 multiply, subtract, absolute = _T.mul, _T.sub, _T._abs
-
 
 
 def _out(r, out):
@@ -48,31 +47,30 @@ def arctan2(input, other, *, out=None):
 
 def positive(input):
     """``input`` itself (an error for bool, as PyTorch)."""
-    if _arg(input, "positive").dtype == _BOOL:
+    if _tensor_arg(input, "positive").dtype == _BOOL:
         raise TypeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
 def sgn(input, *, out=None):
     """sign for real inputs (PyTorch's complex-aware name)."""
-    return _out(_arg(input, "sgn").sign(), out)
+    return _out(_tensor_arg(input, "sgn").sign(), out)
 
 
 def clamp_min(input, min):
     """max(input, min): clamp with only a lower bound (a number or a tensor)."""
-    return _T._maximum_scalar(_arg(input, "clamp_min"), min)
+    return _T._maximum_scalar(_tensor_arg(input, "clamp_min"), min)
 
 
 def clamp_max(input, max):
     """min(input, max): clamp with only an upper bound (a number or a tensor)."""
-    return _T._minimum_scalar(_arg(input, "clamp_max"), max)
+    return _T._minimum_scalar(_tensor_arg(input, "clamp_max"), max)
 
 
 def float_power(input, exponent, *, out=None):
     """input ** exponent computed in float64 (either may be a number)."""
-    if not isinstance(input, TensorBase) and not isinstance(exponent, TensorBase):
-        raise TypeError("float_power(): argument 'input' must be Tensor, not "
-                        f"{type(input).__name__}")
+    if not isinstance(exponent, TensorBase):
+        _tensor_arg(input, "float_power")           # one of the two must be a Tensor
     if out is not None and out.dtype != _FLOAT64:
         raise RuntimeError(f"the output given to float_power has dtype {out.dtype} but the "
                            "operation's result requires dtype Double")
@@ -81,7 +79,7 @@ def float_power(input, exponent, *, out=None):
 
 def _binary_float(op, input, other):
     """input and other as their common floating dtype (integers: the default dtype)."""
-    _arg(input, op)
+    _tensor_arg(input, op)
     dt = _floating(input, other)
     return _as_float(input, dt), _as_float(other, dt), dt
 
@@ -99,7 +97,7 @@ def hypot(input, other, *, out=None):
 
 def _float_kernel_dtype(op, input, other):
     """The promoted dtype of an op PyTorch implements for floating dtypes only."""
-    dt = _T.result_type(_arg(input, op), other)
+    dt = _T.result_type(_tensor_arg(input, op), other)
     if not dt.is_floating_point:
         raise NotImplementedError(f"\"{op}_cpu\" not implemented for '{_T._st_name(dt)}'")
     return dt
@@ -128,9 +126,7 @@ def xlogy(input, other, *, out=None):
     """input * log(other), 0 where input is 0 (unless other is NaN); either may be a
     number."""
     if not isinstance(input, TensorBase):
-        if not isinstance(other, TensorBase):
-            raise TypeError(f"xlogy(): argument 'other' must be Tensor, not "
-                            f"{type(other).__name__}")
+        _tensor_arg(other, "xlogy", "other")        # one of the two must be a Tensor
         input = _T.full((), input, dtype=_floating(other, input), device=other.device)
     x, y, dt = _binary_float("xlogy", input, other)
     if not isinstance(y, TensorBase):
@@ -144,7 +140,7 @@ def xlogy(input, other, *, out=None):
 
 def signbit(input, *, out=None):
     """True where the sign bit is set (negative numbers and -0.0)."""
-    x = _arg(input, "signbit")
+    x = _tensor_arg(input, "signbit")
     if x.dtype == _BOOL:
         r = _T.zeros_like(x, dtype=_BOOL)
     elif x.is_floating_point():
@@ -166,8 +162,8 @@ def copysign(input, other, *, out=None):
 
 def heaviside(input, values, *, out=None):
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
-    _arg(input, "heaviside")
-    _arg(values, "heaviside", "values")
+    _tensor_arg(input, "heaviside")
+    _tensor_arg(values, "heaviside", "values")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     r = _T.where(input == 0, values, (input > 0).to(input.dtype))
@@ -176,7 +172,7 @@ def heaviside(input, values, *, out=None):
 
 def sinc(input, *, out=None):
     """sin(pi x) / (pi x), 1 at 0 (with a zero gradient there)."""
-    x = _arg(input, "sinc")
+    x = _tensor_arg(input, "sinc")
     if not x.is_floating_point():
         x = x.to(_T._state_default_dtype())
     zero = x == 0
@@ -185,7 +181,7 @@ def sinc(input, *, out=None):
 
 
 def _scale_float(op, input, factor, out):
-    x = _arg(input, op)
+    x = _tensor_arg(input, op)
     if not x.is_floating_point():
         x = x.to(_T._state_default_dtype())
     return _out(x * factor, out)
@@ -202,7 +198,7 @@ def rad2deg(input, *, out=None):
 
 
 def _inf_test(op, input, value):
-    x = _arg(input, op)
+    x = _tensor_arg(input, op)
     return x == value if x.is_floating_point() else _T.zeros_like(x, dtype=_BOOL)
 
 
@@ -218,7 +214,7 @@ def isneginf(input, *, out=None):
 
 def isreal(input):
     """True where the imaginary part is zero (everywhere for real dtypes)."""
-    x = _arg(input, "isreal")
+    x = _tensor_arg(input, "isreal")
     if x.dtype.is_complex:
         return _T.eq(_T._imag(x), 0)
     return _T.ones_like(x, dtype=_BOOL)
@@ -227,7 +223,7 @@ def isreal(input):
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first;
     bool inputs use !=)."""
-    x = _arg(input, "diff")
+    x = _tensor_arg(input, "diff")
     if x.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
     if n < 0:
@@ -258,7 +254,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 
 def kron(input, other, *, out=None):
     """The Kronecker product: every element of input times a block of other."""
-    a, b = _arg(input, "kron"), _arg(other, "kron", "other")
+    a, b = _tensor_arg(input, "kron"), _tensor_arg(other, "kron", "other")
     nd = max(a.dim(), b.dim())
     sa = (1,) * (nd - a.dim()) + tuple(a.shape)
     sb = (1,) * (nd - b.dim()) + tuple(b.shape)
@@ -271,8 +267,8 @@ def kron(input, other, *, out=None):
 def tensordot(a, b, dims=2, out=None):
     """Sum over the last ``dims`` dims of a and the first of b, or over the dim lists
     ``dims = (dims_a, dims_b)``."""
-    _arg(a, "tensordot", "a")
-    _arg(b, "tensordot", "b")
+    _tensor_arg(a, "tensordot", "a")
+    _tensor_arg(b, "tensordot", "b")
     if isinstance(dims, TensorBase):
         dims = dims.tolist()
     if isinstance(dims, int):
@@ -304,7 +300,7 @@ def tensordot(a, b, dims=2, out=None):
 
 def inner(input, other, *, out=None):
     """Sum over the last dims of both (a product when either is 0-d)."""
-    a, b = _arg(input, "inner"), _arg(other, "inner", "other")
+    a, b = _tensor_arg(input, "inner"), _tensor_arg(other, "inner", "other")
     if a.dim() == 0 or b.dim() == 0:
         return _out(a * b, out)
     if a.shape[-1] != b.shape[-1]:
@@ -315,7 +311,7 @@ def inner(input, other, *, out=None):
 
 def vdot(input, other, *, out=None):
     """The dot product of two 1-D tensors (no conjugation needed: no complex dtypes)."""
-    a, b = _arg(input, "vdot"), _arg(other, "vdot", "other")
+    a, b = _tensor_arg(input, "vdot"), _tensor_arg(other, "vdot", "other")
     if a.dim() != 1 or b.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
     if a.dtype != b.dtype:
@@ -333,8 +329,8 @@ ger = outer
 
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """beta * input + alpha * outer(vec1, vec2)."""
-    _arg(vec1, "addr", "vec1")
-    _arg(vec2, "addr", "vec2")
+    _tensor_arg(vec1, "addr", "vec1")
+    _tensor_arg(vec2, "addr", "vec2")
     if vec1.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
                            if vec1.dim() != 1 else
@@ -357,7 +353,7 @@ def _pnorm(diff, p, dim):
 
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
-    d = _arg(input, "dist") - _arg(other, "dist", "other")
+    d = _tensor_arg(input, "dist") - _tensor_arg(other, "dist", "other")
     if not d.is_floating_point():
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_T._st_name(d.dtype)}")
@@ -367,8 +363,8 @@ def dist(input, other, p=2):
 @composite("cdist")
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """The p-norm distance between each row of x1 [..., P, M] and of x2 [..., R, M]."""
-    _arg(x1, "cdist", "x1")
-    _arg(x2, "cdist", "x2")
+    _tensor_arg(x1, "cdist", "x1")
+    _tensor_arg(x2, "cdist", "x2")
     for t, name in ((x1, "X1"), (x2, "X2")):
         if t.dim() < 2:
             raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
@@ -388,7 +384,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 def logcumsumexp(input, dim, *, out=None):
     """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
     would underflow exp fall back to a running logaddexp."""
-    x = _arg(input, "logcumsumexp")
+    x = _tensor_arg(input, "logcumsumexp")
     if not x.is_floating_point():
         x = x.to(_T._state_default_dtype())
     if x.dim() == 0 or x.numel() == 0:

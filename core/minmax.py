@@ -3,14 +3,14 @@ over ``dim``, or the elementwise maximum/minimum with another tensor.  (A module
 own: the names shadow Python's builtins.)"""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 
 __all__ = ["max", "min"]
 
 
 def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
+    _tensor_arg(input, name)
     if isinstance(dim, TensorBase):                      # max(input, other)
         return other_fn(input, dim)
     if dim is None:

@@ -1,16 +1,9 @@
 """NaN-ignoring reductions and torch.norm, as composites of primitive reductions."""
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.composites import isnan, vector_norm
 
 __all__ = ["nanmean", "nansum", "norm"]
-
-
-def _arg(x, op):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(x).__name__}")
-    return x
 
 
 def _zero_nans(x):
@@ -19,13 +12,13 @@ def _zero_nans(x):
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum over ``dim`` treating NaN as zero."""
-    x = _arg(input, "nansum")
+    x = _tensor_arg(input, "nansum", position=1)
     return _T.sum(_zero_nans(x), dim, keepdim, dtype=dtype, out=out)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
-    x = _arg(input, "nanmean")
+    x = _tensor_arg(input, "nanmean", position=1)
     if not x.is_floating_point():
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
                            f"dtype but got {x.type()[6:-6]}")
@@ -42,7 +35,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: the vector ``p``-norm over ``dim`` (all elements by default); 'fro' is
     the 2-norm over the dims given (at most two), 'nuc' is not supported here."""
-    x = _arg(input, "norm")
+    x = _tensor_arg(input, "norm", position=1)
     if isinstance(dim, int):
         dim = (dim,)
     if isinstance(p, str):

@@ -3,7 +3,7 @@ sizes, stride defaulting to kernel_size, ceil_mode, unbatched inputs, its error 
 over the 2-d pooling ops of core/_pool.pxi, which work on [N, C, H, W].  A 1-d pool runs as
 a 2-d one with H = 1 (its indices are then positions along the length, as PyTorch's)."""
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 # top-level names (torch.max_pool2d, ...); nn.functional also has adaptive_max_pool2d
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "avg_pool1d",
@@ -23,9 +23,7 @@ def _pair(value, name, op, omitted=""):
 
 def _input(input, op, nd):
     """The input as [N, C, H, W] (a batch of one when unbatched), and whether it was."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     x = input
     if x.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected "
@@ -155,9 +153,7 @@ def _adaptive_size(output_size, x, nd, op):
 
 
 def _adaptive_input(input, op, nd):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     if input.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"{op}(): Expected {nd + 1}D or {nd + 2}D tensor, but got "
                            f"{list(input.shape)}")

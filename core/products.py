@@ -4,20 +4,14 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.composites import stack
 
 __all__ = ["addbmm", "addmm", "addmv", "baddbmm", "cross", "diag_embed", "einsum"]
 
 
-def _arg(x, op, arg):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' must be Tensor, not {type(x).__name__}")
-    return x
-
-
 def _ndim(t, n, op, arg):
-    if _arg(t, op, arg).dim() != n:
+    if _tensor_arg(t, op, arg).dim() != n:
         raise RuntimeError(f"{arg} must be a {n}D tensor")
 
 
@@ -35,7 +29,7 @@ def _broadcast(a, b):
 def _scaled_sum(op, input, product, beta, alpha, out):
     """beta * input + alpha * product, input broadcast to product's shape (ignored, NaN
     included, when beta is 0, as PyTorch does)."""
-    _arg(input, op, "input")
+    _tensor_arg(input, op, "input")
     if _broadcast(input.shape, product.shape) != tuple(product.shape):
         raise RuntimeError(f"{op}: the shape of input {list(input.shape)} cannot be broadcast "
                            f"to the result shape {list(product.shape)}")
@@ -97,8 +91,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
 def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim`` (inputs broadcast); dim=None takes the
     first dim of size 3, with PyTorch's deprecation warning."""
-    _arg(input, "cross", "input")
-    _arg(other, "cross", "other")
+    _tensor_arg(input, "cross", "input")
+    _tensor_arg(other, "cross", "other")
     shape = _broadcast(input.shape, other.shape)
     if dim is None:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated. Please "
@@ -123,7 +117,7 @@ def cross(input, other, dim=None, *, out=None):
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """A tensor whose diagonals (``offset``) over dims ``dim1``, ``dim2`` hold the last dim
     of ``input``; zeros elsewhere."""
-    _arg(input, "diag_embed", "input")
+    _tensor_arg(input, "diag_embed", "input")
     nd = input.dim() + 1
     d1, d2 = (_T._wrap_dim(d, nd) for d in (dim1, dim2))
     if d1 == d2:
@@ -243,7 +237,7 @@ def einsum(equation, *operands):
     if not operands:
         raise RuntimeError("einsum(): must provide at least one operand")
     for i, t in enumerate(operands):
-        _arg(t, "einsum", f"operands[{i}]")
+        _tensor_arg(t, "einsum", f"operands[{i}]")
     inputs, out = _parse(equation, operands)
     sizes = {}
     for i, (t, labels) in enumerate(zip(operands, inputs)):

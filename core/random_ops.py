@@ -3,6 +3,7 @@ bernoulli.  They draw from ember's generators, so a seed reproduces them on any 
 at any thread count."""
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 
 __all__ = ["bernoulli", "normal", "randint", "randint_like"]
@@ -58,9 +59,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
 def bernoulli(input, p=None, *, generator=None):
     """1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"bernoulli(): argument 'input' must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, "bernoulli")
     probs = input if p is None else p
     u = _T.rand(*tuple(input.shape), generator=generator, dtype=_FLOAT64, device=input.device)
     return (u < probs).to(input.dtype)

@@ -11,9 +11,9 @@ import warnings
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name, promote_types
+from ember.core._errors import _tensor_arg
 from ember.core._size import Size
 from ember.core._tensor import TensorBase
-from ember.core.composites import _tensor as _arg
 from ember.core.composites import _wrap, cat, diag, hstack, stack, vstack
 from ember.core.index_ops import flip
 from ember.core.shape_rules import broadcast_shapes as _broadcast_shapes
@@ -30,13 +30,12 @@ _INT64 = _dtype_by_name["int64"]
 _BOOL = _dtype_by_name["bool"]
 
 
-
 def _tensors(args, op):
     """*tensors or one sequence of them, checked."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
     for i, t in enumerate(args):
-        _arg(t, op, f"tensors[{i}]")
+        _tensor_arg(t, op, f"tensors[{i}]")
     return args
 
 
@@ -47,7 +46,7 @@ def broadcast_shapes(*shapes):
 
 def broadcast_to(input, size):
     """``input`` expanded (a view) to ``size``."""
-    return _arg(input, "broadcast_to").expand(tuple(size))
+    return _tensor_arg(input, "broadcast_to").expand(tuple(size))
 
 
 def broadcast_tensors(*tensors):
@@ -121,7 +120,7 @@ def atleast_3d(*tensors):
 def tensor_split(input, indices_or_sections, dim=0):
     """Views of ``input`` split along ``dim``: into n near-equal parts (the first
     size % n one longer), or at the given indices."""
-    t = _arg(input, "tensor_split")
+    t = _tensor_arg(input, "tensor_split")
     if t.dim() == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")
@@ -152,7 +151,7 @@ def tensor_split(input, indices_or_sections, dim=0):
 
 
 def _split_dir(op, input, indices_or_sections, dim, min_dim):
-    t = _arg(input, op)
+    t = _tensor_arg(input, op)
     if t.dim() < min_dim:
         raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dim} dimension, "
                            f"but got a tensor with {t.dim()} dimensions!")
@@ -166,7 +165,7 @@ def _split_dir(op, input, indices_or_sections, dim, min_dim):
 
 def hsplit(input, indices_or_sections):
     """tensor_split along dim 1 (dim 0 for 1-D), sections dividing evenly."""
-    t = _arg(input, "hsplit")
+    t = _tensor_arg(input, "hsplit")
     return _split_dir("hsplit", t, indices_or_sections, 1 if t.dim() > 1 else 0, 1)
 
 
@@ -202,7 +201,7 @@ def row_stack(tensors, *, out=None):
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when dim
     is None); the other dims broadcast."""
-    t, idx = _arg(input, "take_along_dim"), _arg(indices, "take_along_dim", "indices")
+    t, idx = _tensor_arg(input, "take_along_dim"), _tensor_arg(indices, "take_along_dim", "indices")
     if idx.dtype != _INT64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_T._st_name(idx.dtype)}")
@@ -225,14 +224,14 @@ def take_along_dim(input, indices, dim=None, *, out=None):
 
 def ravel(input):
     """``input`` flattened to 1-D (a view when contiguous)."""
-    return _arg(input, "ravel").reshape(-1)
+    return _tensor_arg(input, "ravel").reshape(-1)
 
 
 def unfold(self, dimension, size, step):
     """Windows of ``size`` elements every ``step`` along ``dimension``, as a new last dim:
     an as_strided view.  Overlapping windows (step < size) are read through a gather when
     autograd records, so their gradients add up (a write-through view cannot sum them)."""
-    t = _arg(self, "unfold")
+    t = _tensor_arg(self, "unfold")
     nd = t.dim()
     d = _wrap(dimension, max(nd, 1), "unfold")
     length = t.shape[d] if nd else 1
@@ -261,19 +260,19 @@ def unfold(self, dimension, size, step):
 
 def argwhere(input):
     """Indices of the nonzero elements, [n, ndim]."""
-    return _T.nonzero(_arg(input, "argwhere"))
+    return _T.nonzero(_tensor_arg(input, "argwhere"))
 
 
 def msort(input, *, out=None):
     """``input`` sorted along dim 0."""
-    t = _arg(input, "msort")
+    t = _tensor_arg(input, "msort")
     r = t.gather(0, sort(t, 0).indices) if t.dim() else t.clone()
     return r if out is None else out.copy_(r)
 
 
 def rot90(input, k=1, dims=(0, 1)):
     """``input`` rotated by 90 degrees ``k`` times, from dims[0] towards dims[1]."""
-    t = _arg(input, "rot90")
+    t = _tensor_arg(input, "rot90")
     dims = list(dims)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
@@ -295,7 +294,7 @@ def rot90(input, k=1, dims=(0, 1)):
 
 def diagflat(input, offset=0):
     """A 2-D tensor with the flattened input on diagonal ``offset``."""
-    return diag(_arg(input, "diagflat").reshape(-1), offset)
+    return diag(_tensor_arg(input, "diagflat").reshape(-1), offset)
 
 
 def block_diag(*tensors):
@@ -334,7 +333,7 @@ def cartesian_prod(*tensors):
 
 def combinations(input, r=2, with_replacement=False):
     """The length-``r`` combinations of the elements of a 1-D tensor, as rows."""
-    t = _arg(input, "combinations")
+    t = _tensor_arg(input, "combinations")
     if t.dim() != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
     if r < 0:
@@ -373,7 +372,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
 
 def vander(x, N=None, increasing=False):
     """Columns of powers of a 1-D ``x`` (decreasing unless ``increasing``)."""
-    t = _arg(x, "vander", "x")
+    t = _tensor_arg(x, "vander", "x")
     if t.dim() != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = t.shape[0] if N is None else N
@@ -391,9 +390,8 @@ def vander(x, N=None, increasing=False):
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """True where an element of ``elements`` occurs in ``test_elements`` (either may be a
     number): a binary search in the sorted test elements."""
-    if not isinstance(elements, TensorBase) and not isinstance(test_elements, TensorBase):
-        raise TypeError("isin(): argument 'elements' must be Tensor, not "
-                        f"{type(elements).__name__}")
+    if not isinstance(test_elements, TensorBase):
+        _tensor_arg(elements, "isin", "elements")   # one of the two must be a Tensor
     ref = elements if isinstance(elements, TensorBase) else test_elements
     e = elements if isinstance(elements, TensorBase) else _T.tensor(elements, device=ref.device)
     s = test_elements if isinstance(test_elements, TensorBase) else \

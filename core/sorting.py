@@ -8,7 +8,7 @@ imported on first use: `import ember` stays free of it."""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "randperm", "sort", "topk",
            "unique", "unique_consecutive"]
@@ -19,12 +19,6 @@ _INT64 = _dtype_by_name["int64"]
 def _numpy():
     import numpy
     return numpy
-
-
-def _arg(x, op):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
-    return x
 
 
 def _axis(t, dim, op):
@@ -81,7 +75,7 @@ def _order(arr, axis, descending):
 def sort(input, dim=-1, descending=False, stable=False):
     """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
     np = _numpy()
-    t = _no_complex(_arg(input, "sort"), " Sort does not support complex dtypes on CPU")
+    t = _no_complex(_tensor_arg(input, "sort"), " Sort does not support complex dtypes on CPU")
     axis = _axis(t, dim, "sort")
     on_device = _T._device_sort(t, axis, descending)       # the device's kernel (ABI 6.1)
     if on_device is not None:
@@ -106,7 +100,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
     np = _numpy()
-    t = _no_complex(_arg(input, "topk"), " topk does not support complex dtypes on CPU")
+    t = _no_complex(_tensor_arg(input, "topk"), " topk does not support complex dtypes on CPU")
     axis = _axis(t, dim, "topk")
     size = t.shape[axis] if t.dim() else 1
     if not 0 <= k <= size:
@@ -124,7 +118,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 def kthvalue(input, k, dim=-1, keepdim=False):
     """(values, indices) of the ``k``-th smallest element (1-based) along ``dim``."""
     np = _numpy()
-    t = _arg(input, "kthvalue")
+    t = _tensor_arg(input, "kthvalue")
     axis = _axis(t, dim, "kthvalue")
     size = t.shape[axis] if t.dim() else 1
     if not 1 <= k <= size:
@@ -141,7 +135,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
 def median(input, dim=None, keepdim=False):
     """The lower median: of all elements (dim=None), or (values, indices) along ``dim``."""
-    t = _arg(input, "median")
+    t = _tensor_arg(input, "median")
     if dim is None:
         flat = t.reshape(-1)
         if flat.numel() == 0:
@@ -166,7 +160,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     """The distinct values of ``input`` (sorted), or its distinct slices along ``dim``;
     optionally with the inverse mapping and the counts."""
     np = _numpy()
-    t = _no_complex(_arg(input, "unique"), "\"unique\" not implemented for '{dtype}'",
+    t = _no_complex(_tensor_arg(input, "unique"), "\"unique\" not implemented for '{dtype}'",
                     NotImplementedError)
     arr = _T._to_host(t)
     if dim is None:
@@ -184,7 +178,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     """``input`` with each run of equal consecutive values (slices along ``dim``) kept once;
     optionally with the inverse mapping and the run lengths."""
     np = _numpy()
-    t = _arg(input, "unique_consecutive")
+    t = _tensor_arg(input, "unique_consecutive")
     arr = np.atleast_1d(_T._to_host(t))
     axis = 0 if dim is None else _axis(t, dim, "unique_consecutive")
     rows = arr.reshape(-1, 1) if dim is None else np.moveaxis(arr, axis, 0).reshape(
@@ -213,7 +207,7 @@ def mode(input, dim=-1, keepdim=False):
     """(values, indices): the most frequent value along ``dim`` (the smallest of equally
     frequent ones) and the position of its last occurrence."""
     np = _numpy()
-    t = _arg(input, "mode")
+    t = _tensor_arg(input, "mode")
     axis = _axis(t, dim, "mode")
     arr = np.atleast_1d(_T._to_host(t))
     if arr.shape[axis] == 0:

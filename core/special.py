@@ -4,7 +4,7 @@ them and every device has them."""
 import math
 
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 __all__ = ["digamma", "erfinv", "lgamma", "mvlgamma", "polygamma"]
 
@@ -18,8 +18,7 @@ _BERNOULLI = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160,
 
 
 def _float(x, op):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' must be Tensor, not {type(x).__name__}")
+    _tensor_arg(x, op)
     return x if x.is_floating_point() else x.to(_T._state_default_dtype())
 
 

@@ -7,8 +7,8 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.composites import _tensor as _arg
 from ember.core.composites import _wrap, isnan, lerp
 from ember.core.sorting import sort
 
@@ -20,10 +20,9 @@ _MinMax = collections.namedtuple("aminmax", ["min", "max"])
 _MinMax.__module__ = "ember.return_types"
 
 
-
 def aminmax(input, *, dim=None, keepdim=False):
     """(min, max) of ``input`` over ``dim`` (all elements by default) in one call."""
-    t = _arg(input, "aminmax")
+    t = _tensor_arg(input, "aminmax")
     if t.numel() == 0 and (dim is None or t.shape[_wrap(dim, max(t.dim(), 1), "aminmax")] == 0):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
                            "operation has no identity.")
@@ -55,7 +54,7 @@ def _check_q(op, q, x):
 
 
 def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
-    x = _arg(input, op)
+    x = _tensor_arg(input, op)
     if x.dtype.name not in ("float32", "float64"):
         raise RuntimeError(f"{op}() input tensor must be either float or double dtype")
     if interpolation not in _INTERPOLATIONS:
@@ -116,7 +115,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values; with ``dim``, (values, indices)."""
-    x = _arg(input, "nanmedian")
+    x = _tensor_arg(input, "nanmedian")
     if dim is None:
         if x.numel() == 0:
             return _T.full((), math.nan, dtype=x.dtype, device=x.device)
@@ -140,7 +139,7 @@ def nanmedian(input, dim=None, keepdim=False):
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in
     columns), with optional frequency and analytic weights."""
-    x = _arg(input, "cov")
+    x = _tensor_arg(input, "cov")
     if x.dim() > 2:
         raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {x.dim()} dimensions")
@@ -152,7 +151,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     for weights, name in ((fweights, "fweights"), (aweights, "aweights")):
         if weights is None:
             continue
-        _arg(weights, "cov", name)
+        _tensor_arg(weights, "cov", name)
         if weights.dim() > 1:
             raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but "
                                f"got {name} with {weights.dim()} dimensions")
@@ -201,7 +200,7 @@ def _spacing(op, y, x, dx, d):
     pairwise sums."""
     if x is None:
         return 1 if dx is None else dx
-    _arg(x, op, "x")
+    _tensor_arg(x, op, "x")
     if x.dim() == 1:
         if x.shape[0] != y.shape[d]:
             raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
@@ -211,7 +210,7 @@ def _spacing(op, y, x, dx, d):
 
 
 def _pair_areas(op, y, x, dx, dim):
-    _arg(y, op, "y")
+    _tensor_arg(y, op, "y")
     if x is not None and dx is not None:
         raise TypeError(f"{op}() received an invalid combination of arguments: x and dx")
     d = _wrap(dim, max(y.dim(), 1), op)

@@ -1,6 +1,7 @@
 """Parameter and Buffer: the tensors a Module registers (``torch.nn.parameter``)."""
 import inspect
 
+from ember.core._errors import _arg_type_message, _check_type
 from ember.core.tensor import Tensor
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
@@ -22,9 +23,7 @@ class Parameter(Tensor):
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _empty()
-        if not isinstance(data, Tensor):
-            raise TypeError(f"Parameter(): argument 'data' must be Tensor, not "
-                            f"{type(data).__name__}")
+        _check_type(isinstance(data, Tensor), lambda: _arg_type_message(data, "Parameter", "data"))
         param = Tensor._make_subclass(cls, data)
         param.requires_grad = bool(requires_grad)
         return param
@@ -72,9 +71,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = _empty()
-        if not isinstance(data, Tensor):
-            raise TypeError(f"Buffer(): argument 'data' must be Tensor, not "
-                            f"{type(data).__name__}")
+        _check_type(isinstance(data, Tensor), lambda: _arg_type_message(data, "Buffer", "data"))
         t = data.detach().requires_grad_(data.requires_grad)
         t.persistent = persistent
         t._is_buffer = True

@@ -6,6 +6,7 @@ what NumPy lacks) in the input's own precision, and the result goes back to the 
 device.  NumPy and SciPy are imported on first use: `import ember` stays free of them."""
 
 from ember.core import _tensor as _T
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 
 __all__ = ["LinAlgError"]
@@ -34,13 +35,6 @@ def _blas(name, *arrays):
     return get_blas_funcs(name, arrays)
 
 
-def _tensor(x, op, arg="A"):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' (position 1) must be Tensor, "
-                        f"not {type(x).__name__}")
-    return x
-
-
 def _type_name(t):
     return t.type()[6:-6]          # "ember.FloatTensor" -> "Float", as torch names dtypes
 
@@ -56,7 +50,7 @@ def _check_float(t, op):
 
 def _matrix(x, op, arg="A", square=False, floating=True):
     """``x`` checked as a (batch of) matrices: at least 2-D, square if asked, float32/64."""
-    t = _tensor(x, op, arg)
+    t = _tensor_arg(x, op, arg, 1)
     if t.dim() < 2:
         raise RuntimeError(f"{op}: The input tensor {arg} must have at least 2 dimensions.")
     if square and t.shape[-1] != t.shape[-2]:
@@ -189,8 +183,7 @@ def _fill_out(name, result, out):
         return result
     pairs = zip(out, result) if isinstance(result, tuple) else ((out, result),)
     for o, r in pairs:
-        if not isinstance(o, TensorBase):
-            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(o).__name__}")
+        _tensor_arg(o, name, "out")
         if o.shape != r.shape:
             raise RuntimeError(f"{name}: expected out tensor of shape {list(r.shape)}, but got "
                                f"{list(o.shape)}")

@@ -3,6 +3,7 @@ through NumPy's LAPACK wrappers in the input's precision."""
 
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core.linalg._common import (
     _back,
     _derivatives,
@@ -14,7 +15,6 @@ from ember.core.linalg._common import (
     _raise_on_info,
     _recording,
     _result,
-    _tensor,
     _type_name,
     with_out,
 )
@@ -135,7 +135,7 @@ def svdvals(A, *, driver=None, out=None):
 
 
 def _symmetric(A, UPLO, op):
-    _tensor(A, op)
+    _tensor_arg(A, op, "A", 1)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _matrix(A, op, "A", square=True, floating=False)

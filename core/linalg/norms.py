@@ -10,6 +10,7 @@ from ember.core import _tensor as _T
 from ember.core import products
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core.composites import vector_norm
 from ember.core.linalg._common import (
     _back,
@@ -19,7 +20,6 @@ from ember.core.linalg._common import (
     _numpy,
     _recording,
     _same_dtype,
-    _tensor,
     _type_name,
     with_out,
 )
@@ -82,7 +82,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     when both are None) a vector norm; over two dims (or a 2-D ``A`` given an ``ord``) a
     matrix norm."""
     op = "linalg.norm"
-    _tensor(A, op)
+    _tensor_arg(A, op, "A", 1)
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) == 1:
@@ -129,7 +129,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     max(atol, rtol * largest) count as zero (``rcond`` is the older name of ``rtol``);
     ``hermitian`` uses the symmetric eigendecomposition."""
     np = _numpy()
-    _tensor(A, "linalg.pinv")
+    _tensor_arg(A, "linalg.pinv", "A", 1)
     if A.dim() < 2 or not A.is_floating_point() or A.dtype.itemsize < 4:
         raise RuntimeError(f"linalg.pinv({_type_name(A)}{{{list(A.shape)}}}): expected a "
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
@@ -190,8 +190,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None)
 def cross(input, other, *, dim=-1, out=None):
     """The cross product of 3-vectors along ``dim`` (other dims broadcast)."""
     op = "linalg.cross"
-    _tensor(input, op, "input")
-    _tensor(other, op, "other")
+    _tensor_arg(input, op, "input", 1)
+    _tensor_arg(other, op, "other", 1)
     _same_dtype(input, other, op, ("input", "other"))
     if input.dim() != other.dim():
         raise RuntimeError(f"{op}: inputs must have the same number of dimensions.")
@@ -228,7 +228,7 @@ def multi_dot(tensors, *, out=None):
         raise RuntimeError(f"{op}: expected at least 2 tensors but got {len(tensors)}")
     mats = []
     for i, t in enumerate(tensors):
-        _tensor(t, "multi_dot", "tensors")
+        _tensor_arg(t, "multi_dot", "tensors", 1)
         end = "first" if i == 0 else ("last" if i == len(tensors) - 1 else None)
         if end and t.dim() not in (1, 2):
             raise RuntimeError(f"{op}: the {end} tensor must be 1D or 2D but got {t.dim()}D")
@@ -263,15 +263,15 @@ def multi_dot(tensors, *, out=None):
 def vecdot(x, y, *, dim=-1, out=None):
     """The dot product of ``x`` and ``y`` along ``dim`` (other dims broadcast)."""
     op = "linalg.vecdot"
-    _tensor(x, op, "x")
-    _tensor(y, op, "y")
+    _tensor_arg(x, op, "x", 1)
+    _tensor_arg(y, op, "y", 1)
     _same_dtype(x, y, op, ("x", "y"))
     return (x * y).sum(dim)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonals of the matrices of ``A`` (torch.diagonal over the last two dims)."""
-    return _T.diagonal(_tensor(A, "linalg.diagonal"), offset, dim1, dim2)
+    return _T.diagonal(_tensor_arg(A, "linalg.diagonal", "A", 1), offset, dim1, dim2)
 
 
 @with_out

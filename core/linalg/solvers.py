@@ -7,6 +7,7 @@ matrix by matrix (getrf's status) only when NumPy reports one, so the fast path 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core.linalg._common import (
     _back,
     _batch_shape,
@@ -24,7 +25,6 @@ from ember.core.linalg._common import (
     _result,
     _same_dtype,
     _singular,
-    _tensor,
     with_out,
 )
 
@@ -43,7 +43,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     np = _numpy()
     op = "linalg.solve"
     _matrix(A, op, "A", square=True)
-    _tensor(B, op, "B")
+    _tensor_arg(B, op, "B", 1)
     _same_dtype(A, B, op)
     n = A.shape[-1]
     # B is a (batch of) vector(s) when it is 1-D or has exactly A's batch shape plus n
@@ -77,8 +77,8 @@ def solve(A, B, *, left=True, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a
     (batch of) vector(s).  Raises LinAlgError when ``A`` is singular."""
     if _recording(A, B):
-        return _derivatives().solve(_tensor(A, "linalg.solve"), _tensor(B, "linalg.solve", "B"),
-                                    left)
+        return _derivatives().solve(_tensor_arg(A, "linalg.solve", "A", 1),
+                                    _tensor_arg(B, "linalg.solve", "B", 1), left)
     result, info = solve_ex(A, B, left=left)
     _raise_on_info("torch.linalg.solve", _host(info), lambda k: _SOLVE_FAILED)
     return result
@@ -241,8 +241,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     values only with gelsd/gelss — as in torch."""
     np = _numpy()
     op = "torch.linalg.lstsq"
-    _tensor(A, op, "A")
-    _tensor(B, op, "B")
+    _tensor_arg(A, op, "A", 1)
+    _tensor_arg(B, op, "B", 1)
     if A.dtype != B.dtype:
         raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got "
                            f"input's dtype {A.type()[6:-6]} and other's dtype "

@@ -4,7 +4,7 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core import activations as _A
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.composites import clamp
 
 __all__ = ["celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
@@ -27,26 +27,19 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _tensor_arg(input, op):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
-    return input
-
-
 def _finish(input, result, inplace):
     return input.copy_(result) if inplace else result
 
 
 def relu(input, inplace=False):
     """max(input, 0) elementwise (in place with ``inplace``)."""
-    _tensor_arg(input, "relu")
+    _tensor_arg(input, "relu", position=1)
     return input.relu_() if inplace else _T.relu(input)
 
 
 def relu_(input):
     """relu in place."""
-    return _tensor_arg(input, "relu_").relu_()
+    return _tensor_arg(input, "relu_", position=1).relu_()
 
 
 def relu6(input, inplace=False):
@@ -56,12 +49,12 @@ def relu6(input, inplace=False):
 
 def sigmoid(input):
     """1 / (1 + exp(-input))."""
-    return _T.sigmoid(_tensor_arg(input, "sigmoid"))
+    return _T.sigmoid(_tensor_arg(input, "sigmoid", position=1))
 
 
 def tanh(input):
     """tanh(input)."""
-    return _T.tanh(_tensor_arg(input, "tanh"))
+    return _T.tanh(_tensor_arg(input, "tanh", position=1))
 
 
 def selu(input, inplace=False):
@@ -79,7 +72,7 @@ def celu(input, alpha=1.0, inplace=False):
 
 def threshold(input, threshold, value, inplace=False):
     """input where input > threshold, else value."""
-    _tensor_arg(input, "threshold")
+    _tensor_arg(input, "threshold", position=1)
     return _finish(input, _T.where(input > threshold, input, value), inplace)
 
 
@@ -97,13 +90,13 @@ def hardswish(input, inplace=False):
 
 def hardshrink(input, lambd=0.5):
     """input where |input| > lambd, else 0."""
-    _tensor_arg(input, "hardshrink")
+    _tensor_arg(input, "hardshrink", position=1)
     return _T.where(_T._abs(input) > lambd, input, 0.0)
 
 
 def softshrink(input, lambd=0.5):
     """input - lambd above lambd, input + lambd below -lambd, else 0."""
-    _tensor_arg(input, "softshrink")
+    _tensor_arg(input, "softshrink", position=1)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     return input - clamp(input, -lambd, lambd)
@@ -111,12 +104,12 @@ def softshrink(input, lambd=0.5):
 
 def softsign(input):
     """x / (1 + |x|)."""
-    return _tensor_arg(input, "softsign") / (1 + _T._abs(input))
+    return _tensor_arg(input, "softsign", position=1) / (1 + _T._abs(input))
 
 
 def tanhshrink(input):
     """x - tanh(x)."""
-    return _tensor_arg(input, "tanhshrink") - _T.tanh(input)
+    return _tensor_arg(input, "tanhshrink", position=1) - _T.tanh(input)
 
 
 def logsigmoid(input):
@@ -127,7 +120,7 @@ def logsigmoid(input):
 
 def glu(input, dim=-1):
     """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
-    _tensor_arg(input, "glu")
+    _tensor_arg(input, "glu", position=1)
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     size = input.shape[dim]
@@ -147,7 +140,7 @@ def _softmax_dim(name, ndim, stacklevel):
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
     """exp(x) / sum(exp(x)) along ``dim`` (``dtype`` casts the input first)."""
-    _tensor_arg(input, "softmax")
+    _tensor_arg(input, "softmax", position=1)
     if dim is None:
         dim = _softmax_dim("softmax", input.dim(), _stacklevel)
     return _T.softmax(input, dim, dtype)
@@ -155,7 +148,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """softmax(-input)."""
-    _tensor_arg(input, "softmin")
+    _tensor_arg(input, "softmin", position=1)
     if dim is None:
         dim = _softmax_dim("softmin", input.dim(), _stacklevel)
     x = input if dtype is None else input.to(dtype)
@@ -164,7 +157,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     """log(softmax(input)) along ``dim``, computed stably."""
-    _tensor_arg(input, "log_softmax")
+    _tensor_arg(input, "log_softmax", position=1)
     if dim is None:
         dim = _softmax_dim("log_softmax", input.dim(), _stacklevel)
     return _T.log_softmax(input, dim, dtype)
@@ -173,7 +166,7 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(||input||_p along dim, eps)."""
     from ember.core.norms import norm
-    _tensor_arg(input, "normalize")
+    _tensor_arg(input, "normalize", position=1)
     denom = _T._maximum_scalar(norm(input, p, dim, keepdim=True), eps).expand_as(input)
     result = input / denom
     if out is not None:
@@ -186,7 +179,7 @@ __all__ += ["prelu"]
 
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), ``weight`` one number or one per channel (dim 1)."""
-    _tensor_arg(input, "prelu")
+    _tensor_arg(input, "prelu", position=1)
     if weight.dim() > 1:
         raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
                            f"ndim = {weight.dim()}")

@@ -3,7 +3,8 @@ convolution, as PyTorch's.  Computed as an ordinary convolution: the input with 
 zeros inserted between its elements, padded by dilation * (kernel - 1) - padding (cropped
 where negative, plus output_padding on the right), correlated with the kernel flipped and
 its in/out channels swapped within each group.  Autograd goes through the convolution."""
-from ember.core.conv import _check, _expand, _tensor_arg, conv1d, conv2d
+from ember.core._errors import _tensor_arg
+from ember.core.conv import _check, _expand, conv1d, conv2d
 from ember.nn._functional.conv3d import conv3d
 from ember.nn._functional.padding import pad as _pad
 

@@ -3,6 +3,7 @@
 and vectorised over the batch and the label positions; only the time loop is in Python.
 Its gradient is autograd's."""
 from ember.core import composites as _C
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.nn._functional.loss import _reduction
 
@@ -68,8 +69,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     its target length before averaging; ``zero_infinity`` zeroes impossible (infinite)
     losses and their gradients."""
     red = _reduction(reduction)
-    if not isinstance(log_probs, TensorBase) or not isinstance(targets, TensorBase):
-        raise TypeError("ctc_loss(): argument 'log_probs' and 'targets' must be Tensors")
+    _tensor_arg(log_probs, "ctc_loss", "log_probs")
+    _tensor_arg(targets, "ctc_loss", "targets")
     if log_probs.dtype not in (ember.float32, ember.float64):
         raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
                                   f"'{log_probs.type()[6:-6]}'")

@@ -1,24 +1,18 @@
 """Distances between tensors (torch.nn.functional): cosine_similarity, pairwise_distance
 and pdist, as composites of differentiable ember ops."""
 from ember.core import composites as _C
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 import ember
 
 __all__ = ["cosine_similarity", "pairwise_distance", "pdist"]
 
 
-def _tensors(op, *args):
-    for i, (t, name) in enumerate(args, 1):
-        if not isinstance(t, TensorBase):
-            raise TypeError(f"{op}(): argument '{name}' (position {i}) must be Tensor, not "
-                            f"{type(t).__name__}")
-
-
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """<x1, x2> / (max(||x1||, eps) max(||x2||, eps)) along ``dim`` of the broadcast
     inputs, each input divided by its norm first (keeps the result in [-1, 1])."""
-    _tensors("cosine_similarity", (x1, "x1"), (x2, "x2"))
+    _tensor_arg(x1, "cosine_similarity", "x1", 1)
+    _tensor_arg(x2, "cosine_similarity", "x2", 2)
     dtype = ember.promote_types(x1.dtype, x2.dtype)
     if not dtype.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
@@ -34,7 +28,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """The p-norm of x1 - x2 + eps over the last dim of the broadcast inputs."""
-    _tensors("pairwise_distance", (x1, "x1"), (x2, "x2"))
+    _tensor_arg(x1, "pairwise_distance", "x1", 1)
+    _tensor_arg(x2, "pairwise_distance", "x2", 2)
     dim = max(x1.dim(), x2.dim()) - 1
     diff = x1 - x2 + eps
     if diff.dim() == 0:             # 0-d inputs: the norm of one number
@@ -45,7 +40,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 def pdist(input, p=2):
     """The p-norm distances between the rows of a 2-D ``input``, for each pair i < j in
     row-major order (N (N - 1) / 2 values)."""
-    _tensors("pdist", (input, "input"))
+    _tensor_arg(input, "pdist", "input", 1)
     if input.dim() != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
     if not input.is_floating_point():

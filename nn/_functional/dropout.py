@@ -3,15 +3,14 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d"]
 
 
 def _check(input, p, op):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 

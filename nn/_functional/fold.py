@@ -3,7 +3,7 @@ columns summed back into an image.  Composites of strided views, stack and index
 autograd differentiates them (fold's gradient is an unfold, and the reverse)."""
 import itertools
 
-from ember.nn._functional.activation import _tensor_arg
+from ember.core._errors import _tensor_arg
 from ember.nn._functional.padding import pad
 
 import ember
@@ -61,7 +61,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding local blocks of ``input`` [N, C, H, W] (or unbatched [C, H, W]) as columns:
     [N, C * kH * kW, L], L the number of blocks; each column lists a block's elements channel
     by channel, in row-major order within the kernel."""
-    x = _tensor_arg(input, "unfold")
+    x = _tensor_arg(input, "unfold", position=1)
     k, d, p, s = _block_args(kernel_size, dilation, padding, stride)
     if x.dim() not in (3, 4) or any(v == 0 for v in x.shape[x.dim() - 3:]):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor for input with possibly 0 "
@@ -86,7 +86,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """The adjoint of ``unfold``: columns [N, C * kH * kW, L] (or [C * kH * kW, L]) summed
     into an image [N, C, *output_size], overlapping block elements adding up."""
-    cols = _tensor_arg(input, "fold")
+    cols = _tensor_arg(input, "fold", position=1)
     size = _pair_arg(output_size, "output_size")
     k, d, p, s = _block_args(kernel_size, dilation, padding, stride)
     if cols.dim() not in (2, 3) or any(v == 0 for v in cols.shape[cols.dim() - 2:]):

@@ -8,7 +8,7 @@ precision otherwise."""
 import math
 import struct
 
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ember.nn._functional.pooling3d import adaptive_avg_pool3d
 
@@ -143,9 +143,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'bicubic' (4-D), 'trilinear' (5-D), 'area'.  ``align_corners`` (interpolating modes)
     maps the corner pixels' centres onto each other; ``recompute_scale_factor`` computes the
     sampling scale from the output size instead of using ``scale_factor``."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"interpolate(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, "interpolate", position=1)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "

@@ -1,28 +1,22 @@
 """linear and bilinear (torch.nn.functional)."""
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.products import addmm
 
 __all__ = ["bilinear", "linear"]
 
 
-def _check_tensor(x, op, arg, pos):
-    if not isinstance(x, TensorBase):
-        raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Tensor, not "
-                        f"{type(x).__name__}")
-
-
 @composite("linear")
 def linear(input, weight, bias=None):
     """input @ weight.T + bias; ``weight`` is (out_features, in_features) or 1-D."""
-    _check_tensor(input, "linear", "input", 1)
-    _check_tensor(weight, "linear", "weight", 2)
+    _tensor_arg(input, "linear", "input", 1)
+    _tensor_arg(weight, "linear", "weight", 2)
     if weight.dim() not in (1, 2):
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{weight.dim()}D")
     if bias is not None:
-        _check_tensor(bias, "linear", "bias", 3)
+        _tensor_arg(bias, "linear", "bias", 3)
         if input.dim() == 2 and weight.dim() == 2:     # one BLAS call with the bias folded in
             return addmm(bias, input, weight.t())
     out = _T.matmul(input, weight.t())
@@ -32,9 +26,9 @@ def linear(input, weight, bias=None):
 def bilinear(input1, input2, weight, bias=None):
     """y_k = input1^T weight[k] input2 + bias[k] over the last dims; weight is
     (out_features, in1_features, in2_features)."""
-    _check_tensor(input1, "bilinear", "input1", 1)
-    _check_tensor(input2, "bilinear", "input2", 2)
-    _check_tensor(weight, "bilinear", "weight", 3)
+    _tensor_arg(input1, "bilinear", "input1", 1)
+    _tensor_arg(input2, "bilinear", "input2", 2)
+    _tensor_arg(weight, "bilinear", "weight", 3)
     if input1.dim() != input2.dim():
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} "
                            f"and {input2.dim()}")

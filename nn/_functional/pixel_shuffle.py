@@ -1,13 +1,11 @@
 """pixel_shuffle and pixel_unshuffle: channels <-> spatial blocks, as reshape + permute."""
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle"]
 
 
 def _check(input, factor, op, arg):
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     if input.dim() < 3:
         raise RuntimeError(f"{op} expects input to have at least 3 dimensions, but got input "
                            f"with {input.dim()} dimension(s)")

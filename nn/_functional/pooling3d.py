@@ -2,6 +2,7 @@
 composites over the kernel taps' strided views of the padded input (fold.py's ``_taps``),
 and adaptive_avg/max_pool3d over the core's adaptive 2-d pools plus a reduction along the
 depth.  Autograd goes through the views, max, sum and gather."""
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.pooling import (
     _adaptive_input,
@@ -63,9 +64,7 @@ def _window(op, kernel_size, stride, padding, dilation):
 
 def _input(input, op):
     """The input as [N, C, D, H, W] and whether it was unbatched."""
-    if not isinstance(input, TensorBase):
-        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not "
-                        f"{type(input).__name__}")
+    _tensor_arg(input, op, position=1)
     if input.dim() not in (4, 5):
         raise RuntimeError("non-empty 4D or 5D (batch mode) tensor expected for input")
     for i, v in enumerate(input.shape[input.dim() - 4:]):

@@ -3,7 +3,7 @@
 import warnings
 
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._errors import _tensor_arg
 from ember.core.composites import cat
 from ember.core.index_ops import bincount
 from ember.core.norms import norm
@@ -46,8 +46,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
     ``padding_idx``'s row receives no gradient; ``max_norm`` renormalises the rows used, in
     place; ``scale_grad_by_freq`` divides each row's gradient by its count in ``input``."""
-    if not isinstance(input, TensorBase) or not isinstance(weight, TensorBase):
-        raise TypeError("embedding(): argument 'input' and 'weight' must be Tensors")
+    _tensor_arg(weight, "embedding", "weight", 1)          # aten's embedding(weight, indices)
+    _tensor_arg(input, "embedding", "indices", 2)
     _check_index_dtype(input, "#1 'indices'", "embedding")
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got {weight.dim()}-D")
@@ -124,8 +124,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     ``offsets`` (with ``include_last_offset`` its last entry ends the last bag).  Empty
     bags give zeros; ``padding_idx`` entries are left out of their bag (and of the mean's
     count); ``per_sample_weights`` (same shape as input) scale the rows in mode 'sum'."""
-    if not isinstance(input, TensorBase) or not isinstance(weight, TensorBase):
-        raise TypeError("embedding_bag(): argument 'input' and 'weight' must be Tensors")
+    _tensor_arg(weight, "embedding_bag", "weight", 1)
+    _tensor_arg(input, "embedding_bag", "indices", 2)
     if weight.dtype.name in _INDEX_DTYPES and input.is_floating_point():
         warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
                       "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
