@@ -12,10 +12,13 @@ __all__ = ["logit"]           # the rest are nn.functional names, not top-level 
 _F = _T._more_functions()     # erf, expm1, log1p, ...: the table-generated unary functions
 
 
-def _float_input(x, op):
+def _float_input(x, op, kernel=None):
+    """x checked as op's Tensor argument, of a floating dtype (else PyTorch's message,
+    which names the kernel)."""
     _tensor_arg(x, op, position=1)
     if not x.is_floating_point():
-        raise NotImplementedError(f'"{op}" not implemented for \'{x.type()[6:-6]}\'')
+        raise NotImplementedError(f'"{kernel or op}" not implemented for '
+                                  f"'{x.type()[6:-6]}'")
     return x
 
 
@@ -26,7 +29,7 @@ def _inplace(input, r, inplace):
 def gelu(input, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; approximate='tanh' uses
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    x = _float_input(input, "GeluKernelImpl")
+    x = _float_input(input, "gelu", "GeluKernelImpl")
     if approximate == "none":
         try:                        # one kernel each way (abi.h's GELU codes)
             return _T._gelu(x)
