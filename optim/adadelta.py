@@ -35,28 +35,15 @@ class Adadelta(Optimizer):
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
 
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["square_avg"] = ember.zeros_like(p)
-            state["acc_delta"] = ember.zeros_like(p)
-        return state
+    def _init_state(self, p, group):
+        return dict(step=_step_tensor(), square_avg=ember.zeros_like(p),
+                    acc_delta=ember.zeros_like(p))
 
-    def _update_group(self, group):
-        lr, rho, eps = _to_scalar(group["lr"]), group["rho"], group["eps"]
-        wd = group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_of(p)
-            state["step"] += 1
-            grad = -p.grad if group["maximize"] else p.grad
-            if wd != 0:
-                grad = grad.add(p, alpha=wd)
-            square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-            addcmul_(square_avg.mul_(rho), grad, grad, 1 - rho)
-            std = square_avg.add(eps).sqrt_()
-            delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-            addcmul_(acc_delta.mul_(rho), delta, delta, 1 - rho)
-            p.add_(delta, alpha=-lr)
+    def _update(self, p, grad, state, group):
+        rho, eps = group["rho"], group["eps"]
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        addcmul_(square_avg.mul_(rho), grad, grad, 1 - rho)
+        std = square_avg.add(eps).sqrt_()
+        delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
+        addcmul_(acc_delta.mul_(rho), delta, delta, 1 - rho)
+        p.add_(delta, alpha=-_to_scalar(group["lr"]))

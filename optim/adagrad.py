@@ -2,14 +2,7 @@
 import ember
 
 from ._updates import addcdiv_, addcmul_
-from .optimizer import (
-    Optimizer,
-    _check_fused_foreach,
-    _check_lr,
-    _check_nonneg,
-    _step_tensor,
-    _to_scalar,
-)
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
 
 __all__ = ["Adagrad"]
 
@@ -41,28 +34,20 @@ class Adagrad(Optimizer):
                         initial_accumulator_value=initial_accumulator_value, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, fused=fused)
         super().__init__(params, defaults)
-        _check_fused_foreach(fused, foreach, differentiable)
         # state exists from the start (as in PyTorch), so share_memory() can reach it
         for group in self.param_groups:
             for p in group["params"]:
-                state = self.state[p]
-                state["step"] = _step_tensor()
-                state["sum"] = ember.full_like(p, group["initial_accumulator_value"])
+                self.state[p] = self._init_state(p, group)
 
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, fused=None)
 
-    def _update_group(self, group):
-        lr, wd = _to_scalar(group["lr"]), group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            state["step"] += 1
-            step = state["step"].item()
-            grad = -p.grad if group["maximize"] else p.grad
-            if wd != 0:
-                grad = grad.add(p, alpha=wd)
-            clr = lr / (1 + (step - 1) * group["lr_decay"])
-            std = addcmul_(state["sum"], grad, grad).sqrt().add_(group["eps"])
-            addcdiv_(p, grad, std, -clr)
+    def _init_state(self, p, group):
+        return dict(step=_step_tensor(),
+                    sum=ember.full_like(p, group["initial_accumulator_value"]))
+
+    def _update(self, p, grad, state, group):
+        step = state["step"].item()
+        clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+        std = addcmul_(state["sum"], grad, grad).sqrt().add_(group["eps"])
+        addcdiv_(p, grad, std, -clr)

@@ -4,14 +4,7 @@ from ember.core._tensor import _fused_adam
 import ember
 
 from ._updates import addcdiv_, addcmul_, lerp_
-from .optimizer import (
-    Optimizer,
-    _check_fused_foreach,
-    _check_lr,
-    _check_nonneg,
-    _step_tensor,
-    _to_scalar,
-)
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
 
 __all__ = ["Adam", "AdamW"]
 
@@ -52,65 +45,50 @@ class Adam(Optimizer):
                         capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)
         super().__init__(params, defaults)
-        _check_fused_foreach(fused, foreach, differentiable)
 
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(amsgrad=False, maximize=False, foreach=None, capturable=False,
                            differentiable=False, fused=None, decoupled_weight_decay=False)
 
-    def _state_of(self, p, amsgrad):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["exp_avg"] = ember.zeros_like(p)
-            state["exp_avg_sq"] = ember.zeros_like(p)
-            if amsgrad:
-                state["max_exp_avg_sq"] = ember.zeros_like(p)
+    def _init_state(self, p, group):
+        state = dict(step=_step_tensor(), exp_avg=ember.zeros_like(p),
+                     exp_avg_sq=ember.zeros_like(p))
+        if group["amsgrad"]:
+            state["max_exp_avg_sq"] = ember.zeros_like(p)
         return state
 
     def _update_group(self, group):
+        if not self._fused_update(group):
+            super()._update_group(group)
+
+    def _update(self, p, grad, state, group):
         beta1, beta2 = (_to_scalar(b) for b in group["betas"])
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
-        amsgrad, maximize = group["amsgrad"], group["maximize"]
-        if self._fused_update(group, beta1, beta2, _to_scalar(lr), wd, eps):
-            return
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = p.grad
-            state = self._state_of(p, amsgrad)
-            grad = -grad if maximize else grad
-            step_t = state["step"]
-            step_t += 1
-            if wd != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(_to_scalar(1 - lr * wd))
-                else:
-                    grad = grad.add(p, alpha=wd)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            lerp_(exp_avg, grad, 1 - beta1)
-            addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
-            step = step_t.item()
-            bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-            step_size = _to_scalar(lr / (1 - beta1 ** step))
-            if amsgrad:
-                ember.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
-                exp_avg_sq = state["max_exp_avg_sq"]
-            denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(eps)
-            addcdiv_(p, exp_avg, denom, -step_size)
+        lr = group["lr"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        lerp_(exp_avg, grad, 1 - beta1)
+        addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
+        step = state["step"].item()
+        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        step_size = _to_scalar(lr / (1 - beta1 ** step))
+        if group["amsgrad"]:
+            ember.maximum(state["max_exp_avg_sq"], exp_avg_sq, out=state["max_exp_avg_sq"])
+            exp_avg_sq = state["max_exp_avg_sq"]
+        denom = exp_avg_sq.sqrt().div_(bias_correction2_sqrt).add_(group["eps"])
+        addcdiv_(p, exp_avg, denom, -step_size)
 
-
-    def _fused_update(self, group, beta1, beta2, lr, wd, eps):
+    def _fused_update(self, group):
         """The whole group in one call of the backend's fused step (abi.h's ``adam``), when
         it has one and every parameter is at the same step: False means "do it per tensor".
-        The arithmetic is the per-tensor loop's, element for element."""
+        The arithmetic is the per-tensor loop's, element for element (maximize and weight
+        decay included, so the kernel takes the raw gradients)."""
         if group["differentiable"]:
             return False
-        amsgrad = group["amsgrad"]
         params = [p for p in group["params"] if p.grad is not None]
-        states = [self._state_of(p, amsgrad) for p in params]
+        states = [self._state(p, group) for p in params]
         if not params or len({float(s["step"]) for s in states}) != 1:
             return not params
+        beta1, beta2 = (_to_scalar(b) for b in group["betas"])
+        lr = _to_scalar(group["lr"])
         step = float(states[0]["step"]) + 1
         # the fused step takes contiguous operands; a gradient that came back through a
         # transposed view (a linear layer's weight) is made so
@@ -119,8 +97,9 @@ class Adam(Optimizer):
             params, grads, [s["exp_avg"] for s in states],
             [s["exp_avg_sq"] for s in states],
             [s.get("max_exp_avg_sq") for s in states], float(lr), float(beta1), float(beta2),
-            float(eps), float(wd), lr / (1 - beta1 ** step), (1 - beta2 ** step) ** 0.5,
-            bool(group["decoupled_weight_decay"]), bool(amsgrad), bool(group["maximize"]))
+            float(group["eps"]), float(group["weight_decay"]), lr / (1 - beta1 ** step),
+            (1 - beta2 ** step) ** 0.5, bool(group["decoupled_weight_decay"]),
+            bool(group["amsgrad"]), bool(group["maximize"]))
         if done:
             for s in states:
                 s["step"] += 1

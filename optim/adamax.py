@@ -42,28 +42,15 @@ class Adamax(Optimizer):
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
 
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["exp_avg"] = ember.zeros_like(p)
-            state["exp_inf"] = ember.zeros_like(p)
-        return state
+    def _init_state(self, p, group):
+        return dict(step=_step_tensor(), exp_avg=ember.zeros_like(p),
+                    exp_inf=ember.zeros_like(p))
 
-    def _update_group(self, group):
+    def _update(self, p, grad, state, group):
         beta1, beta2 = group["betas"]
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_of(p)
-            grad = -p.grad if group["maximize"] else p.grad
-            state["step"] += 1
-            if wd != 0:
-                grad = grad.add(p, alpha=wd)
-            exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-            lerp_(exp_avg, grad, 1 - beta1)
-            ember.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-            # a tensor lr keeps its dtype through the scalar arithmetic, as in torch
-            clr = _to_scalar(lr / (1 - beta1 ** state["step"].item()))
-            addcdiv_(p, exp_avg, exp_inf, -clr)
+        exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+        lerp_(exp_avg, grad, 1 - beta1)
+        ember.maximum(exp_inf.mul_(beta2), grad.abs().add_(group["eps"]), out=exp_inf)
+        # a tensor lr keeps its dtype through the scalar arithmetic, as in torch
+        clr = _to_scalar(group["lr"] / (1 - beta1 ** state["step"].item()))
+        addcdiv_(p, exp_avg, exp_inf, -clr)

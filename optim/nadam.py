@@ -43,42 +43,24 @@ class NAdam(Optimizer):
     _GROUP_DEFAULTS = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
                            decoupled_weight_decay=False)
 
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            # a scalar tensor like step, so the product rounds as torch's does
-            state["mu_product"] = _step_tensor().fill_(1.0)
-            state["exp_avg"] = ember.zeros_like(p)
-            state["exp_avg_sq"] = ember.zeros_like(p)
-        return state
+    def _init_state(self, p, group):
+        # mu_product is a scalar tensor like step, so the product rounds as torch's does
+        return dict(step=_step_tensor(), mu_product=_step_tensor().fill_(1.0),
+                    exp_avg=ember.zeros_like(p), exp_avg_sq=ember.zeros_like(p))
 
-    def _update_group(self, group):
+    def _update(self, p, grad, state, group):
         beta1, beta2 = group["betas"]
         # a tensor lr stays a tensor so the scalar arithmetic rounds in its dtype, as in
         # torch
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-        psi = group["momentum_decay"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_of(p)
-            grad = -p.grad if group["maximize"] else p.grad
-            state["step"] += 1
-            step = state["step"].item()
-            bias_correction2 = 1 - beta2 ** step
-            if wd != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(_to_scalar(1 - lr * wd))
-                else:
-                    grad = grad.add(p, alpha=wd)
-            mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
-            mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
-            mu_product = state["mu_product"].mul_(mu).item()
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            lerp_(exp_avg, grad, 1 - beta1)
-            addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
-            denom = exp_avg_sq.div(bias_correction2).sqrt_().add_(eps)
-            addcdiv_(p, grad, denom, _to_scalar(-lr * (1.0 - mu) / (1.0 - mu_product)))
-            addcdiv_(p, exp_avg, denom,
-                     _to_scalar((-lr * mu_next) / (1.0 - mu_product * mu_next)))
+        lr, psi = group["lr"], group["momentum_decay"]
+        step = state["step"].item()
+        bias_correction2 = 1 - beta2 ** step
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * psi)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * psi)))
+        mu_product = state["mu_product"].mul_(mu).item()
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        lerp_(exp_avg, grad, 1 - beta1)
+        addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
+        denom = exp_avg_sq.div(bias_correction2).sqrt_().add_(group["eps"])
+        addcdiv_(p, grad, denom, _to_scalar(-lr * (1.0 - mu) / (1.0 - mu_product)))
+        addcdiv_(p, exp_avg, denom, _to_scalar((-lr * mu_next) / (1.0 - mu_product * mu_next)))

@@ -1,5 +1,6 @@
 """Optimizer: the base class that walks parameter groups, keeps per-parameter state and
-(de)serialises it with PyTorch's ``state_dict`` layout.  Subclasses write ``step``."""
+(de)serialises it with PyTorch's ``state_dict`` layout.  Subclasses write ``_init_state``
+and ``_update`` (or, as LBFGS, ``step``)."""
 import copy
 import functools
 import warnings
@@ -121,6 +122,8 @@ class Optimizer:
             param_groups = [{"params": param_groups}]
         for group in param_groups:
             self.add_param_group(group)
+        _check_fused_foreach(defaults.get("fused"), defaults.get("foreach"),
+                             defaults.get("differentiable"))
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state,
@@ -212,17 +215,63 @@ class Optimizer:
                     grad.zero_()
 
     def step(self, closure=None):
-        """Perform one optimization step (``_update_group`` on every group, which subclasses
-        implement); ``closure`` re-evaluates the model and returns the loss."""
+        """Perform one optimization step (``_update_group`` on every group);
+        ``closure`` re-evaluates the model and returns the loss."""
         loss = self._closure_loss(closure)
         with ember.set_grad_enabled(self.defaults.get("differentiable", False)):
             for group in self.param_groups:
                 self._update_group(group)
         return loss
 
+    # -- the parameter walk ----------------------------------------------------------------
+    # A subclass states only its update: ``_init_state`` (a parameter's first state) and
+    # ``_update`` (one parameter's step).  The walk skips parameters without a gradient,
+    # negates the gradient under ``maximize``, applies weight decay (L2 into the gradient,
+    # or, when the group's ``decoupled_weight_decay`` is set, the parameter scaled by
+    # ``1 - lr * weight_decay``), makes the state on first use and counts its ``step``
+    # before the update.  A subclass that takes a group at once (Adam's fused kernel)
+    # overrides ``_update_group`` and calls the base's for what it leaves.
+
     def _update_group(self, group):
-        raise NotImplementedError(f"{type(self).__name__} defines neither step nor "
-                                  "_update_group")
+        """Step every parameter of ``group`` that has a gradient."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self._state(p, group)
+            if state is not None and "step" in state:
+                state["step"] += 1
+            self._update(p, self._grad(p, group), state, group)
+
+    def _state(self, p, group):
+        """``p``'s state, made by ``_init_state`` when it has none yet (None when the
+        optimizer keeps none for it)."""
+        state = self.state.get(p)
+        if not state:
+            state = self._init_state(p, group)
+            if state is not None:
+                self.state[p] = state
+        return state
+
+    def _grad(self, p, group):
+        """``p``'s gradient as the update uses it: negated under ``maximize``, with weight
+        decay applied (decoupled decay scales ``p`` itself)."""
+        grad = -p.grad if group["maximize"] else p.grad
+        wd = group.get("weight_decay", 0)
+        if wd != 0:
+            if group.get("decoupled_weight_decay", False):
+                p.mul_(_to_scalar(1 - group["lr"] * wd))
+            else:
+                grad = grad.add(p, alpha=_to_scalar(wd))
+        return grad
+
+    def _init_state(self, p, group):
+        """The state ``p`` starts with (a dict; a ``step`` entry is counted by the walk), or
+        None to keep none."""
+        return None
+
+    def _update(self, p, grad, state, group):
+        """Update ``p`` in place from ``grad`` (already negated and decayed) and ``state``."""
+        raise NotImplementedError(f"{type(self).__name__} defines neither step nor _update")
 
     def _closure_loss(self, closure):
         """The loss ``closure()`` returns, computed with grad mode on (step runs without)."""

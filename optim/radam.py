@@ -42,43 +42,25 @@ class RAdam(Optimizer):
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, capturable=False,
                            decoupled_weight_decay=False)
 
-    def _state_of(self, p):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["exp_avg"] = ember.zeros_like(p)
-            state["exp_avg_sq"] = ember.zeros_like(p)
-        return state
+    def _init_state(self, p, group):
+        return dict(step=_step_tensor(), exp_avg=ember.zeros_like(p),
+                    exp_avg_sq=ember.zeros_like(p))
 
-    def _update_group(self, group):
+    def _update(self, p, grad, state, group):
         beta1, beta2 = group["betas"]
-        # a tensor lr stays a tensor so the scalar arithmetic rounds in its dtype, as in
-        # torch
-        lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
         rho_inf = 2 / (1 - beta2) - 1          # the longest approximated SMA
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_of(p)
-            grad = -p.grad if group["maximize"] else p.grad
-            state["step"] += 1
-            step = state["step"].item()
-            if wd != 0:
-                if group["decoupled_weight_decay"]:
-                    p.mul_(_to_scalar(1 - lr * wd))
-                else:
-                    grad = grad.add(p, alpha=wd)
-            exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-            lerp_(exp_avg, grad, 1 - beta1)
-            addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
-            bias_correction1 = 1 - beta1 ** step
-            bias_correction2 = 1 - beta2 ** step
-            update = exp_avg.div(bias_correction1).mul_(_to_scalar(lr))
-            rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
-            if rho_t > 5.0:     # the variance is tractable: rectify the adaptive lr
-                adaptive = ember.div(bias_correction2 ** 0.5,
-                                     exp_avg_sq.sqrt().add_(eps))
-                rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                        / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                update.mul_(adaptive).mul_(rect)
-            p.sub_(update)
+        step = state["step"].item()
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        lerp_(exp_avg, grad, 1 - beta1)
+        addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
+        bias_correction1 = 1 - beta1 ** step
+        bias_correction2 = 1 - beta2 ** step
+        update = exp_avg.div(bias_correction1).mul_(_to_scalar(group["lr"]))
+        rho_t = rho_inf - 2 * step * (beta2 ** step) / bias_correction2
+        if rho_t > 5.0:     # the variance is tractable: rectify the adaptive lr
+            adaptive = ember.div(bias_correction2 ** 0.5,
+                                 exp_avg_sq.sqrt().add_(group["eps"]))
+            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+            update.mul_(adaptive).mul_(rect)
+        p.sub_(update)

@@ -40,37 +40,25 @@ class RMSprop(Optimizer):
     _GROUP_DEFAULTS = dict(momentum=0, centered=False, foreach=None, maximize=False,
                            differentiable=False, capturable=False)
 
-    def _state_of(self, p, group):
-        state = self.state[p]
-        if len(state) == 0:
-            state["step"] = _step_tensor()
-            state["square_avg"] = ember.zeros_like(p)
-            if group["momentum"] > 0:
-                state["momentum_buffer"] = ember.zeros_like(p)
-            if group["centered"]:
-                state["grad_avg"] = ember.zeros_like(p)
+    def _init_state(self, p, group):
+        state = dict(step=_step_tensor(), square_avg=ember.zeros_like(p))
+        if group["momentum"] > 0:
+            state["momentum_buffer"] = ember.zeros_like(p)
+        if group["centered"]:
+            state["grad_avg"] = ember.zeros_like(p)
         return state
 
-    def _update_group(self, group):
-        lr, alpha, eps = _to_scalar(group["lr"]), group["alpha"], group["eps"]
-        wd, momentum = group["weight_decay"], group["momentum"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state_of(p, group)
-            grad = -p.grad if group["maximize"] else p.grad
-            state["step"] += 1
-            if wd != 0:
-                grad = grad.add(p, alpha=wd)
-            square_avg = addcmul_(state["square_avg"].mul_(alpha), grad, grad, 1 - alpha)
-            if group["centered"]:
-                grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)
-                avg = addcmul_(square_avg.clone(), grad_avg, grad_avg, -1).sqrt_()
-            else:
-                avg = square_avg.sqrt()
-            avg.add_(eps)
-            if momentum > 0:
-                buf = addcdiv_(state["momentum_buffer"].mul_(momentum), grad, avg)
-                p.add_(buf, alpha=-lr)
-            else:
-                addcdiv_(p, grad, avg, -lr)
+    def _update(self, p, grad, state, group):
+        lr, alpha = _to_scalar(group["lr"]), group["alpha"]
+        square_avg = addcmul_(state["square_avg"].mul_(alpha), grad, grad, 1 - alpha)
+        if group["centered"]:
+            grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)
+            avg = addcmul_(square_avg.clone(), grad_avg, grad_avg, -1).sqrt_()
+        else:
+            avg = square_avg.sqrt()
+        avg.add_(group["eps"])
+        if group["momentum"] > 0:
+            buf = addcdiv_(state["momentum_buffer"].mul_(group["momentum"]), grad, avg)
+            p.add_(buf, alpha=-lr)
+        else:
+            addcdiv_(p, grad, avg, -lr)

@@ -1,7 +1,7 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
 import ember
 
-from .optimizer import Optimizer, _check_fused_foreach, _check_lr, _check_nonneg, _to_scalar
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _to_scalar
 
 __all__ = ["SGD"]
 
@@ -34,27 +34,22 @@ class SGD(Optimizer):
         ember._check_value(not nesterov or (momentum > 0 and dampening == 0),
                            "Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, defaults)
-        _check_fused_foreach(fused, foreach, differentiable)
 
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
                            fused=False)
 
-    def _update_group(self, group):
-        lr, wd = _to_scalar(group["lr"]), _to_scalar(group["weight_decay"])
-        momentum, dampening = group["momentum"], group["dampening"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            grad = -p.grad if group["maximize"] else p.grad
-            if wd != 0:
-                grad = grad.add(p, alpha=wd)
-            if momentum != 0:
-                state = self.state[p]
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = grad.detach().clone()
-                else:
-                    buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
-            p.add_(grad, alpha=-lr)
+    def _init_state(self, p, group):
+        # a momentum buffer only (made from the first gradient), as torch: no step count
+        return {} if group["momentum"] != 0 else None
+
+    def _update(self, p, grad, state, group):
+        momentum = group["momentum"]
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = grad.detach().clone()
+            else:
+                buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
+            grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
+        p.add_(grad, alpha=-_to_scalar(group["lr"]))

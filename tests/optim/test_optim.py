@@ -137,6 +137,45 @@ def test_step_is_a_tensor_and_params_without_grad_are_skipped():
     assert a.tolist() != [1.0, 1.0, 1.0]
 
 
+class _Momentum(eoptim.Optimizer):
+    """An optimizer written against the base's walk: only its state and its update."""
+
+    def __init__(self, params, lr=0.1, weight_decay=0, maximize=False,
+                 decoupled_weight_decay=False):
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay))
+
+    def _init_state(self, p, group):
+        return {"step": ember.tensor(0.0), "buf": ember.zeros_like(p)}
+
+    def _update(self, p, grad, state, group):
+        state["buf"].mul_(0.5).add_(grad)
+        p.add_(state["buf"], alpha=-group["lr"])
+
+
+@pytest.mark.parametrize("maximize,decoupled", [(False, False), (True, False), (False, True)])
+def test_base_walk_gives_update_the_decayed_signed_grad(maximize, decoupled):
+    a, b = ember.tensor([1.0, 2.0], requires_grad=True), ember.ones(2, requires_grad=True)
+    opt = _Momentum([a, b], lr=0.1, weight_decay=0.5, maximize=maximize,
+                    decoupled_weight_decay=decoupled)
+    a.grad = ember.tensor([1.0, -1.0])
+    opt.step()
+    opt.step()
+    sign, x = (-1.0 if maximize else 1.0), np.array([1.0, 2.0])
+    buf = np.zeros(2)
+    for _ in range(2):
+        grad = sign * np.array([1.0, -1.0])
+        if decoupled:
+            x = x * (1 - 0.1 * 0.5)
+        else:
+            grad = grad + 0.5 * x
+        buf = 0.5 * buf + grad
+        x = x - 0.1 * buf
+    assert a.tolist() == pytest.approx(x.tolist())
+    assert opt.state[a]["step"].item() == 2.0 and b not in opt.state
+    assert b.tolist() == [1.0, 1.0]
+
+
 def test_step_runs_without_grad_and_returns_closure_loss():
     w = ember.tensor([1.0, -2.0], requires_grad=True)
     opt = eoptim.SGD([w], lr=0.1)
