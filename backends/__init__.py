@@ -12,7 +12,8 @@ from ember.backends.hookspecs import RUNTIME_API, DeviceModule, DeviceSpec, hook
 __all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugins",
            "register", "set_num_threads", "get_num_threads", "build_info", "AUTOLOAD_ENV",
            "GROUP", "abi_ops", "unimplemented", "is_declared_unimplemented", "host_fallbacks",
-           "reset_host_fallbacks", "coverage", "default_generator", "OutOfMemoryError", "device"]
+           "reset_host_fallbacks", "coverage", "default_generator", "OutOfMemoryError", "device",
+           "kernel_table"]
 
 GROUP = "ember.backends"
 AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
@@ -201,6 +202,12 @@ def nondeterministic_kernels(device_type):
     (the ``ember_nondeterministic_kernels`` hook; none when no plugin says)."""
     names = _manager().hook.ember_nondeterministic_kernels(device_type=device_type)
     return list(names or ())
+
+
+def kernel_table(device_type):
+    """The kernel-table capsule ``device_type``'s plugin hands over (its
+    ``ember_kernel_table`` hook), e.g. to build a test device from part of it."""
+    return _manager().hook.ember_kernel_table(device_type=device_type)
 
 
 def abi_ops():

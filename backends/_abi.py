@@ -5,11 +5,6 @@ import functools
 import os
 import re
 
-# the table's entries in order; the first six are the memory core every plugin implements
-ENTRIES = ("alloc", "free", "copy", "fill", "to_host", "from_host", "unary", "binary",
-           "reduce", "matmul", "random", "where", "scan", "index", "search", "softmax",
-           "norm", "nll", "conv", "pool", "adam", "sort")
-REQUIRED = ENTRIES[:6]
 # primitives a plugin may leave out: the core runs them on the host through the CPU plugin
 HOST_FALLBACK = ("copy", "fill", "unary", "binary", "reduce", "matmul", "random", "where",
                  "scan", "index", "search")
@@ -23,6 +18,18 @@ def header_path():
     """``ember/abi.h`` as installed with ember (``ember.get_include()``)."""
     from ember.core import _dtype
     return os.path.join(os.path.dirname(_dtype.__file__), "include", "ember", "abi.h")
+
+
+def table_entries(text):
+    """The names of ``ember_kernel_table``'s function pointers, in table order."""
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    body = re.search(r"typedef struct \{(.*?)\} ember_kernel_table;", text, flags=re.S)
+    return tuple(re.findall(r"\(\*(\w+)\)\s*\(", body.group(1)))
+
+
+with open(header_path(), encoding="utf-8") as _f:
+    # the table's entries in order (the first six are the memory core every plugin has)
+    ENTRIES = table_entries(_f.read())
 
 
 @functools.cache

@@ -17,8 +17,6 @@ ABI_VERSION = EMBER_ABI_VERSION        # the kernel ABI this build of ember spea
 ABI_MINOR = EMBER_ABI_MINOR
 TABLE_SIZE = sizeof(ember_kernel_table)   # bytes of this ABI's kernel table
 HOST_TYPE = "cpu"                     # the host's device type: the host fallback runs there
-# the memory core: the entries every plugin must set (any other may be NULL, see _fallback)
-REQUIRED_ENTRIES = ("alloc", "free", "copy", "fill", "to_host", "from_host")
 cdef dict _backends = {}              # type name -> Backend
 cdef list _by_key = [None] * 64       # backend key -> Backend
 cdef dict _device_cache = {}          # (type, index) -> device
@@ -187,7 +185,7 @@ cdef size_t table_size_for_minor(int minor) noexcept:
     return EMBER_TABLE_SIZE_6_0 if minor == 0 else sizeof(ember_kernel_table)
 
 
-TABLE_SIZES = {0: EMBER_TABLE_SIZE_6_0, 1: sizeof(ember_kernel_table)}   # minor -> bytes
+TABLE_SIZES = {m: table_size_for_minor(m) for m in range(EMBER_ABI_MINOR + 1)}   # minor -> bytes
 
 
 cdef device resolve_index(Backend b, device d):

@@ -30,6 +30,7 @@ cdef extern from *:
 DEF MAX_OPERANDS = 4                  # where: out, cond, a, b
 
 cdef dict _counts = {}                # device type -> {op key: calls that fell back}
+cdef set _warned = set()              # (device type, op key) already warned about
 cdef object _pending = None           # an exception raised while staging (warnings as errors)
 cdef char _empty_byte = 0            # the data of a host view with no elements
 
@@ -37,9 +38,8 @@ cdef char _empty_byte = 0            # the data of a host view with no elements
 cdef class KernelTable:
     """The table the core calls for one device type (see _fallback.pxd)."""
 
-    def __cinit__(self, backend, capsule_table, bint host):
-        cdef size_t addr = capsule_table
-        cdef const ember_kernel_table *t = <const ember_kernel_table*>addr
+    def __cinit__(self, backend, size_t table_address, bint host):
+        cdef const ember_kernel_table *t = <const ember_kernel_table*>table_address
         cdef size_t n = <size_t>t.size if t.size < sizeof(ember_kernel_table) \
             else sizeof(ember_kernel_table)
         memset(&self.state.dev, 0, sizeof(ember_kernel_table))
@@ -73,20 +73,15 @@ cdef class KernelTable:
 
     def entries(self):
         """The names of the entries the plugin's own table sets (see _abi.ENTRIES)."""
-        cdef const ember_kernel_table *t = &self.state.dev
-        cdef dict address = {
-            "alloc": <size_t><void*>t.alloc, "free": <size_t><void*>t.free,
-            "copy": <size_t><void*>t.copy, "fill": <size_t><void*>t.fill,
-            "to_host": <size_t><void*>t.to_host, "from_host": <size_t><void*>t.from_host,
-            "unary": <size_t><void*>t.unary, "binary": <size_t><void*>t.binary,
-            "reduce": <size_t><void*>t.reduce, "matmul": <size_t><void*>t.matmul,
-            "random": <size_t><void*>t.random, "where": <size_t><void*>t.where,
-            "scan": <size_t><void*>t.scan, "index": <size_t><void*>t.index,
-            "search": <size_t><void*>t.search, "softmax": <size_t><void*>t.softmax,
-            "norm": <size_t><void*>t.norm, "nll": <size_t><void*>t.nll,
-            "conv": <size_t><void*>t.conv, "pool": <size_t><void*>t.pool,
-            "adam": <size_t><void*>t.adam, "sort": <size_t><void*>t.sort}
-        return [name for name, a in address.items() if a != 0]
+        from ember.backends._abi import ENTRIES
+        cdef void **slot = entry_slots(&self.state.dev)
+        return [name for i, name in enumerate(ENTRIES) if slot[i] != NULL]
+
+
+cdef inline void **entry_slots(ember_kernel_table *t) noexcept:
+    """The table's entries as an array of pointers, in the order of _abi.ENTRIES (abi.h
+    declares nothing but function pointers after the header)."""
+    return <void**>&t.alloc
 
 
 cdef void set_current(fallback_state *s) noexcept nogil:
@@ -152,7 +147,7 @@ cdef int note(fallback_state *s, ember_ctx *ctx, str entry, int32_t op, tuple dt
         key = op_key(entry, op, dtypes)
         counts = _counts.setdefault(backend.type, {})
         counts[key] = counts.get(key, 0) + 1
-        if counts[key] == 1 and (backend.type, key) not in _warned:
+        if (backend.type, key) not in _warned:     # once, even after a reset of the counts
             _warned.add((backend.type, key))
             import warnings
             warnings.warn(f"{key} is not implemented by device '{backend.type}' (plugin "
@@ -161,7 +156,7 @@ cdef int note(fallback_state *s, ember_ctx *ctx, str entry, int32_t op, tuple dt
                           UserWarning)
         if s.host == NULL:
             from ember.core import _device
-            cpu = _device._backend_for_type("cpu")
+            cpu = _device._backend_for_type(_device.HOST_TYPE)
             if cpu is None or cpu.plugin is None:
                 return fail(ctx, EMBER_ERR_NOT_IMPLEMENTED,
                             f"{key} is not implemented by device '{backend.type}', and the "
@@ -171,9 +166,6 @@ cdef int note(fallback_state *s, ember_ctx *ctx, str entry, int32_t op, tuple dt
         _pending = e
         return fail(ctx, EMBER_ERR_RUNTIME, "")
     return EMBER_OK
-
-
-cdef set _warned = set()
 
 
 cdef int stage(fallback_state *s, ember_ctx *ctx, staged *st, bint read_out) noexcept:
@@ -477,29 +469,10 @@ def table_subset(capsule, keep, *, version=None):
     t.size = sizeof(ember_kernel_table)
     if version is not None:
         t.abi_version, t.abi_minor, t.size = version
-    keep = set(keep)
-    if "alloc" not in keep: t.alloc = NULL
-    if "free" not in keep: t.free = NULL
-    if "copy" not in keep: t.copy = NULL
-    if "fill" not in keep: t.fill = NULL
-    if "to_host" not in keep: t.to_host = NULL
-    if "from_host" not in keep: t.from_host = NULL
-    if "unary" not in keep: t.unary = NULL
-    if "binary" not in keep: t.binary = NULL
-    if "reduce" not in keep: t.reduce = NULL
-    if "matmul" not in keep: t.matmul = NULL
-    if "random" not in keep: t.random = NULL
-    if "where" not in keep: t.where = NULL
-    if "scan" not in keep: t.scan = NULL
-    if "index" not in keep: t.index = NULL
-    if "search" not in keep: t.search = NULL
-    if "softmax" not in keep: t.softmax = NULL
-    if "norm" not in keep: t.norm = NULL
-    if "nll" not in keep: t.nll = NULL
-    if "conv" not in keep: t.conv = NULL
-    if "pool" not in keep: t.pool = NULL
-    if "adam" not in keep: t.adam = NULL
-    if "sort" not in keep: t.sort = NULL
+    cdef void **slot = entry_slots(t)
+    for i, name in enumerate(ENTRIES):
+        if name not in keep:
+            slot[i] = NULL
     return PyCapsule_New(t, EMBER_KERNEL_TABLE_CAPSULE, free_table)
 
 

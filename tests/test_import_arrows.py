@@ -3,7 +3,8 @@
 Read from the source (Python, Cython and its includes), so a lazy import inside a function
 counts as much as one at the top:
 - core/ and backends/ import nothing from the façade (only ``ember.core``/``ember.backends``);
-- nn/ and optim/ never reach a plugin package (``ember_cpu``, ``ember_cuda``, ...);
+- the façade, core, backends, nn, optim and distributed never reach a particular plugin
+  package (``ember_cpu``, ``ember_cuda``, ...);
 - a plugin's package imports only the contract, ``ember.backends`` (setup.py may import
   ember for ``get_include()``)."""
 import re
@@ -62,8 +63,8 @@ def test_core_and_backends_import_nothing_from_the_facade():
     assert not violations(files("core", "backends"), facade)
 
 
-@pytest.mark.parametrize("folder", ["nn", "optim"])
-def test_nn_and_optim_never_reach_a_plugin(folder):
+@pytest.mark.parametrize("folder", ["ember", "core", "backends", "nn", "optim", "distributed"])
+def test_no_layer_reaches_a_particular_plugin(folder):
     assert not violations(files(folder), lambda m: PLUGIN_PACKAGES.match(m))
 
 

@@ -11,14 +11,13 @@ def partial_device(name, keep, *, unimplemented=(), version=None, base=None):
     capsule; the CPU plugin's by default) with only the entries in ``keep`` set;
     ``unimplemented`` is what its plugin declares, ``version=(major, minor, size)`` the ABI
     header its table claims.  Returns ``name``."""
-    from ember.backends import DeviceSpec, hookimpl, register
+    from ember.backends import DeviceSpec, hookimpl, kernel_table, register
     from ember.core import _device, _fallback
 
     if _device._backend_for_type(name) is not None:
         return name
     if base is None:
-        from ember_cpu import _kernels
-        base = _kernels.kernel_table()
+        base = kernel_table("cpu")
     runtime = types.ModuleType(f"ember.{name}", f"{name}: a partial test device")
     runtime.is_available = lambda: True
     runtime.device_count = lambda: 1

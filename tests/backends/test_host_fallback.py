@@ -232,11 +232,13 @@ def test_the_cli_lists_what_a_device_leaves_out(memcore):
 def test_a_table_built_for_the_previous_minor_version_loads():
     """A 6.0 plugin (its table ends before 6.1's `sort`) keeps working in a 6.1 core: the
     entries past its size read as NULL, so sort takes the core's host path."""
-    ember_reference = pytest.importorskip("ember_reference._kernels")
+    base = ember.backends.kernel_table("reference")
+    if base is None:
+        pytest.skip("ember-reference is not installed")
     assert _device.ABI_MINOR >= 1
     old = (_device.ABI_VERSION, 0, _device.TABLE_SIZES[0])
     name = partial_device("abi60", _abi.ENTRIES, version=old,
-                          base=ember_reference.kernel_table())
+                          base=base)
     x = ember.tensor([3.0, 1.0, 2.0, 1.0], device=name)
     table = _device._backend_for_type(name).kernel_table()
     assert table.abi == f"{_device.ABI_VERSION}.0" and "sort" not in table.entries()

@@ -264,3 +264,13 @@ def _errors(device, dtype, variant):
         _sync(fn(device))
     # the device still works afterwards
     assert (ember.ones(2, device=device) + 1).tolist() == [2.0, 2.0]
+
+
+@case("errors", "unknown_op", (ANY,), ("every_entry",))
+def _unknown_op(device, dtype, variant):
+    """An op code no ABI version defines is always "not implemented" (so the core falls
+    back), never another error: called on each op-coded entry the device sets."""
+    from ember.core import _device, _fallback
+    answers = _fallback.unknown_op_answers(_device._backend_for_type(ember.device(device).type))
+    wrong = {e: a for e, a in answers.items() if a[0] != 5}      # EMBER_ERR_NOT_IMPLEMENTED
+    assert not wrong, f"entries answering an unknown op code with (code, message): {wrong}"
