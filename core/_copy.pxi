@@ -107,6 +107,7 @@ cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
         if sizes[i] != dst._sizes[i]:
             raise RuntimeError(f"{op}: source of shape {list(src.shape)} cannot be broadcast "
                                f"to destination of shape {list(dst.shape)}")
+    src = staged(dst, src)
     check_writable(dst, src, None)
     if src._device != dst._device:
         src = to_device(src, dst._device, src._dtype)

@@ -114,7 +114,7 @@ cdef int check_writable(TensorBase o, object a, object b) except -1:
     return 0
 
 
-cdef bint partial_overlap(TensorBase o, TensorBase x) noexcept:
+cdef bint shares_bytes(TensorBase o, TensorBase x) noexcept:
     """Same storage, intersecting byte ranges, and not the very same view."""
     if o._storage is not x._storage or o.numel_c() == 0 or x.numel_c() == 0:
         return False
@@ -126,6 +126,44 @@ cdef bint partial_overlap(TensorBase o, TensorBase x) noexcept:
     byte_range(o, &olo, &ohi)
     byte_range(x, &xlo, &xhi)
     return olo < xhi and xlo < ohi
+
+
+cdef bint partial_overlap(TensorBase o, TensorBase x) noexcept:
+    """PyTorch's error case: two dense views whose memory partly coincides.  Byte ranges
+    of interleaved views (two columns of one matrix) intersect without sharing an element
+    necessarily; `staged` handles those."""
+    return shares_bytes(o, x) and dense(o) and dense(x)
+
+
+cdef bint dense(TensorBase t) noexcept:
+    """Non-overlapping and dense: the elements fill a block of memory, in some dim order."""
+    cdef int64_t expected = 1, best
+    cdef int i, j, pick
+    cdef bint used[MAX_DIM]
+    for i in range(t._ndim):
+        used[i] = t._sizes[i] == 1
+    for i in range(t._ndim):
+        pick = -1
+        for j in range(t._ndim):            # the unused dim with the smallest stride
+            if not used[j] and (pick < 0 or t._strides[j] < best):
+                pick, best = j, t._strides[j]
+        if pick < 0:
+            break
+        if best != expected:
+            return False
+        used[pick] = True
+        expected *= t._sizes[pick]
+    return True
+
+
+cdef object staged(TensorBase o, object x):
+    """``x``, or a copy of it when it interleaves with the output ``o`` (PyTorch's "too hard
+    to tell" overlap, where its result depends on the kernel's element order): reading
+    from a copy gives the result every element order would if the views were apart."""
+    if isinstance(x, TensorBase) and shares_bytes(o, <TensorBase>x) \
+            and not partial_overlap(o, <TensorBase>x):
+        return clone_c(<TensorBase>x)
+    return x
 
 
 cdef void byte_range(TensorBase t, int64_t* lo, int64_t* hi) noexcept:
@@ -244,6 +282,7 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
     cdef dtype rt = _dtypes.bool if is_predicate(code) else ct    # result dtype
     cdef TensorBase o = prepare_out(out, nd, sizes, rt, ref._device, op.name)
     if out is not None:
+        ta, tb = staged(o, ta), staged(o, tb)
         check_writable(o, ta, tb)
     if o._backend.is_meta:
         return o
@@ -342,7 +381,8 @@ cdef object unary_op(Op op, TensorBase a, object out):
     cdef TensorBase src = cast_to(a, ct)
     cdef TensorBase o = prepare_out(out, a._ndim, a._sizes, ct, a._device, op.name)
     if out is not None:
-        check_writable(o, a, None)
+        src = staged(o, src)
+        check_writable(o, src, None)
     if o._backend.is_meta:
         return o
     cdef TensorBase dst = o if o._dtype is ct else empty_c(a._ndim, a._sizes, ct, o._device)

@@ -56,6 +56,9 @@ cdef class _ArrayInterface:
 cdef object numpy_view(TensorBase t, bint force):
     if force:
         return host_array(t)
+    if t._keys & AUTOGRAD_BIT:
+        raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                           "tensor.detach().numpy() instead.")
     if t._device.type != "cpu":
         raise TypeError(f"can't convert {t._device} device type tensor to numpy. Use "
                         f"Tensor.cpu() to copy the tensor to host memory first.")

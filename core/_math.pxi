@@ -163,13 +163,17 @@ cdef object bool_reduce(TensorBase t, object dim, bint keepdim, bint is_all):
     return cast_to(r, t._dtype) if t._dtype.code == EMBER_UINT8 else r
 
 
-def _all(input, dim=None, keepdim=False):
+def _all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """True if every element of ``input`` (over ``dim``) is nonzero."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("all", dim, keepdim, axis, keepdims)
     return all_c(as_tensor_arg(input, "all", "input"), dim, keepdim)
 
 
-def _any(input, dim=None, keepdim=False):
+def _any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """True if any element of ``input`` (over ``dim``) is nonzero."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("any", dim, keepdim, axis, keepdims)
     return any_c(as_tensor_arg(input, "any", "input"), dim, keepdim)
 
 
@@ -445,6 +449,11 @@ def _zeros_grad(ctx, g):
     return (zeros_like(g),)
 
 
+def _d_floor_divide(ctx, g):
+    """PyTorch records floor_divide but leaves its derivative unimplemented."""
+    raise RuntimeError("derivative for aten::floor_divide is not implemented")
+
+
 def _d_extreme(ctx, g):
     """maximum/minimum: the gradient goes to the chosen side, split evenly on ties."""
     a, b = ctx.args
@@ -529,6 +538,7 @@ cdef dict _BINARY_D = {
     "fmax": (_d_nan_extreme, SAVE_INPUTS), "fmin": (_d_nan_extreme, SAVE_INPUTS),
     "pow": (_d_pow, SAVE_INPUTS), "atan2": (_d_atan2, SAVE_INPUTS),
     "fmod": (_d_fmod, SAVE_INPUTS), "remainder": (_d_remainder, SAVE_INPUTS),
+    "floor_divide": (_d_floor_divide, 0),
 }
 for _name, (_f, _save) in _UNARY_D.items():
     derive_unary(get_op(_name), _f, _save)

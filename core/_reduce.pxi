@@ -127,25 +127,34 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
     return o
 
 
-def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):
-    """Sum of ``input`` over ``dim`` (an int, a tuple of ints, or None for all dims)."""
+def sum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
+    """Sum of ``input`` over ``dim`` (an int, a tuple of ints, or None for all dims);
+    NumPy's ``axis``/``keepdims`` are accepted too, as PyTorch does."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
     return reduce_op(op_sum, as_tensor_arg(input, "sum", "input"), dim, keepdim, dtype, out)
 
 
-def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def mean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Mean of ``input`` over ``dim``; floating dtypes only (or pass ``dtype``)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("mean", dim, keepdim, axis, keepdims)
     return reduce_op(op_mean, as_tensor_arg(input, "mean", "input"), dim, keepdim, dtype, out)
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None, keepdims=None):
     """Product of ``input`` over ``dim`` (integer inputs give int64)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("prod", dim, keepdim, axis, keepdims)
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"prod(): argument 'dim' must be int, not {type(dim).__name__}")
     return reduce_op(op_prod, as_tensor_arg(input, "prod", "input"), dim, keepdim, dtype, out)
 
 
-def amax(input, dim=(), keepdim=False, *, out=None):
+def amax(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     """Maximum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("amax", dim, keepdim, axis, keepdims, ())
     cdef TensorBase a = as_tensor_arg(input, "amax", "input")
     if a.numel_c() == 0 and (dim is None or dim == () or dim == []):
         raise RuntimeError("amax(): Expected reduction dim to be specified for input.numel() "
@@ -153,8 +162,10 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     return reduce_op(op_amax, a, dim, keepdim, None, out)
 
 
-def amin(input, dim=(), keepdim=False, *, out=None):
+def amin(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     """Minimum of ``input`` over ``dim`` (all dims by default); NaN propagates."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("amin", dim, keepdim, axis, keepdims, ())
     cdef TensorBase a = as_tensor_arg(input, "amin", "input")
     if a.numel_c() == 0 and (dim is None or dim == () or dim == []):
         raise RuntimeError("amin(): Expected reduction dim to be specified for input.numel() "
@@ -162,16 +173,20 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     return reduce_op(op_amin, a, dim, keepdim, None, out)
 
 
-def argmax(input, dim=None, keepdim=False):
+def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the first maximum over ``dim`` (of the flattened input when None)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("argmax", dim, keepdim, axis, keepdims)
     cdef TensorBase a = as_tensor_arg(input, "argmax", "input")
     if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
         raise RuntimeError("argmax(): does not support bool input")
     return arg_reduce(op_argmax, a, dim, keepdim)
 
 
-def argmin(input, dim=None, keepdim=False):
+def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """Index of the first minimum over ``dim`` (of the flattened input when None)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _numpy_names("argmin", dim, keepdim, axis, keepdims)
     cdef TensorBase a = as_tensor_arg(input, "argmin", "input")
     if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
         raise RuntimeError("argmin(): does not support bool input")

@@ -433,8 +433,8 @@ cdef class TensorBase:
     def expand_as(self, other):
         return expand_c(self, (other.shape,))
 
-    def squeeze(self, dim=None):
-        return squeeze_c(self, dim)
+    def squeeze(self, dim=None, *, axis=None):
+        return squeeze(self, dim, axis=axis)
 
     def unsqueeze(self, dim):
         return unsqueeze_c(self, dim)
@@ -603,19 +603,29 @@ cdef class TensorBase:
     def minimum(self, other):
         return minimum(self, other)
 
-    def prod(self, dim=None, keepdim=False, *, dtype=None):
+    def prod(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names("prod", dim, keepdim, axis, keepdims)
         return reduce_op(op_prod, self, dim, keepdim, dtype, None)
 
-    def amax(self, dim=(), keepdim=False):
+    def amax(self, dim=(), keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names("amax", dim, keepdim, axis, keepdims, ())
         return reduce_op(op_amax, self, dim, keepdim, None, None)
 
-    def amin(self, dim=(), keepdim=False):
+    def amin(self, dim=(), keepdim=False, *, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names("amin", dim, keepdim, axis, keepdims, ())
         return reduce_op(op_amin, self, dim, keepdim, None, None)
 
-    def sum(self, dim=None, keepdim=False, *, dtype=None):
+    def sum(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names("sum", dim, keepdim, axis, keepdims)
         return reduce_op(op_sum, self, dim, keepdim, dtype, None)
 
-    def mean(self, dim=None, keepdim=False, *, dtype=None):
+    def mean(self, dim=None, keepdim=False, *, dtype=None, axis=None, keepdims=None):
+        if axis is not None or keepdims is not None:
+            dim, keepdim = _numpy_names("mean", dim, keepdim, axis, keepdims)
         return reduce_op(op_mean, self, dim, keepdim, dtype, None)
 
     def matmul(self, other):
@@ -637,13 +647,16 @@ cdef class TensorBase:
         return host_array(self).tolist()
 
     def __array__(self, dtype=None, copy=None):
-        arr = numpy_view(self, False) if self._device.type == "cpu" and \
-            self._dtype.np_dtype is not None else host_array(self)
+        arr = numpy_view(self, False) if self._device.type == "cpu" and (
+            self._dtype.np_dtype is not None or self._keys & AUTOGRAD_BIT) else host_array(self)
         if dtype is not None and arr.dtype != dtype:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        if self._keys & AUTOGRAD_BIT:
+            raise RuntimeError("Can't export tensors that require gradient, use "
+                               "tensor.detach()")
         kwargs = {} if max_version is None else {"max_version": max_version}
         if dl_device is not None:
             kwargs["dl_device"] = dl_device

@@ -42,6 +42,19 @@ cdef inline object routed2(Op op, TensorBase t, object other):
     return op._table[k] if (op._kernel_mask >> k) & 1 else None
 
 
+def _numpy_names(str op, object dim, object keepdim, object axis, object keepdims,
+                 object dim_default=None):
+    """PyTorch's parser takes NumPy's names for two arguments: ``axis`` for ``dim`` and
+    ``keepdims`` for ``keepdim``.  Returns (dim, keepdim)."""
+    if axis is not None:
+        if dim is not dim_default:
+            raise TypeError(f"{op}() got multiple values for argument 'dim'")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return dim, keepdim
+
+
 cdef int wrap_dim(object dim, int ndim, str op) except -100:
     """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
     cdef int64_t d
@@ -589,7 +602,9 @@ def t(input):
     return as_tensor_arg(input, "t", "input").t()
 
 
-def squeeze(input, dim=None):
+def squeeze(input, dim=None, *, axis=None):
+    if axis is not None:
+        dim, _ = _numpy_names("squeeze", dim, False, axis, None)
     return squeeze_c(as_tensor_arg(input, "squeeze", "input"), dim)
 
 

@@ -12,6 +12,7 @@ from ember.core._dispatch import composite
 from ember.core._dtype import promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.function import zero_derivative
 from ember.core.typeinfo import finfo
 
 __all__ = ["addcdiv", "addcmul", "allclose", "bmm", "cat", "clamp", "clip", "concat",
@@ -48,7 +49,11 @@ def sign(input):
     _tensor_arg(input, "sign")
     if input.dtype.name == "bool":
         return input.clone()
-    return (input > 0).to(input.dtype) - (input < 0).to(input.dtype)
+    return zero_derivative("sign", _sign, input)
+
+
+def _sign(x):
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
 
 
 def _common_dtype(*tensors):
@@ -185,25 +190,35 @@ def _var(input, dim, correction, keepdim, op):
     return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
 
 
-def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None, axis=None,
+        keepdims=None):
     """Variance over ``dim`` with Bessel's ``correction`` (1 by default)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("var", dim, keepdim, axis, keepdims)
     if unbiased is not None:
         correction = 1 if unbiased else 0
     return _var(input, dim, correction, keepdim, "var")[0]
 
 
-def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None, axis=None,
+        keepdims=None):
     """Standard deviation over ``dim`` with Bessel's ``correction``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("std", dim, keepdim, axis, keepdims)
     return _T.sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
 
 
-def var_mean(input, dim=None, *, correction=1, keepdim=False):
+def var_mean(input, dim=None, *, correction=1, keepdim=False, axis=None, keepdims=None):
     """(var, mean) over ``dim``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("var_mean", dim, keepdim, axis, keepdims)
     return _var(input, dim, correction, keepdim, "var_mean")
 
 
-def std_mean(input, dim=None, *, correction=1, keepdim=False):
+def std_mean(input, dim=None, *, correction=1, keepdim=False, axis=None, keepdims=None):
     """(std, mean) over ``dim``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("std_mean", dim, keepdim, axis, keepdims)
     v, m = _var(input, dim, correction, keepdim, "std_mean")
     return _T.sqrt(v), m
 
@@ -231,8 +246,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return (a ** ord).sum(dim, keepdim=keepdim) ** (1.0 / ord)
 
 
-def count_nonzero(input, dim=None):
+def count_nonzero(input, dim=None, *, axis=None):
     """How many elements of ``input`` (over ``dim``) are nonzero, as int64."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("count_nonzero", dim, False, axis, None)
     return (_tensor_arg(input, "count_nonzero") != 0).sum(dim)
 
 
@@ -316,9 +333,11 @@ def _wrap(dim, ndim, op):
     return dim % ndim
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0, *, out=None, axis=None):
     """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch).
     One autograd node whose backward hands each input a view of the gradient."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("cat", dim, False, axis, None, 0)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -330,8 +349,10 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors, dim=0, *, out=None, axis=None):
     """Stack same-shaped ``tensors`` along a new dim ``dim``."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("stack", dim, False, axis, None, 0)
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")

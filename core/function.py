@@ -45,7 +45,7 @@ class FunctionCtx(_ag.Node):
         self.materialize_grads = bool(value)
 
     def name(self):
-        return f"{self._cls.__name__}Backward"
+        return getattr(self._cls, "_node_name", None) or f"{self._cls.__name__}Backward"
 
     def apply(self, grads):
         grads = list(grads)
@@ -165,6 +165,54 @@ def once_differentiable(fn):
             return fn(ctx, *args)
     return wrapper
 
+
+
+# Ops PyTorch gives a graph node without a useful derivative.  Their results require grad
+# when an input does (scripts test `.requires_grad` and call backward through them), so
+# they get a node: zeros for piecewise-constant ops (sign, sgn), an error naming the op for
+# ops whose derivative PyTorch leaves unimplemented (heaviside, unique).
+_CONSTANT_NODES = {}
+
+
+def _constant_node(name, implemented):
+    key = (name, implemented)
+    cls = _CONSTANT_NODES.get(key)
+    if cls is None:
+        def forward(ctx, fn, *inputs):
+            return fn(*inputs)
+
+        def backward(ctx, *grads):
+            if not implemented:
+                raise RuntimeError(f"derivative for aten::{name} is not implemented")
+            return (None, *(None if m is None else _T.zeros(m[0], dtype=m[1], device=m[2])
+                            for m in ctx._in_meta[1:]))
+
+        title = "".join(part.capitalize() for part in name.split("_"))
+        cls = _CONSTANT_NODES[key] = type(title, (Function,), {
+            "forward": staticmethod(forward), "backward": staticmethod(backward),
+            "_node_name": f"{title}Backward0" if implemented else "NotImplemented"})
+    return cls
+
+
+def _recording(inputs):
+    return _ag.is_grad_enabled() and any(isinstance(t, TensorBase) and t.requires_grad
+                                         for t in inputs)
+
+
+def zero_derivative(name, fn, *inputs):
+    """``fn(*inputs)``, recorded (when an input requires grad) as op ``name`` whose
+    gradient is zero: PyTorch's derivative of piecewise-constant ops such as sign."""
+    if _recording(inputs):
+        return _constant_node(name, True).apply(fn, *inputs)
+    return fn(*inputs)
+
+
+def without_derivative(name, fn, *inputs):
+    """``fn(*inputs)``, recorded as op ``name`` whose backward raises, as PyTorch's
+    "derivative for aten::<name> is not implemented" nodes do."""
+    if _recording(inputs):
+        return _constant_node(name, False).apply(fn, *inputs)
+    return fn(*inputs)
 
 
 # public at the module path PyTorch (and pickles, reprs) know it by

@@ -8,7 +8,8 @@ from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.composites import _wrap, cat, isinf, isnan, outer
+from ember.core.composites import _sign, _wrap, cat, isinf, isnan, outer
+from ember.core.function import without_derivative, zero_derivative
 from ember.core.products import _scaled_sum
 from ember.core.typeinfo import finfo
 
@@ -54,7 +55,8 @@ def positive(input):
 
 def sgn(input, *, out=None):
     """sign for real inputs (PyTorch's complex-aware name)."""
-    return _out(_tensor_arg(input, "sgn").sign(), out)
+    x = _tensor_arg(input, "sgn")
+    return _out(zero_derivative("sgn", _sign, x) if x.dtype.is_floating_point else x.sign(), out)
 
 
 def clamp_min(input, min):
@@ -166,8 +168,12 @@ def heaviside(input, values, *, out=None):
     _tensor_arg(values, "heaviside", "values")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
-    r = _T.where(input == 0, values, (input > 0).to(input.dtype))
+    r = without_derivative("heaviside", _heaviside, input, values)
     return _out(r, out)
+
+
+def _heaviside(x, values):
+    return _T.where(x == 0, values, (x > 0).to(x.dtype))
 
 
 def sinc(input, *, out=None):

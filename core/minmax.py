@@ -28,13 +28,17 @@ def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
     return _T._ValuesIndices(name, full_fn(input, dim, keepdim), indices)
 
 
-def max(input, dim=None, keepdim=False):
+def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """max(input) -> the largest element; max(input, dim, keepdim=False) -> (values, indices);
     max(input, other) -> the elementwise maximum."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("max", dim, keepdim, axis, keepdims)
     return _extreme("max", input, dim, keepdim, _T.maximum, _T.amax, _T.argmax)
 
 
-def min(input, dim=None, keepdim=False):
+def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """min(input) -> the smallest element; min(input, dim, keepdim=False) -> (values, indices);
     min(input, other) -> the elementwise minimum."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("min", dim, keepdim, axis, keepdims)
     return _extreme("min", input, dim, keepdim, _T.minimum, _T.amin, _T.argmin)

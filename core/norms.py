@@ -10,14 +10,20 @@ def _zero_nans(x):
     return _T.where(isnan(x), 0, x).to(x.dtype) if x.is_floating_point() else x
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
+           keepdims=None):
     """Sum over ``dim`` treating NaN as zero."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("nansum", dim, keepdim, axis, keepdims)
     x = _tensor_arg(input, "nansum", position=1)
     return _T.sum(_zero_nans(x), dim, keepdim, dtype=dtype, out=out)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
+            keepdims=None):
     """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("nanmean", dim, keepdim, axis, keepdims)
     x = _tensor_arg(input, "nanmean", position=1)
     if not x.is_floating_point():
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "

@@ -5,6 +5,7 @@ from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.function import zero_derivative
 
 __all__ = ["bernoulli", "normal", "randint", "randint_like"]
 
@@ -62,4 +63,5 @@ def bernoulli(input, p=None, *, generator=None):
     _tensor_arg(input, "bernoulli")
     probs = input if p is None else p
     u = _T.rand(*tuple(input.shape), generator=generator, dtype=_FLOAT64, device=input.device)
-    return (u < probs).to(input.dtype)
+    # PyTorch records bernoulli with a zero gradient for its probabilities
+    return zero_derivative("bernoulli", lambda x: (u < probs).to(x.dtype), input)

@@ -72,8 +72,10 @@ def _order(arr, axis, descending):
     return arr.shape[axis] - 1 - np.flip(idx, axis=axis)
 
 
-def sort(input, dim=-1, descending=False, stable=False):
+def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("sort", dim, False, axis, None, -1)
     np = _numpy()
     t = _no_complex(_tensor_arg(input, "sort"), " Sort does not support complex dtypes on CPU")
     axis = _axis(t, dim, "sort")
@@ -92,8 +94,10 @@ def msort(input):
     return sort(input, 0).values
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
+def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
     """The indices that sort ``input`` along ``dim``."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("argsort", dim, False, axis, None, -1)
     return sort(input, dim, descending, stable).indices
 
 
@@ -133,8 +137,10 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _back(t, values, idx, "kthvalue", axis, keepdim)
 
 
-def median(input, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The lower median: of all elements (dim=None), or (values, indices) along ``dim``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("median", dim, keepdim, axis, keepdims)
     t = _tensor_arg(input, "median")
     if dim is None:
         flat = t.reshape(-1)

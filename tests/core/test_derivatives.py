@@ -182,13 +182,87 @@ def test_gradcheck_reports_a_wrong_gradient():
     assert gradcheck(Wrong.apply, (x,), raise_exception=False) is False
 
 
-@pytest.mark.parametrize("fn", [lambda x: x.argmax(), lambda x: x > 0, lambda x: x.floor_divide(2)])
+@pytest.mark.parametrize("fn", [lambda x: x.argmax(), lambda x: x > 0, lambda x: x.isnan()])
 def test_non_differentiable_outputs_do_not_require_grad(fn):
     x = ember.randn(3, requires_grad=True)
     r = fn(x)
     assert not r.requires_grad and r.grad_fn is None
     with pytest.raises(RuntimeError, match="does not require grad"):
         r.float().sum().backward()
+
+
+@pytest.mark.parametrize("fn", [lambda m, x: x.sign(), lambda m, x: x.sgn(),
+                                lambda m, x: m.sign(x), lambda m, x: (x * 3).sign()])
+def test_piecewise_constant_ops_give_zero_gradients(fn):
+    torch = pytest.importorskip("torch")
+    x = ember.tensor([-1.5, 0.0, 2.0], requires_grad=True)
+    tx = torch.tensor([-1.5, 0.0, 2.0], requires_grad=True)
+    r, tr = fn(ember, x), fn(torch, tx)
+    assert r.requires_grad and type(r.grad_fn).__name__ != "NoneType"
+    assert r.grad_fn.name() == tr.grad_fn.name()
+    r.sum().backward()
+    tr.sum().backward()
+    # (PyTorch's sgn hands back a storage-less zero tensor: materialise it to compare)
+    assert x.grad.tolist() == (tx.grad + torch.zeros(3)).tolist() == [0.0, 0.0, 0.0]
+    with ember.no_grad():
+        assert not fn(ember, x).requires_grad
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("heaviside", lambda m, x: m.heaviside(x, m.tensor([0.5, 0.5, 0.5]))),
+    ("floor_divide", lambda m, x: m.floor_divide(x, 2.0)),
+    ("floor_divide", lambda m, x: x // 2)])
+def test_ops_recorded_without_a_derivative_raise_as_pytorch(name, fn):
+    torch = pytest.importorskip("torch")
+    for m in (ember, torch):
+        x = m.tensor([-1.5, 0.0, 2.0], requires_grad=True)
+        r = fn(m, x)
+        assert r.requires_grad
+        with pytest.raises(RuntimeError, match=f"derivative for aten::{name} is not "
+                                               "implemented"):
+            r.sum().backward()
+
+
+# functions that change global state when handed a tensor (torch.set_printoptions(t) leaves
+# torch's repr recursing): never called by the walk below
+STATEFUL = ("set_", "use_", "manual_seed", "seed", "save", "load", "compile")
+
+
+def test_every_public_op_records_a_node_where_pytorch_does():
+    """Walk torch's public functions of one (or two) float tensors: where PyTorch's result
+    has a grad_fn, ember's has one too, and the other way round."""
+    torch = pytest.importorskip("torch")
+    import warnings
+    numpy = pytest.importorskip("numpy")
+    # PyTorch records these with a backward that raises; ember does not record them yet
+    known = {"unique", "unique_consecutive"}
+    mismatched = []
+    base = numpy.random.default_rng(0).uniform(0.1, 0.9, (3, 4)).astype("float32")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in sorted(n for n in dir(torch) if not n.startswith("_")):
+            tf, ef = getattr(torch, name), getattr(ember, name, None)
+            if ef is None or isinstance(tf, type) or not callable(tf) or name.endswith("_") \
+                    or name.startswith(STATEFUL):
+                continue
+            for arity in (1, 2):
+                targs = [torch.tensor(base, requires_grad=True) for _ in range(arity)]
+                try:
+                    tr = tf(*targs)
+                except Exception:
+                    continue
+                if not (isinstance(tr, torch.Tensor) and tr.dtype.is_floating_point):
+                    break
+                eargs = [ember.tensor(base, requires_grad=True) for _ in range(arity)]
+                try:
+                    er = ef(*eargs)
+                except Exception:
+                    break
+                if (tr.grad_fn is None) != (getattr(er, "grad_fn", None) is None) \
+                        and name not in known:
+                    mismatched.append(name)
+                break
+    assert mismatched == []
 
 
 INDEXING = {

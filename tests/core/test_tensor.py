@@ -325,3 +325,19 @@ def test_legacy_constructor():
     alias = ember.Tensor(x)
     assert alias.data_ptr() == x.data_ptr() and type(alias) is ember.Tensor
     assert ember.core._tensor.TensorBase().numpy().shape == (0,)
+
+
+def test_numpy_of_a_tensor_that_requires_grad_is_refused_as_pytorch():
+    import numpy as np
+    x = ember.ones(3, requires_grad=True)
+    for convert in (lambda: x.numpy(), lambda: np.asarray(x), lambda: (x * 2).numpy()):
+        with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires "
+                                               r"grad. Use tensor.detach\(\).numpy\(\) instead."):
+            convert()
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        x.__dlpack__()
+    assert x.detach().numpy().tolist() == [1.0, 1.0, 1.0]
+    assert x.numpy(force=True).tolist() == [1.0, 1.0, 1.0]
+    with ember.no_grad():                                # the flag, not the mode, decides
+        with pytest.raises(RuntimeError, match="requires grad"):
+            x.numpy()

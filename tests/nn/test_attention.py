@@ -195,7 +195,7 @@ def test_mha_eval_fast_path_and_dropout():
     out_eval = em(*[ember.tensor(x)] * 3, need_weights=False)[0]
     em.train()
     out_train = em(*[ember.tensor(x)] * 3, need_weights=False)[0]
-    assert not np.allclose(out_train.numpy(), out_eval.detach().numpy())
+    assert not np.allclose(out_train.detach().numpy(), out_eval.detach().numpy())
 
 
 def test_mha_functional_matches_torch():

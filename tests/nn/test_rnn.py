@@ -172,7 +172,7 @@ def test_dropout_between_layers():
     a, _ = em(xe)
     ember.manual_seed(1)
     b, _ = em(xe)
-    assert not np.allclose(a.numpy(), b.numpy())      # training mode drops
+    assert not np.allclose(a.detach().numpy(), b.detach().numpy())      # training mode drops
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         enn.RNN(3, 4, dropout=0.5)
 
@@ -279,7 +279,7 @@ def test_cell_used_over_a_sequence_matches_layer():
         h, c = cell(x[t], (h, c))
         outs.append(h)
     out, (hn, cn) = layer(x)
-    np.testing.assert_allclose(ember.stack(outs).numpy(), out.detach().numpy(), atol=1e-6)
+    np.testing.assert_allclose(ember.stack(outs).detach().numpy(), out.detach().numpy(), atol=1e-6)
     np.testing.assert_allclose(cn[0].detach().numpy(), c.detach().numpy(), atol=1e-6)
 
 
