@@ -10,8 +10,9 @@ HOST_FALLBACK = ("copy", "fill", "unary", "binary", "reduce", "matmul", "random"
                  "scan", "index", "search")
 # fused kernels a plugin may add: left out, the core runs its composite on the device
 FUSED = ("softmax", "norm", "nll", "conv", "pool", "adam")
-# entries of later minor versions: left out, the core runs its own path (sort: on the host)
-OPTIONAL = ("sort",)
+# entries of later minor versions: left out, the core runs its own path (sort: on the host;
+# rnn: the per-step ops)
+OPTIONAL = ("sort", "rnn")
 
 
 def header_path():

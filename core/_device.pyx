@@ -176,13 +176,19 @@ cdef extern from *:
     #include <stddef.h>
     /* where each minor version's table ended: entries are only ever appended */
     #define EMBER_TABLE_SIZE_6_0 offsetof(ember_kernel_table, sort)
+    #define EMBER_TABLE_SIZE_6_1 offsetof(ember_kernel_table, rnn)
     """
     size_t EMBER_TABLE_SIZE_6_0
+    size_t EMBER_TABLE_SIZE_6_1
 
 
 cdef size_t table_size_for_minor(int minor) noexcept:
     """The size of a kernel table of ABI minor version `minor` (entries are appended)."""
-    return EMBER_TABLE_SIZE_6_0 if minor == 0 else sizeof(ember_kernel_table)
+    if minor == 0:
+        return EMBER_TABLE_SIZE_6_0
+    if minor == 1:
+        return EMBER_TABLE_SIZE_6_1
+    return sizeof(ember_kernel_table)
 
 
 TABLE_SIZES = {m: table_size_for_minor(m) for m in range(EMBER_ABI_MINOR + 1)}   # minor -> bytes

@@ -36,11 +36,17 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
         targets.setdefault((id(e[0]), e[1]), []).append(i)
     _epoch += 1
     cdef int64_t epoch = _epoch
+    # a run inside a running backward (a Function's backward calling autograd.grad) may
+    # share nodes with the outer run: it keeps their per-run state here and puts it back
+    cdef list outer = [] if _current is not None else None
     # 1. discover every node reachable from the roots and count its incoming edges
     stack = []
     for e in roots:
         n = <Node>e[0]
         if n._epoch != epoch:
+            if outer is not None:
+                outer.append((n, n._epoch, n._deps, n._needed, n._buffer))
+                n._buffer = None
             n._epoch, n._deps, n._needed = epoch, 0, False
             stack.append(n)
     seen = list(stack)
@@ -51,6 +57,9 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
                 continue
             m = <Node>e[0]
             if m._epoch != epoch:
+                if outer is not None:
+                    outer.append((m, m._epoch, m._deps, m._needed, m._buffer))
+                    m._buffer = None
                 m._epoch, m._deps, m._needed = epoch, 0, False
                 stack.append(m)
                 seen.append(m)
@@ -68,13 +77,17 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
             m._deps -= 1
             if m._deps == 0:
                 ready.append(m)
-    # 3. with targets, run only the nodes that lead to one
+    # 3. with targets, run only the nodes that lead to one; a target that leads to no
+    # other is not run at all (its gradient is captured as it arrives)
     target_nodes = {k[0] for k in targets}
+    cdef set stop = set()
     if targets:
         for i in range(len(order) - 1, -1, -1):
             n = <Node>order[i]
-            n._needed = id(n) in target_nodes or any(
-                e is not None and (<Node>e[0])._needed for e in n.next_edges)
+            down = any(e is not None and (<Node>e[0])._needed for e in n.next_edges)
+            n._needed = down or id(n) in target_nodes
+            if not down:
+                stop.add(id(n))
     captured = [None] * len(inputs)
     cdef GraphTask task = GraphTask.__new__(GraphTask)
     task.foreign = {id(g) for g in (grad_tensors if foreign is None else foreign)}
@@ -90,12 +103,15 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
                 n._buffer = [None] * n.num_outputs
             _add_grad(n._buffer, roots[i][1], grad_tensors[i])
         for n in order:
-            run_node(n, targets, captured, keep_graph, accumulate)
+            run_node(n, targets, captured, keep_graph, accumulate, stop)
     finally:
         _state.set_tls_excluded(ex)
         _current = prev_task
         for n in seen:
             n._buffer = None
+        if outer is not None:
+            for n, outer_epoch, deps, needed, buf in outer:
+                n._epoch, n._deps, n._needed, n._buffer = outer_epoch, deps, needed, buf
     if accumulate:
         for i in range(len(inputs)):          # backward(inputs=[non-leaf]) fills its .grad
             t = <TensorBase>inputs[i]
@@ -112,7 +128,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
 
 
 cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
-                  bint accumulate) except -1:
+                  bint accumulate, set stop) except -1:
     buf = n._buffer
     if buf is None:
         return 0
@@ -146,6 +162,8 @@ cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
         for nr in range(len(buf)):
             for k in targets.get((id(n), nr), ()):
                 captured[k] = buf[nr]
+        if id(n) in stop and not isinstance(n, AccumulateGrad):
+            return 0
     grads = tuple(buf)
     del buf
     if n._pre_hooks:

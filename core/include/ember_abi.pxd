@@ -100,6 +100,10 @@ cdef extern from "ember/abi.h":
     enum:
         EMBER_RANDOM_UNIFORM, EMBER_RANDOM_NORMAL, EMBER_RANDOM_COUNT
 
+    # ---- ABI 6.2: recurrent layers ----
+    enum:
+        EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD, EMBER_RNN_COUNT
+
     ctypedef struct ember_adam_params:
         double lr, beta1, beta2, eps, weight_decay
         double step_size, bias_correction2_sqrt
@@ -175,6 +179,8 @@ cdef extern from "ember/abi.h":
                     int64_t n) noexcept nogil
         int (*sort)(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
                     const ember_view *a, int32_t descending) noexcept nogil
+        int (*rnn)(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                   int32_t reverse) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -12,6 +12,7 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core.composites import cat
+from ember.core.grad_mode import is_grad_enabled
 from ember.core.tensor import Tensor
 from ember.nn import init
 from ember.nn._functional.dropout import dropout as _dropout
@@ -136,10 +137,110 @@ def _run_direction(step, gis, batch_sizes, state0, weights, reverse):
     return outs, state
 
 
+class _NotFused(Exception):
+    """The backend's `rnn` kernel declined this call (a dtype it does not take)."""
+
+
+class _LSTMLayer(Function):
+    """One LSTM layer in one direction through the backend's fused `rnn` entry (abi.h
+    EMBER_RNN_LSTM): ``gi`` (T, B, 4H) is the input projection with both biases, the time
+    loop runs in the kernel.  Its backward is the kernel's, except when the backward is
+    itself recorded (create_graph): the per-step ops then recompute the layer so the
+    gradients are differentiable again."""
+
+    @staticmethod
+    def forward(ctx, gi, h0, c0, w_hh, reverse):
+        T, B, G = gi.shape
+        H = G // 4
+        gi, h0, c0, w_hh = gi.contiguous(), h0.contiguous(), c0.contiguous(), w_hh.contiguous()
+        opts = {"dtype": gi.dtype, "device": gi.device}
+        y, hn, cn = _T.empty((T, B, H), **opts), _T.empty((B, H), **opts), _T.empty((B, H), **opts)
+        keep = any(ctx.needs_input_grad)
+        gates = _T.empty((T, B, G), **opts) if keep else None
+        cs = _T.empty((T, B, H), **opts) if keep else None
+        if not _T._fused_rnn(_T.RNN_LSTM, [y, hn, cn, gates, cs, gi, h0, c0, w_hh], reverse):
+            raise _NotFused
+        ctx.reverse = reverse
+        ctx.set_materialize_grads(False)
+        ctx.save_for_backward(gi, h0, c0, w_hh, gates, cs, y)
+        return y, hn, cn
+
+    @staticmethod
+    def backward(ctx, dy, dhn, dcn):
+        gi, h0, c0, w_hh, gates, cs, y = ctx.saved_tensors
+        zeros = [_T.zeros_like(t) for t in (gi, h0, c0, w_hh)]
+        if is_grad_enabled():
+            return _lstm_layer_double_backward(ctx, (gi, h0, c0, w_hh), (dy, dhn, dcn)) \
+                + (None,)
+        grads = [g if g is None else g.contiguous() for g in (dy, dhn, dcn)]
+        _T._fused_rnn(_T.RNN_LSTM_BACKWARD, zeros + grads + [gates, cs, y, h0, c0, w_hh],
+                      ctx.reverse)
+        return tuple(g if need else None for g, need in zip(zeros, ctx.needs_input_grad)) \
+            + (None,)
+
+
+def _lstm_layer_ops(gi, h0, c0, w_hh, reverse):
+    """The layer of ``_LSTMLayer`` in per-step ops: (y, hn, cn)."""
+    steps = gi.shape[0]
+    outs, (hn, cn) = _run_direction(_lstm_step, list(gi.unbind(0)), [gi.shape[1]] * steps,
+                                    (h0, c0), (w_hh.t(), None, None), reverse)
+    return _join([o.unsqueeze(0) for o in outs]), hn, cn
+
+
+def _lstm_layer_double_backward(ctx, inputs, grads):
+    """Gradients of the layer's inputs as differentiable functions of them (create_graph)."""
+    from ember.core.gradients import grad
+    wanted = [t for t, need in zip(inputs, ctx.needs_input_grad) if need]
+    outs = _lstm_layer_ops(*inputs, ctx.reverse)
+    pairs = [(o, g) for o, g in zip(outs, grads) if g is not None]
+    got = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], create_graph=True,
+                    allow_unused=True))
+    res = []
+    for t, need in zip(inputs, ctx.needs_input_grad):
+        g = next(got) if need else None
+        res.append(_T.zeros_like(t) if need and g is None else g)
+    return tuple(res)
+
+
+def _fusable(module, x, batch_sizes):
+    """Whether the layers can run through the backend's fused `rnn` entry: an LSTM without
+    projections over sequences of one length, on a backend that has the entry."""
+    return (module.mode == "LSTM" and module.proj_size == 0 and x.numel() > 0
+            and _T._has_fused_rnn(x) and all(n == batch_sizes[0] for n in batch_sizes))
+
+
+def _run_fused(module, x, steps, hx):
+    """``_run_layers`` for an LSTM through ``_LSTMLayer``: x is (steps * B, input_size)."""
+    directions = 2 if module.bidirectional else 1
+    batch = x.shape[0] // steps
+    finals = ([], [])
+    layer_in = x
+    for layer in range(module.num_layers):
+        outs = []
+        for d in range(directions):
+            w_ih, w_hh, b_ih, b_hh, _ = module._layer_weights(layer, d)
+            gi = _input_projection("LSTM", layer_in, w_ih, b_ih, b_hh)
+            k = layer * directions + d
+            y, hn, cn = _LSTMLayer.apply(gi.view(steps, batch, gi.shape[-1]), hx[0][k],
+                                         hx[1][k], w_hh, d == 1)
+            outs.append(y.view(steps * batch, y.shape[-1]))
+            finals[0].append(hn)
+            finals[1].append(cn)
+        layer_in = _join(outs, 1)
+        if module.dropout and module.training and layer < module.num_layers - 1:
+            layer_in = _dropout(layer_in, module.dropout, True)
+    return layer_in, tuple(_join([s.unsqueeze(0) for s in f]) for f in finals)
+
+
 def _run_layers(module, x, batch_sizes, hx):
     """Every layer and direction over packed data ``x`` (N, input_size); ``hx`` is the tuple
     of initial states, each (num_layers * num_directions, B, *).  Returns the last layer's
     packed output and the tuple of final states."""
+    if _fusable(module, x, batch_sizes):
+        try:
+            return _run_fused(module, x, len(batch_sizes), hx)
+        except _NotFused:
+            pass
     step = _STEPS[module.mode]
     directions = 2 if module.bidirectional else 1
     initial = [h.unbind(0) for h in hx]

@@ -249,6 +249,32 @@ def test_a_table_built_for_the_previous_minor_version_loads():
     assert ember.backends.coverage(name)["host_fallback"] == []
 
 
+def test_a_table_built_for_6_1_runs_lstm_through_the_per_step_ops():
+    """A 6.1 table ends before 6.2's `rnn`: nn.LSTM on that device runs its per-step ops
+    (no fused node in the graph) and gives the reference device's numbers."""
+    base = ember.backends.kernel_table("reference")
+    if base is None:
+        pytest.skip("ember-reference is not installed")
+    assert _device.ABI_MINOR >= 2
+    name = partial_device("abi61", _abi.ENTRIES, version=(_device.ABI_VERSION, 1,
+                                                          _device.TABLE_SIZES[1]), base=base)
+    table = _device._backend_for_type(name).kernel_table()
+    assert "sort" in table.entries() and "rnn" not in table.entries()
+    results = []
+    for device in (name, "reference"):
+        ember.manual_seed(0)
+        m = ember.nn.LSTM(3, 4, 2).to(device)
+        x = ember.randn(5, 2, 3).to(device).requires_grad_()
+        out, (hn, cn) = m(x)
+        (out.sum() + cn.sum()).backward()
+        results.append([t.detach().cpu().numpy() for t in (out, hn, cn, x.grad)])
+        last_layer = out.grad_fn.next_functions[0][0].next_functions[0][0]    # reshape, view
+        fused = last_layer is not None and last_layer.name() == "_LSTMLayerBackward"
+        assert fused == (device == "reference"), device
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("minor, size, why", [
     (_device.ABI_MINOR + 1, _device.TABLE_SIZE + 8, "the next minor version"),
     (0, _device.TABLE_SIZE, "a 6.0 header on a 6.1-sized table"),

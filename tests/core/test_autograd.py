@@ -333,3 +333,54 @@ def test_position_and_sampling_ops_pass_through_without_grad():
     for r in (p.argmax(), ember.searchsorted(sorted_p, p),
               ember.multinomial(p, 2, generator=ember.Generator().manual_seed(0))):
         assert r.dtype == ember.int64 and not r.requires_grad and r.grad_fn is None
+
+
+class _ReentrantDouble(autograd.Function):
+    """x * 2 whose backward runs autograd.grad over a recomputation that shares the graph
+    above x with the running backward (as a fused kernel's double-backward path does)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        with ember.enable_grad():
+            return autograd.grad(x * 2, x, g, create_graph=True)[0]
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_reentrant_grad_over_a_shared_graph_matches_torch(create_graph):
+    """A backward that calls autograd.grad on a graph sharing nodes with the outer run
+    leaves the outer run's pending gradients alone (the engine keeps per-run state)."""
+    torch = pytest.importorskip("torch")
+
+    class TorchDouble(torch.autograd.Function):
+        forward = staticmethod(lambda ctx, x: (ctx.save_for_backward(x), x * 2)[1])
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            with torch.enable_grad():
+                return torch.autograd.grad(x * 2, x, g, create_graph=True)[0]
+
+    for lib, fn in ((ember, _ReentrantDouble), (torch, TorchDouble)):
+        a = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        x = a * 3
+        y = fn.apply(x) + x * x                       # x also feeds the outer run directly
+        g, = lib.autograd.grad(y.sum(), a, create_graph=create_graph)
+        assert g.tolist() == [24.0, -30.0, 60.0]       # 6 + 18 a
+
+
+def test_grad_of_a_non_leaf_does_not_run_its_node():
+    """autograd.grad w.r.t. a non-leaf captures its gradient without running the node that
+    made it (so a retain_graph=False call leaves that node's saved tensors for later)."""
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    x = a.exp()
+    y = (x * x).sum()
+    gx, = autograd.grad(y, x)
+    assert gx.tolist() == pytest.approx((2 * np.exp([1.0, 2.0])).tolist())
+    x.sum().backward()                                 # exp's node still has its output
+    assert a.grad.tolist() == pytest.approx(np.exp([1.0, 2.0]).tolist())

@@ -508,3 +508,66 @@ def test_no_warning_for_default_dropout():
         warnings.simplefilter("error")
         enn.LSTM(3, 4)
         enn.GRU(3, 4, 2, dropout=0.1)
+
+
+def _node_names(node, seen=None):
+    """The names of the graph nodes reachable from ``node`` (each node visited once)."""
+    seen = set() if seen is None else seen
+    seen.add(node)
+    for m, _ in node.next_functions:
+        if m is not None and m not in seen:
+            _node_names(m, seen)
+    return {n.name() for n in seen}
+
+
+def _per_step(monkeypatch):
+    """Make nn.LSTM take its per-step ops instead of the backend's fused `rnn` entry."""
+    from ember.nn.modules import rnn as ernn_mod
+    monkeypatch.setattr(ernn_mod, "_fusable", lambda *a: False)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kwargs", [{}, {"bidirectional": True, "num_layers": 2},
+                                    {"batch_first": True, "num_layers": 2, "dropout": 0.0}])
+def test_fused_lstm_matches_the_per_step_ops(dtype, kwargs, monkeypatch):
+    """On the cpu, LSTM layers run through the fused `rnn` entry (one node per layer and
+    direction); outputs, states and every gradient equal the per-step ops' path."""
+    np_dtype, tol = DTYPES[dtype]
+    m = enn.LSTM(3, 5, dtype=getattr(ember, dtype), **kwargs)
+    x0 = RNG.standard_normal((4, 6, 3)).astype(np_dtype)
+    states = [RNG.standard_normal(m._hidden_shapes(4 if kwargs.get("batch_first") else 6)[k])
+              .astype(np_dtype) for k in range(2)]
+
+    def run():
+        x = ember.tensor(x0, requires_grad=True)
+        h, c = (ember.tensor(s, requires_grad=True) for s in states)
+        out, (hn, cn) = m(x, (h, c))
+        names = _node_names(out.grad_fn)
+        ((out * out).sum() + hn.sum() * 2 + (cn * cn).sum()).backward()
+        grads = [t.grad.numpy().copy() for t in (x, h, c)] + \
+            [p.grad.numpy().copy() for p in m.parameters()]
+        m.zero_grad()
+        return [out.detach().numpy(), hn.detach().numpy(), cn.detach().numpy()] + grads, names
+
+    fused, names = run()
+    assert "_LSTMLayerBackward" in names
+    _per_step(monkeypatch)
+    ops, names = run()
+    assert "_LSTMLayerBackward" not in names
+    for a, b in zip(fused, ops):
+        np.testing.assert_allclose(a, b, rtol=tol * 10, atol=tol * 10)
+
+
+def test_fused_lstm_declines_half_precision_and_inference_needs_no_saved_gates():
+    """bfloat16 is not a dtype the cpu kernel takes: the per-step ops run; under no_grad
+    the kernel keeps no gates (same results)."""
+    m = enn.LSTM(3, 4)
+    x = ember.randn(5, 2, 3)
+    with ember.no_grad():
+        out, _ = m(x)
+    ref, _ = m(x)
+    np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-6, atol=1e-6)
+    mb = enn.LSTM(3, 4).to(ember.bfloat16)
+    mb.load_state_dict({k: v.to(ember.bfloat16) for k, v in m.state_dict().items()})
+    outb, _ = mb(x.to(ember.bfloat16))
+    np.testing.assert_allclose(outb.float().detach().numpy(), ref.detach().numpy(), atol=3e-2)

@@ -58,8 +58,9 @@
                                        scalar operands (view flags), the device index in
                                        ember_ctx, alloc/free per device, asynchronous
                                        kernels; a minor version and the table's size;
-                                    6.1: optional `sort` */
-#define EMBER_ABI_MINOR 1
+                                    6.1: optional `sort`;
+                                    6.2: optional `rnn` (whole LSTM layers) */
+#define EMBER_ABI_MINOR 2
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -351,6 +352,36 @@ typedef struct {
     int32_t decoupled, amsgrad, maximize, reserved;
 } ember_adam_params;
 
+/* --- ABI 6.2: recurrent layers (optional entry `rnn`; NULL: the core's per-step ops) ---
+ * One call runs one LSTM layer in one direction over all T steps: the time loop lives in
+ * the kernel (one GEMM per step with the hidden state, the gate arithmetic fused), so a
+ * layer costs two calls (forward, backward) instead of ~30 ops per step.  Every view is
+ * C-contiguous; all share one floating dtype (a kernel may answer EMBER_ERR_NOT_IMPLEMENTED
+ * for a dtype: the core then runs its ops).  Gates are in PyTorch's order i, f, g, o;
+ * `gi` [T,B,4H] holds x W_ih^T + b_ih + b_hh (the part not depending on h).  The steps run
+ * t = 0 .. T-1, or T-1 .. 0 when `reverse` is nonzero (the backward direction of a
+ * bidirectional layer); "the previous step" below is in that order, and h0/c0 feed the first.
+ *   RNN_LSTM          v = {y [T,B,H], hn [B,H], cn [B,H], gates [T,B,4H], cs [T,B,H],
+ *                     gi [T,B,4H], h0 [B,H], c0 [B,H], w_hh [4H,H]}:
+ *                     z = gi[t] + h_prev w_hh^T; i, f, o = sigmoid(z_i, z_f, z_o),
+ *                     g = tanh(z_g); c = f c_prev + i g; h = o tanh(c); y[t] = h, cs[t] = c,
+ *                     gates[t] = (i, f, g, o) after their activations; hn, cn: the last
+ *                     step's h and c.  gates and cs may be NULL (nothing will differentiate).
+ *   RNN_LSTM_BACKWARD v = {dgi [T,B,4H], dh0 [B,H], dc0 [B,H], dw_hh [4H,H], dy [T,B,H],
+ *                     dhn [B,H], dcn [B,H], gates, cs, y, h0, c0, w_hh} (the forward's
+ *                     saved gates, cs and y; dy, dhn, dcn NULL: zeros): over the steps in
+ *                     reverse, dh = dy[t] + (the later step's dh_prev, or dhn),
+ *                     dc = dh o (1 - tanh(c)^2) + (the later step's dc_prev, or dcn);
+ *                     dgi[t] = dz = (dc g i(1-i), dc c_prev f(1-f), dc i (1-g^2),
+ *                     dh tanh(c) o(1-o)); dh_prev = dz w_hh, dc_prev = dc f;
+ *                     dw_hh = sum over t of dz[t]^T h_prev; dh0, dc0: the first step's
+ *                     dh_prev and dc_prev.
+ * Results must not depend on the thread count. */
+enum {
+    EMBER_RNN_LSTM = 0, EMBER_RNN_LSTM_BACKWARD = 1,
+    EMBER_RNN_COUNT = 2
+};
+
 /* ember_view.flags */
 #define EMBER_VIEW_HOST_SCALAR 1      /* `data` is one element in host memory, strides 0 */
 
@@ -457,6 +488,11 @@ typedef struct {
      * dtype; views may be strided; outputs never alias a. */
     int (*sort)(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
                 const ember_view *a, int32_t descending);
+
+    /* ---- ABI 6.2 (optional; NULL, or a table built for 6.0/6.1: the core's per-step ops) */
+    /* one LSTM layer in one direction over every step, see EMBER_RNN_*; v's layout is the
+     * op's */
+    int (*rnn)(ember_ctx *ctx, int32_t op, const ember_view *const *v, int32_t reverse);
 } ember_kernel_table;
 
 #endif

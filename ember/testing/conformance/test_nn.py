@@ -1,7 +1,8 @@
-"""The fused entries behind nn.functional: softmax, norms, nll, conv and pooling."""
+"""The fused entries behind nn.functional (softmax, norms, nll, conv and pooling) and
+nn.LSTM (rnn)."""
 import pytest
 
-from ember.testing.conformance import _cases_nn  # noqa: F401  (registers cases)
+from ember.testing.conformance import _cases_nn, _cases_rnn  # noqa: F401  (registers cases)
 from ember.testing.conformance._case import params
 
 
@@ -27,4 +28,9 @@ def test_conv(case, dtype, variant, ember_device):
 
 @pytest.mark.parametrize("case,dtype,variant", params("pool"))
 def test_pool(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("rnn"))
+def test_rnn(case, dtype, variant, ember_device):
     case.run(ember_device, dtype, variant)

@@ -7,6 +7,7 @@ from ember.testing.conformance import (  # noqa: F401  (register every case)
     _cases_misc,
     _cases_nn,
     _cases_reduce_index,
+    _cases_rnn,
     _cases_training,
 )
 from ember.testing.conformance._abi import FAMILIES, UNCODED, abi_path, op_codes

@@ -53,6 +53,7 @@ cdef extern from "_unary_math.h":
     void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_erf_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_sigmoid_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_tanh_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_gelu_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_gelu_backward_f32(float *o, const float *g, const float *x,
                                  int64_t n) noexcept nogil
@@ -127,6 +128,8 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         ember_erf_f32(o, a, n)
     elif ct_t is float and op == EMBER_UNARY_SIGMOID:
         ember_sigmoid_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_TANH:
+        ember_tanh_f32(o, a, n)
     elif ct_t is float and op == EMBER_UNARY_GELU:
         ember_gelu_f32(o, a, n)
     elif ct_t is double and op == EMBER_UNARY_GELU:

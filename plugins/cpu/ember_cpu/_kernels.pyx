@@ -42,21 +42,27 @@ cnp.import_array()
 
 # -- matmul ---------------------------------------------------------------------------------
 
+ctypedef int (*rnn_fn)(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                       int32_t reverse) noexcept nogil
+
 cdef matmul_fn _blas_matmul = NULL
 cdef conv_fn _blas_conv = NULL
+cdef rnn_fn _blas_rnn = NULL
 
 
-# the BLAS-backed modules (_blas: matmul, _conv: convolution), at the first call of either
+# the BLAS-backed modules (_blas: matmul, _conv: convolution, _rnn: LSTM layers), at the
+# first call of any
 cdef int load_blas(ember_ctx *ctx) noexcept nogil:
-    global _blas_matmul, _blas_conv
+    global _blas_matmul, _blas_conv, _blas_rnn
     with gil:
         try:
-            from ember_cpu import _blas, _conv, _threads
+            from ember_cpu import _blas, _conv, _rnn, _threads
             _threads.blas_loaded()
             _blas_matmul = <matmul_fn>PyCapsule_GetPointer(_blas.matmul_capsule,
                                                            "ember_cpu._blas.matmul")
             _blas_conv = <conv_fn>PyCapsule_GetPointer(_conv.conv_capsule,
                                                        "ember_cpu._conv.conv")
+            _blas_rnn = <rnn_fn>PyCapsule_GetPointer(_rnn.rnn_capsule, "ember_cpu._rnn.rnn")
         except BaseException as exc:
             msg = f"could not load BLAS: {exc!r}".encode("utf-8", "replace")
             return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", msg)
@@ -160,6 +166,16 @@ cdef int conv_kernel(ember_ctx *ctx, int32_t op, const ember_conv_params *p,
     return _blas_conv(ctx, op, p, out, a, b, c)
 
 
+cdef int rnn_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                    int32_t reverse) noexcept nogil:
+    cdef int status
+    if _blas_rnn == NULL:
+        status = load_blas(ctx)
+        if status != EMBER_OK:
+            return status
+    return _blas_rnn(ctx, op, v, reverse)
+
+
 # -- the table ------------------------------------------------------------------------------
 
 cdef ember_kernel_table TABLE
@@ -187,6 +203,8 @@ TABLE.nll = nll_kernel
 TABLE.conv = conv_kernel
 TABLE.pool = pool_kernel
 TABLE.adam = NULL          # the optimizers run their per-tensor ops
+TABLE.sort = NULL          # the core sorts on the host
+TABLE.rnn = rnn_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)

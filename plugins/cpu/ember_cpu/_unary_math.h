@@ -1,4 +1,4 @@
-/* Whole-array float32 exp, erf and sigmoid for the elementwise kernels (_elementwise.pyx):
+/* Whole-array float32 exp, erf, tanh and sigmoid for the elementwise kernels (_elementwise.pyx):
  * libm-free loops that vectorise, built for several instruction sets.  exp is within float
  * rounding of the exact value (1-2 ulp), erf within 3 ulp. */
 #ifndef EMBER_CPU_UNARY_MATH_H
@@ -10,6 +10,9 @@ EMBER_ROW_CLONES static void ember_exp_f32(float *o, const float *a, int64_t n) 
 }
 EMBER_ROW_CLONES static void ember_erf_f32(float *o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) o[i] = ember_fast_erff(a[i]);
+}
+EMBER_ROW_CLONES static void ember_tanh_f32(float *o, const float *a, int64_t n) {
+    for (int64_t i = 0; i < n; i++) o[i] = ember_fast_tanhf(a[i]);
 }
 EMBER_ROW_CLONES static void ember_sigmoid_f32(float *o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ember_fast_expf(-a[i]));

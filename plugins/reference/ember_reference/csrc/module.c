@@ -3,7 +3,7 @@
  * ember asks the plugin's `ember_kernel_table` hook for a PyCapsule named
  * EMBER_KERNEL_TABLE_CAPSULE holding a pointer to an ember_kernel_table that lives as long as
  * the process: here a static struct, filled with designated initialisers so each entry is
- * named.  Every entry of ABI 6.1 is implemented; a vendor may leave any but the six memory
+ * named.  Every entry of ABI 6.2 is implemented; a vendor may leave any but the six memory
  * entries NULL (the core then runs a composite, or the CPU kernel on host copies).
  *
  * The module also exposes the arena's counters for ember_reference.runtime (memory stats).
@@ -43,6 +43,8 @@ static ember_kernel_table table = {
     .adam = ref_adam,
     /* ABI 6.1 */
     .sort = ref_sort,
+    /* ABI 6.2 */
+    .rnn = ref_rnn,
 };
 
 static PyObject *kernel_table(PyObject *self, PyObject *unused) {

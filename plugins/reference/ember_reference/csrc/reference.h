@@ -147,5 +147,6 @@ int ref_pool(ember_ctx *ctx, int32_t op, const ember_pool_params *p, const ember
 int ref_adam(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v, int64_t n);
 int ref_sort(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
              const ember_view *a, int32_t descending);                        /* ABI 6.1 */
+int ref_rnn(ember_ctx *ctx, int32_t op, const ember_view *const *v, int32_t reverse); /* 6.2 */
 
 #endif

@@ -1,0 +1,253 @@
+# The `rnn` entry (ABI 6.2, abi.h EMBER_RNN_*): one LSTM layer in one direction over every
+# step, the time loop here instead of ~30 ops per step in the core.  Per step: one GEMM
+# with the hidden state (z = gi[t] + h_prev W_hh^T, BLAS adding into a copy of gi[t]) and
+# the fused gate arithmetic of _rnn_cells.h; the backward's weight gradient is two GEMMs
+# over all steps at the end.  Imported with BLAS at the first call (see _kernels); hands its
+# entry over as the capsule `rnn_capsule`.
+#
+# BLAS is column-major: a row-major C (M x N) = op(A) op(B) is C^T = op(B)^T op(A)^T.
+from cpython.pycapsule cimport PyCapsule_New
+from cython.parallel cimport prange
+from libc.limits cimport INT_MAX
+from libc.stdint cimport int32_t, int64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+from scipy.linalg.cython_blas cimport dgemm, sgemm
+
+from ember_cpu._abi cimport (
+    ember_ctx, ember_view, EMBER_OK, EMBER_ERR_MEMORY, EMBER_ERR_NOT_IMPLEMENTED,
+    EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD,
+)
+from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
+from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+
+cdef extern from "_rnn_cells.h":
+    void ember_lstm_fwd_f32(float *z, const float *c_prev, float *c, float *h,
+                            int64_t H) noexcept nogil
+    void ember_lstm_fwd_f64(double *z, const double *c_prev, double *c, double *h,
+                            int64_t H) noexcept nogil
+    void ember_lstm_bwd_f32(float *dz, float *dc, const float *dh, const float *z,
+                            const float *c, const float *c_prev, int64_t H) noexcept nogil
+    void ember_lstm_bwd_f64(double *dz, double *dc, const double *dh, const double *z,
+                            const double *c, const double *c_prev, int64_t H) noexcept nogil
+
+ctypedef fused real_t:
+    float
+    double
+
+# a layer whose per-step product has fewer multiply-adds than this holds OpenBLAS to one
+# thread (as _blas does for small products: waking its pool costs more than it saves)
+DEF SMALL_GEMM = 1 << 22
+
+
+cdef void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const real_t *a,
+               int64_t lda, const real_t *b, int64_t ldb, real_t beta, real_t *c,
+               int64_t ldc) noexcept nogil:
+    """Column-major C (m x n) = op(A) op(B) + beta C."""
+    cdef int mm = <int>m, nn = <int>n, kk = <int>k, la = <int>lda, lb = <int>ldb
+    cdef int lc = <int>ldc
+    cdef real_t one = 1
+    if real_t is float:
+        sgemm(&ta, &tb, &mm, &nn, &kk, &one, <float *>a, &la, <float *>b, &lb, &beta, c, &lc)
+    else:
+        dgemm(&ta, &tb, &mm, &nn, &kk, &one, <double *>a, &la, <double *>b, &lb, &beta, c,
+              &lc)
+
+
+# row-major products: C (M x N) = A (M x K) B (N x K)^T / A (M x K) B (K x N) /
+# A (K x M)^T B (K x N), each + beta C
+cdef inline void mm_nt(int64_t M, int64_t N, int64_t K, const real_t *A, const real_t *B,
+                       real_t beta, real_t *C) noexcept nogil:
+    gemm(c'T', c'N', N, M, K, B, K, A, K, beta, C, N)
+
+
+cdef inline void mm_nn(int64_t M, int64_t N, int64_t K, const real_t *A, const real_t *B,
+                       real_t beta, real_t *C) noexcept nogil:
+    gemm(c'N', c'N', N, M, K, B, N, A, K, beta, C, N)
+
+
+cdef inline void mm_tn(int64_t M, int64_t N, int64_t K, const real_t *A, const real_t *B,
+                       real_t beta, real_t *C) noexcept nogil:
+    gemm(c'N', c'T', N, M, K, B, N, A, M, beta, C, N)
+
+
+cdef inline void cell_fwd(real_t *z, const real_t *c_prev, real_t *c, real_t *h,
+                          int64_t H) noexcept nogil:
+    if real_t is float:
+        ember_lstm_fwd_f32(z, c_prev, c, h, H)
+    else:
+        ember_lstm_fwd_f64(z, c_prev, c, h, H)
+
+
+cdef inline void cell_bwd(real_t *dz, real_t *dc, const real_t *dh, const real_t *z,
+                          const real_t *c, const real_t *c_prev, int64_t H) noexcept nogil:
+    if real_t is float:
+        ember_lstm_bwd_f32(dz, dc, dh, z, c, c_prev, H)
+    else:
+        ember_lstm_bwd_f64(dz, dc, dh, z, c, c_prev, H)
+
+
+cdef inline int64_t step_t(int64_t s, int64_t T, bint reverse) noexcept nogil:
+    """The time index of the s-th step run."""
+    return T - 1 - s if reverse else s
+
+
+cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noexcept nogil:
+    # v = {y, hn, cn, gates, cs, gi, h0, c0, w_hh}
+    cdef int64_t T = v[5].sizes[0], B = v[5].sizes[1], H = v[6].sizes[1]
+    cdef int64_t G = 4 * H, s, t, b
+    cdef real_t *y = <real_t *>v[0].data
+    cdef real_t *gates = <real_t *>v[3].data if v[3] != NULL else NULL
+    cdef real_t *cs = <real_t *>v[4].data if v[4] != NULL else NULL
+    cdef const real_t *gi = <const real_t *>v[5].data
+    cdef const real_t *w = <const real_t *>v[8].data
+    cdef const real_t *h_prev = <const real_t *>v[6].data
+    cdef const real_t *c_prev = <const real_t *>v[7].data
+    cdef real_t *scratch = NULL
+    cdef real_t *z
+    cdef real_t *c
+    cdef bint parallel = B * G >= PARALLEL_CUTOFF and B > 1
+    cdef int nt = num_threads()
+    # without saved gates / cell states: one step's z, and two cell buffers in turn
+    if gates == NULL or cs == NULL:
+        scratch = <real_t *>malloc((G + 2 * H) * B * sizeof(real_t) + 1)
+        if scratch == NULL:
+            return EMBER_ERR_MEMORY
+    for s in range(T):
+        t = step_t(s, T, reverse)
+        z = gates + t * B * G if gates != NULL else scratch
+        c = cs + t * B * H if cs != NULL else scratch + B * G + (s % 2) * B * H
+        memcpy(z, gi + t * B * G, B * G * sizeof(real_t))
+        if H > 0:
+            mm_nt(B, G, H, h_prev, w, <real_t>1, z)
+        if parallel and nt > 1:
+            for b in prange(B, nogil=True, schedule='static', num_threads=nt):
+                cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
+        else:
+            for b in range(B):
+                cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
+        h_prev = y + t * B * H
+        c_prev = c
+    memcpy(v[1].data, h_prev, B * H * sizeof(real_t))
+    memcpy(v[2].data, c_prev, B * H * sizeof(real_t))
+    free(scratch)
+    return EMBER_OK
+
+
+cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) noexcept nogil:
+    # v = {dgi, dh0, dc0, dw_hh, dy, dhn, dcn, gates, cs, y, h0, c0, w_hh}
+    cdef int64_t T = v[0].sizes[0], B = v[0].sizes[1], H = v[10].sizes[1]
+    cdef int64_t G = 4 * H, BH = B * H, s, t, b, k
+    cdef real_t *dgi = <real_t *>v[0].data
+    cdef real_t *dw = <real_t *>v[3].data
+    cdef const real_t *dy = <const real_t *>v[4].data if v[4] != NULL else NULL
+    cdef const real_t *gates = <const real_t *>v[7].data
+    cdef const real_t *cs = <const real_t *>v[8].data
+    cdef const real_t *y = <const real_t *>v[9].data
+    cdef const real_t *h0 = <const real_t *>v[10].data
+    cdef const real_t *c0 = <const real_t *>v[11].data
+    cdef const real_t *w = <const real_t *>v[12].data
+    cdef const real_t *c_prev
+    cdef real_t *dz
+    # dh: this step's total dh; dhp: the dh_prev the GEMM hands the earlier step; dc in place
+    cdef real_t *dh = <real_t *>calloc(3 * BH + 1, sizeof(real_t))
+    if dh == NULL:
+        return EMBER_ERR_MEMORY
+    cdef real_t *dhp = dh + BH
+    cdef real_t *dc = dh + 2 * BH
+    cdef bint parallel = B * G >= PARALLEL_CUTOFF and B > 1
+    cdef int nt = num_threads()
+    if v[5] != NULL:
+        memcpy(dhp, v[5].data, BH * sizeof(real_t))
+    if v[6] != NULL:
+        memcpy(dc, v[6].data, BH * sizeof(real_t))
+    for s in range(T - 1, -1, -1):
+        t = step_t(s, T, reverse)
+        c_prev = cs + step_t(s - 1, T, reverse) * BH if s > 0 else c0
+        for k in range(BH):
+            dh[k] = dhp[k] + (dy[t * BH + k] if dy != NULL else 0)
+        dz = dgi + t * B * G
+        if parallel and nt > 1:
+            for b in prange(B, nogil=True, schedule='static', num_threads=nt):
+                cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
+                         cs + (t * B + b) * H, c_prev + b * H, H)
+        else:
+            for b in range(B):
+                cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
+                         cs + (t * B + b) * H, c_prev + b * H, H)
+        if H > 0:
+            mm_nn(B, H, G, dz, w, <real_t>0, dhp)
+    memcpy(v[1].data, dhp, BH * sizeof(real_t))
+    memcpy(v[2].data, dc, BH * sizeof(real_t))
+    free(dh)
+    # dW_hh = sum over steps of dz^T h_prev: the first step run reads h0, the others the
+    # previous step's output, which for the whole run is one block of y
+    if H > 0:
+        t = step_t(0, T, reverse)
+        mm_tn(G, H, B, dgi + t * B * G, h0, <real_t>0, dw)
+        if T > 1:
+            if reverse:         # step t = 0 .. T-2 read y[t + 1]
+                mm_tn(G, H, (T - 1) * B, dgi, y + BH, <real_t>1, dw)
+            else:               # step t = 1 .. T-1 read y[t - 1]
+                mm_tn(G, H, (T - 1) * B, dgi + B * G, y, <real_t>1, dw)
+    return EMBER_OK
+
+
+cdef int check_shapes(ember_ctx *ctx, int32_t op, const ember_view *const *v) noexcept nogil:
+    """The op's operands are present, of one floating dtype and of consistent shapes."""
+    cdef int n = 9 if op == EMBER_RNN_LSTM else 13, k
+    cdef int64_t T, B, H
+    cdef int dt = -1
+    cdef bint optional
+    for k in range(n):
+        optional = (op == EMBER_RNN_LSTM and (k == 3 or k == 4)) or \
+            (op == EMBER_RNN_LSTM_BACKWARD and 4 <= k <= 6)
+        if v[k] == NULL:
+            if not optional:
+                return set_error(ctx, EMBER_ERR_VALUE, "lstm", "a required operand is NULL")
+            continue
+        if dt < 0:
+            dt = v[k].dtype
+        elif v[k].dtype != dt:
+            return set_error(ctx, EMBER_ERR_VALUE, "lstm", "operands must share one dtype")
+    if dt != EMBER_FLOAT32 and dt != EMBER_FLOAT64:
+        return EMBER_ERR_NOT_IMPLEMENTED
+    if op == EMBER_RNN_LSTM:
+        T, B, H = v[5].sizes[0], v[5].sizes[1], v[6].sizes[1]
+    else:
+        T, B, H = v[0].sizes[0], v[0].sizes[1], v[10].sizes[1]
+    if v[5 if op == EMBER_RNN_LSTM else 0].sizes[2] != 4 * H:
+        return set_error(ctx, EMBER_ERR_VALUE, "lstm", "gate width is not 4 * hidden_size")
+    if T * B * 4 * H >= INT_MAX or 4 * H >= INT_MAX:
+        return set_error(ctx, EMBER_ERR_VALUE, "lstm", "too large for BLAS's int sizes")
+    return EMBER_OK
+
+
+cdef int rnn_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
+                    int32_t reverse) noexcept nogil:
+    if op != EMBER_RNN_LSTM and op != EMBER_RNN_LSTM_BACKWARD:
+        return EMBER_ERR_NOT_IMPLEMENTED
+    cdef int rc = check_shapes(ctx, op, v)
+    if rc != EMBER_OK:
+        return rc
+    cdef const ember_view *gi = v[5] if op == EMBER_RNN_LSTM else v[0]
+    cdef int64_t B = gi.sizes[1], H = gi.sizes[2] // 4
+    cdef int saved[MAX_BLAS_LIBS]
+    cdef bint small = B * 4 * H * H < SMALL_GEMM
+    if small:
+        blas_single(saved)
+    if gi.dtype == EMBER_FLOAT32:
+        rc = lstm_forward(v, reverse, <float *>NULL) if op == EMBER_RNN_LSTM else \
+            lstm_backward(v, reverse, <float *>NULL)
+    else:
+        rc = lstm_forward(v, reverse, <double *>NULL) if op == EMBER_RNN_LSTM else \
+            lstm_backward(v, reverse, <double *>NULL)
+    if small:
+        blas_restore(saved)
+    if rc == EMBER_ERR_MEMORY:
+        return set_error(ctx, EMBER_ERR_MEMORY, "lstm", "out of memory")
+    return rc
+
+
+ctypedef int (*rnn_fn)(ember_ctx *, int32_t, const ember_view *const *, int32_t) noexcept nogil
+rnn_capsule = PyCapsule_New(<void *><rnn_fn>rnn_kernel, "ember_cpu._rnn.rnn", NULL)
