@@ -5,6 +5,7 @@ Launch with ``mpiexec -n N python train.py`` or ``python -m ember.distributed.ru
 package does not import mpi4py; ``is_available()`` says whether it can be used.
 """
 from . import _mpi
+from . import constants as constants
 from ._faults import DistBackendError as DistBackendError
 from ._faults import DistError as DistError
 from ._faults import DistNetworkError as DistNetworkError

@@ -88,7 +88,7 @@ def write_into(tensor, array):
 def check_reduce(dtype, op, fn):
     """Raise for a reduction MPI or PyTorch cannot do on ``dtype``."""
     name = dtype.name
-    if op == _R.PREMUL_SUM or op == _R.UNUSED:
+    if op == _R.PREMUL_SUM:
         raise ValueError(f"{fn}(): ReduceOp.{op.name} is not supported by ember.distributed")
     if op in (_R.BAND, _R.BOR, _R.BXOR) and (dtype.is_floating_point or dtype.is_complex):
         raise ValueError(f"{fn}(): ReduceOp.{op.name} needs an integer or bool tensor, got "

@@ -35,6 +35,10 @@ class DistStoreError(DistError):
     """A store error."""
 
 
+for _cls in (DistError, DistBackendError, DistNetworkError, DistStoreError):
+    _cls.__module__ = "ember.distributed"        # where users name them
+
+
 class Control:
     """The liveness channel: a world communicator on which ranks ask each other what they
     are doing.  ``doing`` describes the wait this rank is in (None outside waits)."""

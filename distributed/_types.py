@@ -18,7 +18,6 @@ class ReduceOp:
         BOR = 6
         BXOR = 7
         PREMUL_SUM = 8
-        UNUSED = 9
 
     SUM = RedOpType.SUM
     AVG = RedOpType.AVG
@@ -29,7 +28,6 @@ class ReduceOp:
     BOR = RedOpType.BOR
     BXOR = RedOpType.BXOR
     PREMUL_SUM = RedOpType.PREMUL_SUM
-    UNUSED = RedOpType.UNUSED
 
     def __init__(self, op=RedOpType.SUM):
         self.op = ReduceOp.RedOpType(op)
