@@ -203,8 +203,20 @@ def _reduce_scatter(pg, fn, sig, send, out, dtype, op, async_op, output):
                       [output])
 
 
+def _rooted(fn, tensor, tensors, name, verb, group, rank, group_rank, arg):
+    """gather's and scatter's checks: (group, root, whether this rank is the root), or Nones
+    on a rank outside ``group``.  ``tensors`` is given on the root only."""
+    check_tensor(tensor, "tensor")
+    pg = group_of(group, fn)
+    if pg is None:
+        return None, None, None
+    root = peer_rank(pg, rank, group_rank, fn, arg)
+    here = pg._rank == root
+    _root_list(fn, name, tensors, pg, here, tensor, verb)
+    return pg, root, here
+
+
 def _root_list(fn, name, tensors, pg, here, like, verb):
-    """The list argument of gather/scatter: given on the root, absent elsewhere."""
     if here:
         if tensors is None:
             raise ValueError(f"{fn}(): Argument ``{name}`` must be specified on "
@@ -219,13 +231,10 @@ def _root_list(fn, name, tensors, pg, here, like, verb):
 
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Every rank's ``tensor`` into ``gather_list`` on rank ``dst``."""
-    check_tensor(tensor, "tensor")
-    pg = group_of(group, "gather")
+    pg, root, here = _rooted("gather", tensor, gather_list, "gather_list", "destination", group,
+                             dst, group_dst, "dst")
     if pg is None:
         return None
-    root = peer_rank(pg, dst, group_dst, "gather", "dst")
-    here = pg._rank == root
-    _root_list("gather", "gather_list", gather_list, pg, here, tensor, "destination")
     src = Host(tensor)
     rows, raw = _gathered(pg._size if here else 0, tensor)
 
@@ -243,13 +252,10 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
 
 def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, group_src=None):
     """``scatter_list[i]`` of rank ``src`` into ``tensor`` on rank ``i``."""
-    check_tensor(tensor, "tensor")
-    pg = group_of(group, "scatter")
+    pg, root, here = _rooted("scatter", tensor, scatter_list, "scatter_list", "source", group,
+                             src, group_src, "src")
     if pg is None:
         return None
-    root = peer_rank(pg, src, group_src, "scatter", "src")
-    here = pg._rank == root
-    _root_list("scatter", "scatter_list", scatter_list, pg, here, tensor, "source")
     out = Host(tensor, load=False)
     send = None
     if here:

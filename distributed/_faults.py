@@ -46,7 +46,7 @@ class Control:
     def __init__(self, comm):
         self.comm = comm
         self.rank = comm.Get_rank()
-        self.doing = None
+        self.doing = None            # a Work (its ``_doing`` describes it) or None
         self._in_flight = []
         self._asked = 0
 
@@ -57,7 +57,8 @@ class Control:
         while self.comm.Iprobe(MPI.ANY_SOURCE, _QUERY, status):
             src = status.Get_source()
             query = self.comm.recv(source=src, tag=_QUERY)
-            self._in_flight.append(self.comm.isend((query, self.doing), dest=src, tag=_REPLY))
+            doing = None if self.doing is None else self.doing._doing
+            self._in_flight.append(self.comm.isend((query, doing), dest=src, tag=_REPLY))
         self._in_flight = [r for r in self._in_flight if not r.Test()]
 
     def ask(self, ranks, grace=_GRACE_S):
@@ -81,8 +82,8 @@ class Control:
 
 
 def stall_error(control, doing, peers, waited_s):
-    """The DistBackendError for a wait on ``doing`` that expired, naming the ``peers`` (world
-    ranks) that hold it up."""
+    """The DistBackendError for a wait on ``doing`` (a description) that expired, naming the
+    ``peers`` (world ranks) that hold it up."""
     answers = control.ask(peers)
     blame = []
     for r in peers:

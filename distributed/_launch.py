@@ -53,10 +53,7 @@ def group_of(group, fn):
 def collective(pg, fn, sig, phases, async_op, outputs=(), checked=True):
     """Queue a collective: the signature check (unless ``checked`` is False: the caller
     guarantees equal arguments everywhere), then ``phases``."""
-    seq = pg._next_seq()
-    me = pg._ranks[pg._rank]
-    peers = [r for r in pg._ranks if r != me]
     phases = list(phases) or [Phase(lambda: [])]
     if checked:
         phases.insert(0, check_phase(pg, sig))
-    return run(Work(pg, pg._describe(fn, seq), phases, peers, outputs), async_op)
+    return run(Work(pg, (fn, pg._next_seq()), phases, pg._peers, outputs), async_op)

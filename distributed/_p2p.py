@@ -28,19 +28,22 @@ def _check_tag(tag, fn):
 
 
 def _header(pg, tensor):
-    h = signature("p2p", tensor)
+    h = signature("p2p", tensor)[:16].copy()
     h[_SENDER] = pg._rank
     h[_NBYTES] = tensor.numel() * tensor.dtype.itemsize
     return h
 
 
+def _start(fn, begin, tensor, peer, group, tag, group_peer):
+    """The Work of a send or receive (``begin``), or None on a rank outside ``group``."""
+    check_tensor(tensor, "tensor")
+    pg = group_of(group, fn)
+    return None if pg is None else begin(pg, tensor, peer, group_peer, tag, fn)
+
+
 def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Start sending ``tensor`` to rank ``dst``; returns a Work."""
-    check_tensor(tensor, "tensor")
-    pg = group_of(group, "isend")
-    if pg is None:
-        return None
-    return _send(pg, tensor, dst, group_dst, tag, "isend")
+    return _start("isend", _send, tensor, dst, group, tag, group_dst)
 
 
 def _send(pg, tensor, dst, group_dst, tag, fn):
@@ -84,11 +87,7 @@ class _RecvWork(Work):
 def irecv(tensor, src=None, group=None, tag=0, group_src=None):
     """Start receiving into ``tensor`` from rank ``src`` (None: any rank); returns a Work
     whose ``source_rank()`` names the sender."""
-    check_tensor(tensor, "tensor")
-    pg = group_of(group, "irecv")
-    if pg is None:
-        return None
-    return _recv(pg, tensor, src, group_src, tag, "irecv")
+    return _start("irecv", _recv, tensor, src, group, tag, group_src)
 
 
 def _recv(pg, tensor, src, group_src, tag, fn):
@@ -132,21 +131,17 @@ def _recv(pg, tensor, src, group_src, tag, fn):
 
 def send(tensor, dst=None, group=None, tag=0, group_dst=None):
     """Send ``tensor`` to rank ``dst`` and wait until it is sent."""
-    check_tensor(tensor, "tensor")
-    pg = group_of(group, "send")
-    if pg is None:
-        return None
-    run(_send(pg, tensor, dst, group_dst, tag, "send"), False)
+    work = _start("send", _send, tensor, dst, group, tag, group_dst)
+    if work is not None:
+        run(work, False)
 
 
 def recv(tensor, src=None, group=None, tag=0, group_src=None):
     """Receive into ``tensor`` from rank ``src`` (None: any rank); returns the sender's
     rank (-1 on a rank outside ``group``)."""
-    check_tensor(tensor, "tensor")
-    pg = group_of(group, "recv")
-    if pg is None:
+    work = _start("recv", _recv, tensor, src, group, tag, group_src)
+    if work is None:
         return -1
-    work = _recv(pg, tensor, src, group_src, tag, "recv")
     run(work, False)
     return work._source_rank
 

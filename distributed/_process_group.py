@@ -27,6 +27,7 @@ class ProcessGroup:
         self._group_rank_of = {w: i for i, w in enumerate(self._ranks)}
         self._rank = comm.Get_rank()
         self._size = comm.Get_size()
+        self._peers = [w for w in self._ranks if w != self._ranks[self._rank]]
         self._backend = backend
         self._timeout = timeout
         self._name = name
@@ -85,7 +86,7 @@ class ProcessGroup:
         while q:
             if not q[0]._advance():
                 return
-            q.popleft()
+            q.popleft()._in_queue = False
 
     def _free(self):
         for c in (self._data, self._meta, self._p2p_header, self._p2p):

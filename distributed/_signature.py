@@ -21,16 +21,30 @@ _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32"
 
 
 def signature(op, tensor=None, root=None, reduce_op=None, count=None, dtype=None):
-    """The int64 vector that must be equal on every rank for ``op`` to run: ``tensor``'s
-    dtype and shape (or ``dtype`` alone), the root, the reduce op, a list's length."""
+    """What must be equal on every rank for ``op`` to run: ``tensor``'s dtype and shape (or
+    ``dtype`` alone), the root, the reduce op, a list's length.  Returns the int64 signature
+    followed by its negation (cached: the same call recurs every training step)."""
+    dtype = tensor.dtype if tensor is not None else dtype
+    shape = tuple(tensor.shape) if tensor is not None else None
+    key = (op, dtype, shape, root, None if reduce_op is None else int(reduce_op), count)
+    both = _cache.get(key)
+    if both is None:
+        if len(_cache) > 4096:
+            _cache.clear()
+        both = _cache[key] = _signature(*key)
+    return both
+
+
+_cache = {}
+
+
+def _signature(op, dtype, shape, root, reduce_op, count):
     s = np.full(_N, -1, dtype=np.int64)
     s[0] = OPS.index(op)
-    dtype = tensor.dtype if tensor is not None else dtype
     if dtype is not None:
         name = dtype.name
         s[1] = _DTYPES.index(name) if name in _DTYPES else 100 + sum(map(ord, name))
-    if tensor is not None:
-        shape = tuple(tensor.shape)
+    if shape is not None:
         s[2] = len(shape)
         if len(shape) <= _MAX_DIMS:
             s[3:3 + len(shape)] = shape
@@ -40,10 +54,12 @@ def signature(op, tensor=None, root=None, reduce_op=None, count=None, dtype=None
     if root is not None:
         s[11] = root
     if reduce_op is not None:
-        s[12] = int(reduce_op)
+        s[12] = reduce_op
     if count is not None:
         s[13] = count
-    return s
+    both = np.concatenate([s, -s])
+    both.flags.writeable = False
+    return both
 
 
 def describe_tensor(s):
@@ -70,18 +86,19 @@ def describe(s):
     return f"{OPS[s[0]]}({', '.join(parts)})"
 
 
-def check_phase(pg, sig):
-    """The phase that compares ``sig`` across the ranks of ``pg``."""
-    both = np.concatenate([sig, -sig])
+def check_phase(pg, both):
+    """The phase that compares a ``signature()`` across the ranks of ``pg``: one all-reduce
+    (MAX) of it and its negation gives every entry's maximum and minimum."""
+    extremes = np.empty_like(both)
 
     def start():
         MPI = _mpi.mpi()
-        return [pg._meta.Iallreduce(MPI.IN_PLACE, [both, MPI.INT64_T], MPI.MAX)]
+        return [pg._meta.Iallreduce([both, MPI.INT64_T], [extremes, MPI.INT64_T], MPI.MAX)]
 
     def then():
-        if np.array_equal(both[:_N], -both[_N:]):
+        if extremes.tobytes() == both.tobytes():
             return None
-        return [_mismatch_phase(pg, sig)]
+        return [_mismatch_phase(pg, both[:_N])]
 
     return Phase(start, then)
 

@@ -32,7 +32,7 @@ class Work:
 
     def __init__(self, pg, doing, phases, peers, outputs=(), queued=True):
         self._pg = pg
-        self._doing = doing                     # e.g. "all_reduce (#3 on the default group)"
+        self._what = doing                      # ("all_reduce", 3) or a description
         self._phases = list(phases)
         self._peers = peers                     # world ranks this op waits on (for blame)
         self._outputs = list(outputs)
@@ -43,9 +43,17 @@ class Work:
         self._source_rank = -1
         self._start = time.monotonic()
         self._queued = queued
+        self._in_queue = queued
         if queued:                  # else the caller starts it with _advance()
             pg._queue.append(self)
             pg._progress()
+
+    @property
+    def _doing(self):
+        """What this operation is, for messages: ``all_reduce (#3 on the default group)``."""
+        if isinstance(self._what, tuple):
+            self._what = self._pg._describe(*self._what)
+        return self._what
 
     # the phase machine
     def _advance(self):
@@ -85,9 +93,9 @@ class Work:
     def _poll(self):
         if self._done:
             return True
-        if self._queued and self._pg._queue and self in self._pg._queue:
+        if self._in_queue:
             self._pg._progress()
-            if self in self._pg._queue:
+            if self._in_queue:
                 return False
         self._advance()
         return self._done
@@ -101,7 +109,7 @@ class Work:
                                             f"after an earlier failure: {self._pg._broken}"))
             else:
                 previous = control.doing
-                control.doing = self._doing
+                control.doing = self
                 try:
                     _mpi.poll_until(self._poll, self._start + limit, self._timed_out,
                                     control.answer)

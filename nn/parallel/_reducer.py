@@ -8,6 +8,8 @@ hook copies each gradient into its bucket; a bucket whose gradients are all in s
 all-reduce (non-blocking) — buckets start in index order, the same on every rank, as MPI
 requires — and every later hook drives the ones in flight.  When the last bucket has started,
 the reducer waits for all of them and writes the averages back into ``.grad``."""
+import weakref
+
 import ember
 
 __all__ = []
@@ -83,9 +85,12 @@ class Reducer:
                     self._bind_view(i)
 
     def _hook_for(self, i):
+        ref = weakref.ref(self)           # the hook must not keep a dropped DDP alive
+
         def hook(param):
-            if self.expect_hooks:
-                self._mark_ready(i)
+            reducer = ref()
+            if reducer is not None and reducer.expect_hooks:
+                reducer._mark_ready(i)
         return hook
 
     # one iteration
@@ -182,8 +187,8 @@ class Reducer:
                                      group=self.group)
         return [bool(f) for f in flags.tolist()]
 
-    def remove_hooks(self):
-        for h in self.handles:
+    def __del__(self):
+        for h in getattr(self, "handles", ()):
             h.remove()
 
 
