@@ -5,12 +5,12 @@
    ``comm.Allreduce(IN_PLACE, ...)`` on the same buffers.  Ratio = raw time / ember time
    (1.0: as fast as raw MPI; the goal is >= 0.9).
 2. A DistributedDataParallel training step on 2 ranks (half the batch each, one thread each)
-   against the single-process step on the same global batch (the whole 2-core machine), and
-   the same DDP step under no_sync() (the computation alone, no communication).
+   against the single-process step on the same global batch (rank 0 alone with 2 threads,
+   rank 1 asleep), in alternating rounds; and the DDP step under no_sync() (the computation
+   alone, no communication).
 
     python benchmarks/bench_distributed.py        # starts mpiexec -n 2 itself
 """
-import json
 import os
 import statistics
 import subprocess
@@ -20,7 +20,7 @@ import time
 import ember
 
 SIZES = [1 << 10, 1 << 14, 1 << 18, 1 << 20, 1 << 22, 1 << 24, 1 << 26]
-BATCH, WIDTH, STEPS = 256, 1024, 12
+BATCH, WIDTH, STEPS, ROUNDS = 256, 1024, 4, 5
 
 
 def fmt_bytes(n):
@@ -40,27 +40,31 @@ def batch():
     return ember.randn(BATCH, WIDTH, generator=g), ember.randint(0, 10, (BATCH,), generator=g)
 
 
-def step_time(net, x, y, steps=STEPS, sync=None):
-    """Median seconds of one SGD step (forward, backward, update)."""
+def stepper(net, x, y):
+    """One SGD step (forward, backward, update) of ``net`` on (x, y)."""
     opt = ember.optim.SGD(net.parameters(), lr=0.01)
     loss_fn = ember.nn.CrossEntropyLoss()
-    times = []
-    for _ in range(steps + 2):
-        if sync is not None:
-            sync()
-        t = time.perf_counter()
+
+    def step():
         opt.zero_grad()
         loss_fn(net(x), y).backward()
         opt.step()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times[2:])
+    return step
 
 
-def single_process():
-    """The single-process step on the global batch, with the machine's 2 threads."""
-    ember.set_num_threads(2)
-    x, y = batch()
-    return step_time(model(), x, y)
+def timed(fn, reps):
+    t = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return (time.perf_counter() - t) / reps
+
+
+def idle_until_released(comm):
+    """Rank 1 while rank 0 times the single-process step: sleep, do not spin."""
+    buf = bytearray(1)
+    req = comm.Irecv(buf, source=0, tag=99)
+    while not req.Test():
+        time.sleep(0.001)
 
 
 def interleaved(fns, reps, rounds, barrier):
@@ -78,7 +82,7 @@ def interleaved(fns, reps, rounds, barrier):
     return [statistics.median(s) for s in samples]
 
 
-def ranks(single_s):
+def ranks():
     import ember.distributed as dist
     from ember.distributed import _collectives
     from mpi4py import MPI
@@ -91,20 +95,41 @@ def ranks(single_s):
         t = ember.ones(size // 4)
         a = t.numpy()
         reps = max(2, min(400, (8 << 20) // size))
-        rounds = 7 if size < 1 << 24 else 5
+        rounds = 11 if size < 1 << 24 else 5
         raw, checked, unchecked = interleaved(
             [lambda: comm.Allreduce(MPI.IN_PLACE, a),
              lambda: dist.all_reduce(t),
              lambda: _collectives._all_reduce_unchecked(t, None).wait()],
             reps, rounds, comm.Barrier)
         rows.append((size, raw, checked, unchecked))
+    # the training step: single-process rounds (rank 0 alone, 2 threads; rank 1 sleeps)
+    # alternate with DDP rounds (both ranks, 1 thread each, half the batch each)
     x, y = batch()
     half = BATCH // world
     xs, ys = x[rank * half:(rank + 1) * half], y[rank * half:(rank + 1) * half]
+    single = stepper(model(), x, y) if rank == 0 else None
     ddp = ember.nn.parallel.DistributedDataParallel(model())
-    ddp_s = step_time(ddp, xs, ys, sync=comm.Barrier)
-    with ddp.no_sync():
-        local_s = step_time(ddp, xs, ys, sync=comm.Barrier)
+    ddp_step = stepper(ddp, xs, ys)
+    ddp_step()                                  # warm-up
+    if single is not None:
+        single()
+    single_s, ddp_s, local_s = [], [], []
+    for _ in range(ROUNDS):
+        comm.Barrier()
+        if rank == 0:
+            ember.set_num_threads(2)
+            single_s.append(timed(single, STEPS))
+            ember.set_num_threads(1)
+            comm.Send(bytearray(1), dest=1, tag=99)
+        else:
+            idle_until_released(comm)
+        comm.Barrier()
+        ddp_s.append(timed(ddp_step, STEPS))
+        comm.Barrier()
+        with ddp.no_sync():
+            local_s.append(timed(ddp_step, STEPS))
+    single_s, ddp_s, local_s = (statistics.median(v) if v else 0.0
+                                for v in (single_s, ddp_s, local_s))
     if rank == 0:
         print(f"all_reduce, float32, {world} ranks (ratio = raw mpi4py time / ember time)")
         print(f"{'size':>8} {'raw mpi4py':>12} {'ember':>12} {'ratio':>7} "
@@ -127,13 +152,11 @@ def ranks(single_s):
 
 def main():
     if "PMI_RANK" in os.environ:
-        ranks(float(os.environ["BENCH_SINGLE_S"]))
+        ranks()
         return
-    single_s = single_process()
     mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    env = dict(os.environ, BENCH_SINGLE_S=json.dumps(single_s), OMP_NUM_THREADS="1")
-    subprocess.run([mpiexec, "-n", "2", sys.executable, os.path.abspath(__file__)], env=env,
-                   check=True)
+    subprocess.run([mpiexec, "-n", "2", sys.executable, os.path.abspath(__file__)],
+                   env=dict(os.environ, OMP_NUM_THREADS="1"), check=True)
 
 
 if __name__ == "__main__":

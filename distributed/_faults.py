@@ -112,9 +112,12 @@ def install_abort_on_uncaught_exception():
         return
     _installed = True
     previous = sys.excepthook
+    rank_pid = os.getpid()          # a forked child (a DataLoader worker) must not abort
 
     def hook(exc_type, exc, tb):
         previous(exc_type, exc, tb)
+        if os.getpid() != rank_pid:
+            return
         _write_error_file(exc_type, exc, tb)
         sys.stdout.flush()
         sys.stderr.flush()

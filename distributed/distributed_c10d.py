@@ -105,6 +105,7 @@ def destroy_process_group(group=None):
             raise _not_initialized()
         for pg in _world.groups.values():
             pg._free()
+        _world.control.comm.Free()
         _world.reset()
         return
     if group is GroupMember.NON_GROUP_MEMBER:
@@ -193,7 +194,7 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     ``use_local_synchronization=True``, only the members); non-members get
     ``GroupMember.NON_GROUP_MEMBER``."""
     base = default_pg()
-    timeout = base._timeout if timeout is None else _check_timeout(timeout, "new_group")
+    timeout = _check_timeout(timeout, "new_group")      # None: 30 minutes, as PyTorch's
     members = list(range(base._size)) if ranks is None else sorted(int(r) for r in ranks)
     if len(set(members)) != len(members) or any(not 0 <= r < base._size for r in members):
         raise ValueError(f"new_group(): ranks {ranks} must be distinct ranks of the default "

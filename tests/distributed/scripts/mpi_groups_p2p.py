@@ -8,14 +8,15 @@ from _harness import check, raises, report
 
 import ember
 
-dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=20))
+T = datetime.timedelta(seconds=20)
+dist.init_process_group("gloo", timeout=T)
 R, W = dist.get_rank(), dist.get_world_size()
 assert W == 3, "run with mpiexec -n 3"
 
 # every rank calls new_group, members or not
-outer = dist.new_group([2, 0])           # sorted: group rank 0 is global 0, 1 is global 2
-solo = dist.new_group([1])
-pair = dist.new_group([0, 1], group_desc="pair")
+outer = dist.new_group([2, 0], timeout=T)   # sorted: group rank 0 is global 0, 1 is global 2
+solo = dist.new_group([1], timeout=T)
+pair = dist.new_group([0, 1], timeout=T, group_desc="pair")
 
 
 @check("groups.membership_and_ranks")

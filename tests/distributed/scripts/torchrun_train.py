@@ -32,7 +32,8 @@ def main():
     x = torch.randn(64, 4)
     y = x @ torch.tensor([[1.0], [-2.0], [0.5], [3.0]])
     sampler = DistributedSampler(TensorDataset(x, y), shuffle=True, seed=1)
-    loader = DataLoader(TensorDataset(x, y), batch_size=8, sampler=sampler)
+    loader = DataLoader(TensorDataset(x, y), batch_size=8, sampler=sampler, num_workers=1,
+                        persistent_workers=True)     # forked workers next to MPI
     model = DDP(torch.nn.Linear(4, 1))
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     seen, losses = [], []
