@@ -6,6 +6,7 @@ import contextlib
 
 from ember.nn.modules import Module
 from ember.nn.parallel._reducer import Reducer
+from ember.nn.parallel.data_parallel import _to_device
 
 import ember
 
@@ -80,7 +81,9 @@ class DistributedDataParallel(Module):
                 f"device_ids {device_ids}, output_device {output_device}, and module "
                 f"parameters {sorted(devices)}.")
         self.module = module
-        self.device_ids = device_ids
+        self._device_type = next(iter(devices)).split(":")[0]
+        self.device_ids = [d.index if hasattr(d, "index") else int(d) for d in device_ids] \
+            if device_ids else None
         self.output_device = output_device
         self.dim = dim
         self.process_group = process_group
@@ -132,6 +135,9 @@ class DistributedDataParallel(Module):
         self.require_forward_param_sync = ember.is_grad_enabled()
         if self.broadcast_buffers and self.require_forward_param_sync and self._module_buffers:
             _broadcast_coalesced(_distributed(), self._module_buffers, self.process_group)
+        if self.device_ids:           # a device module: inputs move to its device first
+            dev = ember.device(self._device_type, self.device_ids[0])
+            inputs, kwargs = _to_device(inputs, dev), _to_device(kwargs, dev)
         out = self.module(*inputs, **kwargs)
         if grad_sync:
             self._reducer.prepare_for_backward(out)

@@ -7,7 +7,7 @@ CHECKS = ["ddp.starts_from_rank0_weights", "ddp.equivalence.default",
           "ddp.buckets_start_during_backward", "ddp.no_sync_accumulates_then_averages",
           "ddp.find_unused_parameters", "ddp.unused_without_find_unused_raises",
           "ddp.broadcast_buffers", "ddp.no_grad_forward_does_not_arm",
-          "ddp.state_dict_and_module", "ddp.errors"]
+          "ddp.state_dict_and_module", "ddp.on_another_device", "ddp.errors"]
 
 
 @pytest.fixture(scope="module")

@@ -225,6 +225,23 @@ def _():
     close(fresh, model)
 
 
+@check("ddp.on_another_device")
+def _():
+    # a module on the reference device (memory the host cannot read): buckets live there and
+    # travel through the host; device_ids moves CPU inputs to the module's device
+    ember.manual_seed(100 + R)
+    model = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)).to("reference")
+    ddp = DDP(model, device_ids=[0])
+    ref = nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3))
+    ref.load_state_dict({k: v.cpu() for k, v in model.state_dict().items()})
+    x, y = data(5)
+    ((ddp(mine(x)) - mine(y).to("reference")) ** 2).mean().backward()
+    ((ref(x) - y) ** 2).mean().backward()
+    assert str(model[0].weight.grad.device) == "reference:0"
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), **TOL)
+
+
 @check("ddp.errors")
 def _():
     raises(RuntimeError, lambda: DDP(nn.ReLU()), match="doesn't have any parameter")
