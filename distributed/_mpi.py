@@ -11,7 +11,7 @@ import time
 __all__ = []
 
 _MPI = None
-_YIELD_AFTER_S = 0.002      # a wait longer than this is a late peer, not a transfer: share the core
+_YIELD_AFTER_S = 0.02       # a wait longer than this is mostly a late peer: share the core
 _NAP_AFTER_S = 0.2          # ... and past this, nap between polls
 _NAP_S = 0.0002
 
