@@ -40,8 +40,12 @@ $(VENV)/.demo-deps: $(VENV)/.installed
 demo: build $(VENV)/.demo-deps
 	$(BIN)/python examples/demo.py
 
+# ember.distributed runs on MPI: mpi4py and MPICH from wheels (mpiexec included, no system MPI)
+DIST_DEPS := "mpi4py>=4.0" "mpich>=4.2"
+
 $(VENV)/.test-deps: $(VENV)/.installed
 	$(PIP) install -q "pytest>=8" "ruff>=0.5" "build>=1.0" "safetensors>=0.4" "hypothesis>=6" $(DEMO_DEPS) "tensorboard>=2.14"
+	$(PIP) install -q $(DIST_DEPS)
 	$(PIP) install -q torch==2.13.0
 	touch $@
 

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-HEAVY = ("numpy", "scipy", "sympy", "torch", "pandas", "matplotlib")   # numpy loads on first use
+HEAVY = ("numpy", "scipy", "sympy", "torch", "pandas", "matplotlib", "mpi4py")   # numpy loads on first use
 IMPORT_TIME_LIMIT_S = 0.35        # loose CI guard on a noisy shared machine
 RUNS = 5
 

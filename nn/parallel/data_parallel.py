@@ -45,14 +45,16 @@ class DataParallel(Module):
         if not self.device_ids:
             return self.module(*inputs, **kwargs)
         dev = self.src_device_obj
+        return self.module(*_to_device(inputs, dev), **_to_device(kwargs, dev))
 
-        def move(x):
-            import ember
-            if isinstance(x, ember.Tensor):
-                return x.to(dev)
-            if isinstance(x, (list, tuple)):
-                return type(x)(move(v) for v in x)
-            if isinstance(x, dict):
-                return {k: move(v) for k, v in x.items()}
-            return x
-        return self.module(*move(inputs), **move(kwargs))
+
+def _to_device(x, dev):
+    """The tensors in ``x`` (nested tuples, lists and dicts) moved to ``dev``."""
+    import ember
+    if isinstance(x, ember.Tensor):
+        return x.to(dev)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_device(v, dev) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_device(v, dev) for k, v in x.items()}
+    return x

@@ -10,6 +10,7 @@ from .dataset import IterableDataset as IterableDataset
 from .dataset import Subset as Subset
 from .dataset import TensorDataset as TensorDataset
 from .dataset import random_split as random_split
+from .distributed import DistributedSampler as DistributedSampler
 from .sampler import BatchSampler as BatchSampler
 from .sampler import RandomSampler as RandomSampler
 from .sampler import Sampler as Sampler
@@ -18,6 +19,7 @@ from .sampler import SubsetRandomSampler as SubsetRandomSampler
 from .sampler import WeightedRandomSampler as WeightedRandomSampler
 
 __all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
-           "IterableDataset", "RandomSampler", "Sampler", "SequentialSampler", "Subset",
-           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
-           "default_convert", "get_worker_info", "random_split"]
+           "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
+           "SequentialSampler", "Subset", "SubsetRandomSampler", "TensorDataset",
+           "WeightedRandomSampler", "default_collate", "default_convert", "get_worker_info",
+           "random_split"]

@@ -1,0 +1,118 @@
+"""Tensors as host memory MPI can read and write, and reductions over every ember dtype.
+
+A contiguous CPU tensor is handed to MPI as its own memory (``.numpy()`` shares it).  Anything
+else — a strided view, a tensor on another device — is staged through a contiguous host copy
+that ``commit()`` writes back.  Payloads that only move travel as bytes, so every dtype moves
+the same way; reductions need a typed buffer: float16 and bfloat16 are reduced in float32 (MPI
+has no half types) and rounded back once, bool is reduced as 0/1 bytes."""
+import numpy as np
+
+import ember
+
+from . import _mpi
+from ._types import ReduceOp
+
+__all__ = []
+
+_R = ReduceOp.RedOpType
+_HALF = ("float16", "bfloat16")
+_MPI_TYPE = {"float32": "FLOAT", "float64": "DOUBLE", "int8": "INT8_T", "int16": "INT16_T",
+             "int32": "INT32_T", "int64": "INT64_T", "uint8": "UINT8_T", "bool": "UINT8_T",
+             "complex64": "C_FLOAT_COMPLEX", "complex128": "C_DOUBLE_COMPLEX",
+             "float16": "FLOAT", "bfloat16": "FLOAT"}      # halves: reduced in float32
+_MPI_OP = {_R.SUM: "SUM", _R.AVG: "SUM", _R.PRODUCT: "PROD", _R.MIN: "MIN", _R.MAX: "MAX",
+           _R.BAND: "BAND", _R.BOR: "BOR", _R.BXOR: "BXOR"}
+# bool as 0/1 bytes: a sum is an "or", a product an "and" (PyTorch's results for bool)
+_BOOL_OP = {_R.SUM: "MAX", _R.PRODUCT: "MIN", _R.MIN: "MIN", _R.MAX: "MAX", _R.BAND: "BAND",
+            _R.BOR: "BOR", _R.BXOR: "BXOR"}
+
+
+def host_dtype(dtype):
+    """The NumPy dtype that holds ``dtype``'s bits on the host (bfloat16: int16)."""
+    return np.dtype(np.int16) if dtype == ember.bfloat16 else dtype.np_dtype
+
+
+class Host:
+    """``tensor``'s values as a contiguous host array (``array``); ``reduce_dtype``: stage
+    them converted (float32 for halves); ``load``: copy the values in (False for outputs)."""
+
+    __slots__ = ("tensor", "array", "_staged")
+
+    def __init__(self, tensor, reduce=False, load=True):
+        t = tensor.detach()
+        self.tensor = t
+        self._staged = None
+        if reduce and t.dtype.name in _HALF:
+            src = t.to(device="cpu", dtype=ember.float32) if load else \
+                ember.empty(t.shape, dtype=ember.float32)
+            self._staged = src.contiguous()
+            self.array = self._staged.numpy().reshape(-1)
+            return
+        if t.device.type == "cpu" and t.is_contiguous():
+            view = t.view(ember.int16) if t.dtype == ember.bfloat16 else t
+            self.array = view.numpy().reshape(-1)
+            return
+        if load:
+            staged = t.to("cpu").contiguous()
+        else:
+            staged = ember.empty(t.shape, dtype=t.dtype)
+        self._staged = staged
+        view = staged.view(ember.int16) if staged.dtype == ember.bfloat16 else staged
+        self.array = view.numpy().reshape(-1)
+
+    def commit(self):
+        """Write staged results back into the tensor (nothing to do when MPI wrote it)."""
+        if self._staged is not None:
+            with ember.no_grad():
+                self.tensor.copy_(self._staged)
+
+    def raw(self):
+        """[bytes, MPI.BYTE]: the payload as bytes, for operations that only move data."""
+        return [self.array.view(np.uint8), _mpi.mpi().BYTE]
+
+
+def as_tensor(array, like):
+    """A CPU tensor sharing ``array``'s memory, with ``like``'s dtype and shape."""
+    t = ember.from_numpy(array)
+    if like.dtype == ember.bfloat16:
+        t = t.view(ember.bfloat16)
+    return t.view(like.shape)
+
+
+def write_into(tensor, array):
+    """Copy host ``array`` (``tensor``'s dtype, any shape of its size) into ``tensor``."""
+    with ember.no_grad():
+        tensor.detach().copy_(as_tensor(array, tensor))
+
+
+def check_reduce(dtype, op, fn):
+    """Raise for a reduction MPI or PyTorch cannot do on ``dtype``."""
+    name = dtype.name
+    if op == _R.PREMUL_SUM:
+        raise ValueError(f"{fn}(): ReduceOp.{op.name} is not supported by ember.distributed")
+    if op in (_R.BAND, _R.BOR, _R.BXOR) and (dtype.is_floating_point or dtype.is_complex):
+        raise ValueError(f"{fn}(): ReduceOp.{op.name} needs an integer or bool tensor, got "
+                         f"{dtype}")
+    if dtype.is_complex and op in (_R.MIN, _R.MAX):
+        raise ValueError(f"{fn}(): ReduceOp.{op.name} is not defined for complex tensors "
+                         f"({dtype})")
+    if name == "bool" and op == _R.AVG:
+        raise ValueError(f"{fn}(): ReduceOp.AVG is not defined for bool tensors")
+
+
+def reduce_buffer(host, dtype, op):
+    """[array, MPI datatype] and the MPI.Op reducing ``host``'s values with ``op``."""
+    MPI = _mpi.mpi()
+    name = dtype.name
+    mpi_op = _BOOL_OP[op] if name == "bool" else _MPI_OP[op]
+    array = host.array.view(np.uint8) if name == "bool" else host.array
+    return [array, getattr(MPI, _MPI_TYPE[name])], getattr(MPI, mpi_op)
+
+
+def average(array, n):
+    """Divide the summed ``array`` in place by the group size (integers truncate, as
+    PyTorch's AVG does)."""
+    if array.dtype.kind in "fc":
+        array /= n
+    else:
+        np.copyto(array, np.sign(array) * (np.abs(array) // n), casting="unsafe")

@@ -1,0 +1,54 @@
+"""What the MPI test scripts share: run many named checks in one job and write each rank's
+results as JSON, which the pytest side reads (one mpiexec launch costs about a second)."""
+import json
+import os
+import traceback
+
+import numpy as np
+
+RESULTS = {}
+
+
+def check(name):
+    """Decorator: run the function now, record "ok" or the error under ``name``."""
+    def run(fn):
+        if os.environ.get("HARNESS_TRACE"):
+            print("check", name, flush=True)
+        try:
+            fn()
+            RESULTS[name] = "ok"
+        except Exception as e:          # recorded, asserted by the pytest side
+            RESULTS[name] = f"{type(e).__name__}: {e}\n{traceback.format_exc()}"
+        return fn
+    return run
+
+
+def raises(exc_type, fn, match=None):
+    """``fn()`` raises ``exc_type`` (with ``match`` in its message); returns the message."""
+    try:
+        fn()
+    except exc_type as e:
+        if match is not None and match not in str(e):
+            raise AssertionError(f"expected {match!r} in {str(e)!r}")
+        return str(e)
+    raise AssertionError(f"{exc_type.__name__} not raised")
+
+
+def report(rank):
+    """Write this rank's results to $HARNESS_OUT/rank<rank>.json (MPI interleaves the ranks'
+    stdout), atomically: a rank may be killed right after."""
+    out = os.environ.get("HARNESS_OUT")
+    if not out:
+        print(json.dumps({"rank": rank, "results": RESULTS}), flush=True)
+        return
+    path = os.path.join(out, f"rank{rank}.json")
+    with open(path + ".tmp", "w") as fh:
+        json.dump(RESULTS, fh)
+    os.replace(path + ".tmp", path)
+
+
+def bf16(a):
+    """float32 values rounded to bfloat16 (nearest even), as float32."""
+    bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16
+    return bits.astype(np.uint32).view(np.float32)
