@@ -224,39 +224,40 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     try:
         if is_path:
             with open(os.fspath(f), "rb") as fh:
-                return _load_stream(fh, os.fspath(f) if mmap else None, source, map_location,
+                return _load_stream(fh, os.fspath(f), bool(mmap), source, map_location,
                                     weights_only, pickle_module, pickle_load_args)
-        return _load_stream(f, None, source, map_location, weights_only, pickle_module,
+        return _load_stream(f, None, False, source, map_location, weights_only, pickle_module,
                             pickle_load_args)
     except CorruptCheckpoint as e:
         raise RuntimeError(f"ember.load: {source} is not a valid checkpoint: {e}") from None
 
 
-def _load_stream(f, mmap_path, source, map_location, weights_only, pickle_module, args):
+def _load_stream(f, path, mmap, source, map_location, weights_only, pickle_module, args):
     if not _seekable(f):            # PyTorch's formats need seeking: read it all
         f = io.BytesIO(f.read())
     head = _peek(f, 512)
     if not head:
         raise CorruptCheckpoint("there is no data to read (an empty file, or a file object at "
                                 "its end)")
-    size = os.fstat(f.fileno()).st_size if mmap_path is not None else None
+    size = os.fstat(f.fileno()).st_size if path is not None else None
     if is_zip(head):
         mapped = None
-        if mmap_path is not None:
+        if mmap:
             mode = "r+" if get_default_mmap_options() == _options.MAP_SHARED else "c"
-            mapped = np.memmap(mmap_path, dtype=np.uint8, mode=mode, shape=(size,))
+            mapped = np.memmap(path, dtype=np.uint8, mode=mode, shape=(size,))
         return load_zip(f, source, map_location, weights_only, pickle_module, mapped, args)
     if _legacy.is_tar(head):
         raise CorruptCheckpoint("it is PyTorch's legacy tar format (PyTorch 0.3 and older), "
                                 "which ember cannot read")
     if _legacy.is_legacy(head):
-        if mmap_path is not None:
+        if mmap:
             raise RuntimeError("mmap can only be used with files saved with "
                                "`torch.save(_use_new_zipfile_serialization=True)`, please "
                                "torch.save your checkpoint with this option in order to use "
                                "mmap.")
         return _legacy.load_legacy(f, source, map_location, weights_only, pickle_module, args)
-    return load_safetensors(f, map_location, weights_only, source, args, mmap_path, size)
+    return load_safetensors(f, map_location, weights_only, source, args,
+                            path if mmap else None, size)
 
 
 def get_unsafe_globals_in_checkpoint(f):

@@ -77,7 +77,9 @@ def storage_loader(read, map_location, swap, source):
                 buf = read(key, nbytes)
                 if swap:
                     byteswap(buf, dtype)
-            flat = restore(from_numpy(buf), location)
+            # (NumPy gives an empty array stride 0; views of other item sizes want 1)
+            flat = restore(from_numpy(buf) if nbytes else empty(0, dtype=_dtypes.uint8),
+                           location)
             if not (isinstance(flat, TensorBase) and flat.dtype is _dtypes.uint8
                     and tuple(flat.shape) == (nbytes,)):
                 raise TypeError(f"ember.load: map_location must return the storage it was given "

@@ -26,9 +26,9 @@ class Evil:
         return (os.system, ("echo pwned > /dev/null",))
 
 
-def _buf(obj):
+def _buf(obj, fmt="torch"):
     buf = io.BytesIO()
-    ember.save(obj, buf)
+    ember.save(obj, buf, format=fmt)
     buf.seek(0)
     return buf
 
