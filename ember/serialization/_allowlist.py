@@ -162,7 +162,8 @@ def _user_lookup(full_name):
     return None
 
 
-def _registered_lookup(full_name):
+def registered_lookup(full_name):
+    """The registered Tensor subclass named ``full_name`` (its registered name or path)."""
     cls = registered_class(full_name)
     if cls is not None:
         return cls
@@ -197,7 +198,7 @@ def weights_only_lookup(module, name):
         raise pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {full} whose module "
                                      f"{module} is blocked.")
     translated = ember_path(full)
-    for lookup in (_user_lookup, default_globals().get, _registered_lookup):
+    for lookup in (_user_lookup, default_globals().get, registered_lookup):
         for key in (full, translated):
             obj = lookup(key)
             if obj is not None:

@@ -26,6 +26,7 @@ from ember.core.tensor import Tensor
 from ember.serialization import _options
 from ember.serialization._locations import location_tag
 from ember.serialization._rebuild import storage_name_of
+from ember.serialization._tensors import registered_name
 from ember.serialization._zipfile import ZipWriter
 
 __all__ = ["pickle_with_storages", "save_zip"]
@@ -33,8 +34,9 @@ __all__ = ["pickle_with_storages", "save_zip"]
 FILE_FORMAT_VERSION = b"3\n"       # the archive version torch.save writes
 
 
-class _TorchGlobal:
-    """A PyTorch global (``torch._utils._rebuild_tensor_v2``) to be pickled by name."""
+class _NamedGlobal:
+    """A global pickled by name without importing it: PyTorch's
+    (``torch._utils._rebuild_tensor_v2``) or a registered tensor subclass's registered name."""
 
     __slots__ = ("module", "name")
     _made = {}
@@ -55,7 +57,7 @@ class _TorchGlobal:
 
 
 def _utils(name):
-    return _TorchGlobal("torch._utils", name)
+    return _NamedGlobal("torch._utils", name)
 
 
 def _storage_dtype(dtype):
@@ -71,8 +73,8 @@ class _StorageRef:
         self.key, self.tensor, self.legacy = key, tensor, legacy
         typed = storage_name_of(dtype)
         self.dtype = _storage_dtype(dtype)
-        self.storage_type = (_TorchGlobal("torch", typed) if typed is not None
-                             else _TorchGlobal("torch.storage", "UntypedStorage"))
+        self.storage_type = (_NamedGlobal("torch", typed) if typed is not None
+                             else _NamedGlobal("torch.storage", "UntypedStorage"))
         itemsize = tensor.dtype.itemsize
         self.elements = tensor.untyped_storage().nbytes() // itemsize      # of tensor.dtype
         self.nbytes = self.elements * itemsize
@@ -132,8 +134,12 @@ def _tensor_reduce(t, storages):
     state = dict(getattr(t, "__dict__", {}))
     if type(t) is Tensor and not state:
         return func, args
-    cls = _TorchGlobal("torch", "Tensor") if type(t) is Tensor else type(t)
-    return _TorchGlobal("torch._tensor", "_rebuild_from_type_v2"), (func, cls, args, state)
+    if type(t) is Tensor:
+        cls = _NamedGlobal("torch", "Tensor")
+    else:
+        registered = registered_name(type(t))
+        cls = _NamedGlobal(*registered.rsplit(".", 1)) if registered else type(t)
+    return _NamedGlobal("torch._tensor", "_rebuild_from_type_v2"), (func, cls, args, state)
 
 
 def _pickler_class(pickle_module):
@@ -161,9 +167,9 @@ def _pickler_class(pickle_module):
             t = type(obj)
             if t is _device:
                 args = (obj.type,) if obj.index is None else (obj.type, obj.index)
-                return _TorchGlobal("torch", "device"), args
+                return _NamedGlobal("torch", "device"), args
             if t is Size:
-                return _TorchGlobal("torch", "Size"), (tuple(obj),)
+                return _NamedGlobal("torch", "Size"), (tuple(obj),)
             return NotImplemented
 
         def _save_global_name(self, module, name):
@@ -174,10 +180,10 @@ def _pickler_class(pickle_module):
             else:
                 self.write(pickle.GLOBAL + f"{module}\n{name}\n".encode("utf-8"))
 
-        def _save_torch_global(self, obj):
+        def _save_named_global(self, obj):
             self._save_global_name(obj.module, obj.name)
             self.memoize(obj)
-        dispatch[_TorchGlobal] = _save_torch_global
+        dispatch[_NamedGlobal] = _save_named_global
 
         def _save_dtype(self, obj):
             self._save_global_name("torch", obj.name)

@@ -149,7 +149,8 @@ def _full_unpickler(base):
             if type(name) is str and name in _STORAGE_DTYPES:     # as torch: any module
                 return StorageType(name)
             fixed, _ = _allowlist.fix_name(module, name, 3)
-            obj = _allowlist.full_lookup(fixed, name)
+            obj = _allowlist.registered_lookup(f"{fixed}.{name}") or \
+                _allowlist.full_lookup(fixed, name)
             return obj if obj is not None else super().find_class(module, name)
 
     return _FullUnpickler

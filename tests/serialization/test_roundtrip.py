@@ -200,6 +200,25 @@ def test_registered_tensor_subclass_round_trips_as_a_tree(ckpt):
         del _tensors._TENSOR_TYPES["tests.Marked"]
 
 
+def test_registered_tensor_subclass_round_trips_in_the_zip_format(ckpt):
+    class Marked(ember.Tensor):
+        pass
+
+    m = ember.Tensor._make_subclass(Marked, ember.randn(3))
+    m.tag = "kept"
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        ckpt.roundtrip(m)                   # a local class has no importable name
+    ember.serialization.register_tensor_subclass(Marked, "tests.Marked")
+    try:
+        for weights_only in (True, False):  # pickled by its registered name
+            out = ckpt.roundtrip({"m": m}, weights_only=weights_only)["m"]
+            assert type(out) is Marked and out.tag == "kept"
+            ckpt.assert_same(out, m)
+    finally:
+        from ember.serialization import _tensors
+        del _tensors._TENSOR_TYPES["tests.Marked"]
+
+
 def test_parameter_is_registered_lazily(ckpt, monkeypatch):
     # ember.nn.Parameter is written elsewhere: stand one in where the registry looks for it
     from ember.serialization import _tensors
