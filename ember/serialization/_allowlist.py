@@ -247,9 +247,12 @@ def full_lookup(module, name):
     return obj
 
 
+REFUSED = "Weights only load failed"
+
+
 def weights_only_message(message, source):
     """PyTorch's explanation around a weights_only refusal."""
-    head = f"Weights only load failed: {source} cannot be loaded with weights_only=True."
+    head = f"{REFUSED}: {source} cannot be loaded with weights_only=True."
     if "was not an allowed global by default" in message:
         return (f"{head} This file can still be loaded, to do so you have two options, do those "
                 f"steps only if you trust the source of the checkpoint.\n\t(1) {UNSAFE_MESSAGE}"

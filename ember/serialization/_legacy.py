@@ -161,7 +161,7 @@ def load_legacy(f, source, map_location, weights_only, pickle_module, args):
     if missing:
         raise CorruptCheckpoint(f"the data of storage {sorted(missing)[0]!r} is missing")
     load = storage_loader(lambda key, nbytes, check_only=False: buffers.get(key),
-                          map_location, False, source)
+                          map_location, False)
     views = {}
 
     def persistent_load(pid):

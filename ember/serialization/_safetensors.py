@@ -20,6 +20,7 @@ import json
 import pickle
 
 from ember.serialization import _container, _pickling, _tree
+from ember.serialization._allowlist import REFUSED
 from ember.serialization._container import CorruptCheckpoint
 from ember.serialization._tensors import Loader, Saver, registered_class
 
@@ -72,7 +73,7 @@ def load_safetensors(f, map_location, weights_only, source, pickle_load_args, mm
     try:
         return _pickling.loads(stream, loader, weights_only, source, **pickle_load_args)
     except pickle.UnpicklingError as e:
-        if str(e).startswith("Weights only"):
+        if str(e).startswith(REFUSED):
             raise
         raise CorruptCheckpoint(f"the pickle stream is corrupt ({e})") from None
 

@@ -55,9 +55,10 @@ def byteswap(buf, dtype):
     return buf
 
 
-def storage_loader(read, map_location, swap, source):
-    """``load(key, dtype, location, nbytes) -> LoadedStorage``, placing each storage once;
-    ``read(key, nbytes)`` gives its bytes as a writable uint8 array (None: meta, no data)."""
+def storage_loader(read, map_location, swap):
+    """``load(key, dtype, location, nbytes) -> LoadedStorage``, placing each storage once.
+    ``read(key, nbytes)`` gives a storage's bytes as a writable uint8 array;
+    ``read(key, nbytes, check_only=True)`` only checks that it exists (map_location='meta')."""
     restore = restore_function(map_location)
     meta = is_meta_location(map_location)
     loaded = {}
@@ -130,8 +131,7 @@ def load_zip(f, source, map_location, weights_only, pickle_module, mmap, pickle_
                                     f"{nbytes}")
         return buf
 
-    load = storage_loader(read, map_location, order is not None and order != sys.byteorder,
-                          source)
+    load = storage_loader(read, map_location, order is not None and order != sys.byteorder)
 
     def persistent_load(pid):
         storage_type, key, location, numel = parse_pid(pid)

@@ -10,7 +10,7 @@ before anything is imported or called. The full unpickler (``weights_only=False`
 caller's ``pickle_module.Unpickler`` resolving ``torch.*`` names to ember's objects.
 
 Both take tensors' storages through ``persistent_load``; its errors (a bad storage record, a
-``map_location`` that raised) pass through unchanged.
+``map_location`` that raised) pass through unchanged, but for a refused persistent id.
 """
 import collections
 import io
@@ -58,6 +58,8 @@ class _WeightsOnlyUnpickler(pickle._Unpickler):
     def persistent_load(self, pid):
         try:
             return self._persistent(pid)
+        except pickle.UnpicklingError:
+            raise
         except Exception as e:
             raise _Passthrough(e) from e
 
@@ -175,6 +177,8 @@ def load_pickle(data, persistent_load, weights_only, source, pickle_module=None,
     except _Passthrough as p:
         raise p.error from None
     except pickle.UnpicklingError as e:
+        if str(e).startswith(_allowlist.REFUSED):
+            raise
         raise pickle.UnpicklingError(_allowlist.weights_only_message(str(e), source)) from None
     except _STREAM_ERRORS as e:
         raise pickle.UnpicklingError(f"ember.load: the pickled data of {source} is corrupt "

@@ -153,9 +153,6 @@ class ZipReader:
     def has_record(self, name):
         return name in self._records
 
-    def names(self):
-        return list(self._records)
-
     def record(self, name, mmap=False):
         """The bytes of record ``name`` as a uint8 array (a view of the memory map when
         ``mmap`` and the record is stored aligned; otherwise read and CRC-checked)."""
@@ -187,9 +184,6 @@ class ZipReader:
             raise CorruptCheckpoint(f"record '{name}' fails its CRC-32 check (the file is "
                                     f"corrupt)")
         return buf
-
-    def record_bytes(self, name):
-        return self.record(name).tobytes()
 
     def _data_offset(self, name, info):
         self._f.seek(info.header_offset)
