@@ -188,8 +188,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     map_location: where storages go -- None (the device they were saved on), a device or
     string (``'cpu'``, ``'meta'``: no data is read), a dict remapping saved locations
     (``{'cuda:1': 'cuda:0'}``), or a callable ``fn(storage, location)`` given each storage as
-    read on the CPU (a 1-D uint8 tensor of its bytes) and its saved location string, returning
-    it moved (``storage.cuda(1)``) or None for the default placement.
+    read on the CPU (a 1-D uint8 tensor of its bytes; in ember's safetensors format, each
+    tensor as read) and its saved location string, returning it moved (``storage.cuda(1)``)
+    or None for the default placement.
 
     pickle_module: the module whose Unpickler reads the object (``weights_only=False`` only).
 

@@ -125,11 +125,7 @@ def load_zip(f, source, map_location, weights_only, pickle_module, mmap, pickle_
             if not reader.has_record(name):
                 reader.record(name)                 # raises: file not found
             return None
-        buf = reader.record(name, mmap=mmap is not None)
-        if buf.size != nbytes:
-            raise CorruptCheckpoint(f"record '{name}' holds {buf.size} bytes, its storage needs "
-                                    f"{nbytes}")
-        return buf
+        return reader.record(name, mmap=mmap is not None, size=nbytes)
 
     load = storage_loader(read, map_location, order is not None and order != sys.byteorder)
 

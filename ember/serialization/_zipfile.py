@@ -153,13 +153,17 @@ class ZipReader:
     def has_record(self, name):
         return name in self._records
 
-    def record(self, name, mmap=False):
+    def record(self, name, mmap=False, size=None):
         """The bytes of record ``name`` as a uint8 array (a view of the memory map when
-        ``mmap`` and the record is stored aligned; otherwise read and CRC-checked)."""
+        ``mmap`` and the record is stored aligned; otherwise read and CRC-checked). ``size``:
+        the number of bytes the record must hold, checked before anything is read."""
         info = self._records.get(name)
         if info is None:
             raise CorruptCheckpoint(f"PytorchStreamReader failed locating file {name}: file "
                                     f"not found")
+        if size is not None and info.file_size != size:
+            raise CorruptCheckpoint(f"record '{name}' holds {info.file_size} bytes, its storage "
+                                    f"needs {size}")
         if info.flag_bits & 0x1:
             raise CorruptCheckpoint(f"record '{name}' is encrypted")
         if info.compress_type != zipfile.ZIP_STORED:
