@@ -1,5 +1,6 @@
 """Where checkpoints go: paths, file objects, atomic saves, mmap; ember's safetensors format
 and the safetensors library (NumPy and PyTorch flavours) in both directions."""
+import collections
 import io
 import os
 import pathlib
@@ -212,3 +213,22 @@ def test_save_and_load_through_pathlib(tmp_path, fmt):
     p.mkdir()
     ember.save([1, 2], p / "x", format=fmt)
     assert ember.load(p / "x") == [1, 2]
+
+
+DATA = pathlib.Path(__file__).parent / "data"
+
+
+def test_checkpoints_saved_by_earlier_ember_still_load():
+    # written by ember before PyTorch's zip format became the default (safetensors + JSON tree,
+    # and the pickle flavour, protocol 4)
+    out = ember.load(DATA / "tree.ckpt")
+    assert out["epoch"] == 3 and list(out["model"]) == ["w", "b", "h"]
+    assert out["model"]._metadata == {"": {"version": 1}}
+    assert out["model"]["w"].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+    assert out["model"]["h"].dtype == ember.bfloat16 and out["model"]["h"].tolist() == [1.5, -2.0]
+    assert out["tied"].data_ptr() == out["model"]["w"].data_ptr()
+    pickled = ember.load(DATA / "pickle.ckpt")
+    assert pickled["s"] == {1, 2} and pickled["c"] == collections.Counter("aab")
+    assert type(pickled["p"]) is ember.nn.Parameter and pickled["p"].requires_grad
+    assert pickled["dtype"] is ember.float16 and pickled["size"] == ember.Size([2])
+    assert ember.load(DATA / "pickle.ckpt", mmap=True)["p"].tolist() == [1.0, 1.0]
