@@ -185,8 +185,9 @@ class ZipReader:
         self._f.seek(start)
         buf = _read_exact(self._f, info.file_size, f"record '{name}'")
         if info.CRC and zlib.crc32(buf) != info.CRC:      # torch writes 0 when told not to sum
-            raise CorruptCheckpoint(f"record '{name}' fails its CRC-32 check (the file is "
-                                    f"corrupt)")
+            raise CorruptCheckpoint(f"record '{name}' fails its CRC-32 check: the file is "
+                                    f"corrupt, or was changed after saving (through a shared "
+                                    f"memory map: load it with mmap=True)")
         return buf
 
     def _data_offset(self, name, info):

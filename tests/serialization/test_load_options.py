@@ -53,6 +53,9 @@ def test_mmap_shared_writes_through(torch_file):
         out["b"].fill_(7.0)
         out["b"].untyped_storage()          # keep the map alive until the write is visible
         assert torch.load(torch_file, weights_only=True)["b"].tolist() == [7.0, 7.0, 7.0]
+        assert ember.load(torch_file, mmap=True)["b"].tolist() == [7.0, 7.0, 7.0]
+    with pytest.raises(RuntimeError, match="changed after saving"):     # the CRC says so
+        ember.load(torch_file)
     assert serialization.get_default_mmap_options() == _mmap.MAP_PRIVATE
     with pytest.raises(ValueError, match="MAP_PRIVATE or mmap.MAP_SHARED"):
         serialization.set_default_mmap_options(12345)
