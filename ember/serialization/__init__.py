@@ -1,82 +1,134 @@
-"""Checkpoints: ``ember.save`` / ``ember.load``, PyTorch's ``torch.save`` / ``torch.load``.
+"""Checkpoints: ``ember.save`` / ``ember.load``, PyTorch's ``torch.save`` / ``torch.load``
+(``ember.serialization`` is ``torch.serialization``).
 
-Every checkpoint is a standard safetensors file (any safetensors reader sees its tensors);
-its ``__metadata__`` says how to rebuild the saved object:
+``ember.save`` writes PyTorch's zip format -- ``torch.load(f, weights_only=True)`` reads it
+-- and ``ember.load`` reads what ``torch.save`` writes: tensors of every dtype ember has,
+views sharing a storage, Parameters, state_dicts, and with ``weights_only=False`` pickled
+modules, whose ``torch.*`` classes map to ember's. ``weights_only=True`` is the default:
+only allow-listed globals load (``add_safe_globals``, ``safe_globals``).
 
-* a **tensor tree** -- tensors, dicts (OrderedDict too, key order kept), lists, tuples,
-  int/float/bool/str/None/bytes, ember.Size/dtype/device: a state_dict, an optimizer's
-  state_dict -- is stored as a JSON structure (``ember.format = "tree"``, see _tree.py).
-  Loading it builds containers and tensors only and never runs code, whatever weights_only.
-* **anything else** (a Module, custom classes, sets, shared or cyclic containers) is a pickle
-  stream (``ember.format = "pickle"``) with the tensors kept out of the stream; loading it
-  with ``weights_only=True`` (the default) admits only allow-listed globals.
+``ember.load`` tells the formats apart by their first bytes: a zip archive (PyTorch since
+1.6, ember's default), PyTorch's legacy pickle stream, or a safetensors file -- ember's own
+format before, still written with ``ember.save(obj, f, format="safetensors")`` and loaded as
+always, or a plain safetensors file from another library.
 
-A safetensors file written by another library (no ember metadata) loads as a dict of name ->
-tensor in the order of the tensors' data offsets. Tensor sharing: see _tensors.py.
+Layout: _zipfile.py (the container), _torch_save.py / _torch_load.py / _legacy.py (PyTorch's
+pickles), _rebuild.py (tensors out of storages), _unpickler.py and _allowlist.py
+(weights_only), _locations.py (map_location), _options.py (torch.serialization's settings);
+_safetensors.py with _container.py, _tensors.py, _tree.py, _pickling.py (ember's format).
 """
-import base64
-import binascii
 import contextlib
-import json
+import io
 import os
 import pickle
 import secrets
+import warnings
 
-from ember.serialization import _container, _pickling, _tree
-from ember.serialization._container import CorruptCheckpoint
-from ember.serialization._pickling import (
+import numpy as np
+
+from ember.serialization import _legacy, _options
+from ember.serialization._allowlist import (
+    UNSAFE_MESSAGE as UNSAFE_MESSAGE,
+)
+from ember.serialization._allowlist import (
     add_safe_globals,
     clear_safe_globals,
     get_safe_globals,
     safe_globals,
 )
-from ember.serialization._tensors import (
-    Loader,
-    Saver,
-    register_tensor_subclass,
-    registered_class,
+from ember.serialization._container import CorruptCheckpoint
+from ember.serialization._locations import (
+    default_restore_location,
+    location_tag,
+    register_package,
+    validate_cuda_device,
+    validate_hpu_device,
 )
+from ember.serialization._options import (
+    LoadEndianness,
+    SourceChangeWarning,
+    check_module_version_greater_or_equal,
+    get_crc32_options,
+    get_default_load_endianness,
+    get_default_mmap_options,
+    mkdtemp,
+    normalize_storage_type,
+    set_crc32_options,
+    set_default_load_endianness,
+    set_default_mmap_options,
+    skip_data,
+    storage_to_tensor_type,
+)
+from ember.serialization._rebuild import StorageType
+from ember.serialization._safetensors import load_safetensors, save_safetensors
+from ember.serialization._tensors import register_tensor_subclass
+from ember.serialization._torch_load import load_zip
+from ember.serialization._torch_save import save_zip
+from ember.serialization._unpickler import globals_in_pickle
+from ember.serialization._zipfile import ZipReader, is_zip
 
-__all__ = ["DEFAULT_PROTOCOL", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
-           "load", "register_tensor_subclass", "safe_globals", "save"]
+__all__ = ["DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWarning", "StorageType",
+           "add_safe_globals", "check_module_version_greater_or_equal", "clear_safe_globals",
+           "default_restore_location", "get_crc32_options", "get_default_load_endianness",
+           "get_default_mmap_options", "get_safe_globals", "get_unsafe_globals_in_checkpoint",
+           "load", "location_tag", "mkdtemp", "normalize_storage_type", "register_package",
+           "register_tensor_subclass", "safe_globals", "save", "set_crc32_options",
+           "set_default_load_endianness", "set_default_mmap_options", "skip_data",
+           "storage_to_tensor_type", "validate_cuda_device", "validate_hpu_device"]
 
-DEFAULT_PROTOCOL = 4        # of the pickle stream (PyTorch's is 2; nested classes need 4)
-_FORMAT, _VERSION = "ember.format", "ember.format_version"
-_STRUCTURE, _PICKLE = "ember.structure", "ember.pickle"
+DEFAULT_PROTOCOL = 2        # PyTorch's: its weights_only unpickler reads protocol 2 opcodes
+MAGIC_NUMBER, PROTOCOL_VERSION = _legacy.MAGIC_NUMBER, _legacy.PROTOCOL_VERSION
+STORAGE_KEY_SEPARATOR = ","
+_FORMATS = ("torch", "safetensors")
 
 
-def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL):
-    """Save ``obj`` to ``f``: a path (str or os.PathLike) or a writable binary file object
-    (written from its current position).
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False, *,
+         format="torch"):
+    """Saves an object to a disk file: ``f`` is a path (str or os.PathLike) or a writable
+    binary file object (written from its current position).
 
-    A tensor tree (a state_dict, an optimizer state_dict, nested dicts/lists/tuples of
-    tensors and Python scalars) is saved as safetensors plus a JSON structure; any other
-    object is pickled with ``pickle_module`` (the standard ``pickle``) at ``pickle_protocol``,
-    its tensors stored beside the stream. Saving to a path is atomic: the file is written
-    to a temporary file in the same folder, synced and renamed over ``f``, so a failure
-    leaves any previous file intact."""
-    if pickle_module is not pickle:
-        raise ValueError("ember.save: pickle_module must be the standard pickle module")
-    saver = Saver()
-    try:
-        metadata = {_FORMAT: "tree", _VERSION: "1", _STRUCTURE: json.dumps(
-            _tree.encode(obj, saver), separators=(",", ":"), allow_nan=False)}
-    except _tree.NotATree:
-        saver = Saver()
-        stream = _pickling.dumps(obj, saver, pickle_protocol)
-        metadata = {_FORMAT: "pickle", _VERSION: "1",
-                    _PICKLE: base64.b64encode(stream).decode("ascii")}
+    The default ``format="torch"`` is PyTorch's zip checkpoint (what ``torch.save`` writes):
+    ``torch.load(f, weights_only=True)`` reads a state_dict, an optimizer's state_dict or any
+    nesting of dicts/lists/tuples of tensors and Python scalars saved here. Each storage is
+    written once, so tensors that share one (views, tied weights) load sharing it.
+    ``pickle_module`` (the standard ``pickle``, or one whose Pickler extends
+    ``pickle._Pickler``) pickles the object at ``pickle_protocol`` (PyTorch's 2 by default;
+    its weights_only unpickler reads no other). ``_use_new_zipfile_serialization=False``
+    writes PyTorch's legacy non-zip format; ``_disable_byteorder_record`` leaves out the
+    byte order record.
 
-    def write(fh):
-        _container.write(fh, saver.arrays, metadata)
+    ``format="safetensors"`` writes ember's earlier format instead: a safetensors file whose
+    metadata holds a JSON tree of a tensor tree (loading it never runs code) or a pickle
+    stream of anything else.
 
-    if isinstance(f, (str, os.PathLike)):
-        _atomic_write(os.fspath(f), write)
-    elif hasattr(f, "write"):
-        write(f)
+    Saving to a path is atomic: the file is written to a temporary file in the same folder,
+    synced and renamed over ``f``, so a failure leaves any previous file intact."""
+    if format not in _FORMATS:
+        raise ValueError(f"ember.save: format must be one of {_FORMATS}, not {format!r}")
+    is_path = isinstance(f, (str, os.PathLike))
+    if not is_path and not hasattr(f, "write"):
+        raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
+                             f"'write' attribute, not {type(f).__name__}")
+    if format == "safetensors":
+        if pickle_module is not pickle:
+            raise ValueError("ember.save: format='safetensors' pickles with the standard pickle "
+                             "module only")
+        write = save_safetensors(obj, pickle_protocol)
+    elif not _use_new_zipfile_serialization:
+        def write(fh):
+            _legacy.save_legacy(obj, fh, pickle_module, pickle_protocol)
     else:
-        raise TypeError(f"ember.save: f must be a path or a binary file object, not "
-                        f"{type(f).__name__}")
+        archive = "archive"
+        if is_path:
+            archive = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
+
+        def write(fh):
+            save_zip(obj, fh, archive, pickle_module, pickle_protocol, _disable_byteorder_record)
+    if is_path:
+        _atomic_write(os.fspath(f), write)
+    else:
+        write(f)
 
 
 def _atomic_write(path, write):
@@ -102,93 +154,135 @@ def _atomic_write(path, write):
             os.close(dir_fd)
 
 
-def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+def _describe(f):
+    if isinstance(f, (str, os.PathLike)):
+        return f"'{os.fspath(f)}'"
+    name = getattr(f, "name", None)
+    return f"'{name}'" if isinstance(name, str) else f"the {type(f).__name__} object"
+
+
+def _seekable(f):
+    try:
+        if hasattr(f, "seekable"):
+            return bool(f.seekable())
+        f.seek(f.tell())
+        return True
+    except (OSError, AttributeError, ValueError):
+        return False
+
+
+def _peek(f, n):
+    pos = f.tell()
+    head = f.read(n)
+    f.seek(pos)
+    if not isinstance(head, bytes):
+        raise TypeError("ember.load: f must be opened in binary mode ('rb')")
+    return head
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          **pickle_load_args):
-    """Load an object saved with ``ember.save`` (or any safetensors file) from ``f``: a path
-    or a readable binary file object (read from its current position).
+    """Loads an object saved with ``ember.save`` or ``torch.save`` from ``f``: a path or a
+    readable binary file object (read from its current position).
 
-    map_location: where tensors go -- None (the device they were saved on), a device or
-    string (``'cpu'``, ``'meta'``), a dict mapping saved locations to new ones
-    (``{'cuda:0': 'cpu'}``), or a callable ``fn(tensor, location)`` given each tensor as
-    read (on the cpu) and its saved location string, returning a tensor or None (the
-    default placement). Tensors that share memory are placed once.
+    map_location: where storages go -- None (the device they were saved on), a device or
+    string (``'cpu'``, ``'meta'``: no data is read), a dict remapping saved locations
+    (``{'cuda:1': 'cuda:0'}``), or a callable ``fn(storage, location)`` given each storage as
+    read on the CPU (a 1-D uint8 tensor of its bytes; in ember's safetensors format, each
+    tensor as read) and its saved location string, returning it moved (``storage.cuda(1)``)
+    or None for the default placement.
 
-    weights_only (default True): a pickled checkpoint may only use allow-listed globals
-    (see ``ember.serialization.add_safe_globals``); others raise pickle.UnpicklingError.
-    ``weights_only=False`` unpickles anything, which can run arbitrary code: use it only for
-    files you trust. Tensor-tree checkpoints never run code either way.
+    pickle_module: the module whose Unpickler reads the object (``weights_only=False`` only).
 
-    mmap: map the file's tensor data (copy-on-write) instead of reading it; ``f`` must be a
-    path. ``pickle_load_args`` (e.g. ``encoding``) go to the unpickler.
+    weights_only: only tensors, primitive types, dicts and the globals allow-listed with
+    ``ember.serialization.add_safe_globals`` load; any other global raises
+    pickle.UnpicklingError before it is imported or called. None (the default) means True
+    unless ``pickle_module`` is given. ``weights_only=False`` unpickles anything, which can
+    run arbitrary code: use it only for files you trust. It maps PyTorch's classes
+    (``torch.nn.modules.linear.Linear``) to ember's (``ember.nn.modules.linear.Linear``).
 
-    A corrupt or truncated file raises RuntimeError naming the file and the problem."""
+    mmap: map the file (``f`` must be a path) instead of reading the storages; tensors view
+    the map, copy-on-write by default (``set_default_mmap_options``).
+
+    pickle_load_args: keyword arguments for the Unpickler (``encoding``, default 'utf-8').
+    A corrupt or truncated file raises RuntimeError naming the file and the problem; a
+    damaged pickle raises pickle.UnpicklingError."""
     if weights_only is None:
-        weights_only = True
+        weights_only = pickle_module is None
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")
-    if pickle_module not in (None, pickle):
-        raise ValueError("ember.load: pickle_module must be the standard pickle module")
-    if isinstance(f, (str, os.PathLike)):
-        path = os.fspath(f)
-        source = f"'{path}'"
-    elif hasattr(f, "read"):
-        if mmap:
-            raise ValueError("f must be a file path in order to use the mmap argument")
-        name = getattr(f, "name", None)
-        source = f"'{name}'" if isinstance(name, str) else f"the {type(f).__name__} object"
-    else:
-        raise TypeError(f"ember.load: f must be a path or a binary file object, not "
-                        f"{type(f).__name__}")
+    if pickle_load_args and weights_only:
+        warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    pickle_load_args.setdefault("encoding", "utf-8")
+    is_path = isinstance(f, (str, os.PathLike))
+    if not is_path and not hasattr(f, "read"):
+        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'read': f must be a "
+                             f"path or a binary file object")
+    if mmap and not is_path:
+        raise ValueError("f must be a file path in order to use the mmap argument")
+    source = _describe(f)
     try:
-        if isinstance(f, (str, os.PathLike)):
-            with open(path, "rb") as fh:
-                size = os.fstat(fh.fileno()).st_size
-                header = _container.read(fh, path if mmap else None, size)
-        else:
-            header = _container.read(f)
-        return _rebuild(header, map_location, weights_only, source, pickle_load_args)
+        if is_path:
+            with open(os.fspath(f), "rb") as fh:
+                return _load_stream(fh, os.fspath(f), bool(mmap), source, map_location,
+                                    weights_only, pickle_module, pickle_load_args)
+        return _load_stream(f, None, False, source, map_location, weights_only, pickle_module,
+                            pickle_load_args)
     except CorruptCheckpoint as e:
         raise RuntimeError(f"ember.load: {source} is not a valid checkpoint: {e}") from None
 
 
-def _rebuild(header, map_location, weights_only, source, pickle_load_args):
-    metadata, entries, data = header
-    fmt = metadata.get(_FORMAT)
-    if fmt == "pickle":
-        resolve = _pickling.tensor_class_resolver(weights_only, source)
-    else:
-        resolve = _registered_only
-    loader = Loader(entries, data, map_location, source, resolve)
-    if fmt is None:
-        return loader.flat()
-    if metadata.get(_VERSION) != "1" or fmt not in ("tree", "pickle"):
-        raise CorruptCheckpoint(f"unsupported ember checkpoint format {fmt!r} version "
-                                f"{metadata.get(_VERSION)!r} (written by a newer ember?)")
-    if fmt == "tree":
+def _load_stream(f, path, mmap, source, map_location, weights_only, pickle_module, args):
+    if not _seekable(f):            # PyTorch's formats need seeking: read it all
+        f = io.BytesIO(f.read())
+    head = _peek(f, 512)
+    if not head:
+        raise CorruptCheckpoint("there is no data to read (an empty file, or a file object at "
+                                "its end)")
+    size = os.fstat(f.fileno()).st_size if path is not None else None
+    if is_zip(head):
+        mapped = None
+        if mmap:
+            mode = "r+" if get_default_mmap_options() == _options.MAP_SHARED else "c"
+            mapped = np.memmap(path, dtype=np.uint8, mode=mode, shape=(size,))
+        return load_zip(f, source, map_location, weights_only, pickle_module, mapped, args)
+    if _legacy.is_tar(head):
+        raise CorruptCheckpoint("it is PyTorch's legacy tar format (PyTorch 0.3 and older), "
+                                "which ember cannot read")
+    if _legacy.is_legacy(head):
+        if mmap:
+            raise RuntimeError("mmap can only be used with files saved with "
+                               "`torch.save(_use_new_zipfile_serialization=True)`, please "
+                               "torch.save your checkpoint with this option in order to use "
+                               "mmap.")
+        return _legacy.load_legacy(f, source, map_location, weights_only, pickle_module, args)
+    return load_safetensors(f, map_location, weights_only, source, args,
+                            path if mmap else None, size)
+
+
+def get_unsafe_globals_in_checkpoint(f):
+    """Returns a list of strings of functions/classes in a ``torch.save``/``ember.save``
+    checkpoint that are not safe for ``weights_only`` (not allow-listed by default nor with
+    ``add_safe_globals``), read from the pickle without running it.
+
+    Args:
+        f: file-like object or string containing the checkpoint"""
+    from ember.serialization._allowlist import is_allowed_name
+    opened = open(os.fspath(f), "rb") if isinstance(f, (str, os.PathLike)) else None
+    fh = opened or f
+    try:
+        if not is_zip(_peek(fh, 4)):
+            raise ValueError("Expected input to be a checkpoint returned by torch.save")
         try:
-            structure = json.loads(metadata.get(_STRUCTURE, ""),
-                                   parse_constant=_container.reject_constant)
-        except (ValueError, RecursionError) as e:
-            raise CorruptCheckpoint(f"the structure metadata is not valid JSON ({e})") from None
-        return _tree.decode(structure, loader)
-    try:
-        stream = base64.b64decode(metadata.get(_PICKLE, ""), validate=True)
-    except (binascii.Error, ValueError) as e:
-        raise CorruptCheckpoint(f"the pickle metadata is not valid base64 ({e})") from None
-    try:
-        return _pickling.loads(stream, loader, weights_only, source, **pickle_load_args)
-    except (EOFError, pickle.UnpicklingError) as e:
-        if isinstance(e, pickle.UnpicklingError) and str(e).startswith("Weights only"):
-            raise
-        raise CorruptCheckpoint(f"the pickle stream is corrupt ({type(e).__name__}: {e})") \
-            from None
-
-
-def _registered_only(name):
-    cls = registered_class(name, load_module=True) if isinstance(name, str) else None
-    if cls is None:
-        raise CorruptCheckpoint(f"unknown tensor type {name!r} (register it with "
-                                f"ember.serialization.register_tensor_subclass)")
-    return cls
-
+            reader = ZipReader(fh)
+            if reader.has_record("constants.pkl"):
+                raise ValueError("Expected input to be a checkpoint returned by torch.save but "
+                                 "got a torchscript checkpoint")
+            data = reader.record("data.pkl").tobytes()
+        except CorruptCheckpoint as e:
+            raise RuntimeError(f"{_describe(f)} is not a valid checkpoint: {e}") from None
+        return sorted(name for name in globals_in_pickle(data) if not is_allowed_name(name))
+    finally:
+        if opened is not None:
+            opened.close()

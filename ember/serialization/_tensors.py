@@ -16,10 +16,10 @@ import sys
 import numpy as np
 
 from ember.core import _dtype as _dtypes
-from ember.core._device import device as _device
 from ember.core._tensor import TensorBase, _to_host, empty, from_numpy
 from ember.core.tensor import Tensor
 from ember.serialization._container import DTYPES, ST_NAME, CorruptCheckpoint
+from ember.serialization._locations import restore_function
 
 __all__ = ["Loader", "Saver", "register_tensor_subclass"]
 
@@ -109,14 +109,15 @@ class Saver:
 
 
 class Loader:
-    """Builds the tensors a checkpoint's structure refers to, placing them per map_location.
+    """Builds the tensors a checkpoint's structure refers to, placing them per map_location
+    (the restore function gets each tensor as read and its saved location).
 
     ``resolve_type(name)`` returns the Tensor subclass a record names (or raises)."""
 
-    def __init__(self, entries, data, map_location, source, resolve_type):
-        self._entries, self._data, self._source = entries, data, source
+    def __init__(self, entries, data, map_location, resolve_type):
+        self._entries, self._data = entries, data
         self._resolve_type = resolve_type
-        self._place = self._placement(map_location)
+        self._place = restore_function(map_location)
         self._objects = {}      # record id -> (key, tensor)
         self._bases = {}        # safetensors name -> the placed tensor read from it
 
@@ -170,35 +171,3 @@ class Loader:
         if not (isinstance(dtype, str) and dtype in ST_NAME and valid_shape):
             raise CorruptCheckpoint(f"invalid meta tensor record {rec!r}")
         return empty(shape, dtype=_dtypes._dtype_by_name[dtype], device="meta")
-
-    def _placement(self, map_location):
-        if map_location is None:
-            return self._move
-        if isinstance(map_location, (str, _device)):
-            target = _device(map_location)
-            return lambda t, loc: self._move(t, target)
-        if isinstance(map_location, dict):
-            table = {str(k): str(v) for k, v in map_location.items()}
-            return lambda t, loc: self._move(t, table.get(loc, loc))
-        if callable(map_location):
-            def call(t, loc):
-                out = map_location(t, loc)
-                if out is None:                 # as in PyTorch: None means the default
-                    return self._move(t, loc)
-                if not isinstance(out, TensorBase):
-                    raise TypeError(f"ember.load: map_location returned {type(out).__name__}, "
-                                    f"expected a Tensor or None")
-                return out
-            return call
-        raise TypeError(f"ember.load: map_location must be None, a string, an ember.device, a "
-                        f"dict or a callable, not {type(map_location).__name__}")
-
-    def _move(self, t, where):
-        try:
-            target = _device(where)
-            return t if target == t.device else t.to(target)
-        except RuntimeError as e:
-            raise RuntimeError(f"ember.load: {self._source} holds a tensor saved on '{where}', "
-                               f"which cannot be restored here ({e}). Pass map_location (e.g. "
-                               f"map_location='cpu') to load it on another device.") from e
-

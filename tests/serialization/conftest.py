@@ -22,9 +22,10 @@ def assert_same(a, b):
     np.testing.assert_array_equal(bits(a), bits(b))
 
 
-def roundtrip(obj, **load_kwargs):
+def roundtrip(obj, fmt="torch", **load_kwargs):
+    """``obj`` saved with ember.save in format ``fmt`` and loaded back."""
     buf = io.BytesIO()
-    ember.save(obj, buf)
+    ember.save(obj, buf, format=fmt)
     buf.seek(0)
     return ember.load(buf, **load_kwargs)
 
@@ -43,6 +44,12 @@ def ckpt():
     """The helpers above, for the test modules (conftest is not importable by name)."""
     return types.SimpleNamespace(bits=bits, assert_same=assert_same, roundtrip=roundtrip,
                                  sample=sample)
+
+
+@pytest.fixture(params=["torch", "safetensors"])
+def fmt(request):
+    """Both formats ember.save writes: PyTorch's zip (the default) and ember's safetensors."""
+    return request.param
 
 
 @pytest.fixture(autouse=True)
