@@ -138,7 +138,8 @@ def _run_direction(step, gis, batch_sizes, state0, weights, reverse):
 
 
 class _NotFused(Exception):
-    """The backend's `rnn` kernel declined this call (a dtype it does not take)."""
+    """The backend's `rnn` kernel declined this call (a dtype it does not take, or operands
+    of mixed dtypes): the per-step ops run instead."""
 
 
 class _LSTMLayer(Function):
@@ -150,6 +151,8 @@ class _LSTMLayer(Function):
 
     @staticmethod
     def forward(ctx, gi, h0, c0, w_hh, reverse):
+        if not gi.dtype == h0.dtype == c0.dtype == w_hh.dtype:    # autocast's mixed types
+            raise _NotFused
         T, B, G = gi.shape
         H = G // 4
         gi, h0, c0, w_hh = gi.contiguous(), h0.contiguous(), c0.contiguous(), w_hh.contiguous()

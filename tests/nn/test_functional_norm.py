@@ -116,7 +116,7 @@ def test_layer_norm_double_backward_matches_torch(device, oracle):
 # --- batch norm ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("shape", [(8, 3), (4, 3, 5), (4, 3, 6, 5), (16, 32, 8, 8)])
+@pytest.mark.parametrize("shape", [(8, 3), (4, 3, 5), (4, 3, 6, 5), (16, 32, 8, 8), (32, 200), (5, 64)])
 @pytest.mark.parametrize("affine", [True, False])
 def test_batch_norm_training_matches_torch(device, oracle, dtype, shape, affine):
     rng = np.random.default_rng(4)
@@ -141,7 +141,7 @@ def test_batch_norm_training_matches_torch(device, oracle, dtype, shape, affine)
     check_grads([(x, tx), (w, tw), (b, tb)], oracle, 1e-3 if dtype == ember.float32 else 1e-9)
 
 
-@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 7)])
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 7), (9, 130)])
 def test_batch_norm_eval_matches_torch(device, oracle, shape):
     rng = np.random.default_rng(5)
     c = shape[1]

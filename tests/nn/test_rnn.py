@@ -571,3 +571,18 @@ def test_fused_lstm_declines_half_precision_and_inference_needs_no_saved_gates()
     mb.load_state_dict({k: v.to(ember.bfloat16) for k, v in m.state_dict().items()})
     outb, _ = mb(x.to(ember.bfloat16))
     np.testing.assert_allclose(outb.float().detach().numpy(), ref.detach().numpy(), atol=3e-2)
+
+
+def test_lstm_under_autocast_matches_the_per_step_ops(monkeypatch):
+    """Under autocast the input projection is bfloat16 while the weights stay float32: the
+    fused entry declines the mixed dtypes and the per-step ops give autocast's result."""
+    m = enn.LSTM(3, 4, 2)
+    x = ember.randn(5, 2, 3)
+    with ember.autocast("cpu"):
+        out, (hn, cn) = m(x)
+    _per_step(monkeypatch)
+    with ember.autocast("cpu"):
+        ref, (hr, cr) = m(x)
+    assert out.dtype == ref.dtype
+    for a, b in ((out, ref), (hn, hr), (cn, cr)):
+        np.testing.assert_array_equal(a.float().detach().numpy(), b.float().detach().numpy())

@@ -45,6 +45,30 @@ cdef extern from "_norm_rows.h":
     void ember_norm_colsum_f64(double *pgw, double *pgb, const double *g, const double *x,
                                int64_t n, double m, double r) noexcept nogil
 
+    void ember_bn_colsums_f32(float *s, const float *x, int64_t B, int64_t ld,
+                              int64_t w) noexcept nogil
+    void ember_bn_colsums_f64(double *s, const double *x, int64_t B, int64_t ld,
+                              int64_t w) noexcept nogil
+    void ember_bn_colsqdev_f32(float *q, const float *x, int64_t B, int64_t ld, int64_t w,
+                               const float *m) noexcept nogil
+    void ember_bn_colsqdev_f64(double *q, const double *x, int64_t B, int64_t ld, int64_t w,
+                               const double *m) noexcept nogil
+    void ember_bn_colgsums_f32(float *sg, float *sgx, const float *g, const float *x,
+                               int64_t B, int64_t ld, int64_t w, const float *m) noexcept nogil
+    void ember_bn_colgsums_f64(double *sg, double *sgx, const double *g, const double *x,
+                               int64_t B, int64_t ld, int64_t w,
+                               const double *m) noexcept nogil
+    void ember_bn_colscale_f32(float *y, const float *x, int64_t w, const float *a,
+                               const float *sh) noexcept nogil
+    void ember_bn_colscale_f64(double *y, const double *x, int64_t w, const double *a,
+                               const double *sh) noexcept nogil
+    void ember_bn_colgrad_f32(float *gx, const float *g, const float *x, int64_t B,
+                              int64_t ld, int64_t w, const float *m, const float *a,
+                              const float *c1, const float *c2) noexcept nogil
+    void ember_bn_colgrad_f64(double *gx, const double *g, const double *x, int64_t B,
+                              int64_t ld, int64_t w, const double *m, const double *a,
+                              const double *c1, const double *c2) noexcept nogil
+
 ctypedef fused real:
     float
     double
@@ -54,6 +78,8 @@ cdef enum:
     # layer-norm backward: blocks of at most this many per row count (fixed, so the
     # column sums have the same shape of additions at any thread count)
     LN_BLOCKS = 64
+    # batch norm over [B, C, 1]: channels per work item of the column loops
+    COLS = 64
 
 cdef extern from *:
     """
@@ -208,7 +234,98 @@ cdef void batch_backward(const NormJob *j, real *tag, int64_t c) noexcept nogil:
                  <const real *>NULL, L, m, wc * r, c1, c2)
 
 
+# --- batch norm over [B, C, 1] (BatchNorm1d on (N, C)): channels are columns ---------------
+# One call per element (the [B, C, L] loops above with L = 1) costs more than the
+# arithmetic: a block of COLS channels runs over the rows instead, the inner loop across
+# channels.  Each channel still adds its rows in order, so the bits match any thread count.
+
+cdef void cols_stats(const NormJob *j, real *tag, int64_t blk) noexcept nogil:
+    cdef int64_t c0 = blk * COLS, w = min(<int64_t>COLS, j.C - c0), c
+    cdef real s[COLS]
+    cdef real q[COLS]
+    cdef double n = <double>j.B
+    cdef const real *x = <const real *>j.p[2] + c0
+    cdef real *m = <real *>j.p[0] + c0
+    if real is float:
+        ember_bn_colsums_f32(s, x, j.B, j.C, w)
+    else:
+        ember_bn_colsums_f64(s, x, j.B, j.C, w)
+    for c in range(w):
+        m[c] = <real>(s[c] / n)
+    if real is float:
+        ember_bn_colsqdev_f32(q, x, j.B, j.C, w, m)
+    else:
+        ember_bn_colsqdev_f64(q, x, j.B, j.C, w, m)
+    for c in range(w):
+        (<real *>j.p[1])[c0 + c] = <real>(1 / sqrt(q[c] / n + j.eps))
+
+
+cdef void cols_apply(const NormJob *j, real *tag, int64_t b) noexcept nogil:
+    cdef int64_t c0 = 0, c, w
+    cdef real a[COLS]
+    cdef real sh[COLS]
+    while c0 < j.C:
+        w = min(<int64_t>COLS, j.C - c0)
+        for c in range(w):                  # batch_apply's a and shift, per channel
+            a[c] = (<const real *>j.p[3])[c0 + c]
+            if j.p[4] != NULL:
+                a[c] = a[c] * (<const real *>j.p[4])[c0 + c]
+            sh[c] = -(<const real *>j.p[2])[c0 + c] * a[c]
+            if j.p[5] != NULL:
+                sh[c] = sh[c] + (<const real *>j.p[5])[c0 + c]
+        if real is float:
+            ember_bn_colscale_f32(<float *>j.p[0] + b * j.C + c0,
+                                  <const float *>j.p[1] + b * j.C + c0, w, a, sh)
+        else:
+            ember_bn_colscale_f64(<double *>j.p[0] + b * j.C + c0,
+                                  <const double *>j.p[1] + b * j.C + c0, w, a, sh)
+        c0 += w
+
+
+cdef void cols_backward(const NormJob *j, real *tag, int64_t blk) noexcept nogil:
+    cdef int64_t c0 = blk * COLS, w = min(<int64_t>COLS, j.C - c0), c
+    cdef real sg[COLS]
+    cdef real sgx[COLS]
+    cdef real a[COLS]
+    cdef real c1[COLS]
+    cdef real c2[COLS]
+    cdef real r, wc, n = <real>j.B
+    cdef const real *g = <const real *>j.p[3] + c0
+    cdef const real *x = <const real *>j.p[4] + c0
+    cdef const real *m = <const real *>j.p[5] + c0
+    if real is float:
+        ember_bn_colgsums_f32(sg, sgx, g, x, j.B, j.C, w, m)
+    else:
+        ember_bn_colgsums_f64(sg, sgx, g, x, j.B, j.C, w, m)
+    for c in range(w):                      # batch_backward's per-channel terms
+        r = (<const real *>j.p[6])[c0 + c]
+        wc = (<const real *>j.p[7])[c0 + c] if j.p[7] != NULL else 1
+        if j.p[1] != NULL:
+            (<real *>j.p[1])[c0 + c] = sgx[c] * r
+        if j.p[2] != NULL:
+            (<real *>j.p[2])[c0 + c] = sg[c]
+        a[c] = wc * r
+        c1[c] = c2[c] = 0
+        if j.op == EMBER_BATCH_NORM_BACKWARD:
+            c1[c] = -wc * r * sg[c] / n
+            c2[c] = -wc * r * r * r * sgx[c] / n
+    if j.p[0] == NULL:
+        return
+    if real is float:
+        ember_bn_colgrad_f32(<float *>j.p[0] + c0, g, x, j.B, j.C, w, m, a, c1, c2)
+    else:
+        ember_bn_colgrad_f64(<double *>j.p[0] + c0, g, x, j.B, j.C, w, m, a, c1, c2)
+
+
 cdef void run_typed(const NormJob *j, real *tag, int64_t i) noexcept nogil:
+    if j.op >= EMBER_BATCH_NORM_STATS and j.L == 1:
+        if j.op == EMBER_BATCH_NORM_STATS:
+            cols_stats(j, tag, i)
+        elif j.op == EMBER_BATCH_NORM_APPLY:
+            cols_apply(j, tag, i)
+        else:
+            cols_backward(j, tag, i)
+        return
     if j.op == EMBER_LAYER_NORM:
         layer_forward(j, tag, i)
     elif j.op == EMBER_LAYER_NORM_BACKWARD:
@@ -331,9 +448,11 @@ cdef int norm_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
         run_items(norm_item, &j, j.M, j.M * j.N)
     elif op == EMBER_BATCH_NORM_STATS or op == EMBER_BATCH_NORM_BACKWARD \
             or op == EMBER_BATCH_NORM_BACKWARD_EVAL:
-        run_items(norm_item, &j, j.C, j.B * j.C * j.L)
+        # a channel per item, or COLS channels per item over [B, C, 1]
+        run_items(norm_item, &j, (j.C + COLS - 1) // COLS if j.L == 1 else j.C,
+                  j.B * j.C * j.L)
     elif op == EMBER_BATCH_NORM_APPLY:
-        run_items(norm_item, &j, j.B * j.C, j.B * j.C * j.L)
+        run_items(norm_item, &j, j.B if j.L == 1 else j.B * j.C, j.B * j.C * j.L)
     else:
         return layer_backward_run(ctx, &j)
     return EMBER_OK

@@ -59,7 +59,56 @@ EMBER_ROW_CLONES static void ember_norm_colsum_##S(T *pgw, T *pgb, const T *g, c
     if (pgb) for (k = 0; k < n; k++) pgb[k] += g[k];                                       \
 }
 
+/* Batch norm over [B, C] (L = 1, BatchNorm1d on (N, C)): a channel's elements are a column,
+ * so these walk a block of w channels row by row (the inner loop across channels
+ * vectorises); each channel still adds its rows in order b = 0, 1, ... (any thread). */
+#define EMBER_NORM_COLS(T, S)                                                              \
+/* s[c] = sum over rows of x[b, c]; q[c] = sum over rows of (x[b, c] - m[c])^2 */          \
+EMBER_ROW_CLONES static void ember_bn_colsums_##S(T *restrict s, const T *restrict x,      \
+                                                  int64_t B, int64_t ld, int64_t w) {      \
+    for (int64_t c = 0; c < w; c++) s[c] = 0;                                              \
+    for (int64_t b = 0; b < B; b++)                                                        \
+        for (int64_t c = 0; c < w; c++) s[c] += x[b * ld + c];                             \
+}                                                                                          \
+EMBER_ROW_CLONES static void ember_bn_colsqdev_##S(T *restrict q, const T *restrict x,     \
+                                                   int64_t B, int64_t ld, int64_t w,       \
+                                                   const T *restrict m) {                  \
+    for (int64_t c = 0; c < w; c++) q[c] = 0;                                              \
+    for (int64_t b = 0; b < B; b++)                                                        \
+        for (int64_t c = 0; c < w; c++) q[c] += (x[b * ld + c] - m[c]) * (x[b * ld + c] - m[c]); \
+}                                                                                          \
+/* sg[c] = sum of g, sgx[c] = sum of g * (x - m[c]) over rows */                           \
+EMBER_ROW_CLONES static void ember_bn_colgsums_##S(T *restrict sg, T *restrict sgx,        \
+                                                   const T *restrict g, const T *restrict x, \
+                                                   int64_t B, int64_t ld, int64_t w,       \
+                                                   const T *restrict m) {                  \
+    for (int64_t c = 0; c < w; c++) sg[c] = 0, sgx[c] = 0;                                 \
+    for (int64_t b = 0; b < B; b++)                                                        \
+        for (int64_t c = 0; c < w; c++) {                                                  \
+            sg[c] += g[b * ld + c];                                                        \
+            sgx[c] += g[b * ld + c] * (x[b * ld + c] - m[c]);                              \
+        }                                                                                  \
+}                                                                                          \
+/* one row: y[c] = x[c] * a[c] + sh[c] */                                                  \
+EMBER_ROW_CLONES static void ember_bn_colscale_##S(T *restrict y, const T *restrict x,     \
+                                                   int64_t w, const T *restrict a,         \
+                                                   const T *restrict sh) {                 \
+    for (int64_t c = 0; c < w; c++) y[c] = x[c] * a[c] + sh[c];                            \
+}                                                                                          \
+/* rows of a block: gx = a[c] g + c1[c] + c2[c] (x - m[c]) */                              \
+EMBER_ROW_CLONES static void ember_bn_colgrad_##S(T *restrict gx, const T *restrict g,     \
+                                                  const T *restrict x, int64_t B,          \
+                                                  int64_t ld, int64_t w, const T *restrict m, \
+                                                  const T *restrict a, const T *restrict c1, \
+                                                  const T *restrict c2) {                  \
+    for (int64_t b = 0; b < B; b++)                                                        \
+        for (int64_t c = 0; c < w; c++)                                                    \
+            gx[b * ld + c] = a[c] * g[b * ld + c] + c1[c] + c2[c] * (x[b * ld + c] - m[c]); \
+}
+
 EMBER_NORM_ROWS(float, f32)
 EMBER_NORM_ROWS(double, f64)
+EMBER_NORM_COLS(float, f32)
+EMBER_NORM_COLS(double, f64)
 
 #endif
