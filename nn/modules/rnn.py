@@ -171,7 +171,7 @@ class _LSTMLayer(Function):
     @staticmethod
     def backward(ctx, dy, dhn, dcn):
         gi, h0, c0, w_hh, gates, cs, y = ctx.saved_tensors
-        zeros = [_T.zeros_like(t) for t in (gi, h0, c0, w_hh)]
+        zeros = [_T.empty_like(t) for t in (gi, h0, c0, w_hh)]     # the kernel writes all
         if is_grad_enabled():
             return _lstm_layer_double_backward(ctx, (gi, h0, c0, w_hh), (dy, dhn, dcn)) \
                 + (None,)
