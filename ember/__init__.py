@@ -215,6 +215,9 @@ _LAZY_SUBMODULES |= {"amp", "cuda", "onnx", "profiler", "accelerator"}
 _LAZY_SUBMODULES |= {"special", "distributions"}
 _LAZY_FUNCTIONS.update({"i0": "special", "igamma": "core.incomplete_gamma",
                         "igammac": "core.incomplete_gamma"})
+# samplers behind the distributions (gamma with its reparameterised gradient, ...)
+_LAZY_FUNCTIONS.update({_n: "core.random_samplers" for _n in (
+    "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet")})
 _LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
