@@ -609,7 +609,7 @@ class AffineTransform(Transform):
     inverse_shape = forward_shape
 
 
-class CorrCholeskyTransform(_Elementwise):
+class CorrCholeskyTransform(Transform):
     """Unconstrained vectors of length D(D-1)/2 to Cholesky factors of D x D correlation
     matrices: tanh into (-1, 1), then stick breaking along each row."""
     domain = constraints.real_vector

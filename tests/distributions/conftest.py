@@ -20,6 +20,7 @@ device = _core.device
 
 def _convert(value, lib, dtype, device):
     if isinstance(value, np.ndarray):
+        value = np.ascontiguousarray(value)
         if lib is torch:
             return torch.tensor(value, dtype=getattr(torch, dtype))
         return ember.tensor(value, dtype=getattr(ember, dtype), device=device)
