@@ -234,3 +234,17 @@ def test_registry_register():
     assert isinstance(ember.distributions.transform_to(_Odd()), ET.AffineTransform)
     with pytest.raises(TypeError):
         ember.distributions.transform_to.register(int, lambda c: None)
+
+
+def test_cumulative_distribution_transform():
+    base_e = ember.distributions.Normal(ember.tensor([0.5]), ember.tensor([2.0]))
+    base_t = torch.distributions.Normal(torch.tensor([0.5]), torch.tensor([2.0]))
+    te = ET.CumulativeDistributionTransform(base_e)
+    tt = TT.CumulativeDistributionTransform(base_t)
+    x = np.array([[-1.0], [0.3], [2.5]], dtype=np.float32)
+    xe, xt = ember.tensor(x), torch.tensor(x)
+    np.testing.assert_allclose(te(xe).numpy(), tt(xt).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(te.inv(te(xe)).numpy(), x, rtol=1e-5)
+    np.testing.assert_allclose(te.log_abs_det_jacobian(xe, te(xe)).numpy(),
+                               tt.log_abs_det_jacobian(xt, tt(xt)).numpy(), rtol=1e-6)
+    assert repr(te.codomain) == "Interval(lower_bound=0.0, upper_bound=1.0)"
