@@ -21,6 +21,7 @@ from ember.core.special_support import (
     acosh,
     asinh,
     cosh,
+    fixed_nodes,
     float_input,
     in_float64,
     out_,
@@ -28,6 +29,7 @@ from ember.core.special_support import (
     power_series,
     quad,
     sinh,
+    trig_quad,
     with_derivative,
 )
 
@@ -108,7 +110,7 @@ def _k_scaled_quad(x, nu):
     """K_nu(x) e^x for x > 2 (any real order nu) by quadrature."""
     def integrand(t, xc):
         return _T.exp(-2 * xc * _T.square(sinh(t / 2))) * cosh(nu * t)
-    return quad(integrand, _T.zeros_like(x), acosh(1 + _TAIL / x), 48, x)
+    return quad(integrand, _T.zeros_like(x), acosh(1 + _TAIL / x), 32, x)
 
 
 def _k(x, n, scaled):
@@ -156,10 +158,18 @@ def _y_large(x, n):
     return _T.sqrt(2 / (math.pi * x)) * (p * sw + q * cw)
 
 
+def _bessel_integrals(x, n, want_y):
+    """(J_n(x), the first integral of Y_n(x)) for 0 <= x <= 25 by Bessel's integrals
+    (1/pi) int_0^pi cos(n t - x sin t) dt and (1/pi) int_0^pi sin(x sin t - n t) dt: with
+    cos/sin(n t) constant per node, each node costs one cos and one sin of x sin(t)."""
+    t, w = fixed_nodes(math.pi, _NODES, x.device)
+    s, cn, sn = _T.sin(t), _T.cos(n * t) * w / math.pi, _T.sin(n * t) * w / math.pi
+    pairs = [(cn, sn if n else None)] + ([(-sn, cn)] if want_y else [])
+    return trig_quad(x, s, pairs)
+
+
 def _j_quad(x, n):
-    """J_n(x) = (1/pi) int_0^pi cos(n t - x sin t) dt for 0 <= x <= 25."""
-    zero, pi = _T.zeros_like(x), _T.full_like(x, math.pi)
-    return quad(lambda t, xc: _T.cos(n * t - xc * _T.sin(t)), zero, pi, _NODES, x) / math.pi
+    return _bessel_integrals(x, n, False)[0]
 
 
 def _j_abs(x, n):
@@ -183,12 +193,11 @@ def _y_series(x, n):
 def _y_quad(x, n):
     """Y_n(x) for 2 < x <= 25: (1/pi) int_0^pi sin(x sin t - n t) dt
     - (1/pi) int_0^inf (e^(n t) + (-1)^n e^(-n t)) e^(-x sinh t) dt."""
-    zero, pi = _T.zeros_like(x), _T.full_like(x, math.pi)
-    first = quad(lambda t, xc: _T.sin(xc * _T.sin(t) - n * t), zero, pi, _NODES, x)
+    first = _bessel_integrals(x, n, True)[1]
     sign = -1.0 if n % 2 else 1.0
     second = quad(lambda t, xc: (_T.exp(n * t) + sign * _T.exp(-n * t))
-                  * _T.exp(-xc * sinh(t)), zero, asinh(_TAIL / x), _NODES, x)
-    return (first - second) / math.pi
+                  * _T.exp(-xc * sinh(t)), _T.zeros_like(x), asinh(_TAIL / x), 32, x)
+    return first - second / math.pi
 
 
 def _y(x, n):
@@ -224,10 +233,10 @@ def _airy_negative(x):
     10.9.6 summed over the two orders."""
     z = -x
     zeta = 2 / 3 * z * _T.sqrt(z)
-    zero, pi = _T.zeros_like(x), _T.full_like(x, math.pi)
-    first = quad(lambda t, zc: _T.cos(t / 3) * _T.cos(zc * _T.sin(t)), zero, pi, _NODES, zeta)
-    second = quad(lambda t, zc: _T.exp(-zc * sinh(t)) * sinh(t / 3), zero,
-                  asinh(_TAIL / zeta), _NODES, zeta)
+    t, w = fixed_nodes(math.pi, _NODES, x.device)
+    (first,) = trig_quad(zeta, _T.sin(t), [(_T.cos(t / 3) * w, None)])
+    second = quad(lambda tt, zc: _T.exp(-zc * sinh(tt)) * sinh(tt / 3), _T.zeros_like(x),
+                  asinh(_TAIL / zeta), 32, zeta)
     return _T.sqrt(z) / 3 * (2 / math.pi) * (first + math.sin(math.pi / 3) * second)
 
 

@@ -138,6 +138,35 @@ def quad(integrand, lo, hi, m, *args):
     return parts[0] if len(parts) == 1 else cat(parts)
 
 
+_FIXED = {}
+
+
+def fixed_nodes(hi, m, device):
+    """(t, w): ``m`` Gauss-Legendre nodes and weights on [0, hi] as float64 tensors."""
+    key = (hi, m, str(device))
+    if key not in _FIXED:
+        t01, w = _legendre_nodes(m, device)
+        _FIXED[key] = (t01 * hi, w * hi)
+    return _FIXED[key]
+
+
+def trig_quad(x, s, pairs):
+    """For each (a, b) of ``pairs``: sum_j a_j cos(x s_j) + b_j sin(x s_j) for every
+    element of the 1-d float64 tensor ``x`` (``s``, ``a``, ``b``: constant node vectors,
+    ``b`` may be None): a fixed-interval quadrature of a trigonometric integrand, whose
+    per-node factors are constants, so each node costs one cos (and sin) of x s_j."""
+    out = [[] for _ in pairs]
+    need_sin = any(b is not None for _, b in pairs)
+    for start in range(0, max(x.shape[0], 1), _CHUNK):
+        phase = x[start:start + _CHUNK, None] * s
+        c = _T.cos(phase)
+        sn = _T.sin(phase) if need_sin else None
+        for k, (a, b) in enumerate(pairs):
+            r = c @ a
+            out[k].append(r if b is None else r + sn @ b)
+    return [o[0] if len(o) == 1 else cat(o) for o in out]
+
+
 def acosh(y):
     """acosh for y >= 1 (not in the core's unary table)."""
     return _T.log(y + _T.sqrt((y - 1) * (y + 1)))
