@@ -85,7 +85,10 @@ def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     x = _float_input(input, "softplus")
     bx = x * beta
-    return _T.where(bx > threshold, x, _F["log1p"](_T.exp(bx)) / beta)
+    # the log1p branch sees bx clamped at the threshold: where() sends zero gradient to the
+    # branch it does not pick, and exp(bx) = inf there would make that zero nan
+    soft = _F["log1p"](_T.exp(_T.minimum(bx, _T.full_like(bx, threshold)))) / beta
+    return _T.where(bx > threshold, x, soft)
 
 
 def silu(input, inplace=False):

@@ -28,7 +28,8 @@ multiply, subtract, absolute = _T.mul, _T.sub, _T._abs
 
 
 def _out(r, out):
-    return r if out is None else out.copy_(r)
+    """``r``, or ``out`` (checked and resized as PyTorch's out= does) holding it."""
+    return r if out is None else _T._result_out(r, out, "out")
 
 
 def _floating(*xs):

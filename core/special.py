@@ -1,12 +1,22 @@
-"""Special-function composites over the erfinv/lgamma/digamma kernels: polygamma (through
-the Hurwitz zeta function) and mvlgamma.  Written in ember ops, so autograd differentiates
-them and every device has them."""
+"""Special-function composites over the erfinv/lgamma/digamma kernels: polygamma and zeta
+(through the Hurwitz zeta function), mvlgamma, entr and xlog1py.  Written in ember ops, so
+every device has them."""
 import math
 
 from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
+from ember.core.special_support import (
+    float_input,
+    float_pair,
+    in_float64,
+    log1p,
+    out_,
+    piecewise_args,
+    with_derivative,
+)
 
-__all__ = ["digamma", "erfinv", "lgamma", "mvlgamma", "polygamma"]
+__all__ = ["digamma", "entr", "erfinv", "lgamma", "multigammaln", "mvlgamma", "polygamma",
+           "xlog1py", "zeta"]
 
 _fns = _T._special_functions()
 erfinv, lgamma, digamma = _fns["erfinv"], _fns["lgamma"], _fns["digamma"]
@@ -23,8 +33,9 @@ def _float(x, op):
 
 
 def _hurwitz_zeta(s, q):
-    """zeta(s, q) = sum_k (q + k)^-s for an integer s >= 2: the first terms summed, the rest
-    by Euler-Maclaurin at a = q + shift (shifted further when q has negative elements)."""
+    """zeta(s, q) = sum_k (q + k)^-s for s > 1 (an integer, or a tensor): the first terms
+    summed, the rest by Euler-Maclaurin at a = q + shift (shifted further when q has
+    negative elements, which only integer s allow)."""
     low = float(q.min()) if q.numel() else 0.0
     shift = _SHIFT + (math.ceil(-low) if low < 0 and math.isfinite(low) else 0)
     total = 0
@@ -37,7 +48,7 @@ def _hurwitz_zeta(s, q):
     inv_a2 = 1 / (a * a)
     for j, b in enumerate(_BERNOULLI):
         tail = tail + b * rising * power
-        rising *= (s + 2 * j + 1) * (s + 2 * j + 2)
+        rising = rising * ((s + 2 * j + 1) * (s + 2 * j + 2))
         power = power * inv_a2
     return total + tail
 
@@ -70,3 +81,59 @@ def mvlgamma(input, p):
     for i in range(1, p):
         r = r + lgamma(x - i / 2)
     return r + p * (p - 1) / 4 * math.log(math.pi)
+
+
+multigammaln = mvlgamma
+
+
+def _zeta(s, q):
+    """Hurwitz zeta of float64 tensors, with PyTorch's values off the domain: inf at s = 1
+    and at the poles q = 0, -1, ...; nan for s < 1, for negative non-integer q unless s is
+    an integer, and (as its kernel gives) where q or s is inf, except zeta(inf, q <= 1)."""
+    pole = (q <= 0) & (q == q.floor())
+    ok = (s > 1) & s.isfinite() & q.isfinite() & ~pole & ((q > 0) | (s == s.floor()))
+
+    def const(v):
+        return lambda sv, qv: _T.full_like(sv, v)
+
+    return piecewise_args((s, q), [
+        ((s == 1) | ((s > 1) & pole), const(math.inf)),
+        ((s == math.inf) & (q < 1) & ~pole, const(math.inf)),
+        ((s == math.inf) & (q == 1), const(1.0)),
+        (ok, _hurwitz_zeta)])
+
+
+def zeta(input, other, *, out=None):
+    """zeta(input, other, *, out=None) -> Tensor: the Hurwitz zeta function
+    sum_k (other + k)^-input (differentiable in ``other``: -input zeta(input + 1, other))."""
+    x, q = float_pair(input, other, "zeta", "zeta", half=False)
+    r = with_derivative("SpecialZeta", lambda a, b: in_float64(_zeta, a, b), (x, q),
+                        (None, lambda a, b, res: -a * zeta(a + 1, b)), ("zeta",))
+    return out_(r, out, "zeta")
+
+
+def _entr(x):
+    positive = -x * _T.log(_T.where(x > 0, x, 1.0))
+    return _T.where(x > 0, positive, _T.where(x == 0, 0.0, _T.where(x < 0, -math.inf, x)))
+
+
+def entr(input, *, out=None):
+    """entr(input, *, out=None) -> Tensor: -input * log(input) for input > 0, 0 at 0 and
+    -inf below (its derivative -(1 + log(input)))."""
+    x = float_input(input, "entr", "entr")
+    r = with_derivative("SpecialEntr", _entr, (x,), (lambda v, res: -(1 + _T.log(v)),))
+    return out_(r, out)
+
+
+def _xlog1py(x, y):
+    return _T.where((x == 0) & ~y.isnan(), 0.0, x * log1p(y))
+
+
+def xlog1py(input, other, *, out=None):
+    """xlog1py(input, other, *, out=None) -> Tensor: input * log1p(other), 0 where input is 0
+    (unless other is nan); either argument may be a number."""
+    x, y = float_pair(input, other, "xlog1py", "xlog1py")
+    r = with_derivative("SpecialXlog1Py", _xlog1py, (x, y), (
+        lambda a, b, res: _T.where((a == 0) & (b <= -1), 0.0, log1p(b)),
+        lambda a, b, res: a / (b + 1)))
+    return out_(r, out)

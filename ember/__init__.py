@@ -179,7 +179,11 @@ from ember.core.inplace_ops import *  # noqa: E402,F403  (clamp_, nan_to_num_, x
 from ember.core.math_composites import *  # noqa: E402,F403  (hypot, logaddexp, cdist, ...)
 from ember.core.memory_format import *  # noqa: E402,F403  (channels_last, preserve_format, ...)
 from ember.core.shape_composites import *  # noqa: E402,F403  (meshgrid, tensor_split, ...)
-from ember.core.special import *  # noqa: E402,F403  (erfinv, lgamma, digamma, polygamma)
+from ember.core.special import digamma as digamma  # noqa: E402  (the rest: ember.special)
+from ember.core.special import erfinv as erfinv  # noqa: E402
+from ember.core.special import lgamma as lgamma  # noqa: E402
+from ember.core.special import mvlgamma as mvlgamma  # noqa: E402
+from ember.core.special import polygamma as polygamma  # noqa: E402
 from ember.core.statistics import *  # noqa: E402,F403  (quantile, cov, aminmax, ...)
 
 # floor, ceil, trunc, exp2, ..., atan2, fmod, remainder, floor_divide, bitwise_*: one table
@@ -207,6 +211,13 @@ _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
 
 # mixed precision, device runtimes and tooling (all loaded on first use)
 _LAZY_SUBMODULES |= {"amp", "cuda", "onnx", "profiler", "accelerator"}
+# torch.special and torch.distributions; i0/igamma/igammac are also top-level in PyTorch
+_LAZY_SUBMODULES |= {"special", "distributions"}
+_LAZY_FUNCTIONS.update({"i0": "special", "igamma": "core.incomplete_gamma",
+                        "igammac": "core.incomplete_gamma"})
+# samplers behind the distributions (gamma with its reparameterised gradient, ...)
+_LAZY_FUNCTIONS.update({_n: "core.random_samplers" for _n in (
+    "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet")})
 _LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",

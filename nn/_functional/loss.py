@@ -5,6 +5,7 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
+from ember.core.activations import softplus
 
 import ember
 
@@ -170,7 +171,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
-    softplus_neg = (-input.abs()).exp().log1p() + (-input).relu()   # log(1 + exp(-x))
+    # log(1 + exp(-x)) as softplus, whose derivative -sigmoid(-x) is right at x = 0 too (the
+    # split |x| / relu form gave the kinks' zero gradients there)
+    softplus_neg = softplus(-input)
     log_weight = 1 if pos_weight is None else (pos_weight - 1) * target + 1
     loss = (1 - target) * input + log_weight * softplus_neg
     if weight is not None:
