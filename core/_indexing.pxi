@@ -576,6 +576,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
                            "replacement")
     cdef TensorBase w = cast_to(reshape_c(p, ((-1, m),)), _dtypes.float64)
     cdef int64_t rows = w._sizes[0]
+    if num_samples == 1:        # one draw cannot repeat: the search alone (not an m-way race)
+        replacement = True
     cdef TensorBase u = rand(rows, num_samples if replacement else 0, generator=generator,
                              dtype=_dtypes.float64, device=p._device)
     cdef TensorBase r = empty_c(2, u._sizes, _dtypes.int64, p._device)

@@ -1,4 +1,4 @@
-"""The CPU plugin's libm-free float32 exp, erf and sigmoid loops (_unary_math.h): within a
+"""The CPU plugin's libm-free float32 exp, erf, tanh and sigmoid loops (_unary_math.h): within a
 few ulp of the exact values (float64 NumPy/math) over the whole range, special values as
 PyTorch, and gelu built on them matches PyTorch forward and backward."""
 import math
@@ -27,6 +27,7 @@ def _ulps(got, exact):
     ("erf", np.vectorize(math.erf), 3),
     ("exp", np.exp, 2),
     ("sigmoid", lambda x: 1 / (1 + np.exp(-x)), 3),
+    ("tanh", np.tanh, 2),
 ])
 def test_float32_within_ulps(name, exact, max_ulp):
     x = _sweep()
@@ -39,7 +40,7 @@ def test_float32_within_ulps(name, exact, max_ulp):
     assert np.allclose(got[~keep], ref[~keep], rtol=0, atol=1e-37)
 
 
-@pytest.mark.parametrize("name", ["erf", "exp", "sigmoid"])
+@pytest.mark.parametrize("name", ["erf", "exp", "sigmoid", "tanh"])
 def test_special_values_match_torch(name):
     v = [float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 88.8, 89.5, -87.5, -104.0,
          -200.0, 4.0, -4.0, 3.9, 1e-30, -1e-30]
@@ -47,7 +48,7 @@ def test_special_values_match_torch(name):
     ref = getattr(torch, name)(torch.tensor(v, dtype=torch.float32)).numpy()
     assert np.array_equal(np.isnan(got), np.isnan(ref))
     assert np.allclose(got, ref, rtol=4e-7, atol=1e-38, equal_nan=True)
-    assert np.array_equal(np.signbit(got[3:5]), np.signbit(ref[3:5])) or name != "erf"
+    assert np.array_equal(np.signbit(got[3:5]), np.signbit(ref[3:5])) or name not in ("erf", "tanh")
 
 
 def test_strided_and_threads_same_bits():
@@ -77,3 +78,22 @@ def test_gelu_float32_matches_torch(approximate):
     ye.backward(ember.tensor(g))
     yt.backward(torch.tensor(g))
     assert np.allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_matmul_of_one_row_matches_numpy(dtype):
+    """A (1, K) @ (K, N) product runs as a matrix-vector product: every layout of the
+    operands and of an out= row gives NumPy's result."""
+    g = np.random.default_rng(3)
+    a, b = g.standard_normal((1, 70)), g.standard_normal((70, 300))
+    want = a @ b
+    rtol = 1e-5 if dtype == ember.float32 else 1e-12
+    rows = [ember.tensor(a, dtype=dtype), ember.tensor(np.repeat(a, 3, 1), dtype=dtype)[:, ::3]]
+    mats = [ember.tensor(b, dtype=dtype), ember.tensor(b.T.copy(), dtype=dtype).t(),
+            ember.tensor(np.repeat(b, 2, 1), dtype=dtype)[:, ::2]]
+    for x in rows:
+        for m in mats:
+            np.testing.assert_allclose((x @ m).numpy(), want, rtol=rtol, atol=rtol)
+            out = ember.empty(300, 2, dtype=dtype).t()[:1]           # a strided output row
+            ember.matmul(x, m, out=out)
+            np.testing.assert_allclose(out.numpy(), want, rtol=rtol, atol=rtol)
