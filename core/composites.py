@@ -12,7 +12,8 @@ from ember.core._dispatch import composite
 from ember.core._dtype import promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.function import zero_derivative
+from ember.core.function import Function, zero_derivative
+from ember.core.grad_mode import is_grad_enabled
 from ember.core.typeinfo import finfo
 
 __all__ = ["addcdiv", "addcmul", "allclose", "bmm", "cat", "clamp", "clip", "concat",
@@ -231,19 +232,53 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if not x.is_floating_point():
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {x.type()[6:-6]}")
-    a = _T._abs(x)
     red = () if dim is None else dim
     if ord == math.inf:
-        return _T.amax(a, red, keepdim)
+        return _T.amax(_T._abs(x), red, keepdim)
     if ord == -math.inf:
-        return _T.amin(a, red, keepdim)
+        return _T.amin(_T._abs(x), red, keepdim)
     if ord == 0:
-        return (a != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
     if ord == 1:
-        return a.sum(dim, keepdim=keepdim)
-    if ord == 2:
-        return _T.sqrt(_T.square(a).sum(dim, keepdim=keepdim))
-    return (a ** ord).sum(dim, keepdim=keepdim) ** (1.0 / ord)
+        return _T._abs(x).sum(dim, keepdim=keepdim)
+    return _PNorm.apply(x, float(ord), dim, keepdim)
+
+
+class _PNorm(Function):
+    """(sum |x|^p)^(1/p) over ``dim`` with PyTorch's derivative x |x|^(p-2) / norm^(p-1),
+    zero where the norm is zero (differentiating the composite gives 0/0 there)."""
+
+    _node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p, dim, keepdim):
+        if p == 2:                                     # two passes: no |x| needed
+            norm = _T.sqrt(_T.square(x).sum(dim, keepdim=True))
+        else:
+            norm = (_T._abs(x) ** p).sum(dim, keepdim=True) ** (1.0 / p)
+        ctx.save_for_backward(x, norm)
+        ctx.p, ctx.dim, ctx.keepdim = p, dim, keepdim
+        return norm if keepdim else _unkeep(norm, dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, norm = ctx.saved_tensors
+        p = ctx.p
+        if is_grad_enabled():             # create_graph: the norm as a function of x again
+            norm = _PNorm.apply(x, p, ctx.dim, True)
+        if not ctx.keepdim:
+            g = g.reshape(norm.shape)
+        scale = x if p == 2 else x * _T._abs(x) ** (p - 2)
+        d = g / (norm if p == 2 else norm ** (p - 1))
+        return scale * _T.where(norm == 0, 0.0, d).to(d.dtype), None, None, None
+
+
+def _unkeep(t, dim):
+    """``t`` (reduced over ``dim`` with keepdim) without the reduced dims."""
+    if dim is None or dim == () or dim == []:
+        return t.reshape(())
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return t.squeeze(tuple(d % t.dim() for d in dims)) if t.dim() else t
 
 
 def count_nonzero(input, dim=None, *, axis=None):

@@ -197,3 +197,28 @@ def test_as_tensor_shares_memory():
     assert ember.as_tensor([1.5], dtype=ember.float16).dtype == ember.float16
     assert ember.as_tensor(t, dtype=ember.int32).tolist() == t.to(ember.int32).tolist()
     assert ember.as_tensor(3.0).shape == ()
+
+
+@pytest.mark.parametrize("ord,dim,keepdim", [(2, None, False), (2, 1, False), (3, (0, 1), True),
+                                             (0.5, 0, False), (2, -1, True)])
+def test_vector_norm_gradient_matches_torch_at_zero_rows(ord, dim, keepdim):
+    """PyTorch's derivative x |x|^(p-2) / norm^(p-1), and zero (not NaN) where a norm is
+    zero; gradients of gradients through it too."""
+    torch = pytest.importorskip("torch")
+    a = np.array([[3.0, -4.0, 1.0], [0.0, 0.0, 0.0]])
+    if ord < 1:
+        a = a + 1.0                                   # |x|^(p-2) is infinite at 0 for p < 1
+    x, tx = ember.tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+    kw = {} if dim is None else {"dim": dim}
+    y = ember.linalg.vector_norm(x, ord, keepdim=keepdim, **kw)
+    ty = torch.linalg.vector_norm(tx, ord, keepdim=keepdim, **kw)
+    assert y.grad_fn.name() == ty.grad_fn.name()
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+    g, = ember.autograd.grad(y.sum(), x, create_graph=True)
+    tg, = torch.autograd.grad(ty.sum(), tx, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), tg.detach().numpy(), rtol=1e-12, atol=1e-12)
+    if ord != 2 or dim is None:
+        return
+    (g * g).sum().backward()                           # second order, away from the zero row
+    (tg * tg).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy()[0], tx.grad.numpy()[0], rtol=1e-10, atol=1e-12)
