@@ -1,0 +1,30 @@
+# What ember.compile's capture (ember._dynamo) cannot see through the dispatcher.  A capture
+# watches a call through the PythonMode key, which sees every op; factories (no tensor to
+# dispatch on) and reads of a tensor's values into Python (the start of data-dependent control
+# flow) are not ops, so they report here instead.  Only while a capture is installed and the
+# PythonMode key is live on this thread: an op's own implementation runs with the key
+# excluded, so its internal reads are not reported.  None otherwise: eager code pays one
+# pointer test.
+
+cdef object _capture_hooks = None
+cdef uint64_t PYTHON_MODE_BIT = <uint64_t>1 << DispatchKey.PythonMode
+
+
+def _set_capture_hooks(hooks):
+    """Install ``hooks`` (an object with ``factory(kind, *args)`` and ``data_read(tensor,
+    what)``), or None; returns the previous ones."""
+    global _capture_hooks
+    prev = _capture_hooks
+    _capture_hooks = hooks
+    return prev
+
+
+cdef inline bint capturing() noexcept:
+    return _capture_hooks is not None and \
+        (_state.tls_included() & ~_state.tls_excluded() & PYTHON_MODE_BIT) != 0
+
+
+cdef int report_data_read(TensorBase t, str what) except -1:
+    if capturing():
+        _capture_hooks.data_read(t, what)
+    return 0
