@@ -11,8 +11,8 @@ cdef uint64_t PYTHON_MODE_BIT = <uint64_t>1 << DispatchKey.PythonMode
 
 
 def _set_capture_hooks(hooks):
-    """Install ``hooks`` (an object with ``factory(kind, *args)`` and ``data_read(tensor,
-    what)``), or None; returns the previous ones."""
+    """Install ``hooks`` (an object with ``factory(kind, *args)``, ``data_read(tensor,
+    what)`` and ``untracked_allocation()``), or None; returns the previous ones."""
     global _capture_hooks
     prev = _capture_hooks
     _capture_hooks = hooks
@@ -27,4 +27,12 @@ cdef inline bint capturing() noexcept:
 cdef int report_data_read(TensorBase t, str what) except -1:
     if capturing():
         _capture_hooks.data_read(t, what)
+    return 0
+
+
+cdef int report_allocation() except -1:
+    # memory allocated while the key is live belongs to no op and no factory: some code
+    # computes a tensor past the dispatcher, which a captured graph would not redo
+    if capturing():
+        _capture_hooks.untracked_allocation()
     return 0

@@ -199,9 +199,12 @@ def _nll_composite(str name, *args):
 cdef tuple nll_formula(bint ce, object ctx, object g):
     x, target, weight, reduction, ignore_index = ctx.args
     total = ctx.result[1]
-    gx = nll_backward_impl(ce, g[0], x, target, weight, reduction, ignore_index, total,
-                           is_grad_enabled_c())
-    return (gx,)
+    if is_grad_enabled_c():
+        return (nll_backward_impl(ce, g[0], x, target, weight, reduction, ignore_index, total,
+                                  True),)
+    # the backward op, dispatched (a plugin's kernel, the profiler, ember.compile see it)
+    return (nll_backward_call(op_cross_entropy_backward if ce else op_nll_loss_backward, ce,
+                              (g[0], x, target, weight, reduction, ignore_index, total)),)
 
 
 def _d_nll_loss_forward(ctx, g):

@@ -61,6 +61,7 @@ def _set_tensor_class(cls):
     _tensor_cls = cls
 
 
+include "_capture_hooks.pxi"
 include "_storage.pxi"
 include "_tensor_alloc.pxi"
 
@@ -695,7 +696,6 @@ include "_copy.pxi"
 include "_random.pxi"
 include "_indexing.pxi"
 include "_advindex.pxi"
-include "_capture_hooks.pxi"
 include "_factories.pxi"
 include "_interop.pxi"
 include "_special.pxi"

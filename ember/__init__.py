@@ -207,6 +207,10 @@ _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
 
 # mixed precision, device runtimes and tooling (all loaded on first use)
 _LAZY_SUBMODULES |= {"amp", "cuda", "onnx", "profiler", "accelerator"}
+# ember.compile: capture (ember._dynamo), code generation (ember._inductor), ember.ops
+_LAZY_SUBMODULES |= {"compiler"}
+_LAZY_FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
+                        "ops": "_ops"})
 _LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
