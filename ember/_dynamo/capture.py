@@ -392,6 +392,7 @@ class Recorder:
         if isinstance(result, TensorBase):
             self.cur.bind(result, node)
         elif isinstance(result, (tuple, list)):
+            node.meta["val"] = tuple(result)
             for i, r in enumerate(result):
                 if isinstance(r, TensorBase):
                     self.cur.bind(r, graph.call_function(operator.getitem, (node, i)))
@@ -457,7 +458,10 @@ class Recorder:
                 continue
             for node in phase.graph.nodes:
                 v = node.meta.get("val")
-                if isinstance(v, TensorBase) and self.fake_mode is None:
+                if self.fake_mode is None and isinstance(v, TensorBase):
                     node.meta["val"] = describe(v)
+                elif self.fake_mode is None and isinstance(v, tuple):
+                    node.meta["val"] = tuple(describe(x) if isinstance(x, TensorBase) else x
+                                             for x in v)
             phase.env.clear()
             phase.aliases.clear()

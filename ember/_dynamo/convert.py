@@ -299,8 +299,10 @@ def capture_real(cf, args, kwargs, leaves, spec):
                 backward = (idx, grads, [p for p, _ in diff])
         if cf.fullgraph and rec.breaks:
             raise Unsupported(rec.breaks[0])
-        entry = _build(cf, rec, leaves, spec, result, input_nodes, None, lambda i: None,
-                       backward if rec.recording else None)
+    # graphs are built and compiled with the capture closed: a backend's own ops are not
+    # part of the call
+    entry = _build(cf, rec, leaves, spec, result, input_nodes, None, lambda i: None,
+                   backward if rec.recording else None)
     rec.finish()
     return entry, result
 
@@ -360,8 +362,8 @@ def capture_fake(cf, args, kwargs, leaves, spec, dynamic_dims):
                     rec.note_break("an output requires grad but no input does")
             if rec.breaks:
                 raise CaptureFailed(rec.breaks[0])
-            entry = _build(cf, rec, leaves, spec, result, input_nodes, symctx,
-                           lambda i: sizes.get(i), backward)
+        entry = _build(cf, rec, leaves, spec, result, input_nodes, symctx,
+                       lambda i: sizes.get(i), backward)
     except (GraphBreak, CaptureFailed) as e:
         raise CaptureFailed(e.reason) from None
     except (Unsupported, BackendCompilerFailed):

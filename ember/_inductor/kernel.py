@@ -1,0 +1,154 @@
+"""Building one fused kernel: values are loaded into it through index maps, reductions over
+its rows become per-row scalars, and what must be written out becomes stores.
+
+The scheduler (``scheduler.Scheduler``) picks the loop structure: rows of a reduction
+(outer dims, reduced trailing dims) when the values read such a reduction, else a flat loop
+over all elements (or, when some access is not contiguous, rows of the last dim so that
+index arithmetic stays out of the inner loop).
+"""
+from ember._inductor.ir import Kernel, Reduce, Store, index_add, index_mul, var
+from ember._inductor.values import numel
+
+__all__ = ["KernelBuilder", "dtype_name"]
+
+# a value read by more than one consumer is recomputed in each unless it costs more ops
+RECOMPUTE_LIMIT = 12
+
+
+def dtype_name(dt):
+    return str(dt).replace("ember.", "")
+
+
+class KernelBuilder:
+    """Collects the arguments, reductions and stores of one kernel over rows ``outer`` x
+    ``inner``."""
+
+    def __init__(self, sched, outer, inner, name):
+        self.sched = sched
+        self.name = name
+        self.outer, self.inner = tuple(outer), tuple(inner)
+        self.full_shape = self.outer + self.inner
+        self.identity = [var(f"o{d}") for d in range(len(self.outer))] + \
+            [var(f"i{d}") for d in range(len(self.inner))]
+        n = numel(self.inner)
+        self.flat = var("j") if not self.outer else index_add(index_mul(var("o"), n), var("j"))
+        self.buffers = []
+        self._args = {}
+        self.reductions = []
+        self.reduction_values = []     # the Reduction values computed per row here
+        self._reds = {}
+        self.stores = []
+        self._storing = set()           # values this kernel writes out: computed here
+        self.strided = False            # some load is not the flat index (set by loads)
+
+    # ---- arguments ---------------------------------------------------------------------------
+    def arg(self, buf, output=False):
+        key = (buf.name, output)
+        if key not in self._args:
+            self._args[key] = len(self.buffers)
+            self.buffers.append((buf, output))
+        return self._args[key]
+
+    # ---- loading values ----------------------------------------------------------------------
+    def load(self, value, idx):
+        if value.realized is not None:
+            expr = value.realized.load(self, idx)
+            if expr[2] != self.flat and not isinstance(expr[2], int):
+                self.strided = True
+            return expr
+        return value.load(self, idx)
+
+    def load_pointwise(self, pw, idx):
+        if pw.users > 1 and pw.cost() > RECOMPUTE_LIMIT and id(pw) not in self._storing:
+            self.sched.realize([pw])
+            return self.load(pw, idx)
+        return pw.fn(self, idx)
+
+    def load_reduction(self, red, idx):
+        n_out = len(red.outer)
+        if red.outer == self.outer and red.inner == self.inner and \
+                list(idx[:n_out]) == self.identity[:n_out] and all(i == 0 for i in idx[n_out:]):
+            return self.reduced(red)
+        self.sched.realize([red])
+        return self.load(red, idx)
+
+    def reduced(self, red):
+        """The expression of ``red`` for the current row (adding it to this kernel)."""
+        k = self._reds.get(id(red))
+        if k is None:
+            expr = self.load(red.src, self.identity)
+            acc = dtype_name(red.acc_dtype)
+            if dtype_name(red.src.dtype) != acc:
+                expr = ("cast", acc, expr)
+            k = self._reds[id(red)] = len(self.reductions)
+            self.reductions.append(Reduce(red.kind, acc, expr))
+            self.reduction_values.append(red)
+        acc = dtype_name(red.acc_dtype)
+        value = ("reduced", k, acc)
+        if red.scale is not None:
+            value = ("op", "mul", acc, value, ("const", red.scale, acc))
+        out = dtype_name(red.dtype)
+        return value if out == acc else ("cast", out, value)
+
+    # ---- stores ------------------------------------------------------------------------------
+    def store(self, value, buf):
+        """Write ``value`` into the fresh contiguous ``buf``: once per element when it has
+        the full shape, once per row when it has the rows' shape (a reduction, or a
+        function of reductions, kept dims of size 1 allowed)."""
+        self._storing.add(id(value))
+        if value.shape == self.full_shape or numel(value.shape) == numel(self.full_shape) \
+                and numel(self.inner) != 1 or not self.reductions and not _reads_rows(value):
+            expr = self.load(value, self._index_of(value.shape))
+            level, index = "inner", self.flat
+        else:
+            n = len(self.outer)
+            expr = self.load(value, self.identity[:n] + [0] * (len(value.shape) - n))
+            level, index = "outer", var("o") if self.outer else 0
+        if dtype_name(value.dtype) != _expr_dtype(expr):
+            expr = ("cast", dtype_name(value.dtype), expr)
+        self.stores.append(Store(self.arg(buf, True), index, expr, level))
+
+    def _index_of(self, shape):
+        if tuple(shape) == self.full_shape:
+            return self.identity
+        # same element count, other shape (a 0-d value in a [1] loop, ...): flat position
+        from ember._inductor.lowering import unflatten_index
+        return unflatten_index(self.flat, shape)
+
+    def build(self):
+        args = [(buf.name, dtype_name(buf.dtype), out) for buf, out in self.buffers]
+        from ember._inductor.ir import Arg
+        k = Kernel(self.name, self.outer, self.inner,
+                   [Arg(i, dt, out) for i, (_, dt, out) in enumerate(args)],
+                   list(self.reductions), list(self.stores))
+        return k, [name for name, _, _ in args]
+
+
+def _reads_rows(value):
+    """Whether ``value`` depends on an unrealized reduction (is computed per row)."""
+    from ember._inductor.values import Pointwise, Reduction, View
+    stack, seen = [value], set()
+    while stack:
+        v = stack.pop()
+        if id(v) in seen or v.realized is not None:
+            continue
+        seen.add(id(v))
+        if isinstance(v, Reduction):
+            return True
+        stack.extend(v.inputs if isinstance(v, Pointwise) else
+                     [v.base] if isinstance(v, View) else [])
+    return False
+
+
+def expr_dtype(e):
+    """The dtype name of IR expression ``e``."""
+    tag = e[0]
+    if tag in ("load", "reduced"):
+        return e[-1]
+    if tag in ("const", "op"):
+        return e[2]
+    return e[1]                     # cast
+
+
+_expr_dtype = expr_dtype
+
