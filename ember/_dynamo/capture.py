@@ -58,18 +58,31 @@ def current_recorder():
     return getattr(_local, "recorder", None)
 
 
+# libraries ember's own code calls into: their frames are not the user's
+_DEPENDENCIES = ("numpy", "scipy", "sympy", "mpmath", "pluggy", "threadpoolctl", "ml_dtypes",
+                 "ember_cpu", "mpi4py", "safetensors")
+
+
 def _ember_dirs():
-    """Path prefixes of code that is not the user's: ember's own folders and Python's
-    standard library (frozen modules included)."""
+    """Path prefixes of code that is not the user's: ember's own folders, the libraries it
+    uses and Python's standard library (frozen modules included)."""
     global _EMBER_DIRS
     if _EMBER_DIRS is None:
+        import importlib.util
         import sysconfig
 
         import ember
         root = os.path.dirname(os.path.dirname(ember.__file__))
-        _EMBER_DIRS = tuple(os.path.join(root, d) + os.sep for d in
-                            ("ember", "core", "nn", "optim", "backends", "distributed")) + \
-            ("<frozen ", sysconfig.get_paths()["stdlib"] + os.sep)
+        dirs = [os.path.join(root, d) + os.sep for d in
+                ("ember", "core", "nn", "optim", "backends", "distributed")]
+        for name in _DEPENDENCIES:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            for loc in (spec.submodule_search_locations or []) if spec else []:
+                dirs.append(loc + os.sep)
+        _EMBER_DIRS = tuple(dirs) + ("<frozen ", sysconfig.get_paths()["stdlib"] + os.sep)
     return _EMBER_DIRS
 
 
@@ -82,6 +95,14 @@ def user_location():
             return f"{f.f_code.co_filename}:{f.f_lineno}"
         f = f.f_back
     return "<unknown>"
+
+
+def _has_bool_tensor(x):
+    if isinstance(x, TensorBase):
+        return x.dtype.name == "bool"
+    if isinstance(x, (tuple, list)):
+        return any(_has_bool_tensor(v) for v in x)
+    return False
 
 
 def geometry(t):
@@ -360,6 +381,9 @@ class Recorder:
     # ---- ops ---------------------------------------------------------------------------------
     def record_op(self, kernel, args, kwargs):
         op = kernel.op
+        if op.name == "index" and _has_bool_tensor(args):
+            self.stop(f"indexing with a boolean mask gives a shape that depends on tensor data "
+                      f"(at {user_location()})")
         node_args = self._to_node(args)
         node_kwargs = self._to_node(kwargs)
         if not self.recording:              # a lookup above stopped the capture

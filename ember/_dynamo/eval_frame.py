@@ -11,7 +11,6 @@ ember cannot rewrite Python bytecode, so a capture records a whole call: when it
 eagerly, and so do later calls that meet the same guards.
 """
 import functools
-import inspect
 import threading
 import warnings
 import weakref
@@ -229,8 +228,6 @@ def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False,
                                  f"provided.")
         inner = getattr(model, "_torchdynamo_orig_callable", model)
         compiled = CompiledFunction(inner, be, fullgraph=nopython, dynamic=dynamic)
-        if inspect.ismethod(inner):
-            return _wrap_function(inner.__func__, compiled).__get__(inner.__self__)
         return _wrap_function(inner, compiled)
     return wrap
 

@@ -31,6 +31,11 @@ _global_writes = {}
 _trusted = set()            # code objects of functions passed to allow_in_graph
 
 
+def _backward_code():
+    from ember.core import gradients
+    return gradients.backward.__code__
+
+
 def trust(fn):
     """Do not watch ``fn``'s code (ember.compiler.allow_in_graph)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
@@ -77,6 +82,9 @@ class SideEffectMonitor:
             if code in _trusted or code.co_filename.startswith("<frozen importlib"):
                 self._inside = frame        # an import runs module code: not the call's
                 return
+            if code is _backward_code():
+                self.rec.note_break("side effect: backward() accumulates into .grad "
+                                    f"({self._where(frame.f_back)})")
             if code in self._seen:
                 return
             self._seen.add(code)

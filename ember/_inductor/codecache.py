@@ -16,8 +16,9 @@ import shutil
 import subprocess
 import threading
 
-__all__ = ["CompileError", "build", "cache_dir", "load"]
+__all__ = ["CompileError", "build", "cache_dir", "load", "stats"]
 
+stats = {"built": 0, "cached": 0}      # libraries compiled / found on disk, this process
 _lock = threading.Lock()
 _libs = {}
 _machine = None
@@ -70,7 +71,9 @@ def build(source, command, suffix=".c"):
     folder = os.path.join(cache_dir(), key[:2])
     path = os.path.join(folder, f"{key}.so")
     if os.path.exists(path):
+        stats["cached"] += 1
         return path
+    stats["built"] += 1
     os.makedirs(folder, exist_ok=True)
     tag = f"{os.getpid()}.{threading.get_ident()}"
     src = os.path.join(folder, f"{key}.{tag}{suffix}")

@@ -53,10 +53,17 @@ def compile_fx(gm, example_inputs, config_patches=None):
         print(src)
         if hasattr(codegen, "source"):
             print(codegen.source(kernels))
+    from ember.core._dispatch import mode_keys_active
     from ember.fx.graph_module import _exec_source
-    call = _exec_source(src.replace("def call(", "def forward(", 1), namespace)
+    fused = _exec_source(src.replace("def call(", "def forward(", 1), namespace)
+    slow = gm.forward
+
+    def call(*args):
+        # a mode key (profiler, autocast) wants to see each op: replay them one by one
+        return slow(*args) if mode_keys_active() else fused(*args)
     call.source = src
     call.kernels = kernels
+    call.externs = sched.externs
     return call
 
 

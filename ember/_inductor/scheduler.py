@@ -47,7 +47,7 @@ class Scheduler:
         self._prefix = kernel_prefix
         self._consts = {}
         self.env = {}
-        self.extern_count = 0
+        self.externs = []               # names of the ops run as extern calls
 
     # ---- names -------------------------------------------------------------------------------
     def fresh(self, prefix="buf"):
@@ -135,12 +135,15 @@ class Scheduler:
     def _extern(self, node, pos):
         if node.is_impure():
             self._barrier(pos[node])
-        self.extern_count += 1
+        self.externs.append(getattr(node.target, "__name__", str(node.target)))
         args = map_arg(node.args, lambda n: self.env[n])
         kwargs = map_arg(node.kwargs, lambda n: self.env[n])
         call_args = [self._arg(a) for a in args]
         call_args += [f"{k}={self._arg(v)}" for k, v in kwargs.items()]
-        fn = self.const(node.target)
+        # the op's entry: the wrapper runs with autograd off and no mode key live (it checks),
+        # where dispatching from the top would only find the entry again
+        target = getattr(node.target, "_op", None)
+        fn = self.const(target.entry if target is not None else node.target)
         name = self.fresh("ext")
         self.lines.append(f"{name} = {fn}({', '.join(call_args)})")
         meta = node.meta.get("val")
