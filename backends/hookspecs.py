@@ -129,7 +129,8 @@ class KernelCodegen(Protocol):
     kernel on a tuple of device addresses (``Tensor.data_ptr()``), one per ``kernel.args``
     entry.  ``supports(kernel)`` says whether it can compile a kernel at all (the backend
     runs the ops one by one otherwise).  Compile once per source: cache what was built
-    (on disk, so a second process compiles nothing).
+    on disk, so a second process compiles nothing (``ember.backends.kernel_cache`` does
+    that for native libraries).
     """
 
     name: str

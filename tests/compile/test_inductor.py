@@ -7,7 +7,7 @@ import ember.nn.functional as F
 import pytest
 
 import ember
-from ember._inductor import codecache
+from ember.backends import kernel_cache
 
 
 def _compiled(fn, *args, **kw):
@@ -98,15 +98,15 @@ def test_options_and_profiler_see_the_ops(capsys):
 
 
 def test_disk_cache_second_process_compiles_nothing(_kernel_cache):
-    code = ("import ember; from ember._inductor import codecache; "
+    code = ("import ember; from ember.backends import kernel_cache; "
             "f = ember.compile(lambda x: (x * 1.2345).tanh() - 0.678); "
             "x = ember.randn(1000); r = f(x); "
             "assert (r - ((x * 1.2345).tanh() - 0.678)).abs().max() < 1e-6; "
-            "print(codecache.stats['built'], codecache.stats['cached'])")
+            "print(kernel_cache.stats['built'], kernel_cache.stats['cached'])")
     env = dict(__import__("os").environ, EMBER_INDUCTOR_CACHE_DIR=_kernel_cache)
     first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                            text=True, check=True).stdout.split()
     second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                             text=True, check=True).stdout.split()
     assert first == ["1", "0"] and second == ["0", "1"]
-    assert codecache.cache_dir() == _kernel_cache
+    assert kernel_cache.cache_dir() == _kernel_cache

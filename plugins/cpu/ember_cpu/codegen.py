@@ -1,7 +1,7 @@
 """C with OpenMP for ember.compile's fused kernels on the CPU (the ``ember_kernel_codegen``
 hook): each ``ember._inductor.ir.Kernel`` becomes a C function ``void name(void **args)``;
 all kernels of a graph go into one translation unit, built once with the system compiler
-(``$CC``, default gcc) and cached on disk by source hash (``ember._inductor.codecache``).
+(``$CC``, default gcc) and cached on disk by source hash (``ember.backends.kernel_cache``).
 
 Loops: a flat kernel (no rows) runs over blocks of 4096 elements, blocks split among
 OpenMP threads above 32k elements; a row kernel runs its rows in parallel when there are
@@ -413,9 +413,9 @@ class CKernelCodegen:
                 "-fno-math-errno", f"-I{include}", "{src}", "-o", "{out}", "-lm"]
 
     def compile(self, kernels):
-        from ember._inductor import codecache
-        path = codecache.build(self.source(kernels), self.command())
-        lib = codecache.load(path)
+        from ember.backends import kernel_cache
+        path = kernel_cache.build(self.source(kernels), self.command())
+        lib = kernel_cache.load(path)
         return {k.name: _launcher(getattr(lib, k.name), len(k.args)) for k in kernels}
 
 

@@ -1,4 +1,5 @@
-"""Native kernel libraries built from generated source, cached on disk by source hash.
+"""Native kernel libraries built from generated source, cached on disk by source hash: the
+part of the plugin contract a code generator (``ember_kernel_codegen``) builds with.
 
 ``build(source, command)`` compiles ``source`` with ``command`` (a list holding ``{src}`` and
 ``{out}``) unless a library for the same source, command and machine is already in the
