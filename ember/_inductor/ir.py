@@ -141,3 +141,84 @@ class Kernel:
     def describe(self):
         """A stable text form (what a code generator's cache key may include)."""
         return repr((self.outer, self.inner, self.args, self.reductions, self.stores))
+
+
+# ---- simplification with the loop variables' ranges -------------------------------------------
+
+def _affine(e, ranges):
+    """``e`` as ({atom: coefficient}, constant), div/mod folded where the ranges allow."""
+    if isinstance(e, int):
+        return {}, e
+    tag = e[0]
+    if tag == "var":
+        return {e: 1}, 0
+    if tag == "add":
+        ta, ca = _affine(e[1], ranges)
+        tb, cb = _affine(e[2], ranges)
+        terms = dict(ta)
+        for k, v in tb.items():
+            terms[k] = terms.get(k, 0) + v
+        return {k: v for k, v in terms.items() if v}, ca + cb
+    if tag == "mul":
+        t, c = _affine(e[1], ranges)
+        return {k: v * e[2] for k, v in t.items()}, c * e[2]
+    t, c = _affine(e[1], ranges)
+    k = e[2]
+    q = {a: v // k for a, v in t.items() if v % k == 0}
+    r = {a: v for a, v in t.items() if v % k}
+    cq, cr = divmod(c, k)
+    lo, hi = _bounds(r, cr, ranges)
+    if 0 <= lo and hi < k:                  # the remainder part stays below k
+        return (q, cq) if tag == "div" else (r, cr)
+    atom = (tag, _rebuild(t, c), k)
+    return {atom: 1}, 0
+
+
+def _bounds(terms, const, ranges):
+    lo = hi = const
+    for atom, coeff in terms.items():
+        a_lo, a_hi = _atom_bounds(atom, ranges)
+        lo += min(coeff * a_lo, coeff * a_hi)
+        hi += max(coeff * a_lo, coeff * a_hi)
+    return lo, hi
+
+
+def _atom_bounds(atom, ranges):
+    if atom[0] == "var":
+        return ranges.get(atom[1], (-2 ** 62, 2 ** 62))
+    lo, hi = _bounds(*_affine(atom[1], ranges), ranges)
+    if atom[0] == "mod":
+        return (0, atom[2] - 1) if lo >= 0 else (-(atom[2] - 1), atom[2] - 1)
+    return lo // atom[2], hi // atom[2]
+
+
+def _rebuild(terms, const):
+    out = const
+    for atom, coeff in sorted(terms.items(), key=repr):
+        out = index_add(out, index_mul(atom, coeff))
+    return out
+
+
+def simplify_index(e, ranges):
+    """Index expression ``e`` with div/mod removed where ``ranges`` (variable name ->
+    (low, high), inclusive) show they change nothing."""
+    return _rebuild(*_affine(e, ranges))
+
+
+def simplify_expr(e, ranges, memo=None):
+    """Value expression ``e`` with every load index simplified."""
+    if memo is None:
+        memo = {}
+    if e in memo:
+        return memo[e]
+    tag = e[0]
+    if tag == "load":
+        out = ("load", e[1], simplify_index(e[2], ranges), e[3])
+    elif tag == "op":
+        out = e[:3] + tuple(simplify_expr(a, ranges, memo) for a in e[3:])
+    elif tag == "cast":
+        out = ("cast", e[1], simplify_expr(e[2], ranges, memo))
+    else:
+        out = e
+    memo[e] = out
+    return out

@@ -115,12 +115,31 @@ class KernelBuilder:
         from ember._inductor.lowering import unflatten_index
         return unflatten_index(self.flat, shape)
 
+    def below(self, index, n):
+        """Whether index expression ``index`` stays in [0, n) over this kernel's loops."""
+        from ember._inductor.ir import _affine, _bounds
+        ranges = self.ranges()
+        lo, hi = _bounds(*_affine(index, ranges), ranges)
+        return lo >= 0 and hi < n
+
+    def ranges(self):
+        """Each loop variable's values (one outer/inner dim: the same as its flat position)."""
+        r = {"o": (0, max(numel(self.outer) - 1, 0)), "j": (0, max(numel(self.inner) - 1, 0))}
+        for prefix, dims in (("o", self.outer), ("i", self.inner)):
+            for d, s in enumerate(dims):
+                r[f"{prefix}{d}"] = (0, max(s - 1, 0))
+        return r
+
     def build(self):
+        from ember._inductor.ir import Arg, simplify_expr, simplify_index
         args = [(buf.name, dtype_name(buf.dtype), out) for buf, out in self.buffers]
-        from ember._inductor.ir import Arg
+        ranges, memo = self.ranges(), {}
+        reds = [Reduce(r.kind, r.dtype, simplify_expr(r.expr, ranges, memo))
+                for r in self.reductions]
+        stores = [Store(s.arg, simplify_index(s.index, ranges),
+                        simplify_expr(s.value, ranges, memo), s.level) for s in self.stores]
         k = Kernel(self.name, self.outer, self.inner,
-                   [Arg(i, dt, out) for i, (_, dt, out) in enumerate(args)],
-                   list(self.reductions), list(self.stores))
+                   [Arg(i, dt, out) for i, (_, dt, out) in enumerate(args)], reds, stores)
         return k, [name for name, _, _ in args]
 
 

@@ -33,6 +33,17 @@ def numel(shape):
     return n
 
 
+def _flat_position(idx, shape):
+    """``F`` when ``idx`` is the multi-index of flat position ``F`` in ``shape`` (what a
+    reshape of a contiguous tensor reads), else None."""
+    from ember._inductor.lowering import unflatten_index
+    last = next((i for d, i in zip(reversed(shape), reversed(idx)) if d != 1), None)
+    if not (isinstance(last, tuple) and last[0] == "mod"):
+        return None
+    flat = last[1]
+    return flat if list(idx) == unflatten_index(flat, shape) else None
+
+
 class Value:
     """A lazily computed tensor of ``shape`` and ``dtype`` (an ember dtype)."""
 
@@ -66,9 +77,14 @@ class Buffer(Value):
     def load(self, kb, idx):
         arg = kb.arg(self)
         dt = str(self.dtype).replace("ember.", "")
-        if self.offset == 0 and list(idx) == kb.identity and \
-                self.shape == kb.full_shape and self.strides == contiguous_strides(self.shape):
+        contiguous = self.strides == contiguous_strides(self.shape)
+        if self.offset == 0 and contiguous and list(idx) == kb.identity and \
+                self.shape == kb.full_shape:
             return ("load", arg, kb.flat, dt)
+        flat = _flat_position(idx, self.shape) if contiguous else None
+        if flat is not None and kb.below(flat, numel(self.shape)):
+            # a reshape of this buffer: read the same position
+            return ("load", arg, index_add(self.offset, flat), dt)
         index = self.offset
         for i, (size, stride) in zip(idx, zip(self.shape, self.strides)):
             if size != 1:
