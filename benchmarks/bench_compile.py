@@ -142,8 +142,8 @@ def main():
         cold, warm, comp, eager = bench_pointwise(lib)
         first, step_c, step_e = bench_gpt(lib, args.steps)
         rows[lib] = (cold, warm, comp, eager, first, step_c, step_e)
-    print(f"\nsin(x) + cos(x) * 2 on 1M float32; GPT: CharGPT(d_model=64, 2 layers), batch 16 x "
-          f"64 tokens, AdamW")
+    print("\nsin(x) + cos(x) * 2 on 1M float32; GPT: CharGPT(d_model=64, 2 layers), batch 16 x "
+          "64 tokens, AdamW")
     print(f"{'':34}" + "".join(f"{lib:>14}" for lib in libs))
     labels = ["cold first call (s)", "warm-cache first call (s)", "compiled call (ms)",
               "eager call (ms)", "speed-up over eager", "GPT first compiled step (s)",

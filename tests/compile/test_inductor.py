@@ -5,9 +5,9 @@ import sys
 
 import ember.nn.functional as F
 import pytest
+from ember.backends import kernel_cache
 
 import ember
-from ember.backends import kernel_cache
 
 
 def _compiled(fn, *args, **kw):
