@@ -267,6 +267,8 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     if any(id(t.grad) != g for t, g in grads):
         rec.note_break("side effect: the call set the .grad of a tensor (a backward inside "
                        "the compiled function)")
+    if any(t.requires_grad for t, _ in rec.factories):
+        rec.note_break("a tensor made inside the call requires grad (a new leaf each call)")
     return result
 
 

@@ -22,10 +22,16 @@ _PRIMITIVES = (bool, int, float, str, bytes, complex, type(None), type(Ellipsis)
 
 
 def dispatch_state():
-    """This thread's included/excluded dispatch keys (grad mode, autocast, inference...),
-    ignoring the profiler's and the capture's own keys."""
+    """This thread's included/excluded dispatch keys (grad mode, autocast), inference mode
+    and default dtype, ignoring the profiler's and the capture's own keys."""
     inc, exc = _state._get_tls_keys()
-    return (inc & ~_IGNORED_KEYS, exc & ~_IGNORED_KEYS, _state.get_default_dtype())
+    return (inc & ~_IGNORED_KEYS, exc & ~_IGNORED_KEYS, _state.get_default_dtype(),
+            _inference_mode())
+
+
+def _inference_mode():
+    from ember.core.grad_mode import is_inference_mode_enabled
+    return is_inference_mode_enabled()
 
 
 def autocast_state():

@@ -352,9 +352,16 @@ def _suffix_dims(dim, nd):
     return k if dims == list(range(nd - k, nd)) else None
 
 
-def _acc(dt, kind):
+# float32 sums over rows longer than this accumulate in float64 (shorter rows keep float32
+# partial sums, which vectorise: what the eager row kernels do)
+_F32_ROW_SUM = 4096
+
+
+def _acc(dt, kind, n):
     name = dtype_name(dt)
     if kind == "sum":
+        if name == "float32" and n <= _F32_ROW_SUM:
+            return dt
         return ember.float64 if name in _FLOAT else ember.int64
     return dt
 
@@ -375,12 +382,14 @@ def _reduce(node, a, dim=None, keepdim=False, dtype=None, out=None):
     if kind != "sum" and dtype_name(a.dtype) == "bool":
         return None
     scale = 1.0 / math.prod(a.shape[len(a.shape) - k:]) if name == "mean" else None
-    return Reduction(src, k, kind, shape, dt, _acc(dt if kind == "sum" else src.dtype, kind),
+    n = math.prod(a.shape[len(a.shape) - k:])
+    return Reduction(src, k, kind, shape, dt, _acc(dt if kind == "sum" else src.dtype, kind, n),
                      scale)
 
 
 def _rows(x, n_inner, kind, keep_shape):
-    return Reduction(x, n_inner, kind, keep_shape, x.dtype, _acc(x.dtype, kind))
+    return Reduction(x, n_inner, kind, keep_shape, x.dtype,
+                     _acc(x.dtype, kind, math.prod(x.shape[len(x.shape) - n_inner:])))
 
 
 def _pw(shape, dt, inputs, fn, ops=1):
@@ -395,9 +404,16 @@ def _keep(shape, k):
     return tuple(shape[:len(shape) - k]) + (1,) * k
 
 
+def _standalone(*xs):
+    """Inputs already in memory: the device's fused row kernel (an extern) beats the
+    decomposition unless some computation before it can fuse in."""
+    return all(isinstance(x, Buffer) or x is None for x in xs)
+
+
 def _softmax_parts(node, a, dim, dtype):
     shape, dt = meta(node)
-    if not isinstance(a, Value) or not ok_dtype(a.dtype) or dtype_name(dt) not in _FLOAT \
+    if not isinstance(a, Value) or _standalone(a) or not ok_dtype(a.dtype) or \
+            dtype_name(dt) not in _FLOAT \
             or not shape or dim % len(shape) != len(shape) - 1 or shape[-1] == 0:
         return None
     x = a if dtype_name(a.dtype) == dtype_name(dt) else \
@@ -436,7 +452,8 @@ def _log_softmax(node, a, dim, dtype=None):
 @register("_softmax_backward_data", "_log_softmax_backward_data")
 def _softmax_backward(node, g, out, dim, input_dtype):
     shape, dt = meta(node)
-    if not (isinstance(g, Value) and isinstance(out, Value)) or not shape or \
+    if not (isinstance(g, Value) and isinstance(out, Value)) or _standalone(g, out) or \
+            not shape or \
             dtype_name(dt) not in _FLOAT or g.shape != shape or out.shape != shape or \
             dim % len(shape) != len(shape) - 1 or \
             dtype_name(g.dtype) != dtype_name(dt) or dtype_name(out.dtype) != dtype_name(dt):
@@ -459,7 +476,7 @@ def _layer_norm(node, x, normalized_shape, weight, bias, eps):
     v = node.meta["val"]
     shapes = [tuple(t.shape) for t in v]
     dt = v[0].dtype
-    if not isinstance(x, Value) or dtype_name(dt) not in _FLOAT or \
+    if not isinstance(x, Value) or _standalone(x) or dtype_name(dt) not in _FLOAT or \
             dtype_name(x.dtype) != dtype_name(dt) or \
             any(w is not None and (not isinstance(w, Value) or w.dtype != dt)
                 for w in (weight, bias)):

@@ -151,3 +151,14 @@ def test_exceptions_are_eagers():
     with pytest.raises(RuntimeError) as ref:
         ember.randn(2, 3) @ ember.randn(4, 5)
     assert str(e.value) == str(ref.value)
+
+
+def test_leaves_made_inside_the_call_break(close):
+    def f(x):
+        w = ember.ones(3, requires_grad=True)
+        return (x * w).sum(), w
+    cf = ember.compile(f, backend="eager")
+    out, w = cf(ember.randn(3))
+    out.backward()
+    assert w.grad is not None
+    assert any("requires grad" in r for r in _breaks())
