@@ -371,9 +371,18 @@ class Recorder:
         return a
 
     def _to_value(self, a):
-        """The value an op runs on: a real tensor's fake in a fake capture."""
+        """The value an op runs on in a fake capture: a real tensor's fake, and for an alias
+        the core made without an op (a saved tensor, ``detach``: a plain meta tensor at
+        the hint sizes) the fake of the value it aliases, so sizes stay symbolic."""
         if isinstance(a, TensorBase):
-            return self.fakes.get(id(a), a)
+            if type(a).__name__ == "FakeTensor":
+                return a
+            fake = self.fakes.get(id(a))
+            if fake is not None:
+                return fake
+            node = self.cur.find(a) or (self.fw.find(a) if self.bw is not None else None)
+            val = node.meta.get("val") if node is not None else None
+            return val if type(val).__name__ == "FakeTensor" else a
         if type(a) in (tuple, list):
             return type(a)(self._to_value(x) for x in a)
         return a

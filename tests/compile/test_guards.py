@@ -168,3 +168,18 @@ def test_mark_dynamic(close):
     y = ember.randn(7, 5)
     close(cf(y), y.cos().sum(-1))
     assert counters["stats"]["calls_captured"] == 1
+
+
+def test_dynamic_training_graph_serves_every_size(close):
+    import copy
+    m = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 3))
+    ref = copy.deepcopy(m)
+    cm = ember.compile(m, backend="aot_eager", dynamic=True)
+    for n in (5, 7, 9):
+        x = ember.randn(n, 4)
+        cm(x).square().mean().backward()
+        ref(x).square().mean().backward()
+        for p, q in zip(m.parameters(), ref.parameters()):
+            close(p.grad, q.grad)
+    assert counters["stats"]["calls_captured"] == 1
+    assert "s0" in cm._compiled.entries[0].graphs[1].code
