@@ -12,7 +12,8 @@ cdef uint64_t PYTHON_MODE_BIT = <uint64_t>1 << DispatchKey.PythonMode
 
 def _set_capture_hooks(hooks):
     """Install ``hooks`` (an object with ``factory(kind, *args)``, ``data_read(tensor,
-    what)`` and ``untracked_allocation()``), or None; returns the previous ones."""
+    what)``, ``side_effect(what)`` and ``untracked_allocation()``), or None; returns the
+    previous ones."""
     global _capture_hooks
     prev = _capture_hooks
     _capture_hooks = hooks
@@ -27,6 +28,13 @@ cdef inline bint capturing() noexcept:
 cdef int report_data_read(TensorBase t, str what) except -1:
     if capturing():
         _capture_hooks.data_read(t, what)
+    return 0
+
+
+cdef int report_side_effect(str what) except -1:
+    # state outside tensors changed (a generator reseeded): a replay would not redo it
+    if capturing():
+        _capture_hooks.side_effect(what)
     return 0
 
 

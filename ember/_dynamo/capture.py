@@ -168,6 +168,12 @@ class _Hooks:
                      f"{user_location()}); a replayed graph would not compute it")
 
     @staticmethod
+    def side_effect(what):
+        rec = getattr(_local, "recorder", None)
+        if rec is not None and rec.recording:
+            rec.stop(f"side effect: {what} (at {user_location()})")
+
+    @staticmethod
     def data_read(t, what):
         rec = getattr(_local, "recorder", None)
         if rec is not None and rec.recording:

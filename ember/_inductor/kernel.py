@@ -9,7 +9,7 @@ index arithmetic stays out of the inner loop).
 from ember._inductor.ir import Kernel, Reduce, Store, index_add, index_mul, var
 from ember._inductor.values import numel
 
-__all__ = ["KernelBuilder", "dtype_name"]
+__all__ = ["KernelBoundsError", "KernelBuilder", "dtype_name"]
 
 # a value read by more than one consumer is recomputed in each unless it costs more ops
 RECOMPUTE_LIMIT = 12
@@ -34,6 +34,7 @@ class KernelBuilder:
         self.flat = var("j") if not self.outer else index_add(index_mul(var("o"), n), var("j"))
         self.buffers = []
         self._args = {}
+        self._extent = {}               # arg -> element offsets its buffers may touch
         self.reductions = []
         self.reduction_values = []     # the Reduction values computed per row here
         self._reds = {}
@@ -47,7 +48,11 @@ class KernelBuilder:
         if key not in self._args:
             self._args[key] = len(self.buffers)
             self.buffers.append((buf, output))
-        return self._args[key]
+        k = self._args[key]
+        lo, hi = _extent(buf)
+        old = self._extent.get(k)
+        self._extent[k] = (lo, hi) if old is None else (min(lo, old[0]), max(hi, old[1]))
+        return k
 
     # ---- loading values ----------------------------------------------------------------------
     def load(self, value, idx):
@@ -96,12 +101,16 @@ class KernelBuilder:
         the full shape, once per row when it has the rows' shape (a reduction, or a
         function of reductions, kept dims of size 1 allowed)."""
         self._storing.add(id(value))
-        if value.shape == self.full_shape or numel(value.shape) == numel(self.full_shape) \
-                and numel(self.inner) != 1 or not self.reductions and not _reads_rows(value):
+        n = len(self.outer)
+        per_row = tuple(value.shape[:n]) == self.outer and \
+            all(s == 1 for s in value.shape[n:]) and numel(self.inner) != 1
+        if not per_row:
+            if numel(value.shape) != numel(self.full_shape):
+                raise AssertionError(f"inductor: a {list(value.shape)} value cannot be stored "
+                                     f"by a kernel over {list(self.full_shape)}")
             expr = self.load(value, self._index_of(value.shape))
             level, index = "inner", self.flat
         else:
-            n = len(self.outer)
             expr = self.load(value, self.identity[:n] + [0] * (len(value.shape) - n))
             level, index = "outer", var("o") if self.outer else 0
         if dtype_name(value.dtype) != _expr_dtype(expr):
@@ -140,23 +149,48 @@ class KernelBuilder:
                         simplify_expr(s.value, ranges, memo), s.level) for s in self.stores]
         k = Kernel(self.name, self.outer, self.inner,
                    [Arg(i, dt, out) for i, (_, dt, out) in enumerate(args)], reds, stores)
+        self._check_bounds(k, ranges)
         return k, [name for name, _, _ in args]
 
+    def _check_bounds(self, kernel, ranges):
+        """Every access stays inside the memory of the buffer it names (a lowering bug must
+        not become an out-of-bounds write)."""
+        from ember._inductor.ir import _affine, _bounds
 
-def _reads_rows(value):
-    """Whether ``value`` depends on an unrealized reduction (is computed per row)."""
-    from ember._inductor.values import Pointwise, Reduction, View
-    stack, seen = [value], set()
-    while stack:
-        v = stack.pop()
-        if id(v) in seen or v.realized is not None:
-            continue
-        seen.add(id(v))
-        if isinstance(v, Reduction):
-            return True
-        stack.extend(v.inputs if isinstance(v, Pointwise) else
-                     [v.base] if isinstance(v, View) else [])
-    return False
+        def check(arg, index):
+            lo, hi = _bounds(*_affine(index, ranges), ranges)
+            e_lo, e_hi = self._extent[arg]
+            if lo < e_lo or hi > e_hi:
+                raise KernelBoundsError(f"inductor: {kernel.name} would access elements "
+                                        f"[{lo}, {hi}] of argument {arg}, which holds "
+                                        f"[{e_lo}, {e_hi}]")
+
+        def walk(e):
+            if e[0] == "load":
+                check(e[1], e[2])
+            elif e[0] in ("op", "cast"):
+                for a in e[2:] if e[0] == "cast" else e[3:]:
+                    walk(a)
+        for r in kernel.reductions:
+            walk(r.expr)
+        for s in kernel.stores:
+            check(s.arg, s.index)
+            walk(s.value)
+
+
+class KernelBoundsError(AssertionError):
+    """A kernel would read or write outside a buffer (the backend falls back to running the
+    graph's ops)."""
+
+
+def _extent(buf):
+    lo = hi = buf.offset
+    for size, stride in zip(buf.shape, buf.strides):
+        if size == 0:
+            return 0, -1
+        lo += min(0, (size - 1) * stride)
+        hi += max(0, (size - 1) * stride)
+    return lo, hi
 
 
 def expr_dtype(e):

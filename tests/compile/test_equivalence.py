@@ -51,6 +51,20 @@ CASES = {
     "in_place_ops": (lambda x: x.clone().mul_(2).add_(1).sin_(), [_r(4)]),
     "non_contiguous_input": (lambda x: x.sin() * 2 + x.sum(-1, keepdim=True),
                              [_r(6, 4).t()]),
+    "math_catalogue": (lambda x: (x.clamp(-0.5, 0.5), x.erf(), x.abs().log1p(), x.floor(),
+                                  x.exp2(), x.atan(), ember.atan2(x, x + 2),
+                                  (x.abs() + 0.5).pow(x)), [_r(9)]),
+    "statistics": (lambda x: (x.var(-1), x.std(0), ember.logsumexp(x, -1), x.norm()),
+                   [_r(4, 6)]),
+    "masks_and_triangles": (lambda x: (x.masked_fill(x > 0.5, -1.0), x.tril(), x.triu(1)),
+                            [_r(5, 5)]),
+    "losses": (lambda x, y: (F.mse_loss(x, y), F.smooth_l1_loss(x, y),
+                             F.binary_cross_entropy_with_logits(x, y.sigmoid())),
+               [_r(4, 3), _r(4, 3)]),
+    "pool_and_batchnorm_eval": (lambda x, m, v: (F.avg_pool2d(x, 2), F.batch_norm(
+        x, m, v, training=False)), [_r(2, 3, 4, 4), _r(3, grad=False).abs(),
+                                    _r(3, grad=False).abs() + 1]),
+    "dropout_seeded": (lambda x: (ember.manual_seed(3), F.dropout(x, 0.5))[1], [_r(20)]),
 }
 
 
