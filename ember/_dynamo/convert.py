@@ -157,6 +157,7 @@ def _tuple_output(fn):
     def run(*args):
         out = fn(*args)
         return out if isinstance(out, (tuple, list)) else (out,)
+    run.compiled = fn           # what the backend returned (for inspection)
     return run
 
 

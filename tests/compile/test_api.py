@@ -174,3 +174,34 @@ def test_compile_is_lazy_at_import():
             "assert 'ember.fx' not in sys.modules; ember.compile; "
             "assert 'ember._dynamo' in sys.modules; assert 'sympy' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def helper_timing(x):
+    import time
+    time.perf_counter()                  # the monitor would call this a side effect
+    return x * 2
+
+
+def test_allow_in_graph_trusts_a_function():
+    f = lambda x: helper_timing(x) + 1     # noqa: E731
+    cf = ember.compile(f, backend="eager")
+    cf(ember.ones(2))
+    assert any("perf_counter" in r for r in counters["graph_break"])
+    ember.compiler.reset()
+    assert ember.compiler.allow_in_graph(helper_timing) is helper_timing
+    cf = ember.compile(f, backend="eager")
+    cf(ember.ones(2))
+    assert not counters["graph_break"] and counters["stats"]["unique_graphs"] == 1
+
+
+def test_nested_structures_and_kwargs(close):
+    def f(x, *, scale, extra=None):
+        return {"y": x * scale, "pair": (x.sum(), [x.max(), 3])}, extra
+    cf = ember.compile(f, backend="aot_eager")
+    x = ember.randn(4, requires_grad=True)
+    out, extra = cf(x, scale=2.0, extra="tag")
+    ref, _ = f(x, scale=2.0)
+    close(out, ref)
+    assert extra == "tag" and out["pair"][1][1] == 3
+    out["y"].sum().backward()
+    close(x.grad, ember.full((4,), 2.0))
