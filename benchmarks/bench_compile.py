@@ -93,7 +93,7 @@ def _gpt_module(lib):
     return ns["CharGPT"]
 
 
-def bench_gpt(lib, steps, vocab=65, block=64, batch=16):
+def bench_gpt(lib, steps, vocab=65, block=32, batch=16):
     """(first compiled step, compiled step, eager step) in seconds."""
     T = __import__(lib)
     CharGPT = _gpt_module(lib)
@@ -125,25 +125,35 @@ def bench_gpt(lib, steps, vocab=65, block=64, batch=16):
     return first, statistics.median(c), statistics.median(e)
 
 
+def _measure(lib, steps):
+    """Every figure for ``lib``, measured in this process."""
+    cold, warm, comp, eager = bench_pointwise(lib)
+    first, step_c, step_e = bench_gpt(lib, steps)
+    return [cold, warm, comp, eager, first, step_c, step_e]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=30)
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--lib", help=argparse.SUPPRESS)    # one library, in a child process
     args = parser.parse_args()
+    if args.lib:
+        print(json.dumps(_measure(args.lib, args.steps)))
+        return
+    import importlib.util
     libs = ["ember"]
-    if not args.no_torch:
-        try:
-            import torch  # noqa: F401
-            libs.append("torch")
-        except ImportError:
-            pass
+    if not args.no_torch and importlib.util.find_spec("torch") is not None:
+        libs.append("torch")
     rows = {}
-    for lib in libs:
-        cold, warm, comp, eager = bench_pointwise(lib)
-        first, step_c, step_e = bench_gpt(lib, args.steps)
-        rows[lib] = (cold, warm, comp, eager, first, step_c, step_e)
+    for lib in libs:        # each library in its own process: no thread pools shared
+        out = subprocess.run([sys.executable, __file__, "--lib", lib, "--steps",
+                              str(args.steps)], capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr[-3000:])
+        rows[lib] = json.loads(out.stdout.strip().splitlines()[-1])
     print("\nsin(x) + cos(x) * 2 on 1M float32; GPT: CharGPT(d_model=64, 2 layers), batch 16 x "
-          "64 tokens, AdamW")
+          "32 tokens (the example's sizes), AdamW")
     print(f"{'':34}" + "".join(f"{lib:>14}" for lib in libs))
     labels = ["cold first call (s)", "warm-cache first call (s)", "compiled call (ms)",
               "eager call (ms)", "speed-up over eager", "GPT first compiled step (s)",
