@@ -6,8 +6,8 @@
 2. One training step of the examples' character GPT (forward, backward, AdamW): compiled
    against eager, per step.
 
-Timings on a shared machine are noisy: each figure is the median of several runs, and the
-ratios compare numbers measured side by side.
+Timings on a shared machine are noisy: each figure is a median, the GPT ratio the median of
+compiled/eager ratios of neighbouring steps (alternating), so both see the same load.
 
 python benchmarks/bench_compile.py [--steps 30] [--no-torch]
 """
@@ -94,7 +94,8 @@ def _gpt_module(lib):
 
 
 def bench_gpt(lib, steps, vocab=65, block=32, batch=16):
-    """(first compiled step, compiled step, eager step) in seconds."""
+    """(first compiled step, compiled step, eager step in seconds, median of the pairwise
+    compiled/eager ratios)."""
     T = __import__(lib)
     CharGPT = _gpt_module(lib)
     T.manual_seed(0)
@@ -118,18 +119,23 @@ def bench_gpt(lib, steps, vocab=65, block=32, batch=16):
     for _ in range(3):
         step(compiled, opts[0])
         step(models[1], opts[1])
+    # alternate single steps: neighbours see the same load, so the median of the pairwise
+    # ratios is steadier than a ratio of medians on a shared machine
     c, e = [], []
-    for _ in range(max(1, steps // 5)):          # interleaved: both see the same load
-        c.append(_median_time(lambda: step(compiled, opts[0]), 1, 5))
-        e.append(_median_time(lambda: step(models[1], opts[1]), 1, 5))
-    return first, statistics.median(c), statistics.median(e)
+    for i in range(steps):
+        pair = [(compiled, opts[0], c), (models[1], opts[1], e)]
+        for model, opt, out in (pair if i % 2 == 0 else pair[::-1]):
+            t = time.perf_counter()
+            step(model, opt)
+            out.append(time.perf_counter() - t)
+    ratio = statistics.median(a / b for a, b in zip(c, e))
+    return first, statistics.median(c), statistics.median(e), ratio
 
 
 def _measure(lib, steps):
     """Every figure for ``lib``, measured in this process."""
     cold, warm, comp, eager = bench_pointwise(lib)
-    first, step_c, step_e = bench_gpt(lib, steps)
-    return [cold, warm, comp, eager, first, step_c, step_e]
+    return [cold, warm, comp, eager, *bench_gpt(lib, steps)]
 
 
 def main():
@@ -157,13 +163,13 @@ def main():
     print(f"{'':34}" + "".join(f"{lib:>14}" for lib in libs))
     labels = ["cold first call (s)", "warm-cache first call (s)", "compiled call (ms)",
               "eager call (ms)", "speed-up over eager", "GPT first compiled step (s)",
-              "GPT compiled step (ms)", "GPT eager step (ms)", "GPT compiled / eager"]
+              "GPT compiled step (ms)", "GPT eager step (ms)", "GPT compiled / eager (paired)"]
     for i, label in enumerate(labels):
         cells = []
         for lib in libs:
-            cold, warm, comp, eager, first, sc, se = rows[lib]
+            cold, warm, comp, eager, first, sc, se, ratio = rows[lib]
             v = [cold, warm, comp * 1e3, eager * 1e3, eager / comp, first, sc * 1e3,
-                 se * 1e3, sc / se][i]
+                 se * 1e3, ratio][i]
             cells.append(f"{v:14.2f}" if i not in (4, 8) else f"{v:13.2f}x")
         print(f"{label:34}" + "".join(cells))
 
