@@ -140,10 +140,7 @@ class Scheduler:
         kwargs = map_arg(node.kwargs, lambda n: self.env[n])
         call_args = [self._arg(a) for a in args]
         call_args += [f"{k}={self._arg(v)}" for k, v in kwargs.items()]
-        # the op's entry: the wrapper runs with autograd off and no mode key live (it checks),
-        # where dispatching from the top would only find the entry again
-        target = getattr(node.target, "_op", None)
-        fn = self.const(target.entry if target is not None else node.target)
+        fn = self.const(_entry(node.target))
         name = self.fresh("ext")
         self.lines.append(f"{name} = {fn}({', '.join(call_args)})")
         meta = node.meta.get("val")
@@ -193,7 +190,8 @@ class Scheduler:
                 kwargs = [f"{k}={self._arg(map_arg(v, lambda n: self.env[n]))}"
                           for k, v in node.kwargs.items()]
                 real = self.fresh("view")
-                self.lines.append(f"{real} = {self.const(target)}({', '.join(args + kwargs)})")
+                self.lines.append(f"{real} = {self.const(_entry(target))}"
+                                  f"({', '.join(args + kwargs)})")
                 buf.real_name = real
             return real
         return buf.name
@@ -264,6 +262,14 @@ class Scheduler:
                 kb.extra.append(red)
                 kb.store(red, buf)
         return kb
+
+
+def _entry(target):
+    """What the wrapper calls for ``target``: an op's entry (the wrapper runs with autograd
+    off and no mode key live, it checks, where dispatching from the top would only find the
+    entry again), anything else as it is."""
+    op = getattr(target, "_op", None)
+    return op.entry if op is not None else target
 
 
 def _row_reduction(v):
