@@ -204,6 +204,7 @@ class _Phase:
         self.aliases = {}           # geometry -> node
         self.storages = set()       # ids of storages holding recorded values
         self.lifted = []            # (tensor, node, source)
+        self.input_storages = set()  # storages of placeholders (arguments, lifted tensors)
         self.anchor = None          # the last placeholder: lifted inputs go after it
 
     def bind(self, t, node):
@@ -305,6 +306,7 @@ class Recorder:
         """A placeholder for input tensor ``t`` (recorded as ``value``: its fake, if any)."""
         node = self.cur.placeholder(name)
         self.cur.bind(t if value is None else value, node)
+        self.cur.input_storages.add(geometry(t if value is None else value)[0])
         if value is not None:
             self.fakes[id(t)] = value
         return node
@@ -360,6 +362,7 @@ class Recorder:
                 value.requires_grad_(True)
             self.fakes[id(t)] = value
         self.cur.bind(t, node)
+        self.cur.input_storages.add(geometry(value)[0])
         if value is not t:
             node.meta["val"] = value
         self.cur.lifted.append((t, node, source))
@@ -423,6 +426,11 @@ class Recorder:
         writes = kernel.target._is_impure or out is not None
         if writes:
             node.meta["is_impure"] = True
+            written = out if out is not None else args[0] if args else None
+            if isinstance(written, TensorBase) and written.requires_grad and \
+                    geometry(written)[0] in self.cur.input_storages:
+                self.stop(f"{op.name} writes in place into an argument that requires grad "
+                          f"(at {user_location()})")
         if op.name.endswith("_") and not isinstance(result, TensorBase):
             # an in-place kernel returning a status: the node's value is not the tensor,
             # which keeps its node (the write happens in place, in program order)

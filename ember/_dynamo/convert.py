@@ -249,10 +249,11 @@ def _guards(cf, rec, leaves, spec, symctx, sizes_of):
 # ---- the two captures --------------------------------------------------------------------------
 
 def _grads(index, leaves):
+    """(tensor, its .grad, whether it requires grad) for the arguments and parameters."""
     tensors = [x for x in leaves if isinstance(x, TensorBase)]
     for m in index.modules.values():
         tensors.extend(p for p in m._parameters.values() if p is not None)
-    return [(t, id(t.grad)) for t in tensors]
+    return [(t, id(t.grad), t.requires_grad) for t in tensors]
 
 
 def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
@@ -265,9 +266,12 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
         result = cf.fn(*call_args, **call_kwargs)
     if Module._attribute_epoch != epoch:
         rec.note_break("side effect: a Module attribute was assigned during the call")
-    if any(id(t.grad) != g for t, g in grads):
+    if any(id(t.grad) != g for t, g, _ in grads):
         rec.note_break("side effect: the call set the .grad of a tensor (a backward inside "
                        "the compiled function)")
+    if any(t.requires_grad != r for t, _, r in grads):
+        rec.note_break("side effect: the call changed whether an argument or parameter "
+                       "requires grad")
     if any(t.requires_grad for t, _ in rec.factories):
         rec.note_break("a tensor made inside the call requires grad (a new leaf each call)")
     return result

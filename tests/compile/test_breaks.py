@@ -162,3 +162,25 @@ def test_leaves_made_inside_the_call_break(close):
     out.backward()
     assert w.grad is not None
     assert any("requires grad" in r for r in _breaks())
+
+
+def test_autograd_state_changes_break(close):
+    def f(x):
+        x.requires_grad_()
+        return x * 2
+    cf = ember.compile(f, backend="eager")
+    x = ember.randn(3)
+    cf(x)
+    assert x.requires_grad
+    assert any("requires grad" in r for r in _breaks())
+
+    def g(h):
+        h.add_(1)
+        return h * 2
+    a = ember.randn(4, requires_grad=True)
+    cg = ember.compile(g, backend="aot_eager")
+    for _ in range(2):
+        a.grad = None
+        cg(a * 3).sum().backward()
+        close(a.grad, ember.full((4,), 6.0))
+    assert any("writes in place into an argument" in r for r in _breaks())
