@@ -44,8 +44,10 @@ def autocast_state():
 
 
 def _module_epoch():
+    """Moves when a Module attribute is assigned or a hook is added or removed anywhere."""
+    from ember.core.hooks import RemovableHandle
     from ember.nn.modules.module import Module
-    return Module._attribute_epoch
+    return (Module._attribute_epoch, RemovableHandle.next_id, RemovableHandle.removed)
 
 
 def _is_guardable_constant(v):

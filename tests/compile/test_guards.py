@@ -115,7 +115,7 @@ def test_recompile_limit_warns_once_then_runs_eagerly(close, monkeypatch):
     msgs = [str(m.message) for m in w if "recompile_limit" in str(m.message)]
     assert len(msgs) == 1 and "hit config.recompile_limit (3)" in msgs[0]
     assert "argument 1: expected" in msgs[0]
-    assert counters["stats"]["calls_captured"] == 3
+    assert counters["stats"]["calls_captured"] == 2          # the first graph again
     assert counters["stats"]["eager_calls"] == 3
     strict = ember.compile(lambda x, k: x + k, backend="eager", fullgraph=True)
     for k in range(3):
@@ -183,3 +183,15 @@ def test_dynamic_training_graph_serves_every_size(close):
             close(p.grad, q.grad)
     assert counters["stats"]["calls_captured"] == 1
     assert "s0" in cm._compiled.entries[0].graphs[1].code
+
+
+def test_hooks_added_or_removed_after_compiling_recompile(close):
+    m = nn.Linear(3, 3)
+    cm = ember.compile(m, backend="eager")
+    x = ember.randn(2, 3)
+    close(cm(x), m(x))
+    handle = m.register_forward_hook(lambda mod, args, out: out * 10)
+    close(cm(x), m(x))
+    handle.remove()
+    close(cm(x), m(x))
+    assert counters["stats"]["calls_captured"] == 2          # the first graph again
