@@ -13,7 +13,7 @@ __all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugin
            "register", "set_num_threads", "get_num_threads", "build_info", "AUTOLOAD_ENV",
            "GROUP", "abi_ops", "unimplemented", "is_declared_unimplemented", "host_fallbacks",
            "reset_host_fallbacks", "coverage", "default_generator", "OutOfMemoryError", "device",
-           "kernel_table"]
+           "kernel_codegen", "kernel_table"]
 
 GROUP = "ember.backends"
 AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
@@ -202,6 +202,12 @@ def nondeterministic_kernels(device_type):
     (the ``ember_nondeterministic_kernels`` hook; none when no plugin says)."""
     names = _manager().hook.ember_nondeterministic_kernels(device_type=device_type)
     return list(names or ())
+
+
+def kernel_codegen(device_type):
+    """The plugin's code generator for ember.compile's fused kernels on ``device_type``
+    (the ``ember_kernel_codegen`` hook), or None."""
+    return _manager().hook.ember_kernel_codegen(device_type=device_type)
 
 
 def kernel_table(device_type):

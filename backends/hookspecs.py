@@ -5,7 +5,8 @@ entry point in the group ``ember.backends``.  Hooks are grouped by lifecycle:
 
 1. registration, at ``import ember`` (cheap: no device initialisation, no kernel import);
 2. first use of a device type (kernels are loaded here);
-3. runtime control (threads).
+3. runtime control (threads);
+4. compilation (``ember.compile``'s code generator for the device).
 
 A hook implementation may accept a subset of the arguments below.  Hooks marked
 ``firstresult`` stop at the first plugin returning something other than None.
@@ -114,3 +115,33 @@ def ember_nondeterministic_kernels(device_type: str) -> list[str] | None:
     does not provide that type.  Every kernel not listed is declared deterministic.  With
     ``ember.use_deterministic_algorithms(True)`` the core raises (or warns) before running a
     listed one; the switch also reaches every kernel as ``ember_ctx.deterministic``."""
+
+
+# 4. compilation ---------------------------------------------------------------------------
+
+@runtime_checkable
+class KernelCodegen(Protocol):
+    """What ``ember_kernel_codegen`` returns: turns the fused kernels of ``ember.compile``'s
+    "inductor" backend (``ember._inductor.ir.Kernel``: loop nests over rows, reductions
+    and stores, with device-neutral expressions) into callables for one device type.
+
+    ``compile(kernels)`` returns ``{kernel.name: launch}``; ``launch(pointers)`` runs the
+    kernel on a tuple of device addresses (``Tensor.data_ptr()``), one per ``kernel.args``
+    entry.  ``supports(kernel)`` says whether it can compile a kernel at all (the backend
+    runs the ops one by one otherwise).  Compile once per source: cache what was built
+    on disk, so a second process compiles nothing (``ember.backends.kernel_cache`` does
+    that for native libraries).
+    """
+
+    name: str
+
+    def supports(self, kernel) -> bool: ...
+    def compile(self, kernels: list) -> dict: ...
+
+
+@hookspec(firstresult=True)
+def ember_kernel_codegen(device_type: str) -> KernelCodegen | None:
+    """Return the KernelCodegen for ``device_type`` (e.g. C with OpenMP for "cpu", CUDA C
+    for "cuda"), or None if this plugin has none for it.  Called when ``ember.compile``'s
+    default backend first compiles a graph for that device; it may import the plugin's
+    compiler modules."""

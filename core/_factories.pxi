@@ -33,6 +33,10 @@ cdef bint plain_sizes(tuple size):
 
 
 cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
+    if capturing():
+        r = _capture_hooks.factory("empty", size, dt, dev, op)
+        if r is not None:
+            return r
     if _symbolic_factory is not None and not plain_sizes(size):
         r = _symbolic_factory(size, dt, dev, op)
         if r is not None:
@@ -212,6 +216,10 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 cdef TensorBase from_host_array(object arr, dtype dt, device dev):
     """A new tensor on `dev` with dtype `dt` holding the NumPy array `arr` (copied)."""
+    if capturing():
+        r = _capture_hooks.factory("from_host", arr, dt, dev)
+        if r is not None:
+            return r
     np = numpy()
     host_dt = dt if dt.np_dtype is not None else _dtypes.float32   # bfloat16: via float32
     a = np.asarray(arr, dtype=host_dt.np_dtype, order="C")      # keeps 0-d arrays 0-d

@@ -9,6 +9,7 @@ cdef TensorBase one_element(TensorBase t, str what):
 
 cdef object item_c(TensorBase t):
     """The first element as a Python number (copied through host memory)."""
+    report_data_read(t, "item")
     if t._backend.is_meta:
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
     if t.numel_c() == 0:
@@ -25,6 +26,7 @@ cdef object item_c(TensorBase t):
 
 cdef object host_array(TensorBase t):
     """A NumPy copy of t's values (bfloat16 comes out as float32), on any device."""
+    report_data_read(t, "host copy")
     if t._backend.is_meta:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     np = numpy()
@@ -54,6 +56,7 @@ cdef class _ArrayInterface:
 
 
 cdef object numpy_view(TensorBase t, bint force):
+    report_data_read(t, "numpy")
     if force:
         return host_array(t)
     if t._keys & AUTOGRAD_BIT:

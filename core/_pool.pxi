@@ -378,38 +378,44 @@ def _pool_composite(str name, input, *args, grad_output=None, indices=None):
     return pool_backward_composite(a, grad_output, x, indices)
 
 
-# --- derivatives: the backward ops in plain backward; the composites (differentiable)
-# when the backward itself is recorded (create_graph) ---
-
-cdef object pool_grad(PoolArgs a, g, x, indices):
-    if is_grad_enabled_c():
-        return pool_backward_composite(a, g, x, indices)
-    return pool_backward(a, g, x, indices)
-
+# --- derivatives: the backward ops in plain backward (dispatched, so a plugin's kernel, the
+# profiler and ember.compile's capture see them); the composites (differentiable) when the
+# backward itself is recorded (create_graph) ---
 
 def _d_max_pool2d(ctx, g):
     x, kernel_size, stride, padding, dilation, ceil_mode = ctx.args
+    if not is_grad_enabled_c():
+        return (max_pool2d_with_indices_backward(g[0], x, kernel_size, stride, padding,
+                                                 dilation, ceil_mode, ctx.result[1]),)
     a = window_args(EMBER_POOL_MAX, x, kernel_size, stride, padding, dilation, ceil_mode,
                     False, None)
-    return (pool_grad(a, g[0], x, ctx.result[1]),)
+    return (pool_backward_composite(a, g[0], x, ctx.result[1]),)
 
 
 def _d_avg_pool2d(ctx, g):
     x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor = ctx.args
+    if not is_grad_enabled_c():
+        return (avg_pool2d_backward(g, x, kernel_size, stride, padding, ceil_mode,
+                                    count_include_pad, divisor),)
     a = window_args(EMBER_POOL_AVG, x, kernel_size, stride, padding, (1, 1), ceil_mode,
                     count_include_pad, divisor)
-    return (pool_grad(a, g, x, None),)
+    return (pool_backward_composite(a, g, x, None),)
 
 
 def _d_adaptive_avg_pool2d(ctx, g):
     x = ctx.args[0]
-    return (pool_grad(adaptive_args(EMBER_POOL_ADAPTIVE_AVG, x, ctx.args[1]), g, x, None),)
+    if not is_grad_enabled_c():
+        return (_adaptive_avg_pool2d_backward(g, x),)
+    a = adaptive_args(EMBER_POOL_ADAPTIVE_AVG, x, ctx.args[1])
+    return (pool_backward_composite(a, g, x, None),)
 
 
 def _d_adaptive_max_pool2d(ctx, g):
     x = ctx.args[0]
+    if not is_grad_enabled_c():
+        return (adaptive_max_pool2d_backward(g[0], x, ctx.result[1]),)
     a = adaptive_args(EMBER_POOL_ADAPTIVE_MAX, x, ctx.args[1])
-    return (pool_grad(a, g[0], x, ctx.result[1]),)
+    return (pool_backward_composite(a, g[0], x, ctx.result[1]),)
 
 
 derive(op_max_pool2d, _d_max_pool2d,
@@ -421,3 +427,10 @@ derive(op_adaptive_avg_pool2d, _d_adaptive_avg_pool2d,
        lambda x, o: _adaptive_avg_pool2d(x, o), SAVE_INPUTS)
 derive(op_adaptive_max_pool2d, _d_adaptive_max_pool2d,
        lambda x, o: adaptive_max_pool2d(x, o), SAVE_INPUTS | SAVE_RESULT)
+
+# ops without a derivative still get an entry: a mode key (ember.compile's capture, the
+# profiler) redispatches to it
+op_max_pool2d_backward.entry = max_pool2d_with_indices_backward
+op_avg_pool2d_backward.entry = avg_pool2d_backward
+op_adaptive_avg_pool2d_backward.entry = _adaptive_avg_pool2d_backward
+op_adaptive_max_pool2d_backward.entry = adaptive_max_pool2d_backward

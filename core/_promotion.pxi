@@ -14,7 +14,10 @@ ctypedef union scalar_buf:
 
 
 cdef inline bint is_scalar(object x):
-    return isinstance(x, (int, float, bool, complex))
+    # symbolic sizes (ember.SymInt/SymFloat) act as scalars where ops meet them: only fake
+    # tensors (dynamic-shape captures) get that far with one
+    return isinstance(x, (int, float, bool, complex)) or \
+        type(x).__name__ in ("SymInt", "SymFloat")
 
 
 cdef dtype scalar_dtype(object x, str op):

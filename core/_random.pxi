@@ -25,6 +25,7 @@ cdef class Generator:
 
     def manual_seed(self, seed):
         """Seed the generator; returns it."""
+        report_side_effect("manual_seed() reseeds a generator")
         seed = int(seed)
         if seed < -(1 << 63) or seed >= (1 << 64):
             raise RuntimeError(f"Overflow when unpacking long long")

@@ -33,6 +33,7 @@ cdef class Storage:
 
 
 cdef Storage allocate(Backend b, device dev, int64_t nbytes):
+    report_allocation()
     cdef Storage s = Storage.__new__(Storage)
     s.backend = b
     s.device = dev

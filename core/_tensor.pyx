@@ -61,6 +61,7 @@ def _set_tensor_class(cls):
     _tensor_cls = cls
 
 
+include "_capture_hooks.pxi"
 include "_storage.pxi"
 include "_tensor_alloc.pxi"
 

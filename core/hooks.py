@@ -6,6 +6,8 @@ class RemovableHandle:
     """Removes its hook from a dict of hooks (``hooks_dict[id] = hook``) on remove()."""
 
     next_id = 0
+    removed = 0         # hooks removed so far: with next_id, tells ember.compile's guards
+                        # that some hook table changed
 
     def __init__(self, hooks_dict, *, extra_dict=None):
         import weakref
@@ -16,6 +18,7 @@ class RemovableHandle:
             extra_dict if isinstance(extra_dict, list) else [extra_dict] if extra_dict else []))
 
     def remove(self):
+        RemovableHandle.removed += 1
         for ref in (self.hooks_dict_ref,) + self.extra_dict_refs:
             d = ref()
             if d is not None and self.id in d:

@@ -218,6 +218,10 @@ _LAZY_FUNCTIONS.update({"i0": "special", "igamma": "core.incomplete_gamma",
 # samplers behind the distributions (gamma with its reparameterised gradient, ...)
 _LAZY_FUNCTIONS.update({_n: "core.random_samplers" for _n in (
     "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet")})
+# ember.compile: capture (ember._dynamo), code generation (ember._inductor), ember.ops
+_LAZY_SUBMODULES |= {"compiler"}
+_LAZY_FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
+                        "ops": "_ops"})
 _LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",

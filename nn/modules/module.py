@@ -40,6 +40,9 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
     _version = 1
     call_super_init = False
     training: bool
+    # bumped by every attribute assignment on any Module: ember.compile's guards re-check
+    # the Module attributes a captured graph depends on only when it has moved
+    _attribute_epoch = 0
 
     def __init__(self, *args, **kwargs):
         if not self.call_super_init and kwargs:
@@ -86,6 +89,7 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
                             f"(torch Tensor or None required)")
         tensor = _hooks._run_registration_hooks("buffer", self, name, tensor)
+        Module._attribute_epoch += 1
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -106,6 +110,7 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
                                  f"parameters must be created explicitly. To express '{name}' "
                                  f"as a function of another Tensor, compute the value in the "
                                  f"forward() method.")
+        Module._attribute_epoch += 1
         self._parameters[name] = _hooks._run_registration_hooks("parameter", self, name, param)
 
     def add_module(self, name, module):
@@ -113,6 +118,7 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         self._check_name("module", name, self._modules)
+        Module._attribute_epoch += 1
         self._modules[name] = _hooks._run_registration_hooks("module", self, name, module)
 
     def register_module(self, name, module):
@@ -133,6 +139,7 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         self._non_persistent_buffers_set.discard(name)
 
     def __setattr__(self, name, value):
+        Module._attribute_epoch += 1
         d = self.__dict__
         params = d.get("_parameters")
         if isinstance(value, Parameter):
@@ -172,6 +179,7 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
             super().__setattr__(name, value)
 
     def __delattr__(self, name):
+        Module._attribute_epoch += 1
         for store in (self._parameters, self._buffers, self._modules):
             if name in store:
                 del store[name]
@@ -417,6 +425,12 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
     def cuda(self, device=None):
         """Move every parameter and buffer to a CUDA device."""
         return self._apply(lambda t: t.cuda(device))
+
+    def compile(self, *args, **kwargs):
+        """Compile this Module's calls with ``ember.compile`` (arguments as its): the Module
+        itself is unchanged (its state_dict keys too), its ``__call__`` runs compiled."""
+        from ember.compiler import _compile
+        self._compiled_call_impl = _compile.compile(self._call_impl, *args, **kwargs)
 
     # repr ------------------------------------------------------------------------------
     def _get_name(self):

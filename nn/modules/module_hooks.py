@@ -127,6 +127,11 @@ class _HookMixin:
 
     # __call__ ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
+        # Module.compile() puts the compiled call here
+        compiled = self.__dict__.get("_compiled_call_impl")
+        return (compiled or self._call_impl)(*args, **kwargs)
+
+    def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_pre_hooks
                 or _global_forward_hooks or _global_backward_hooks):

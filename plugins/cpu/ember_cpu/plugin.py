@@ -61,3 +61,12 @@ def ember_nondeterministic_kernels(device_type):
     # reductions combine fixed-size blocks in a fixed order; index kernels give each output
     # element to one thread: every kernel gives the same bits at any thread count
     return []
+
+
+@hookimpl
+def ember_kernel_codegen(device_type):
+    if device_type != DEVICE_TYPE:
+        return None
+    from ember_cpu.codegen import CKernelCodegen
+
+    return CKernelCodegen()

@@ -1,0 +1,65 @@
+"""Training through captured graphs: the forward graph runs inside an autograd Function
+whose backward is the captured backward graph (PyTorch's AOTAutograd, in miniature).
+
+The backward graph was recorded by running the autograd engine on the capture's outputs
+with symbolic tangents, so it holds exactly the derivative formulas eager backward runs;
+forward values it reads are extra outputs of the forward graph (saved for backward).  Both
+graphs go through the same backend.  A backward that must itself be differentiable
+(``create_graph=True``) runs the backward graph op by op, so autograd records it.
+"""
+from ember.autograd.function import Function
+from ember.autograd.grad_mode import is_grad_enabled
+
+__all__ = ["CompiledJoint"]
+
+
+class CompiledJoint:
+    """A forward/backward pair compiled from one capture.
+
+    Args:
+        fw: compiled forward: (symbols, inputs...) -> (user outputs..., saved...).
+        bw, bw_eager: compiled backward and its op-by-op twin: (symbols, saved...,
+            tangents...) -> one gradient per differentiable input.
+        n_sym, n_user: how many symbol inputs / user outputs.
+        diff_positions: for each backward output, the index of its input among the
+            forward's tensor inputs.
+        tangent_outputs: indices of the user outputs that get a tangent.
+        non_diff: indices of user outputs that do not require grad.
+        bw_lifted: tensors from outside the call that only the backward reads (its last
+            inputs).
+    """
+
+    def __init__(self, fw, bw, bw_eager, n_sym, n_user, diff_positions, tangent_outputs,
+                 non_diff, bw_lifted=()):
+        self.fw, self.bw, self.bw_eager = fw, bw, bw_eager
+        self.n_sym, self.n_user = n_sym, n_user
+        self.diff_positions = tuple(diff_positions)
+        self.tangent_outputs = tuple(tangent_outputs)
+        self.non_diff = tuple(non_diff)
+        self.bw_lifted = tuple(bw_lifted)
+
+    def __call__(self, syms, tensors):
+        return _JointFunction.apply(self, tuple(syms), *tensors)
+
+
+class _JointFunction(Function):
+    @staticmethod
+    def forward(ctx, joint, syms, *tensors):
+        outs = joint.fw(*syms, *tensors)
+        user, saved = outs[:joint.n_user], outs[joint.n_user:]
+        ctx.joint, ctx.syms, ctx.n_in = joint, syms, len(tensors)
+        ctx.save_for_backward(*saved)
+        if joint.non_diff:
+            ctx.mark_non_differentiable(*(user[i] for i in joint.non_diff))
+        return tuple(user)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        joint = ctx.joint
+        tangents = [grads[i] for i in joint.tangent_outputs]
+        fn = joint.bw_eager if is_grad_enabled() else joint.bw
+        res = fn(*ctx.syms, *ctx.saved_tensors, *tangents, *joint.bw_lifted)
+        out = [None] * ctx.n_in
+        for pos, g in zip(joint.diff_positions, res):
+            out[pos] = g
+        return (None, None, *out)

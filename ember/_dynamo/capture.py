@@ -1,0 +1,514 @@
+"""Capture: one call of the user's code recorded into an FX graph through the dispatcher.
+
+While a Recorder is active on a thread, every primitive op holds a kernel at the PythonMode
+dispatch key and the thread includes the key, so each op call reaches ``record_op`` before
+anything else: the op runs below the key (autocast, autograd, the backend or the fake-tensor
+kernels) and a ``call_function`` node naming ``ember.ops.ember.<op>`` is appended.  Composite
+ops are not intercepted: their bodies run with the key live, so the graph holds primitives.
+Factories and reads of tensor values into Python report through the core's capture hooks.
+
+Values are tracked by identity, and by storage and geometry for the aliases the core makes
+without an op (``detach``, saved tensors): a tensor that is neither recorded nor an input is
+*lifted* into a placeholder when its origin can be guarded (a parameter, buffer or
+attribute of a known Module, a global, a closure cell), else the capture stops.
+
+Two kinds of values: real tensors (static shapes; the call really runs, so the first call's
+results are eager's) or fake tensors with symbolic sizes (dynamic shapes).  A *break*
+(data-dependent control flow, an op without a graph form, an untracked tensor) stops
+recording; with real tensors the call then simply finishes eagerly.
+"""
+import operator
+import os
+import sys
+import threading
+from collections import namedtuple
+
+from ember.core import _dispatch, _state
+from ember.core import _tensor as _core
+from ember.core._dispatch import DispatchKey
+from ember.core._tensor import TensorBase
+from ember.core.mode_keys import redispatch_below
+from ember.fx.graph import Graph
+
+__all__ = ["GraphBreak", "Recorder", "TensorMeta", "current_recorder"]
+
+_BIT = 1 << int(DispatchKey.PythonMode)
+_local = threading.local()
+_lock = threading.Lock()
+_installed = 0
+_EMBER_DIRS = None
+
+# keyword arguments the kernels default to: left out of graph nodes, for readable code
+_DEFAULTS = {"out": None, "dtype": None, "generator": None, "alpha": 1}
+_KEEP = object()
+
+TensorMeta = namedtuple("TensorMeta", ["shape", "dtype", "device", "stride", "requires_grad"])
+TensorMeta.__doc__ = "What a graph node's tensor value looked like when it was captured."
+
+
+class GraphBreak(Exception):
+    """Raised inside a fake-tensor capture when it cannot go on; ``reason`` says why."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def current_recorder():
+    return getattr(_local, "recorder", None)
+
+
+# libraries ember's own code calls into: their frames are not the user's
+_DEPENDENCIES = ("numpy", "scipy", "sympy", "mpmath", "pluggy", "threadpoolctl", "ml_dtypes",
+                 "ember_cpu", "mpi4py", "safetensors")
+
+
+def _ember_dirs():
+    """Path prefixes of code that is not the user's: ember's own folders, the libraries it
+    uses and Python's standard library (frozen modules included)."""
+    global _EMBER_DIRS
+    if _EMBER_DIRS is None:
+        import importlib.util
+        import sysconfig
+
+        import ember
+        root = os.path.dirname(os.path.dirname(ember.__file__))
+        dirs = [os.path.join(root, d) + os.sep for d in
+                ("ember", "core", "nn", "optim", "backends", "distributed")]
+        for name in _DEPENDENCIES:
+            try:
+                spec = importlib.util.find_spec(name)
+            except (ImportError, ValueError):
+                spec = None
+            for loc in (spec.submodule_search_locations or []) if spec else []:
+                dirs.append(loc + os.sep)
+        _EMBER_DIRS = tuple(dirs) + ("<frozen ", sysconfig.get_paths()["stdlib"] + os.sep)
+    return _EMBER_DIRS
+
+
+def user_location():
+    """``file:line`` of the innermost frame outside ember itself."""
+    f = sys._getframe(1)
+    dirs = _ember_dirs()
+    while f is not None:
+        if not f.f_code.co_filename.startswith(dirs):
+            return f"{f.f_code.co_filename}:{f.f_lineno}"
+        f = f.f_back
+    return "<unknown>"
+
+
+def _has_bool_tensor(x):
+    if isinstance(x, TensorBase):
+        return x.dtype.name == "bool"
+    if isinstance(x, (tuple, list)):
+        return any(_has_bool_tensor(v) for v in x)
+    return False
+
+
+def geometry(t):
+    """(storage id, offset, sizes, strides, dtype) of the memory ``t`` views; a fake
+    tensor answers for its hint meta tensor."""
+    t = t.__dict__.get("_meta", t) if type(t).__name__ == "FakeTensor" else t
+    return (id(t.untyped_storage()), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
+
+
+def describe(t):
+    return TensorMeta(tuple(t.shape), t.dtype, t.device, tuple(t.stride()), t.requires_grad)
+
+
+# ---- the PythonMode kernels ------------------------------------------------------------------
+
+class _CaptureKernel:
+    __slots__ = ("op", "target")
+
+    def __init__(self, op):
+        from ember._ops import ops
+        self.op = op
+        self.target = getattr(ops.ember, op.name)
+
+    def __call__(self, *args, **kwargs):
+        rec = getattr(_local, "recorder", None)
+        if rec is None or not rec.recording:
+            return redispatch_below(self.op, DispatchKey.PythonMode, args, kwargs)
+        return rec.record_op(self, args, kwargs)
+
+
+def _install():
+    global _installed
+    with _lock:
+        if _installed == 0:
+            for op in _dispatch.all_ops().values():
+                if op.entry is not None and op.family != -1:
+                    op.register(DispatchKey.PythonMode, _CaptureKernel(op))
+        _installed += 1
+
+
+def _uninstall():
+    global _installed
+    with _lock:
+        _installed -= 1
+        if _installed == 0:
+            for op in _dispatch.all_ops().values():
+                op.unregister(DispatchKey.PythonMode)
+
+
+class _Hooks:
+    """The core's capture hooks, forwarded to this thread's recorder."""
+
+    @staticmethod
+    def factory(kind, *args):
+        rec = getattr(_local, "recorder", None)
+        return None if rec is None or not rec.recording else rec.record_factory(kind, args)
+
+    @staticmethod
+    def untracked_allocation():
+        rec = getattr(_local, "recorder", None)
+        if rec is not None and rec.recording:
+            rec.stop(f"an ember function computed a tensor past the dispatcher (at "
+                     f"{user_location()}); a replayed graph would not compute it")
+
+    @staticmethod
+    def side_effect(what):
+        rec = getattr(_local, "recorder", None)
+        if rec is not None and rec.recording:
+            rec.stop(f"side effect: {what} (at {user_location()})")
+
+    @staticmethod
+    def data_read(t, what):
+        rec = getattr(_local, "recorder", None)
+        if rec is not None and rec.recording:
+            rec.stop(f"data-dependent: {what}() of a tensor read its values into Python "
+                     f"(at {user_location()})")
+
+
+class Untraced:
+    """Run a block with the capture's key excluded: what it computes is not recorded."""
+
+    def __enter__(self):
+        self.inc, self.exc = _state._get_tls_keys()
+        _state._set_tls_keys(self.inc, self.exc | _BIT)
+
+    def __exit__(self, *a):
+        inc, exc = _state._get_tls_keys()
+        _state._set_tls_keys(inc, (exc & ~_BIT) | (self.exc & _BIT))
+        return False
+
+
+class _Phase:
+    """One graph being recorded (the forward, or the backward of a joint capture)."""
+
+    def __init__(self, name):
+        self.name = name
+        self.graph = Graph()
+        self.env = {}               # id(tensor) -> (node, tensor)
+        self.aliases = {}           # geometry -> node
+        self.storages = set()       # ids of storages holding recorded values
+        self.lifted = []            # (tensor, node, source)
+        self.input_storages = set()  # storages of placeholders (arguments, lifted tensors)
+        self.anchor = None          # the last placeholder: lifted inputs go after it
+
+    def bind(self, t, node):
+        self.env[id(t)] = (node, t)
+        g = geometry(t)
+        self.aliases[g] = node
+        self.storages.add(g[0])
+        node.meta["val"] = t
+
+    def find(self, t):
+        e = self.env.get(id(t))
+        if e is not None and e[1] is t:
+            return e[0]
+        return self.aliases.get(geometry(t))
+
+    def placeholder(self, name):
+        g = self.graph
+        if self.anchor is None:
+            ctx = g.inserting_before(next(iter(g.nodes), None))
+        else:
+            ctx = g.inserting_after(self.anchor)
+        with ctx:
+            node = g.placeholder(name)
+        self.anchor = node
+        return node
+
+
+class Recorder:
+    """Records the ops of one call.
+
+    Args:
+        sources: a ``sources.SourceIndex`` saying where tensors that are not inputs come
+            from (so they can be lifted with a guard).
+        fake_mode: the FakeTensorMode of a dynamic-shape capture; None records real
+            tensors.
+        fullgraph: raise ``Unsupported`` at the first break instead of finishing eagerly.
+    """
+
+    def __init__(self, sources, fake_mode=None, fullgraph=False):
+        self.sources = sources
+        self.fake_mode = fake_mode
+        self.fullgraph = fullgraph
+        self.fw = _Phase("forward")
+        self.cur = self.fw
+        self.bw = None
+        self.saved = {}             # forward node -> backward placeholder
+        self.recording = True
+        self.breaks = []
+        self.factories = []         # (tensor, node) made by factories
+        self.fakes = {}             # id(real tensor) -> its fake (fake captures)
+        self.symbolic = None        # sym expr -> node conversion (fake captures)
+        self._prev = None
+
+    # ---- activation ------------------------------------------------------------------------
+    def __enter__(self):
+        if getattr(_local, "recorder", None) is not None:
+            raise RuntimeError("ember.compile: a capture is already running on this thread")
+        _install()
+        self._prev_hooks = _core._set_capture_hooks(_Hooks)
+        _local.recorder = self
+        inc, exc = _state._get_tls_keys()
+        self._prev = (inc, exc)
+        _state._set_tls_keys(inc | _BIT, exc & ~_BIT)
+        return self
+
+    def __exit__(self, *exc):
+        # only the PythonMode bit goes back: grad mode and the like stay as the call left them
+        inc, exc = _state._get_tls_keys()
+        _state._set_tls_keys((inc & ~_BIT) | (self._prev[0] & _BIT),
+                             (exc & ~_BIT) | (self._prev[1] & _BIT))
+        _local.recorder = None
+        _core._set_capture_hooks(self._prev_hooks)
+        _uninstall()
+        return False
+
+    # ---- breaks ------------------------------------------------------------------------------
+    def stop(self, reason):
+        """The capture cannot go on: under ``fullgraph`` raise; with fake tensors raise a
+        GraphBreak; with real tensors stop recording and let the call finish eagerly."""
+        if not self.recording:
+            return
+        self.breaks.append(reason)
+        self.recording = False
+        if self.fullgraph:
+            from ember._dynamo.exc import Unsupported
+            raise Unsupported(reason)
+        if self.fake_mode is not None:
+            raise GraphBreak(reason)
+
+    def note_break(self, reason):
+        """Record a break without raising (from a profile function, where raising would
+        unset it); under ``fullgraph`` the capture raises when the call returns."""
+        if self.recording:
+            self.breaks.append(reason)
+            self.recording = False
+
+    # ---- inputs ------------------------------------------------------------------------------
+    def add_input(self, t, name, value=None):
+        """A placeholder for input tensor ``t`` (recorded as ``value``: its fake, if any)."""
+        node = self.cur.placeholder(name)
+        self.cur.bind(t if value is None else value, node)
+        self.cur.input_storages.add(geometry(t if value is None else value)[0])
+        if value is not None:
+            self.fakes[id(t)] = value
+        return node
+
+    def add_symbol_input(self, name, symint):
+        node = self.cur.placeholder(name)
+        node.meta["val"] = symint
+        return node
+
+    # ---- tensors as node arguments --------------------------------------------------------------
+    def node_of(self, t):
+        """The node holding ``t``'s value in the graph being recorded (lifting it when it
+        comes from outside the call)."""
+        node = self.cur.find(t)
+        if node is not None:
+            return node
+        if self.bw is not None and self.cur is self.bw:
+            fnode = self.fw.find(t)
+            if fnode is not None:
+                return self._saved(fnode)
+        g = geometry(t)
+        if g[0] in self.cur.storages or g[0] in self.fw.storages:
+            self.stop(f"a view of a captured tensor was made outside the dispatcher "
+                      f"(at {user_location()})")
+            return None
+        if type(t).__name__ == "FakeTensor" or t.is_meta:
+            self.stop(f"a fake tensor appeared that the capture did not make "
+                      f"(at {user_location()})")
+            return None
+        return self._lift(t)
+
+    def _saved(self, fnode):
+        node = self.saved.get(fnode)
+        if node is None:
+            node = self.bw.placeholder(f"saved_{fnode.name}")
+            node.meta["val"] = fnode.meta.get("val")
+            self.saved[fnode] = node
+        return node
+
+    def _lift(self, t):
+        source = self.sources.find(t)
+        if source is None:
+            self.stop(f"a tensor of shape {list(t.shape)} comes from a place the capture "
+                      f"cannot guard (not an argument, nor a parameter, buffer or attribute "
+                      f"of a Module, nor a global or closure variable; at {user_location()})")
+            return None
+        node = self.cur.placeholder(source.name)
+        value = t
+        if self.fake_mode is not None:
+            with Untraced():
+                value = self.fake_mode.from_tensor(t, static_shapes=True)
+            if t.requires_grad:
+                value.requires_grad_(True)
+            self.fakes[id(t)] = value
+        self.cur.bind(t, node)
+        self.cur.input_storages.add(geometry(value)[0])
+        if value is not t:
+            node.meta["val"] = value
+        self.cur.lifted.append((t, node, source))
+        return node
+
+    def _to_node(self, a):
+        if isinstance(a, TensorBase):
+            return self.node_of(a)
+        if type(a).__name__ == "SymInt":
+            return self.symbolic.node_for(a, self)
+        if type(a) in (tuple, list):
+            return type(a)(self._to_node(x) for x in a)
+        if isinstance(a, dict):
+            return {k: self._to_node(v) for k, v in a.items()}
+        return a
+
+    def _to_value(self, a):
+        """The value an op runs on in a fake capture: a real tensor's fake, and for an alias
+        the core made without an op (a saved tensor, ``detach``: a plain meta tensor at
+        the hint sizes) the fake of the value it aliases, so sizes stay symbolic."""
+        if isinstance(a, TensorBase):
+            if type(a).__name__ == "FakeTensor":
+                return a
+            fake = self.fakes.get(id(a))
+            if fake is not None:
+                return fake
+            node = self.cur.find(a) or (self.fw.find(a) if self.bw is not None else None)
+            val = node.meta.get("val") if node is not None else None
+            return val if type(val).__name__ == "FakeTensor" else a
+        if type(a) in (tuple, list):
+            return type(a)(self._to_value(x) for x in a)
+        return a
+
+    # ---- ops ---------------------------------------------------------------------------------
+    def record_op(self, kernel, args, kwargs):
+        op = kernel.op
+        if op.name == "index" and _has_bool_tensor(args):
+            self.stop(f"indexing with a boolean mask gives a shape that depends on tensor data "
+                      f"(at {user_location()})")
+        node_args = self._to_node(args)
+        node_kwargs = self._to_node(kwargs)
+        if not self.recording:              # a lookup above stopped the capture
+            return redispatch_below(op, DispatchKey.PythonMode, args, kwargs)
+        if self.fake_mode is not None:
+            args, kwargs = self._to_value(args), self._to_value(kwargs)
+        try:
+            result = redispatch_below(op, DispatchKey.PythonMode, args, kwargs)
+        except GraphBreak:
+            raise
+        except Exception as e:
+            if self.fake_mode is not None:
+                self.breaks.append(f"{op.name}: {type(e).__name__}: {e}")
+                self.recording = False
+            raise
+        if not self.recording:
+            return result
+        graph = self.cur.graph
+        node = graph.call_function(kernel.target, node_args, {
+            k: v for k, v in node_kwargs.items() if _DEFAULTS.get(k, _KEEP) != v})
+        out = kwargs.get("out")
+        writes = kernel.target._is_impure or out is not None
+        if writes:
+            node.meta["is_impure"] = True
+            written = out if out is not None else args[0] if args else None
+            if isinstance(written, TensorBase) and written.requires_grad and \
+                    geometry(written)[0] in self.cur.input_storages:
+                self.stop(f"{op.name} writes in place into an argument that requires grad "
+                          f"(at {user_location()})")
+        if op.name.endswith("_") and not isinstance(result, TensorBase):
+            # an in-place kernel returning a status: the node's value is not the tensor,
+            # which keeps its node (the write happens in place, in program order)
+            node.meta["is_impure"] = True
+            return result
+        if isinstance(result, TensorBase):
+            self.cur.bind(result, node)
+        elif isinstance(result, (tuple, list)):
+            node.meta["val"] = tuple(result)
+            for i, r in enumerate(result):
+                if isinstance(r, TensorBase):
+                    self.cur.bind(r, graph.call_function(operator.getitem, (node, i)))
+                elif r is not None:
+                    self.stop(f"{op.name} returned a Python {type(r).__name__}: its value "
+                              f"depends on tensor data")
+        elif result is not None:
+            self.stop(f"{op.name} returned a Python {type(result).__name__}: its value "
+                      f"depends on tensor data (at {user_location()})")
+        else:
+            node.meta["is_impure"] = True
+        return result
+
+    def record_factory(self, kind, args):
+        """A factory called by the traced code: make its tensor (real, or fake with the
+        requested sizes) and record the call."""
+        import ember
+        with Untraced():
+            if kind == "empty":
+                size, dtype, device, _ = args
+                seq = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list)) \
+                    else size
+                if self.fake_mode is not None:
+                    t = self.fake_mode.empty([int(s) if isinstance(s, bool) else s
+                                              for s in seq], dtype=dtype, device=device)
+                else:
+                    t = ember.empty(*size, dtype=dtype, device=device)
+                fn, fargs, fkwargs = ember.empty, tuple(seq), {"dtype": dtype, "device": device}
+            else:
+                arr, dtype, device = args
+                if self.fake_mode is not None:
+                    t = self.fake_mode.empty(arr.shape, dtype=dtype, device=device)
+                else:
+                    t = _core._from_host(arr, dtype, device)
+                fn, fargs, fkwargs = _core._from_host, (arr.copy(), dtype, device), {}
+        node = self.cur.graph.call_function(fn, self._to_node(fargs), fkwargs)
+        self.cur.bind(t, node)
+        self.factories.append((t, node))
+        return t
+
+    # ---- phases ------------------------------------------------------------------------------
+    def begin_backward(self):
+        """Record into a second graph, the backward of a joint capture: forward values it
+        reads become its placeholders (and outputs of the forward)."""
+        self.bw = _Phase("backward")
+        self.cur = self.bw
+        self.recording = True
+
+    def output(self, phase, values):
+        """The output node of ``phase``: a tuple of the nodes of ``values`` (None stays)."""
+        prev, self.cur = self.cur, phase
+        try:
+            nodes = tuple(None if v is None else self.node_of(v) for v in values)
+        finally:
+            self.cur = prev
+        return phase.graph.output(nodes)
+
+    def finish(self):
+        """Replace the captured values in node metadata by descriptions (real tensors must
+        not stay alive with the graph)."""
+        for phase in (self.fw, self.bw):
+            if phase is None:
+                continue
+            for node in phase.graph.nodes:
+                v = node.meta.get("val")
+                if self.fake_mode is None and isinstance(v, TensorBase):
+                    node.meta["val"] = describe(v)
+                elif self.fake_mode is None and isinstance(v, tuple):
+                    node.meta["val"] = tuple(describe(x) if isinstance(x, TensorBase) else x
+                                             for x in v)
+            phase.env.clear()
+            phase.aliases.clear()

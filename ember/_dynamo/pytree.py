@@ -1,0 +1,45 @@
+"""Flattening call arguments and results into leaves and a structure spec (tuples, lists,
+dicts and namedtuples; everything else is a leaf)."""
+
+__all__ = ["tree_flatten", "tree_unflatten"]
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def tree_flatten(tree):
+    """(leaves, spec): ``spec`` is hashable and compares equal for equal structures."""
+    leaves = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(x, leaves):
+    t = type(x)
+    if t is tuple or t is list:
+        return (t, tuple(_flatten(v, leaves) for v in x))
+    if _is_namedtuple(x):
+        return (t, tuple(_flatten(v, leaves) for v in x))
+    if t is dict:
+        keys = tuple(x)
+        return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
+    leaves.append(x)
+    return None
+
+
+def tree_unflatten(leaves, spec):
+    """The structure ``spec`` describes, holding ``leaves`` in order."""
+    it = iter(leaves)
+    return _build(spec, it)
+
+
+def _build(spec, it):
+    if spec is None:
+        return next(it)
+    t = spec[0]
+    if t is dict:
+        return {k: _build(s, it) for k, s in zip(spec[1], spec[2])}
+    items = [_build(s, it) for s in spec[1]]
+    if t is tuple or t is list:
+        return t(items)
+    return t(*items)

@@ -1,0 +1,153 @@
+"""Where tensors that are not arguments come from, so a captured graph can take them as
+inputs and a guard can check they are still the ones there.
+
+A Source is a place a tensor was read from: a parameter, buffer or plain attribute of a
+Module, a parameter's ``.grad``, a global variable, a closure cell.  The SourceIndex knows
+the places reachable from the compiled function or Module (and, as the capture runs, from
+the globals of the code it executes); a tensor found nowhere cannot be lifted.
+"""
+from ember.core._tensor import TensorBase
+
+__all__ = ["Source", "SourceIndex", "module_state"]
+
+
+class Source:
+    """A place a tensor is read from; ``get()`` reads it again."""
+
+    __slots__ = ("kind", "holder", "key", "name")
+
+    def __init__(self, kind, holder, key, name):
+        self.kind, self.holder, self.key, self.name = kind, holder, key, name
+
+    def get(self):
+        h, k = self.holder, self.key
+        if self.kind == "param":
+            return h._parameters.get(k)
+        if self.kind == "buffer":
+            return h._buffers.get(k)
+        if self.kind == "attr":
+            return h.__dict__.get(k)
+        if self.kind == "grad":
+            return h.grad
+        if self.kind == "global":
+            return h.get(k)
+        try:
+            return h.cell_contents
+        except ValueError:
+            return None
+
+    def expr(self, holder):
+        """Python reading this source, the holder being named ``holder``."""
+        k = repr(self.key)
+        return {"param": f"{holder}._parameters.get({k})",
+                "buffer": f"{holder}._buffers.get({k})",
+                "attr": f"{holder}.__dict__.get({k})",
+                "grad": f"{holder}.grad",
+                "global": f"{holder}.get({k})"}.get(self.kind, f"_cell({holder})")
+
+    def __repr__(self):
+        return f"Source({self.kind}: {self.name})"
+
+
+def _is_module(x):
+    from ember.nn.modules.module import Module
+    return isinstance(x, Module)
+
+
+class SourceIndex:
+    """Sources of the tensors reachable from a compiled function or Module."""
+
+    def __init__(self):
+        self._by_id = {}
+        self.modules = {}           # id -> Module whose attributes the graph may depend on
+        self._plain = {}            # (id(holder), key) -> (Source, value): plain values read
+
+    def add_module(self, root, prefix):
+        for name, m in root.named_modules(prefix=prefix, remove_duplicate=True):
+            if id(m) in self.modules:
+                continue
+            self.modules[id(m)] = m
+            for pn, p in m._parameters.items():
+                if p is not None:
+                    self._by_id.setdefault(id(p), Source("param", m, pn, f"{name}.{pn}"))
+            for bn, b in m._buffers.items():
+                if b is not None:
+                    self._by_id.setdefault(id(b), Source("buffer", m, bn, f"{name}.{bn}"))
+            for an, v in vars(m).items():
+                if isinstance(v, TensorBase):
+                    self._by_id.setdefault(id(v), Source("attr", m, an, f"{name}.{an}"))
+
+    def add_value(self, value, source):
+        if isinstance(value, TensorBase):
+            self._by_id.setdefault(id(value), source)
+        elif _is_module(value):
+            self.add_module(value, source.name)
+        elif _is_plain(value):
+            self._plain.setdefault((id(source.holder), source.key), (source, value))
+
+    def plain_reads(self):
+        """(Source, value) of the plain values (numbers, strings, ...) the traced code may
+        have read from globals and closure cells."""
+        return list(self._plain.values())
+
+    def add_namespace(self, globals_, names):
+        """Globals ``names`` of ``globals_`` (a module's dict) that hold tensors or Modules."""
+        for n in names:
+            if n in globals_ and not n.startswith("__"):
+                self.add_value(globals_[n], Source("global", globals_, n, n))
+
+    def add_function(self, fn):
+        """The globals and closure cells ``fn`` reads."""
+        code = getattr(fn, "__code__", None)
+        if code is None:
+            return
+        self.add_namespace(fn.__globals__, _all_names(code))
+        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            self.add_value(v, Source("cell", cell, None, name))
+
+    def find(self, t):
+        """The Source of ``t``, or None."""
+        s = self._by_id.get(id(t))
+        if s is not None and s.get() is t:
+            return s
+        for m in self.modules.values():
+            for pn, p in m._parameters.items():
+                if p is not None and p.grad is t:
+                    s = Source("grad", p, None, f"{pn}.grad")
+                    self._by_id[id(t)] = s
+                    return s
+        return None
+
+
+def _is_plain(v):
+    from ember._dynamo.guards import _is_guardable_constant
+    return not callable(v) and _is_guardable_constant(v)
+
+
+def _all_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):
+            names |= _all_names(c)
+    return names
+
+
+def module_state(m):
+    """What a captured graph may have read of Module ``m`` besides its tensors: plain
+    attributes by value, everything else by identity, and which parameters, buffers,
+    submodules and hooks it holds."""
+    items = []
+    for k, v in vars(m).items():
+        if isinstance(v, dict):
+            items.append((k, tuple((n, id(x)) for n, x in v.items())))
+        elif v is None or isinstance(v, (bool, int, float, str)):
+            items.append((k, type(v), v))
+        elif isinstance(v, (list, set, tuple)):
+            items.append((k, id(v), len(v)))
+        else:
+            items.append((k, id(v)))
+    return tuple(items)

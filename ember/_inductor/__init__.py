@@ -1,0 +1,1 @@
+"""ember's code generator for ``ember.compile`` (``torch._inductor``)."""

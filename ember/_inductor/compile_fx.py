@@ -1,0 +1,91 @@
+"""The "inductor" backend: fuse a captured graph into generated kernels.
+
+``compile_fx`` lowers the graph (``lowering``), schedules kernels and extern calls
+(``scheduler``), asks the device's plugin for its code generator (the
+``ember_kernel_codegen`` hook: C with OpenMP on the CPU) and returns the wrapper.  Graphs
+it cannot fuse (symbolic sizes, a device without a generator, ``fuse=False``) run op by op,
+exactly as captured.
+"""
+from ember._inductor import config
+
+__all__ = ["InductorBackend", "compile_fx"]
+
+
+def _device_of(example_inputs):
+    for x in example_inputs:
+        dev = getattr(x, "device", None)
+        if dev is not None:
+            return dev
+    import ember
+    return ember.device("cpu")
+
+
+def _static(gm):
+    for node in gm.graph.nodes:
+        v = node.meta.get("val")
+        shape = getattr(v, "shape", None)
+        if node.op == "placeholder" and v is not None and shape is None:
+            return False            # a symbolic size input
+        if shape is not None and not all(isinstance(s, int) for s in shape):
+            return False
+    return True
+
+
+def compile_fx(gm, example_inputs, config_patches=None):
+    """Compile GraphModule ``gm``: a callable taking its inputs, returning its outputs."""
+    opts = dict(config_patches or {})
+    if not opts.get("fuse", config.fuse) or not _static(gm):
+        return gm.forward
+    from ember.backends import kernel_codegen
+    codegen = kernel_codegen(_device_of(example_inputs).type)
+    if codegen is None:
+        return gm.forward
+    from ember._inductor.kernel import KernelBoundsError
+    from ember._inductor.scheduler import Scheduler
+    sched = Scheduler(gm)
+    try:
+        src = sched.run()
+    except KernelBoundsError as e:          # a lowering bug: never run such a kernel
+        import warnings
+        warnings.warn(f"{e}; this graph runs op by op", RuntimeWarning, stacklevel=2)
+        return gm.forward
+    kernels = [k for _, k, _ in sched.kernels]
+    if not all(codegen.supports(k) for k in kernels):
+        return gm.forward
+    namespace = dict(sched.globals)
+    if kernels:
+        namespace.update(codegen.compile(kernels))
+    if opts.get("debug", config.debug):
+        print(src)
+        if hasattr(codegen, "source"):
+            print(codegen.source(kernels))
+    from ember.core._dispatch import mode_keys_active
+    from ember.fx.graph_module import _exec_source
+    fused = _exec_source(src.replace("def call(", "def forward(", 1), namespace)
+    slow = gm.forward
+
+    def call(*args):
+        # a mode key (profiler, autocast) wants to see each op: replay them one by one
+        return slow(*args) if mode_keys_active() else fused(*args)
+    call.source = src
+    call.kernels = kernels
+    call.externs = sched.externs
+    return call
+
+
+class InductorBackend:
+    """``ember.compile(backend="inductor", mode=..., options=...)``'s backend callable."""
+
+    __name__ = "inductor"
+
+    def __init__(self, mode=None, options=None, dynamic=None):
+        options = dict(options or {})
+        known = config.known_options()
+        for key in options:
+            if key not in known:
+                raise RuntimeError(f"Unexpected optimization option {key}, known options are "
+                                   f"{known}")
+        self.mode, self.options, self.dynamic = mode, options, dynamic
+
+    def __call__(self, gm, example_inputs):
+        return compile_fx(gm, example_inputs, self.options)

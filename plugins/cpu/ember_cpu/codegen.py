@@ -1,0 +1,429 @@
+"""C with OpenMP for ember.compile's fused kernels on the CPU (the ``ember_kernel_codegen``
+hook): each ``ember._inductor.ir.Kernel`` becomes a C function ``void name(void **args)``;
+all kernels of a graph go into one translation unit, built once with the system compiler
+(``$CC``, default gcc) and cached on disk by source hash (``ember.backends.kernel_cache``).
+
+Loops: a flat kernel (no rows) runs over blocks of 4096 elements, blocks split among
+OpenMP threads above 32k elements; a row kernel runs its rows in parallel when there are
+enough of them, else runs each row's loops in parallel (reductions as fixed-size blocks
+combined in order: the same bits for any thread count).  Values that do not change along a
+row are computed once per row.  float32 exp, erf, sigmoid and GELU use the same
+vectorising functions as the eager kernels (``_rowmath.h``); sin and cos use double
+precision polynomials (``_codegen_math.h``) and recompute blocks with out-of-range
+arguments with libm.
+"""
+import ctypes
+import os
+
+__all__ = ["CKernelCodegen"]
+
+_CTYPE = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
+          "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t"}
+_FLOAT = {"float32", "float64"}
+BLOCK = 4096
+PARALLEL_MIN = 32768
+
+# float32 / float64 spellings of the unary ops (the argument is {0})
+_UNARY = {
+    "exp": ("ember_fast_expf({0})", "exp({0})"),
+    "log": ("logf({0})", "log({0})"),
+    "sin": ("sinf({0})", "sin({0})"),
+    "cos": ("cosf({0})", "cos({0})"),
+    "tan": ("tanf({0})", "tan({0})"),
+    "tanh": ("tanhf({0})", "tanh({0})"),
+    "sigmoid": ("(1.0f / (1.0f + ember_fast_expf(-{0})))", "(1.0 / (1.0 + exp(-{0})))"),
+    "sqrt": ("sqrtf({0})", "sqrt({0})"),
+    "rsqrt": ("(1.0f / sqrtf({0}))", "(1.0 / sqrt({0}))"),
+    "abs": ("fabsf({0})", "fabs({0})"),
+    "reciprocal": ("(1.0f / {0})", "(1.0 / {0})"),
+    "floor": ("floorf({0})", "floor({0})"),
+    "ceil": ("ceilf({0})", "ceil({0})"),
+    "trunc": ("truncf({0})", "trunc({0})"),
+    "round": ("nearbyintf({0})", "nearbyint({0})"),
+    "exp2": ("exp2f({0})", "exp2({0})"),
+    "expm1": ("expm1f({0})", "expm1({0})"),
+    "log2": ("log2f({0})", "log2({0})"),
+    "log10": ("log10f({0})", "log10({0})"),
+    "log1p": ("log1pf({0})", "log1p({0})"),
+    "erf": ("ember_fast_erff({0})", "erf({0})"),
+    "erfc": ("erfcf({0})", "erfc({0})"),
+    "gelu": ("(0.5f * {0} * (1.0f + ember_fast_erff({0} * 0.70710678118654752f)))",
+             "(0.5 * {0} * (1.0 + erf({0} * M_SQRT1_2)))"),
+    "asin": ("asinf({0})", "asin({0})"),
+    "acos": ("acosf({0})", "acos({0})"),
+    "atan": ("atanf({0})", "atan({0})"),
+    "sinh": ("sinhf({0})", "sinh({0})"),
+    "cosh": ("coshf({0})", "cosh({0})"),
+}
+_BINARY_FLOAT = {"pow": ("powf({0}, {1})", "pow({0}, {1})"),
+                 "atan2": ("atan2f({0}, {1})", "atan2({0}, {1})"),
+                 "fmax": ("fmaxf({0}, {1})", "fmax({0}, {1})"),
+                 "fmin": ("fminf({0}, {1})", "fmin({0}, {1})")}
+_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _literal(value, dt):
+    if dt in _FLOAT:
+        v = float(value)
+        if v != v:
+            return "NAN"
+        if v in (float("inf"), float("-inf")):
+            return "INFINITY" if v > 0 else "(-INFINITY)"
+        return f"(({_CTYPE[dt]}){v!r})"
+    if dt == "bool":
+        return "1" if value else "0"
+    return f"(({_CTYPE[dt]}){int(value)}LL)"
+
+
+def _index(e):
+    if isinstance(e, int):
+        return f"{e}LL"
+    tag = e[0]
+    if tag == "var":
+        return e[1]
+    a = _index(e[1])
+    if tag == "add":
+        return f"({a} + {_index(e[2])})"
+    op = {"mul": "*", "div": "/", "mod": "%"}[tag]
+    return f"({a} {op} {e[2]}LL)"
+
+
+def _varies(e, memo={}):
+    """Whether expression ``e`` changes along a row (reads the inner position)."""
+    if isinstance(e, int):
+        return False
+    r = memo.get(e)
+    if r is None:
+        tag = e[0]
+        if tag == "var":
+            r = e[1] == "j" or e[1].startswith("i")
+        elif tag == "load":
+            r = _varies(e[2])
+        elif tag in ("const", "reduced"):
+            r = False
+        else:
+            r = any(_varies(x) for x in e[1:] if isinstance(x, (tuple, int)))
+        memo[e] = r
+    return r
+
+
+class _Scope:
+    def __init__(self, parent=None, inner=False):
+        self.parent, self.inner = parent, inner
+        self.lines, self.memo = [], {}
+
+
+class _Renderer:
+    """C expressions for IR expressions, each subexpression once per scope (values that do
+    not vary along a row go to the row's scope).  ``fast_trig`` uses the polynomial sin/cos
+    and collects their arguments' range checks."""
+
+    def __init__(self, args, fast_trig=False):
+        self.args = args
+        self.fast_trig = fast_trig
+        self.trig_checks = []
+        self.n = 0
+
+    def expr(self, e, scope):
+        if scope.inner and not _varies(e):
+            return self.expr(e, scope.parent)
+        s = scope
+        while s is not None:
+            if e in s.memo:
+                return s.memo[e]
+            s = s.parent
+        code, ct = self._code(e, scope)
+        if e[0] in ("const", "reduced"):
+            return code
+        self.n += 1
+        name = f"t{self.n}"
+        scope.lines.append(f"const {ct} {name} = {code};")
+        scope.memo[e] = name
+        return name
+
+    def _code(self, e, scope):
+        tag = e[0]
+        if tag == "load":
+            return f"a{e[1]}[{_index(e[2])}]", _CTYPE[e[3]]
+        if tag == "const":
+            return _literal(e[1], e[2]), _CTYPE[e[2]]
+        if tag == "reduced":
+            return f"r{e[1]}", _CTYPE[e[2]]
+        if tag == "cast":
+            dt, x = e[1], self.expr(e[2], scope)
+            if dt == "bool":
+                return f"(uint8_t)({x} != 0)", "uint8_t"
+            return f"({_CTYPE[dt]})({x})", _CTYPE[dt]
+        name, dt = e[1], e[2]
+        xs = [self.expr(a, scope) for a in e[3:]]
+        return self._op(name, dt, xs), _CTYPE[dt]
+
+    def _op(self, name, dt, xs):
+        f = dt == "float32"
+        if name in ("sin", "cos") and f and self.fast_trig:
+            self.trig_checks.append(f"!(fabsf({xs[0]}) < EMBER_FAST_TRIG_LIMIT)")
+            return f"ember_fast_{name}f({xs[0]})"
+        if name in _UNARY:
+            return _UNARY[name][0 if f else 1].format(*xs)
+        if name in _BINARY_FLOAT:
+            return _BINARY_FLOAT[name][0 if f else 1].format(*xs)
+        if name in _CMP:
+            return f"(uint8_t)({xs[0]} {_CMP[name]} {xs[1]})"
+        if name in ("logical_and", "logical_or", "logical_xor"):
+            a, b = f"({xs[0]} != 0)", f"({xs[1]} != 0)"
+            op = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
+            return f"(uint8_t)({a} {op} {b})"
+        if name == "where":
+            return f"({xs[0]} ? {xs[1]} : {xs[2]})"
+        if name == "maximum":
+            return f"EMBER_MAX({xs[0]}, {xs[1]})"
+        if name == "minimum":
+            return f"EMBER_MIN({xs[0]}, {xs[1]})"
+        if name == "relu":
+            return f"({xs[0]} < 0 ? 0 : {xs[0]})"
+        if name == "neg":
+            return f"(-{xs[0]})" if dt in _FLOAT else f"(int64_t)(0ULL - (uint64_t){xs[0]})"
+        if name == "square":
+            return self._op("mul", dt, [xs[0], xs[0]])
+        if name == "abs":
+            return f"({xs[0]} < 0 ? -{xs[0]} : {xs[0]})"
+        if name == "gelu_backward":
+            g, x = xs
+            if f:
+                return (f"({g} * (0.5f * (1.0f + ember_fast_erff({x} * 0.70710678118654752f)) "
+                        f"+ {x} * 0.39894228040143268f * ember_fast_expf(-0.5f * {x} * {x})))")
+            return (f"({g} * (0.5 * (1.0 + erf({x} * M_SQRT1_2)) + {x} * "
+                    f"0.39894228040143268 * exp(-0.5 * {x} * {x})))")
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[name]
+        if dt in _FLOAT:
+            return f"({xs[0]} {op} {xs[1]})"
+        # integers wrap around as PyTorch's do (no signed overflow)
+        return f"({_CTYPE[dt]})((uint64_t){xs[0]} {op} (uint64_t){xs[1]})"
+
+
+_INIT = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}
+_INT_INIT = {"sum": "0", "max": "INT64_MIN", "min": "INT64_MAX"}
+
+
+def _decls(prefix, var, sizes):
+    """Multi-index variables ``{prefix}0, ...`` of flat position ``var`` over ``sizes``."""
+    out, stride = [], 1
+    strides = []
+    for s in reversed(sizes):
+        strides.append(stride)
+        stride *= s
+    strides.reverse()
+    for d, (s, st) in enumerate(zip(sizes, strides)):
+        code = var if len(sizes) == 1 else f"(({var} / {st}LL) % {s}LL)"
+        out.append(f"const int64_t {prefix}{d} = {code};")
+    return out
+
+
+class _KernelWriter:
+    def __init__(self, k):
+        self.k = k
+        self.O, self.N = k.outer_numel, k.inner_numel
+        self.lines = []
+
+    def emit(self, line, depth):
+        self.lines.append("    " * depth + line)
+
+    def source(self):
+        k = self.k
+        self.emit(f"void {k.name}(void **args) {{", 0)
+        for a in k.args:
+            ct = _CTYPE[a.dtype]
+            q = "" if a.output else "const "
+            self.emit(f"{q}{ct} *restrict a{a.index} = ({q}{ct} *)args[{a.index}];", 1)
+        if not k.outer and not k.reductions:
+            self._flat()
+        else:
+            self._rows()
+        self.emit("}", 0)
+        return "\n".join(self.lines) + "\n"
+
+    # ---- flat kernels: blocks of elements -------------------------------------------------------
+    def _flat(self):
+        k, n = self.k, self.N
+        nb = (n + BLOCK - 1) // BLOCK
+        par = " if(" + ("1" if n > PARALLEL_MIN else "0") + ")"
+        self.emit(f"#pragma omp parallel for schedule(static){par}", 1)
+        self.emit(f"for (int64_t b = 0; b < {nb}LL; b++) {{", 1)
+        self.emit(f"const int64_t lo = b * {BLOCK}LL;", 2)
+        self.emit(f"const int64_t hi = lo + {BLOCK}LL < {n}LL ? lo + {BLOCK}LL : {n}LL;", 2)
+        fast = _Renderer(k.args, fast_trig=True)
+        body = self._element_loop(fast, "lo", "hi", 2, checks=True)
+        if fast.trig_checks:
+            self.emit("int bad = 0;", 2)
+            self.lines.extend(body)
+            self.emit("if (bad) {", 2)
+            self.lines.extend(self._element_loop(_Renderer(k.args), "lo", "hi", 3))
+            self.emit("}", 2)
+        else:
+            self.lines.extend(body)
+        self.emit("}", 1)
+
+    def _element_loop(self, r, lo, hi, depth, checks=False):
+        k = self.k
+        outer = _Scope()
+        inner = _Scope(outer, inner=True)
+        stores = [(s, r.expr(s.value, inner)) for s in k.stores]
+        pad = "    " * depth
+        lines = [pad + ln for ln in outer.lines]
+        simd = " reduction(|:bad)" if checks and r.trig_checks else ""
+        lines.append(f"{pad}#pragma omp simd{simd}")
+        lines.append(f"{pad}for (int64_t j = {lo}; j < {hi}; j++) {{")
+        lines += [pad + "    " + d for d in _decls("i", "j", k.inner)]
+        lines += [pad + "    " + ln for ln in inner.lines]
+        for s, v in stores:
+            lines.append(f"{pad}    a{s.arg}[{_index(s.index)}] = {v};")
+        if checks and r.trig_checks:
+            lines.append(f"{pad}    bad |= {' | '.join(r.trig_checks)};")
+        lines.append(f"{pad}}}")
+        return lines
+
+    # ---- row kernels: reductions per row, then stores --------------------------------------------
+    def _rows(self):
+        k, O, N = self.k, self.O, self.N
+        r = _Renderer(k.args)
+        rows_parallel = O >= 4 or O * N <= PARALLEL_MIN
+        par = "1" if O * N > PARALLEL_MIN and rows_parallel else "0"
+        self.emit(f"#pragma omp parallel for schedule(static) if({par})", 1)
+        self.emit(f"for (int64_t o = 0; o < {O}LL; o++) {{", 1)
+        row = _Scope()
+        head = _decls("o", "o", k.outer)
+        parts = []
+        for i, red in enumerate(k.reductions):
+            parts.append(self._reduction(r, row, i, red, rows_parallel))
+        inner = _Scope(row, inner=True)
+        outer_stores = [(s, r.expr(s.value, row)) for s in k.stores if s.level == "outer"]
+        inner_stores = [(s, r.expr(s.value, inner)) for s in k.stores if s.level == "inner"]
+        for ln in head:
+            self.emit(ln, 2)
+        # the row scope's lines interleave with the reduction loops in the order they were
+        # made: each reduction's loop comes after the row values it reads
+        emitted = 0
+        for lines, mark in parts:
+            for ln in row.lines[emitted:mark]:
+                self.emit(ln, 2)
+            emitted = mark
+            for ln in lines:
+                self.emit(ln, 2)
+        for ln in row.lines[emitted:]:
+            self.emit(ln, 2)
+        for s, v in outer_stores:
+            self.emit(f"a{s.arg}[{_index(s.index)}] = {v};", 2)
+        if inner_stores:
+            if not rows_parallel and N > PARALLEL_MIN:
+                self.emit("#pragma omp parallel for schedule(static)", 2)
+            else:
+                self.emit("#pragma omp simd", 2)
+            self.emit(f"for (int64_t j = 0; j < {N}LL; j++) {{", 2)
+            for ln in _decls("i", "j", k.inner) + inner.lines:
+                self.emit(ln, 3)
+            for s, v in inner_stores:
+                self.emit(f"a{s.arg}[{_index(s.index)}] = {v};", 3)
+            self.emit("}", 2)
+        self.emit("}", 1)
+
+    def _reduction(self, r, row, i, red, rows_parallel):
+        """The loop computing reduction ``i`` of a row; returns (its lines, how many row-scope
+        lines must come before it)."""
+        ct = _CTYPE[red.dtype]
+        init = (_INIT if red.dtype in _FLOAT else _INT_INIT)[red.kind]
+        inner = _Scope(row, inner=True)
+        v = r.expr(red.expr, inner)
+        mark = len(row.lines)
+        is_float = red.dtype in _FLOAT
+        nan = red.kind != "sum" and is_float
+        if red.kind == "sum":
+            step = f"acc += {v};"
+        else:
+            cmp = ">" if red.kind == "max" else "<"
+            step = f"acc = {v} {cmp} acc ? {v} : acc;" + (f" nan |= {v} != {v};" if nan else "")
+        body = _decls("i", "j", self.k.inner) + inner.lines + [step]
+        red_clause = "+" if red.kind == "sum" else red.kind
+        clause = f"reduction({red_clause}:acc)" + (" reduction(|:nan)" if nan else "")
+        N = self.N
+        lines = []
+        if rows_parallel or N <= PARALLEL_MIN:
+            lines.append(f"{ct} r{i};")
+            lines.append("{")
+            lines.append(f"    {ct} acc = {init};" + (" int nan = 0;" if nan else ""))
+            lines.append(f"    #pragma omp simd {clause}")
+            lines.append(f"    for (int64_t j = 0; j < {N}LL; j++) {{")
+            lines += ["        " + ln for ln in body]
+            lines.append("    }")
+            lines.append(f"    r{i} = {'nan ? NAN : acc' if nan else 'acc'};")
+            lines.append("}")
+            return lines, mark
+        # few long rows: fixed blocks in parallel, combined in order (same bits at any
+        # thread count)
+        nb = (N + BLOCK - 1) // BLOCK
+        lines.append(f"{ct} r{i};")
+        lines.append("{")
+        lines.append(f"    {ct} *part = ({ct} *)malloc({nb} * sizeof({ct}));")
+        lines.append(f"    int *bad = (int *)calloc({nb}, sizeof(int));")
+        lines.append("    #pragma omp parallel for schedule(static)")
+        lines.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{")
+        lines.append(f"        {ct} acc = {init}; int nan = 0;")
+        lines.append(f"        const int64_t hi = (b + 1) * {BLOCK}LL < {N}LL ? (b + 1) * "
+                     f"{BLOCK}LL : {N}LL;")
+        lines.append(f"        #pragma omp simd {clause}")
+        lines.append(f"        for (int64_t j = b * {BLOCK}LL; j < hi; j++) {{")
+        lines += ["            " + ln for ln in body]
+        lines.append("        }")
+        lines.append("        part[b] = acc; bad[b] = nan;")
+        lines.append("    }")
+        lines.append(f"    {ct} acc = {init}; int nan = 0;")
+        combine = "acc += part[b];" if red.kind == "sum" else \
+            f"acc = part[b] {'>' if red.kind == 'max' else '<'} acc ? part[b] : acc;"
+        lines.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{ {combine} nan |= bad[b]; }}")
+        lines.append("    free(part); free(bad);")
+        lines.append(f"    r{i} = {'nan ? NAN : acc' if nan else 'acc'};")
+        lines.append("}")
+        return lines, mark
+
+
+_HEADER = """/* generated by ember.compile (ember-cpu's kernel code generator) */
+#include <stdint.h>
+#include <stdlib.h>
+#include <math.h>
+#include "_codegen_math.h"
+
+"""
+
+
+class CKernelCodegen:
+    """The CPU's KernelCodegen (see ``ember.backends.hookspecs.KernelCodegen``)."""
+
+    name = "c-openmp"
+
+    def supports(self, kernel):
+        return all(a.dtype in _CTYPE for a in kernel.args) and \
+            all(r.dtype in _CTYPE for r in kernel.reductions)
+
+    def source(self, kernels):
+        return _HEADER + "\n".join(_KernelWriter(k).source() for k in kernels)
+
+    def command(self):
+        cc = os.environ.get("CC", "gcc")
+        include = os.path.dirname(os.path.abspath(__file__))
+        return [cc, "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared",
+                "-fno-math-errno", f"-I{include}", "{src}", "-o", "{out}", "-lm"]
+
+    def compile(self, kernels):
+        from ember.backends import kernel_cache
+        path = kernel_cache.build(self.source(kernels), self.command())
+        lib = kernel_cache.load(path)
+        return {k.name: _launcher(getattr(lib, k.name), len(k.args)) for k in kernels}
+
+
+def _launcher(fn, n):
+    fn.argtypes = [ctypes.c_void_p]
+    fn.restype = None
+    array = ctypes.c_void_p * n
+
+    def launch(ptrs):
+        fn(array(*ptrs))
+    return launch

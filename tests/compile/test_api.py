@@ -1,0 +1,207 @@
+"""ember.compile's façade: call and decorator forms, the Module wrapper, argument checks,
+backends, ember.compiler."""
+import ember.nn as nn
+import pytest
+
+import ember
+from ember._dynamo.exc import InvalidBackend
+from ember._dynamo.utils import counters
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(4, 8)
+        self.fc2 = nn.Linear(8, 2)
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu())
+
+
+def test_call_and_decorator_forms(check):
+    def f(x, y):
+        return ember.sin(x) * y + 1
+    x, y = ember.randn(3, 4), ember.randn(4)
+    check(f, x, y, backend="eager")
+
+    @ember.compile
+    def g(x):
+        return x.exp() - 1
+
+    @ember.compile(backend="aot_eager", fullgraph=True)
+    def h(x):
+        return x.cos()
+    assert (g(x) - (x.exp() - 1)).abs().max() == 0
+    assert (h(x) - x.cos()).abs().max() == 0
+    assert g.__name__ == "g" and g._torchdynamo_orig_callable.__name__ == "g"
+
+
+def test_module_wrapper_keeps_orig_mod_and_state_dict_keys(close):
+    m = MLP()
+    cm = ember.compile(m, backend="eager")
+    assert type(cm).__name__ == "OptimizedModule"
+    assert type(cm).__module__ == "ember._dynamo.eval_frame"
+    assert isinstance(cm, nn.Module) and cm._orig_mod is m
+    keys = list(cm.state_dict())
+    assert keys == [f"_orig_mod.{k}" for k in m.state_dict()]
+    # scripts strip the prefix to load into a plain model
+    plain = MLP()
+    plain.load_state_dict({k.removeprefix("_orig_mod."): v for k, v in cm.state_dict().items()})
+    x = ember.randn(5, 4)
+    close(cm(x), plain(x))
+    assert cm.fc1 is m.fc1                      # attributes read through the wrapper
+    cm.eval()
+    assert not m.training and not cm.training
+    assert sorted(n for n, _ in cm.named_parameters())[0].startswith("_orig_mod.")
+
+
+def test_module_compile_in_place(close):
+    m = MLP()
+    keys = list(m.state_dict())
+    x = ember.randn(3, 4)
+    ref = m(x)
+    assert m.compile(backend="eager") is None
+    close(m(x), ref)
+    close(m(x), ref)
+    assert list(m.state_dict()) == keys
+    assert counters["stats"]["calls_captured"] == 1
+
+
+def test_modes_and_options_are_checked():
+    f = lambda x: x + 1   # noqa: E731
+    for mode in ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs",
+                 ember.compiler.CompileMode.MAX_AUTOTUNE):
+        ember.compile(f, mode=mode)
+    assert ember.CompileMode is ember.compiler.CompileMode
+    with pytest.raises(RuntimeError, match="Unrecognized mode=fast, should be one of: "
+                       "default, reduce-overhead, max-autotune, max-autotune-no-cudagraphs"):
+        ember.compile(f, mode="fast")
+    with pytest.raises(RuntimeError, match="Either mode or options can be specified"):
+        ember.compile(f, mode="default", options={"fuse": True})
+    with pytest.raises(RuntimeError, match="Unexpected optimization option nope"):
+        ember.compile(f, options={"nope": 1})
+    ember.compile(f, options={"max_autotune": True, "triton.cudagraphs": False})
+    with pytest.raises(InvalidBackend, match="Invalid backend: 'nope'"):
+        ember.compile(f, backend="nope")
+    with pytest.raises(AssertionError, match="A callable function is expected"):
+        ember.compile(3)
+    with pytest.raises(TypeError, match="dynamic"):
+        ember.compile(f, dynamic="yes")
+    with pytest.raises(RuntimeError, match="Model can't be None"):
+        ember.compile()(None)
+    assert ember.compile(f, disable=True) is f
+
+
+def test_callable_backend_gets_graph_module_and_example_inputs():
+    seen = []
+
+    def backend(gm, example_inputs):
+        seen.append((gm, example_inputs))
+        return gm.forward
+    x = ember.randn(2, 3)
+    out = ember.compile(lambda x: (x * 2).relu(), backend=backend)(x)
+    assert (out - (x * 2).relu()).abs().max() == 0
+    gm, example = seen[0]
+    assert isinstance(gm, ember.fx.GraphModule)
+    assert "ember.ops.ember.relu" in gm.code
+    assert len(example) == 1 and example[0].shape == (2, 3)
+    # training: the forward and the backward graph both go through the backend
+    seen.clear()
+    w = ember.randn(3, requires_grad=True)
+    ember.compile(lambda x: (x * w).sum(), backend=backend)(x).backward()
+    assert len(seen) == 2 and "tangent" in seen[1][0].code
+    assert (w.grad - x.sum(0)).abs().max() < 1e-6
+
+
+def test_backend_registry():
+    assert "inductor" in ember.compiler.list_backends()
+    assert "eager" not in ember.compiler.list_backends()
+    assert {"eager", "aot_eager"} <= set(ember.compiler.list_backends(exclude_tags=()))
+
+    @ember.compiler.register_backend(name="double_check")
+    def double_check(gm, example_inputs):
+        return gm.forward
+    assert "double_check" in ember.compiler.list_backends()
+    x = ember.randn(3)
+    assert (ember.compile(lambda x: x + 1, backend="double_check")(x) - (x + 1)).abs().max() == 0
+
+
+def test_is_compiling_and_disable(close):
+    seen = []
+
+    def probe(x):
+        seen.append(ember.compiler.is_compiling())
+        return x + 1
+    ember.compile(probe, backend="eager")(ember.randn(2))
+    assert seen == [True] and not ember.compiler.is_compiling()
+
+    @ember.compiler.disable
+    def eager_only(x):
+        return x * 3
+
+    def f(x):
+        return eager_only(x) + 1
+    cf = ember.compile(f, backend="eager")
+    x = ember.randn(3)
+    close(cf(x), x * 3 + 1)
+    close(cf(x), x * 3 + 1)
+    assert any("ember.compiler.disable" in r for r in counters["graph_break"])
+    assert ember.compiler.disable(cf)(x).shape == (3,)
+
+
+def test_reset_forgets_graphs():
+    cf = ember.compile(lambda x: x * 2, backend="eager")
+    cf(ember.randn(2))
+    assert counters["stats"]["calls_captured"] == 1
+    ember.compiler.reset()
+    assert not counters["stats"]
+    cf(ember.randn(2))
+    assert counters["stats"]["calls_captured"] == 1
+
+
+def test_ops_namespace():
+    x = ember.randn(3)
+    assert (ember.ops.ember.add(x, x) - 2 * x).abs().max() == 0
+    assert repr(ember.ops.ember.sin) == "ember.ops.ember.sin"
+    with pytest.raises(AttributeError):
+        ember.ops.ember.no_such_op
+
+
+def test_compile_is_lazy_at_import():
+    import subprocess
+    import sys
+    code = ("import sys, ember; assert 'ember._dynamo' not in sys.modules; "
+            "assert 'ember.fx' not in sys.modules; ember.compile; "
+            "assert 'ember._dynamo' in sys.modules; assert 'sympy' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def helper_timing(x):
+    import time
+    time.perf_counter()                  # the monitor would call this a side effect
+    return x * 2
+
+
+def test_allow_in_graph_trusts_a_function():
+    f = lambda x: helper_timing(x) + 1     # noqa: E731
+    cf = ember.compile(f, backend="eager")
+    cf(ember.ones(2))
+    assert any("perf_counter" in r for r in counters["graph_break"])
+    ember.compiler.reset()
+    assert ember.compiler.allow_in_graph(helper_timing) is helper_timing
+    cf = ember.compile(f, backend="eager")
+    cf(ember.ones(2))
+    assert not counters["graph_break"] and counters["stats"]["unique_graphs"] == 1
+
+
+def test_nested_structures_and_kwargs(close):
+    def f(x, *, scale, extra=None):
+        return {"y": x * scale, "pair": (x.sum(), [x.max(), 3])}, extra
+    cf = ember.compile(f, backend="aot_eager")
+    x = ember.randn(4, requires_grad=True)
+    out, extra = cf(x, scale=2.0, extra="tag")
+    ref, _ = f(x, scale=2.0)
+    close(out, ref)
+    assert extra == "tag" and out["pair"][1][1] == 3
+    out["y"].sum().backward()
+    close(x.grad, ember.full((4,), 2.0))

@@ -1,0 +1,186 @@
+"""Graph breaks: whatever stops a capture, results are eager's; under fullgraph=True the
+reason is raised."""
+import random
+
+import ember.nn as nn
+import pytest
+
+import ember
+from ember._dynamo.exc import Unsupported
+from ember._dynamo.utils import counters
+
+_log = []
+
+
+def _breaks():
+    return list(counters["graph_break"])
+
+
+def test_data_dependent_branch_runs_eagerly(close):
+    def f(x):
+        if x.sum() > 0:
+            return x * 2
+        return x - 1
+    cf = ember.compile(f, backend="eager")
+    pos, neg = ember.rand(5) + 0.1, -ember.rand(5) - 0.1
+    for x in (pos, neg, pos, neg):
+        close(cf(x), f(x))
+    assert any(r.startswith("data-dependent: item()") for r in _breaks())
+    assert "test_breaks.py" in _breaks()[0]
+    with pytest.raises(Unsupported, match="data-dependent: item"):
+        ember.compile(f, backend="eager", fullgraph=True)(pos)
+
+
+@pytest.mark.parametrize("fn, reason", [
+    (lambda x: x * x.max().item(), "item()"),
+    (lambda x: x + len(x.tolist()), "host copy()"),
+    (lambda x: x * int(x.argmax()), "item()"),
+    (lambda x: x[x > 0].sum(), "boolean mask"),
+    (lambda x: ember.tensor(x.numpy()) + 1, "numpy()"),
+])
+def test_values_read_into_python_break(fn, reason, close):
+    cf = ember.compile(fn, backend="eager")
+    x = ember.randn(6)
+    close(cf(x), fn(x))
+    y = ember.randn(6)
+    close(cf(y), fn(y))
+    assert any(reason in r for r in _breaks()), _breaks()
+
+
+def test_print_and_python_random_are_side_effects(capsys, close):
+    def f(x):
+        print("called")
+        return x + 1
+    cf = ember.compile(f, backend="eager")
+    for _ in range(3):
+        cf(ember.ones(2))
+    assert capsys.readouterr().out.count("called") == 3
+    assert any("print() called" in r for r in _breaks())
+    with pytest.raises(Unsupported, match="print"):
+        ember.compile(f, backend="eager", fullgraph=True)(ember.ones(2))
+
+    def g(x):
+        return x * random.random()
+    cg = ember.compile(g, backend="eager")
+    a, b = cg(ember.ones(3)), cg(ember.ones(3))
+    assert (a - b).abs().max() > 0                   # drawn anew each call, as eager does
+    assert any("random" in r for r in _breaks())
+
+
+def test_global_writes_and_module_attribute_writes_break(close):
+    def f(x):
+        global _log
+        _log = _log + [1]
+        return x * 2
+    cf = ember.compile(f, backend="eager")
+    cf(ember.ones(2))
+    cf(ember.ones(2))
+    assert len(_log) == 2
+    assert any("writes the global variable '_log'" in r for r in _breaks())
+
+    class Counting(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.calls = 0
+
+        def forward(self, x):
+            self.calls += 1
+            return x + self.calls
+    m = Counting()
+    cm = ember.compile(m, backend="eager")
+    outs = [cm(ember.zeros(1)).item() for _ in range(3)]
+    assert outs == [1.0, 2.0, 3.0] and m.calls == 3
+
+
+def test_tensors_from_unguardable_places_break(close):
+    holder = {"t": ember.randn(3)}
+
+    def f(x):
+        return x + holder["t"]
+    cf = ember.compile(f, backend="eager")
+    x = ember.randn(3)
+    close(cf(x), x + holder["t"])
+    holder["t"] = ember.randn(3)
+    close(cf(x), x + holder["t"])
+    assert any("cannot guard" in r for r in _breaks())
+
+
+def test_backward_inside_compiled_function_breaks(close):
+    w = ember.randn(3, requires_grad=True)
+
+    def step(x):
+        loss = (x * w).sum()
+        loss.backward()
+        return loss.detach()
+    cs = ember.compile(step, backend="eager")
+    x = ember.randn(3)
+    cs(x)
+    cs(x)
+    close(w.grad, 2 * x)
+    assert any(".grad" in r for r in _breaks())
+
+
+def test_in_place_updates_are_replayed(close):
+    def f(x, buf):
+        buf.mul_(0.9).add_(x.mean())
+        return x - buf
+    cf = ember.compile(f, backend="eager")
+    buf_c, buf_e = ember.zeros(1), ember.zeros(1)
+    for _ in range(4):
+        x = ember.randn(5)
+        close(cf(x, buf_c), f(x, buf_e))
+        close(buf_c, buf_e)
+    assert not counters["graph_break"]
+    assert counters["stats"]["calls_captured"] == 1
+
+
+def test_unsupported_op_in_a_dynamic_capture_falls_back(close):
+    def f(x):
+        return ember.sort(x, dim=0).values * 2
+    cf = ember.compile(f, backend="eager", dynamic=True)
+    for n in (3, 5):
+        x = ember.randn(n)
+        close(cf(x), f(x))
+    assert any(r.startswith("dynamic capture failed") for r in _breaks())
+
+
+def test_exceptions_are_eagers():
+    cf = ember.compile(lambda x, y: x @ y, backend="eager")
+    with pytest.raises(RuntimeError) as e:
+        cf(ember.randn(2, 3), ember.randn(4, 5))
+    with pytest.raises(RuntimeError) as ref:
+        ember.randn(2, 3) @ ember.randn(4, 5)
+    assert str(e.value) == str(ref.value)
+
+
+def test_leaves_made_inside_the_call_break(close):
+    def f(x):
+        w = ember.ones(3, requires_grad=True)
+        return (x * w).sum(), w
+    cf = ember.compile(f, backend="eager")
+    out, w = cf(ember.randn(3))
+    out.backward()
+    assert w.grad is not None
+    assert any("requires grad" in r for r in _breaks())
+
+
+def test_autograd_state_changes_break(close):
+    def f(x):
+        x.requires_grad_()
+        return x * 2
+    cf = ember.compile(f, backend="eager")
+    x = ember.randn(3)
+    cf(x)
+    assert x.requires_grad
+    assert any("requires grad" in r for r in _breaks())
+
+    def g(h):
+        h.add_(1)
+        return h * 2
+    a = ember.randn(4, requires_grad=True)
+    cg = ember.compile(g, backend="aot_eager")
+    for _ in range(2):
+        a.grad = None
+        cg(a * 3).sum().backward()
+        close(a.grad, ember.full((4,), 6.0))
+    assert any("writes in place into an argument" in r for r in _breaks())

@@ -1,0 +1,197 @@
+"""Guards and recompiles: what a captured graph assumed is checked before it is reused."""
+import warnings
+
+import ember.nn as nn
+import pytest
+
+import ember
+import ember._dynamo as dynamo
+from ember._dynamo.exc import FailOnRecompileLimitHit
+from ember._dynamo.utils import counters
+
+SCALE = 2.0
+
+
+def _recompile_reasons():
+    return list(counters["recompiles"])
+
+
+def test_graph_reused_while_guards_hold(close):
+    cf = ember.compile(lambda x: x.sin() * 2, backend="eager")
+    for _ in range(3):
+        x = ember.randn(4, 5)
+        close(cf(x), x.sin() * 2)
+    assert counters["stats"]["calls_captured"] == 1
+    assert counters["guards"]["last"] > 0
+
+
+@pytest.mark.parametrize("change, reason", [
+    (lambda x: x.double(), "dtype mismatch"),
+    (lambda x: x.t().contiguous().t(), "stride mismatch"),
+    (lambda x: x.clone().requires_grad_(), "requires_grad mismatch"),
+])
+def test_recompile_on_tensor_properties(change, reason, close):
+    cf = ember.compile(lambda x: x.exp() + 1, backend="eager", dynamic=False)
+    x = ember.randn(3, 3)
+    cf(x)
+    y = change(x)
+    close(cf(y), y.exp() + 1)
+    assert counters["stats"]["recompiles"] == 1
+    assert any(reason in r for r in _recompile_reasons())
+
+
+def test_recompile_on_non_tensor_arguments_grad_mode_and_autocast(close):
+    cf = ember.compile(lambda x, n, flag: x * n if flag else x - n, backend="eager")
+    x = ember.randn(3)
+    close(cf(x, 2, True), x * 2)
+    close(cf(x, 3, True), x * 3)
+    close(cf(x, 3, False), x - 3)
+    assert counters["stats"]["recompiles"] == 2
+    w = ember.randn(3, requires_grad=True)
+    g = ember.compile(lambda x: (x * w).sum(), backend="eager")
+    g(x)
+    with ember.no_grad():
+        assert not g(x).requires_grad
+    assert any("grad mode" in r for r in _recompile_reasons())
+
+
+def test_module_attributes_and_training_flag_are_guarded(close):
+    class Scaled(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.factor = 2.0
+
+        def forward(self, x):
+            y = self.lin(x) * self.factor
+            return nn.functional.dropout(y, 0.5, self.training)
+    m = Scaled().eval()
+    cm = ember.compile(m, backend="eager")
+    x = ember.randn(4, 3)
+    close(cm(x), m(x))
+    m.factor = 5.0
+    close(cm(x), m(x))
+    m.lin.weight = nn.Parameter(ember.randn(3, 3))     # a new parameter object
+    close(cm(x), m(x))
+    m.train()
+    ember.manual_seed(1)
+    a = cm(x)
+    ember.manual_seed(1)
+    close(a, m(x))
+    assert counters["stats"]["recompiles"] == 3
+
+
+def test_globals_and_closures_are_guarded(close):
+    global SCALE
+
+    def f(x):
+        return x * SCALE
+    cf = ember.compile(f, backend="eager")
+    x = ember.randn(3)
+    close(cf(x), x * 2)
+    SCALE = 3.0
+    try:
+        close(cf(x), x * 3)
+    finally:
+        SCALE = 2.0
+    offset = 1.0
+
+    def g(x):
+        return x + offset
+    cg = ember.compile(g, backend="eager")
+    close(cg(x), x + 1)
+    offset = 4.0
+    close(cg(x), x + 4)
+
+
+def test_recompile_limit_warns_once_then_runs_eagerly(close, monkeypatch):
+    monkeypatch.setattr(dynamo.config, "recompile_limit", 3)
+    cf = ember.compile(lambda x, k: x + k, backend="eager")
+    x = ember.randn(2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(6):
+            close(cf(x, k), x + k)
+    msgs = [str(m.message) for m in w if "recompile_limit" in str(m.message)]
+    assert len(msgs) == 1 and "hit config.recompile_limit (3)" in msgs[0]
+    assert "argument 1: expected" in msgs[0]
+    assert counters["stats"]["calls_captured"] == 3
+    assert counters["stats"]["eager_calls"] == 3
+    strict = ember.compile(lambda x, k: x + k, backend="eager", fullgraph=True)
+    for k in range(3):
+        strict(x, k)
+    with pytest.raises(FailOnRecompileLimitHit):
+        strict(x, 9)
+
+
+def test_automatic_dynamic_after_one_size_change(close):
+    cf = ember.compile(lambda x: (x.sin() * x.shape[0]).sum(0), backend="eager")
+    for n in (4, 6, 8, 10, 12):
+        x = ember.randn(n, 3)
+        close(cf(x), (x.sin() * n).sum(0))
+    assert counters["stats"]["calls_captured"] == 2          # static, then symbolic
+    assert "s0" in cf._ember_compiled.entries[0].graphs[0].code
+
+
+def test_dynamic_true_and_false(close):
+    dyn = ember.compile(lambda x: x.view(x.shape[0], -1).relu() + 1, backend="eager",
+                        dynamic=True)
+    static = ember.compile(lambda x: x.relu() + 1, backend="eager", dynamic=False)
+    for n in (2, 3, 5):
+        x = ember.randn(n, 2, 2)
+        close(dyn(x), x.view(n, -1).relu() + 1)
+        close(static(x), x.relu() + 1)
+    assert len(dyn._ember_compiled.entries) == 1
+    assert len(static._ember_compiled.entries) == 3
+    code = dyn._ember_compiled.entries[0].graphs[0].code
+    assert code.startswith("def forward(self, s0, s1, s2, x)")
+
+
+def test_shape_guards_of_a_dynamic_graph(close):
+    def f(x):
+        if x.shape[0] > 4:                  # a guard on the symbolic size
+            return x * 2
+        return x * 3
+    cf = ember.compile(f, backend="eager", dynamic=True)
+    close(cf(ember.ones(6)), ember.ones(6) * 2)
+    close(cf(ember.ones(8)), ember.ones(8) * 2)
+    close(cf(ember.ones(3)), ember.ones(3) * 3)
+    assert counters["stats"]["calls_captured"] == 2
+    assert any("shape guard" in r for r in _recompile_reasons())
+
+
+def test_mark_dynamic(close):
+    cf = ember.compile(lambda x: x.cos().sum(-1), backend="eager")
+    x = ember.randn(3, 5)
+    dynamo.mark_dynamic(x, 0)
+    cf(x)
+    y = ember.randn(7, 5)
+    close(cf(y), y.cos().sum(-1))
+    assert counters["stats"]["calls_captured"] == 1
+
+
+def test_dynamic_training_graph_serves_every_size(close):
+    import copy
+    m = nn.Sequential(nn.Linear(4, 8), nn.GELU(), nn.Linear(8, 3))
+    ref = copy.deepcopy(m)
+    cm = ember.compile(m, backend="aot_eager", dynamic=True)
+    for n in (5, 7, 9):
+        x = ember.randn(n, 4)
+        cm(x).square().mean().backward()
+        ref(x).square().mean().backward()
+        for p, q in zip(m.parameters(), ref.parameters()):
+            close(p.grad, q.grad)
+    assert counters["stats"]["calls_captured"] == 1
+    assert "s0" in cm._compiled.entries[0].graphs[1].code
+
+
+def test_hooks_added_or_removed_after_compiling_recompile(close):
+    m = nn.Linear(3, 3)
+    cm = ember.compile(m, backend="eager")
+    x = ember.randn(2, 3)
+    close(cm(x), m(x))
+    handle = m.register_forward_hook(lambda mod, args, out: out * 10)
+    close(cm(x), m(x))
+    handle.remove()
+    close(cm(x), m(x))
+    assert counters["stats"]["calls_captured"] == 2          # the first graph again

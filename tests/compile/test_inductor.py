@@ -1,0 +1,112 @@
+"""The "inductor" backend: fused C kernels, their results, the disk cache."""
+import math
+import subprocess
+import sys
+
+import ember.nn.functional as F
+import pytest
+from ember.backends import kernel_cache
+
+import ember
+
+
+def _compiled(fn, *args, **kw):
+    cf = ember.compile(fn, **kw)
+    out = cf(*args)
+    entry = cf._ember_compiled.entries[0]
+    call = entry.forward.compiled
+    return out, call
+
+
+def _close(a, b, tol=1e-6):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    d = (a.double() - b.double()).abs() / (b.double().abs() + 1)
+    assert d.max().item() <= tol, d.max().item()
+
+
+def test_elementwise_chain_is_one_kernel():
+    x = ember.randn(100_000)
+    out, call = _compiled(lambda x: ember.sin(x) + ember.cos(x) * 2, x)
+    assert len(call.kernels) == 1 and call.externs == []
+    _close(out, ember.sin(x) + ember.cos(x) * 2)
+    src = ember.backends.kernel_codegen("cpu").source(call.kernels)
+    assert "#pragma omp parallel for" in src and "ember_fast_sinf" in src
+
+
+def test_trig_outside_the_fast_range_uses_libm():
+    x = ember.tensor([0.5, -3.0, 1e5, 3e6, -1e30, math.inf, -math.inf, math.nan,
+                      123456.789, 1e-30] * 500)
+    out, _ = _compiled(lambda x: ember.sin(x) * ember.cos(x), x)
+    ref = ember.sin(x) * ember.cos(x)
+    assert ((out - ref).abs() <= 1e-6).logical_or(out.isnan() & ref.isnan()).all()
+
+
+@pytest.mark.parametrize("fn, n_kernels", [
+    (lambda x: F.softmax(x + 1, -1), 1),
+    (lambda x: F.log_softmax(x * 2, -1) + 1, 1),
+    (lambda x: F.layer_norm(x * 2, (x.shape[-1],)) * 3, 1),
+    (lambda x: (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True), 2),
+])
+def test_reductions_fuse_with_their_consumers(fn, n_kernels):
+    x = ember.randn(64, 50)
+    with ember.no_grad():
+        out, call = _compiled(fn, x)
+    assert len(call.kernels) <= n_kernels, call.source
+    _close(out, fn(x), 1e-5)
+
+
+def test_broadcasting_strides_and_dtypes():
+    x, b = ember.randn(40, 30).t(), ember.randn(40)
+    out, call = _compiled(lambda x, b: (x + b).relu() * 2, x, b)
+    _close(out, (x + b).relu() * 2)
+    assert len(call.kernels) == 1
+    k = call.kernels[0]
+    assert k.outer == (30,) and k.inner == (40,)          # rows of the last dim
+    for dt in (ember.float64, ember.int64, ember.int32):
+        y = (ember.randn(7, 5) * 10).to(dt)
+        out, _ = _compiled(lambda y: (y * 3 - 1, (y > 2) | (y < -2)), y)
+        _close(out[0], y * 3 - 1)
+        assert (out[1] == ((y > 2) | (y < -2))).all()
+
+
+def test_training_graphs_fuse_forward_and_backward():
+    w = ember.randn(16, requires_grad=True)
+    x = ember.randn(32, 16)
+    cf = ember.compile(lambda x: F.layer_norm(F.gelu(x * w), (16,)).sum())
+    cf(x).backward()
+    g = w.grad.clone()
+    w.grad = None
+    F.layer_norm(F.gelu(x * w), (16,)).sum().backward()
+    _close(g, w.grad, 1e-4)
+    joint = cf._ember_compiled.entries[0].joint
+    fw, bw = joint.fw.compiled, joint.bw.compiled
+    assert fw.kernels and bw.kernels
+
+
+def test_options_and_profiler_see_the_ops(capsys):
+    x = ember.randn(8)
+    out, call = _compiled(lambda x: x.exp() + 1, x, options={"fuse": False})
+    assert not hasattr(call, "kernels")            # ran op by op
+    ember.compile(lambda x: x.exp() * 3, options={"debug": True})(x)
+    assert "void k" in capsys.readouterr().out
+    cf = ember.compile(lambda x: x.sin() + 2)
+    cf(x)
+    with ember.profiler.profile() as prof:
+        cf(x)
+    names = {e.key for e in prof.key_averages()}
+    assert {"ember::sin", "ember::add"} <= names
+
+
+def test_disk_cache_second_process_compiles_nothing(_kernel_cache):
+    code = ("import ember; from ember.backends import kernel_cache; "
+            "f = ember.compile(lambda x: (x * 1.2345).tanh() - 0.678); "
+            "x = ember.randn(1000); r = f(x); "
+            "assert (r - ((x * 1.2345).tanh() - 0.678)).abs().max() < 1e-6; "
+            "print(kernel_cache.stats['built'], kernel_cache.stats['cached'])")
+    env = dict(__import__("os").environ, EMBER_INDUCTOR_CACHE_DIR=_kernel_cache)
+    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                           text=True, check=True).stdout.split()
+    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                            text=True, check=True).stdout.split()
+    assert first == ["1", "0"] and second == ["0", "1"]
+    assert kernel_cache.cache_dir() == _kernel_cache
