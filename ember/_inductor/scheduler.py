@@ -227,7 +227,11 @@ class Scheduler:
     def _emit(self, outer, inner, values):
         name = self.fresh(self._prefix)
         kb = self._build(name, outer, inner, values)
-        if not kb.reductions and kb.strided and len(kb.full_shape) > 1:
+        # strided loads: rows of the last dim keep index arithmetic out of the inner loop,
+        # when every value fills the whole loop (a value of another shape, such as a
+        # reduction realized meanwhile, is stored per element of the flat loop only)
+        if not kb.reductions and kb.strided and len(kb.full_shape) > 1 and \
+                all(tuple(v.shape) == kb.full_shape for v in values):
             shape = kb.full_shape
             kb = self._build(name, shape[:-1], shape[-1:], values)
         kernel, arg_names = kb.build()

@@ -76,3 +76,9 @@ def test_matches_eager(name, backend, check):
                                           "matmul_linear", "in_place_ops", "empty"):
         pytest.skip("extern-only graphs: covered by the eager backends")
     check(fn, *inputs, backend=backend, tol=1e-5 if backend != "inductor" else 1e-4)
+
+
+def test_a_full_reduction_beside_strided_values_matches_eager(check):
+    """A graph whose kernel holds a strided [4, 6] value and a 0-d value of a reduction
+    realized meanwhile (std over dim 0 with a norm's backward) keeps its flat loop."""
+    check(lambda x: (x.std(0), x.norm()), _r(4, 6), backend="inductor", tol=1e-4)
