@@ -57,8 +57,11 @@ def test_cpu_is_conformant_and_the_report_is_written(tmp_path):
     assert set(data["families"]["copy"]) == {"bool", "uint8", "int8", "int16", "int32",
                                              "int64", "float16", "bfloat16", "float32",
                                              "float64"}
-    for row in ("host", "inplace", "autograd", "rng", "errors", "training"):
+    for row in ("host", "inplace", "autograd", "rng", "errors", "training", "large",
+                "indexing", "gradgrad", "determinism", "devices"):
         assert row in data["families"], row
+    # one device index on the CPU: the index > 0 cases skip, the rest of the row passes
+    assert data["families"]["devices"]["-"] == {"passed": 1, "skipped": 5, "failed": 0}
     cell = data["families"]["binary"]["float16"]
     assert set(cell) == {"passed", "skipped", "failed"} and cell["passed"] > 0
 

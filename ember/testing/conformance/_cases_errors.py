@@ -24,6 +24,13 @@ ERRORS = {
     "gather_index": (IndexError, "index 5 is out of bounds for dimension 0 with size 3",
                      lambda d: ember.gather(ember.arange(3, device=d), 0,
                                             ember.tensor([0, 5], device=d))),
+    # negative indices: gather and index_select do not wrap them (take and x[i] do)
+    "gather_negative": (RuntimeError, "index -1 is out of bounds for dimension 0 with size 3",
+                        lambda d: ember.gather(ember.arange(3, device=d), 0,
+                                               ember.tensor([0, -1], device=d))),
+    "index_select_negative": (IndexError, "index -1 is out of bounds for dimension 0",
+                              lambda d: ember.index_select(ember.arange(3, device=d), 0,
+                                                           ember.tensor([-1], device=d))),
     "scatter_index": (IndexError, "index -1 is out of bounds for dimension 0 with size 3",
                       lambda d: ember.zeros(3, device=d).scatter_add(
                           0, ember.tensor([-1], device=d), ember.ones(1, device=d))),
