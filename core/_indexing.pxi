@@ -321,7 +321,10 @@ cdef TensorBase index_select_c(TensorBase a, int d, TensorBase i, int flags, str
     memcpy(sizes, a._sizes, nd * sizeof(int64_t))
     sizes[d] = i.numel_c()
     cdef TensorBase r = empty_c(nd, sizes, a._dtype, a._device)
-    run_index(EMBER_INDEX_GATHER | flags, r, a, along(i, nd, sizes, d), d, op, False)
+    # index_select's out-of-range error is an IndexError and a RuntimeError: PyTorch raises
+    # the one at dim 0 and the other at any other dim
+    run_index(EMBER_INDEX_GATHER | flags, r, a, along(i, nd, sizes, d), d, op,
+              op == "index_select")
     return r
 
 

@@ -6,11 +6,12 @@ import types
 MEMORY_CORE = ("alloc", "free", "copy", "fill", "to_host", "from_host")
 
 
-def partial_device(name, keep, *, unimplemented=(), version=None, base=None):
+def partial_device(name, keep, *, unimplemented=(), version=None, base=None, count=1):
     """Register device type ``name`` (once) whose kernel table is ``base``'s (a kernel-table
     capsule; the CPU plugin's by default) with only the entries in ``keep`` set;
     ``unimplemented`` is what its plugin declares, ``version=(major, minor, size)`` the ABI
-    header its table claims.  Returns ``name``."""
+    header its table claims, ``count`` how many device indices its runtime reports (a host
+    table's kernels serve every index alike).  Returns ``name``."""
     from ember.backends import DeviceSpec, hookimpl, kernel_table, register
     from ember.core import _device, _fallback
 
@@ -20,9 +21,16 @@ def partial_device(name, keep, *, unimplemented=(), version=None, base=None):
         base = kernel_table("cpu")
     runtime = types.ModuleType(f"ember.{name}", f"{name}: a partial test device")
     runtime.is_available = lambda: True
-    runtime.device_count = lambda: 1
-    runtime.current_device = lambda: 0
-    runtime.set_device = lambda device: None
+    current = [0]
+
+    def set_device(device):              # an int, "name:1" or an ember.device
+        if isinstance(device, str):
+            device = _device.device(device)
+        current[0] = getattr(device, "index", device) or 0
+
+    runtime.device_count = lambda: count
+    runtime.current_device = lambda: current[0]
+    runtime.set_device = set_device
     runtime.synchronize = lambda device=None: None
     plugin = types.ModuleType(f"partial_{name}")
 

@@ -29,7 +29,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
                    groups)
         out = r if out is None else out + r
     out = out.reshape(n, out_d, out.shape[1], out.shape[2], out.shape[3]).transpose(1, 2)
-    if bias is not None:
-        out = out + bias.reshape(1, -1, 1, 1, 1)
+    if bias is not None:           # in the taps' dtype: under autocast, not bias's float32
+        out = out + bias.reshape(1, -1, 1, 1, 1).to(out.dtype)
     out = out.contiguous()
     return out.squeeze(0) if unbatched else out

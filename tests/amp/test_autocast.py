@@ -50,6 +50,22 @@ CASES = {
     "linear_3d": (lambda e: F.linear(m3e.transpose(1, 2), w2e, b2e),
                   lambda t: torch.nn.functional.linear(m3t.transpose(1, 2), w2t, b2t)),
     "conv2d": (lambda e: F.conv2d(in_e, k_e, b2e[:4]), lambda t: torch.nn.functional.conv2d(in_t, k_t, b2t[:4])),
+    # a low-precision activation (a previous layer's output) meets float32 weights: the
+    # dtypes are checked after autocast casts them, as in torch (a CNN's second conv)
+    "conv1d_half_input": (lambda e: F.conv1d(in_e[:, :, 0].half(), k_e[:, :, 0], b2e[:4]),
+                          lambda t: torch.nn.functional.conv1d(in_t[:, :, 0].half(),
+                                                               k_t[:, :, 0], b2t[:4])),
+    "conv2d_half_input": (lambda e: F.conv2d(in_e.bfloat16(), k_e, b2e[:4], padding=1),
+                          lambda t: torch.nn.functional.conv2d(in_t.bfloat16(), k_t, b2t[:4],
+                                                               padding=1)),
+    "conv3d_half_input": (lambda e: F.conv3d(in_e.unsqueeze(2).half(), k_e.unsqueeze(2),
+                                             b2e[:4]),
+                          lambda t: torch.nn.functional.conv3d(in_t.unsqueeze(2).half(),
+                                                               k_t.unsqueeze(2), b2t[:4])),
+    "conv_transpose2d_half_input": (
+        lambda e: F.conv_transpose2d(in_e.half(), k_e.transpose(0, 1), b2e[:4]),
+        lambda t: torch.nn.functional.conv_transpose2d(in_t.half(), k_t.transpose(0, 1),
+                                                       b2t[:4])),
     "mse_loss": (lambda e: F.mse_loss(x2e @ w2e.t(), b2e.expand(4, 5)),
                  lambda t: torch.nn.functional.mse_loss(x2t @ w2t.t(), b2t.expand(4, 5))),
     "cross_entropy": (lambda e: F.cross_entropy(x2e @ w2e.t(), tgt_e),

@@ -133,6 +133,18 @@ def test_index_select_add_copy_fill(dt, dim, device, oracle):
     oracle.assert_matches(c, tc.index_fill_(dim, tu, 0))
 
 
+def test_index_select_out_of_range_exception_types(device):
+    # torch raises IndexError at dim 0 and RuntimeError at dim 1: either except clause
+    # written for torch must catch ember's
+    e, t = ember.zeros(2, 3, device=device), torch.zeros(2, 3)
+    for dim, bad in ((0, 2), (1, 3), (1, -1)):
+        with pytest.raises(Exception) as te:
+            t.index_select(dim, torch.tensor([bad]))
+        with pytest.raises(type(te.value), match=f"index {bad} is out of bounds for dimension "
+                                                 f"{dim} with size {e.shape[dim]}"):
+            e.index_select(dim, ember.tensor([bad], device=device))
+
+
 def test_index_errors(device):
     e = ember.zeros(2, 3, device=device)
     with pytest.raises(IndexError, match="out of bounds"):

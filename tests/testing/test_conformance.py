@@ -57,8 +57,11 @@ def test_cpu_is_conformant_and_the_report_is_written(tmp_path):
     assert set(data["families"]["copy"]) == {"bool", "uint8", "int8", "int16", "int32",
                                              "int64", "float16", "bfloat16", "float32",
                                              "float64"}
-    for row in ("host", "inplace", "autograd", "rng", "errors", "training"):
+    for row in ("host", "inplace", "autograd", "rng", "errors", "training", "large",
+                "indexing", "gradgrad", "determinism", "devices"):
         assert row in data["families"], row
+    # one device index on the CPU: the index > 0 cases skip, the rest of the row passes
+    assert data["families"]["devices"]["-"] == {"passed": 1, "skipped": 5, "failed": 0}
     cell = data["families"]["binary"]["float16"]
     assert set(cell) == {"passed", "skipped", "failed"} and cell["passed"] > 0
 
@@ -203,3 +206,68 @@ def test_an_unknown_device_is_a_usage_error(tmp_path):
 def test_fallback_keys(key_args, expected):
     from ember.testing.conformance._case import key
     assert key(*key_args) == expected
+
+
+def declaring(names, honoured=True):
+    """A -p plugin making the CPU plugin declare `names` order-dependent (registered last,
+    its firstresult answer wins); `honoured=False` also stops the core from acting on it."""
+    return f"""
+    import types
+    from ember import backends
+    from ember.backends.hookspecs import hookimpl
+    from ember.core import determinism
+    mod = types.ModuleType("declares")
+
+    @hookimpl
+    def ember_nondeterministic_kernels(device_type):
+        return {list(names)!r} if device_type == "cpu" else None
+    mod.ember_nondeterministic_kernels = ember_nondeterministic_kernels
+    backends._manager().register(mod)
+    determinism._forget_declarations()
+    if not {honoured!r}:
+        from ember.core import index_ops
+        determinism.alert_nondeterministic = lambda op, device_type: None
+        index_ops.alert_nondeterministic = determinism.alert_nondeterministic
+    """
+
+
+def test_declared_nondeterministic_kernels_raise_and_warn(tmp_path):
+    # a declared op must raise in deterministic mode and warn under warn_only (checked by
+    # the 'declared' cases); the 'repeat' cases of declared ops are skipped with the reason
+    report = tmp_path / "r.json"
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-rs", "-k",
+                         "determinism", f"--ember-report={report}",
+                         plugin=declaring(["scatter_add", "index_put_", "bincount", "index"]))
+    assert rc == 0, out[-3000:]
+    assert verdict(out) == "conformant"
+    assert "device 'cpu' declares scatter_add order-dependent" in out
+    cells = json.loads(report.read_text())["families"]["determinism"]
+    assert cells["float32"] == {"passed": 7, "skipped": 2, "failed": 0}   # scatter_add, index_put
+    assert cells["-"] == {"passed": 11, "skipped": 0, "failed": 0}
+
+
+def test_a_declared_kernel_that_runs_anyway_fails(tmp_path):
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-k",
+                         "determinism and declared", plugin=declaring(["histc"], False))
+    assert rc == 1, out[-3000:]
+    assert verdict(out) == "not conformant: 1 failed (determinism: 1)"
+    assert "test_determinism[declared---histc]" in out and "DID NOT RAISE" in out
+
+
+def test_device_index_cases_on_a_device_with_two_indices(tmp_path):
+    # the CPU's kernels under a device type whose runtime reports two indices: the index
+    # cases run on "two:1"; its allocator accepts "two:2" as well, which the suite refuses
+    plugin = """
+        from ember.backends._abi import ENTRIES
+        from ember.testing._devices import partial_device
+        partial_device("two", ENTRIES, count=2)
+    """
+    report = tmp_path / "r.json"
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=two", "-q", "-k", "devices",
+                         f"--ember-report={report}", plugin=plugin)
+    assert rc == 1, out[-3000:]
+    data = json.loads(report.read_text())
+    assert data["families"]["devices"]["-"] == {"passed": 5, "skipped": 0, "failed": 1}
+    assert [f["key"] for f in data["failures"]] == ["devices.out_of_range"]
+    rc, out = run_pytest(tmp_path, *SUITE, "--ember-device=cpu", "-q", "-rs", "-k", "devices")
+    assert rc == 0 and "device type 'cpu' has 1 device: no index > 0 to run on" in out, out

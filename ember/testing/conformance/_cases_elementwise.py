@@ -176,12 +176,69 @@ def _binary_case(op, fn, ref, dom_a, dom_b):
 
 
 def _binary_skip(takes_scalar):
-    return lambda dtype, layout: layout == "pyscalar" and not takes_scalar
+    """pyscalar where the op takes no Python number; negative shifts of uint8 (no negative
+    amount of its dtype exists)."""
+    return lambda dtype, layout: (layout == "pyscalar" and not takes_scalar) or \
+        (layout == "negative" and dtype == "uint8")
+
+
+# --- shifts by 0, by the bit width and past it, by negative amounts ------------------------
+# PyTorch's rule: a shift by s in [0, bits) is C's (left wraps, right is arithmetic); any
+# other s shifts everything out: left gives 0, right gives the sign (0 or -1).
+_BITS = {"uint8": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64}
+SHIFT_EDGES = ("by_zero", "by_width", "negative", "scalar")
+
+
+def np_shift(a, s, left, dtype):
+    """PyTorch's `a << s` (left) or `a >> s` of dtype `dtype`, in NumPy."""
+    a, s = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(s, np.int64))
+    out = (s < 0) | (s >= _BITS[dtype])
+    s = np.where(out, 0, s)
+    if left:
+        return np.where(out, 0, np.left_shift(a, s)).astype(dtype)      # wraps to dtype
+    return np.where(out, np.where(a < 0, -1, 0), np.right_shift(a, s)).astype(dtype)
+
+
+def _shift_operands(dtype, variant):
+    """(a, shift amounts: an array, or Python ints for "scalar") of one edge variant."""
+    info = np.iinfo(dtype)
+    a = np.array([1, 5, 0, 3, 100, info.max, info.min, -7 if info.min else 200])
+    bits = _BITS[dtype]
+    if variant == "by_zero":
+        return a, np.zeros_like(a)
+    if variant == "by_width":
+        return a, np.resize([bits - 1, bits, bits + 1, min(100, info.max), 0], a.shape)
+    if variant == "negative":
+        return a, np.resize([-1, -bits, -100, 1], a.shape)
+    return a, [0, 1, bits - 1, bits, bits + 3]
+
+
+def _shift_edge_case(op, fn, run_layout):
+    left = op == "shift_left"
+
+    def run(device, dtype, variant):
+        if variant not in SHIFT_EDGES:
+            run_layout(device, dtype, variant)
+            return
+        ha, hs = _shift_operands(dtype, variant)
+        a = to_device(ha.astype(dtype), dtype, device)
+        if variant != "scalar":
+            check(fn(a, to_device(hs.astype(dtype), dtype, device)),
+                  np_shift(ha.astype(dtype), hs, left, dtype), dtype, device,
+                  what=f"{op}({dtype}) {variant}")
+            return
+        for k in hs:                             # a Python int keeps the tensor's dtype
+            check(fn(a, k), np_shift(ha.astype(dtype), k, left, dtype), dtype, device,
+                  what=f"{op}({dtype}) by the Python int {k}")
+    return run
 
 
 for _op, (_fn, _ref, _dts, _da, _db, _scalar) in BINARY.items():
-    case("binary", _op, _dts, BINARY_LAYOUTS, skip=_binary_skip(_scalar))(
-        _binary_case(_op, _fn, _ref, _da, _db))
+    _run = _binary_case(_op, _fn, _ref, _da, _db)
+    _variants = BINARY_LAYOUTS
+    if _op.startswith("shift"):
+        _run, _variants = _shift_edge_case(_op, _fn, _run), BINARY_LAYOUTS + SHIFT_EDGES
+    case("binary", _op, _dts, _variants, skip=_binary_skip(_scalar))(_run)
 
 
 @case("binary", "gelu_backward", FLOATS, ("contiguous", "strided", "empty", "scalar"))

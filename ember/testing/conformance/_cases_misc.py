@@ -1,8 +1,6 @@
 """Cases of matmul, random and adam, and of behaviours that are not one kernel entry:
-writes through views and ``out=`` (inplace), gradients (autograd), seeding (rng) and the
-error contract (errors)."""
+writes through views and ``out=`` (inplace), gradients (autograd) and seeding (rng)."""
 import numpy as np
-import pytest
 
 import ember
 from ember.testing.conformance._case import ANY, case
@@ -225,52 +223,3 @@ def _rng(device, dtype, variant):
         g.manual_seed(11)
         parts = [read(ember.rand(n, generator=g, device=device)) for n in (4, 6)]
         np.testing.assert_array_equal(np.concatenate(parts), whole)
-
-
-# --- the error contract -----------------------------------------------------------------
-
-def _sync(t):
-    """Reads a result, so an asynchronous device reports a data error here."""
-    read(t)
-
-
-ERRORS = {
-    "gather_index": (IndexError, "index 5 is out of bounds for dimension 0 with size 3",
-                     lambda d: ember.gather(ember.arange(3, device=d), 0,
-                                            ember.tensor([0, 5], device=d))),
-    "scatter_index": (IndexError, "index -1 is out of bounds for dimension 0 with size 3",
-                      lambda d: ember.zeros(3, device=d).scatter_add(
-                          0, ember.tensor([-1], device=d), ember.ones(1, device=d))),
-    "multinomial_negative": (RuntimeError, "probability tensor contains either `inf`, `nan` "
-                             "or element < 0",
-                             lambda d: ember.multinomial(ember.tensor([0.5, -1.0], device=d),
-                                                         2, replacement=True)),
-    "multinomial_zero": (RuntimeError, r"invalid multinomial distribution \(sum of "
-                         r"probabilities <= 0\)",
-                         lambda d: ember.multinomial(ember.zeros(3, device=d), 1)),
-    "nll_target": (IndexError, "Target 7 is out of bounds",
-                   lambda d: ember.nn.functional.nll_loss(ember.zeros(2, 3, device=d),
-                                                          ember.tensor([0, 7], device=d))),
-    "int_divide_by_zero": (RuntimeError, "ZeroDivisionError",
-                           lambda d: ember.remainder(ember.tensor([3, 4], device=d),
-                                                     ember.tensor([1, 0], device=d))),
-}
-
-
-@case("errors", "errors", (ANY,), tuple(ERRORS))
-def _errors(device, dtype, variant):
-    exc, msg, fn = ERRORS[variant]
-    with pytest.raises(exc, match=msg):
-        _sync(fn(device))
-    # the device still works afterwards
-    assert (ember.ones(2, device=device) + 1).tolist() == [2.0, 2.0]
-
-
-@case("errors", "unknown_op", (ANY,), ("every_entry",))
-def _unknown_op(device, dtype, variant):
-    """An op code no ABI version defines is always "not implemented" (so the core falls
-    back), never another error: called on each op-coded entry the device sets."""
-    from ember.core import _device, _fallback
-    answers = _fallback.unknown_op_answers(_device._backend_for_type(ember.device(device).type))
-    wrong = {e: a for e, a in answers.items() if a[0] != 5}      # EMBER_ERR_NOT_IMPLEMENTED
-    assert not wrong, f"entries answering an unknown op code with (code, message): {wrong}"

@@ -9,6 +9,7 @@ from ember.testing.conformance._data import (
     NUMERIC,
     base_shape,
     check,
+    read,
     seeded,
     to_device,
     tolerance,
@@ -232,18 +233,32 @@ def _search_case(right):
         v = to_device(vals, dtype, device)
         if layout == "strided":
             v = to_device(np.ascontiguousarray(vals.T), dtype, device).t()
-        check(ember.searchsorted(s, v, right=right), want, "int64", device)
+        kw = {}
+        if layout.startswith("sorter"):      # an unsorted sequence and its sorting order
+            seq = values(rng, (3, 6), dtype, "small")
+            order = np.argsort(seq, axis=-1, kind="stable")
+            if layout == "sorter_1d":
+                seq, order = seq[0], order[0]
+                want = np.searchsorted(np.sort(seq), vals, side=side)
+            else:
+                want = np.stack([np.searchsorted(np.sort(seq[i]), vals[i], side=side)
+                                 for i in range(3)])
+            s, kw = to_device(seq, dtype, device), {"sorter": to_device(order, "int64", device)}
+        check(ember.searchsorted(s, v, right=right, **kw), want, "int64", device)
     return run
 
 
-case("search", "left", NUMERIC, ("contiguous", "strided", "broadcast", "empty"))(
-    _search_case(False))
-case("search", "right", NUMERIC, ("contiguous", "strided", "broadcast", "empty"))(
-    _search_case(True))
+_SEARCH_LAYOUTS = ("contiguous", "strided", "broadcast", "empty", "sorter", "sorter_1d")
+case("search", "left", NUMERIC, _SEARCH_LAYOUTS)(_search_case(False))
+case("search", "right", NUMERIC, _SEARCH_LAYOUTS)(_search_case(True))
 
 
-@case("search", "multinomial", FLOATS, ("contiguous", "strided", "vector"))
+@case("search", "multinomial", FLOATS, ("contiguous", "strided", "vector", "without",
+                                      "permutation"))
 def _multinomial(device, dtype, layout):
+    if layout in ("without", "permutation"):
+        _multinomial_without(device, dtype, layout)
+        return
     w = np.array([[0.0, 1.0, 0.0, 3.0, 0.0], [2.0, 2.0, 0.0, 0.0, 4.0],
                   [0.0, 0.0, 0.0, 0.0, 5.0]])
     if layout == "vector":
@@ -265,6 +280,31 @@ def _multinomial(device, dtype, layout):
         freq = np.bincount(s, minlength=w.shape[1]) / n
         np.testing.assert_allclose(freq, row / row.sum(), atol=0.05,
                                    err_msg="multinomial: frequencies far from weights")
+
+
+def _multinomial_without(device, dtype, layout):
+    """Without replacement: the draws of a row are distinct categories of nonzero weight;
+    over many rows (a fixed seed) the first draw follows the weights q, the second
+    sum_i q_i q_j / (1 - q_i); as many draws as nonzero weights: a permutation of them."""
+    w = np.array([1.0, 2.0, 0.0, 3.0, 4.0])
+    rows, n = 4000, 4 if layout == "permutation" else 2
+    ember.manual_seed(0)
+    got = ember.multinomial(to_device(np.tile(w, (rows, 1)), dtype, device), n)
+    assert got.dtype == ember.int64 and tuple(got.shape) == (rows, n)
+    s = read(got)
+    assert ((s >= 0) & (s < len(w))).all(), "multinomial: sample out of range"
+    assert (w[s] > 0).all(), "multinomial: sampled a zero-weight category"
+    assert (np.sort(s, 1)[:, 1:] != np.sort(s, 1)[:, :-1]).all(), \
+        "multinomial without replacement drew a category twice in a row"
+    if layout == "permutation":
+        return
+    q = w / w.sum()
+    second = np.array([sum(q[i] * q[j] / (1 - q[i]) for i in range(len(q)) if i != j)
+                       for j in range(len(q))])
+    for k, want in ((0, q), (1, second)):
+        np.testing.assert_allclose(np.bincount(s[:, k], minlength=len(w)) / rows, want,
+                                   atol=0.03, err_msg=f"multinomial: draw {k + 1}'s "
+                                                      f"frequencies far from its law")
 
 
 # --- sort (ABI 6.1; a device without it sorts on the host) -------------------------------

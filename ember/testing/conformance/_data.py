@@ -50,9 +50,13 @@ def round_to(arr, name):
 
 def values(rng, shape, name, domain="any"):
     """Values of dtype `name` (host, already rounded) in a domain:
-    any, positive (> 0), unit (|x| < 1), small (|x| <= 2 or 0..3), nonzero."""
+    any, positive (> 0), unit (|x| < 1), small (|x| <= 2 or 0..3), nonzero, integer
+    (whole numbers in -3..3, 0..6 for uint8, in every dtype: sums of many stay exact)."""
     if name == "bool":
         return rng.random(shape) < 0.5
+    if domain == "integer":
+        lo = 0 if name == "uint8" else -3
+        return round_to(rng.integers(lo, lo + 7, size=shape), name)
     if name in INTS:
         lo = {"positive": 1, "small": 0, "nonzero": 1}.get(domain, -9)
         if name == "uint8":

@@ -10,7 +10,8 @@ from ember.testing.conformance._data import DTYPES
 __all__ = ["Tally", "ROWS"]
 
 # ABI families first, then the behaviours that are not one kernel entry
-ROWS = FAMILIES + UNCODED + ("host", "inplace", "autograd", "rng", "errors", "training",
+ROWS = FAMILIES + UNCODED + ("large", "host", "inplace", "indexing", "autograd", "gradgrad",
+                             "rng", "determinism", "devices", "errors", "training",
                              "selfcheck")
 COLUMNS = DTYPES + (ANY,)
 _SHORT = {"bool": "bool", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",

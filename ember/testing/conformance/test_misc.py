@@ -1,8 +1,8 @@
 """matmul, random and the fused Adam step; writes through views; gradients; seeding; the
-error contract."""
+error contract (also at a later synchronising call)."""
 import pytest
 
-from ember.testing.conformance import _cases_misc  # noqa: F401  (registers cases)
+from ember.testing.conformance import _cases_errors, _cases_misc  # noqa: F401  (register cases)
 from ember.testing.conformance._case import params
 
 

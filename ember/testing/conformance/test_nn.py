@@ -2,7 +2,11 @@
 nn.LSTM (rnn)."""
 import pytest
 
-from ember.testing.conformance import _cases_nn, _cases_rnn  # noqa: F401  (registers cases)
+from ember.testing.conformance import (  # noqa: F401  (register cases)
+    _cases_convpool,
+    _cases_nn,
+    _cases_rnn,
+)
 from ember.testing.conformance._case import params
 
 

@@ -3,7 +3,14 @@ op cannot go untested), and every case names a code that exists."""
 import pytest
 
 from ember.testing.conformance import (  # noqa: F401  (register every case)
+    _cases_convpool,
+    _cases_determinism,
+    _cases_devices,
     _cases_elementwise,
+    _cases_errors,
+    _cases_gradgrad,
+    _cases_indexing,
+    _cases_large,
     _cases_misc,
     _cases_nn,
     _cases_reduce_index,

@@ -1,4 +1,5 @@
-"""Training runs on the device against the same runs on the CPU."""
+"""Training runs on the device against the same runs on the CPU, in float32 and under
+autocast with a GradScaler."""
 import pytest
 
 from ember.testing.conformance import _cases_training  # noqa: F401  (registers cases)

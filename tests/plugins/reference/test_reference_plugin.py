@@ -97,6 +97,11 @@ def test_device_and_allocator():
     assert e.numel() == 0 and e.tolist() == [] and ember.reference.allocations() == n + 1
     with ember.device("reference"):
         assert ember.ones(2).device == REF
+    # one device: index 1 is refused, it does not alias index 0's memory
+    n = ember.reference.allocations()
+    with pytest.raises(RuntimeError, match="invalid device index 1"):
+        ember.zeros(2, device="reference:1")
+    assert ember.reference.allocations() == n
 
 
 # --- factories and copies --------------------------------------------------------------

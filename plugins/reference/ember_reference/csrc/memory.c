@@ -9,7 +9,14 @@
 
 #include "reference.h"
 
-void *ref_alloc(ember_ctx *ctx, int64_t nbytes) { return ref_arena_alloc(ctx, nbytes); }
+void *ref_alloc(ember_ctx *ctx, int64_t nbytes) {
+    if (ctx->device != 0) {              /* one device: "reference:1" must not alias it */
+        ref_fail(ctx, EMBER_ERR_VALUE, "alloc: invalid device index %d (the reference "
+                 "device has one device, index 0)", (int)ctx->device);
+        return NULL;
+    }
+    return ref_arena_alloc(ctx, nbytes);
+}
 
 void ref_free(int32_t device, void *ptr) {
     (void)device;                             /* one device: index 0 */
