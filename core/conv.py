@@ -2,10 +2,9 @@
 inputs, channel, group and dtype checks, its error messages) over the ``convolution`` op
 (core/_conv.pxi), which works on [N, C, H, W] with pairs of ints.  A 1-d convolution runs as
 a 2-d one with H = 1."""
-from ember.core import _state
 from ember.core import _tensor as _T
-from ember.core._dispatch import DispatchKey
 from ember.core._errors import _tensor_arg
+from ember.core.mode_keys import autocast_active
 
 __all__ = ["conv1d", "conv2d"]
 
@@ -56,16 +55,6 @@ def _pad_right(x, extra):
     return x
 
 
-_AUTOCAST = 1 << int(DispatchKey.Autocast)
-
-
-def _autocast_active():
-    """Whether an autocast region is on in this thread: its kernel at the ``convolution``
-    op casts input, weight and bias to one dtype first (PyTorch checks their dtypes after
-    that cast), so a low-precision activation may meet a float32 weight here."""
-    return bool(_state._get_tls_keys()[0] & _AUTOCAST)
-
-
 def _check(x, weight, bias, groups, nd, name):
     if x.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -76,7 +65,7 @@ def _check(x, weight, bias, groups, nd, name):
                            f"{x.dim()}-dimensional input of size {list(x.shape)} instead")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
-    if _autocast_active():
+    if autocast_active():
         return
     if x.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {_SCALAR_NAMES[x.dtype.name]} but found "

@@ -4,9 +4,19 @@ op's own redispatch does not come back to it.  For a composite, ``composite_too=
 leaves the key live for the ops its body calls: that is how the profiler sees a
 composite's children."""
 from ember.core import _state
+from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
 
-__all__ = ["redispatch_below"]
+__all__ = ["autocast_active", "redispatch_below"]
+
+_AUTOCAST = 1 << int(DispatchKey.Autocast)
+
+
+def autocast_active():
+    """Whether an autocast region is on in this thread (its key is included): modules check
+    argument dtypes after autocast's casts, as PyTorch's do, so a low-precision activation
+    may meet a float32 weight where autocast will cast them to one dtype."""
+    return bool(_state._get_tls_keys()[0] & _AUTOCAST)
 
 
 def _input_keys(args, kwargs):

@@ -13,6 +13,7 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core.composites import cat
 from ember.core.grad_mode import is_grad_enabled
+from ember.core.mode_keys import autocast_active
 from ember.core.tensor import Tensor
 from ember.nn import init
 from ember.nn._functional.dropout import dropout as _dropout
@@ -280,7 +281,7 @@ def _reset_uniform(module):
 
 
 def _check_dtype(data, weight, what="input"):
-    if data.dtype != weight.dtype:
+    if data.dtype != weight.dtype and not autocast_active():   # autocast casts them later
         if what == "input":
             raise ValueError(f"RNN input dtype ({data.dtype}) does not match weight dtype "
                              f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "

@@ -586,3 +586,17 @@ def test_lstm_under_autocast_matches_the_per_step_ops(monkeypatch):
     assert out.dtype == ref.dtype
     for a, b in ((out, ref), (hn, hr), (cn, cr)):
         np.testing.assert_array_equal(a.float().detach().numpy(), b.float().detach().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_low_precision_input_under_autocast_is_accepted_as_torch(dtype):
+    """Under autocast a float16/bfloat16 input meets float32 weights without the dtype
+    error (autocast casts them), and the outputs come back in the autocast dtype."""
+    for lib in (ember, torch):
+        m = lib.nn.LSTM(3, 4, 2)
+        x = lib.randn(5, 2, 3).to(getattr(lib, dtype))
+        with lib.autocast("cpu", dtype=getattr(lib, dtype)):
+            out, (h, c) = m(x)
+        assert str(out.dtype).split(".")[-1] == str(h.dtype).split(".")[-1] == dtype
+        with pytest.raises(ValueError, match="RNN input dtype"):
+            m(x)
