@@ -159,6 +159,7 @@ from ember.core.conversions import as_tensor as as_tensor
 from ember.core.determinism import *  # noqa: F403  (use_deterministic_algorithms, ...)
 from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
 from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
+from ember.core.linalg.legacy_extra import *  # noqa: F403  (lu, lu_solve, geqrf, matrix_exp, ...)
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
 from ember.core.norms import *  # noqa: F403  (nansum, nanmean, norm)

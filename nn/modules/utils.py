@@ -2,7 +2,7 @@
 import collections.abc
 from itertools import repeat
 
-__all__ = []
+__all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
 def _ntuple(n, name="parse"):
@@ -22,3 +22,20 @@ _triple = _ntuple(3, "_triple")
 def _reverse_repeat_tuple(t, n):
     """(a, b) -> (b, b, a, a) for n=2: conv padding in F.pad's last-dim-first order."""
     return tuple(x for x in reversed(t) for _ in range(n))
+
+
+def consume_prefix_in_state_dict_if_present(state_dict, prefix):
+    """Strip ``prefix`` from the keys of ``state_dict`` (and of its ``_metadata``) in place:
+    what loads a DataParallel/DDP checkpoint ("module." keys) into a plain model."""
+    for key in sorted(state_dict.keys()):
+        if key.startswith(prefix):
+            state_dict[key[len(prefix):]] = state_dict.pop(key)
+    metadata = getattr(state_dict, "_metadata", None)
+    if metadata is not None:
+        for key in list(metadata.keys()):
+            # "" is the wrapper's own entry (kept); the wrapped model's is "module" and its
+            # children's "module.child": both lose the prefix
+            if len(key) == 0:
+                continue
+            if key == prefix.replace(".", "") or key.startswith(prefix):
+                metadata[key[len(prefix):]] = metadata.pop(key)

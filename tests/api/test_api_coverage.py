@@ -77,3 +77,27 @@ def test_omitted_names_are_not_half_there(rows):
         if emod is not None and hasattr(emod, r.name):
             present.append(f"{r.module}.{r.name}")
     assert not present, present
+
+
+def test_classes_resolve_at_their_module_path(rows):
+    """Pickles name a class by ``__module__`` + ``__qualname__``: that path gives it back."""
+    import importlib
+    import inspect
+    wrong = []
+    for r in rows:
+        if r.status != "present":
+            continue
+        emod = _walk._ember_module(_walk.ember_path(r.module))
+        obj = getattr(emod, r.name, None)
+        if not inspect.isclass(obj) or r.module == "torch.Tensor":
+            continue
+        try:
+            home = importlib.import_module(obj.__module__)
+            found = home
+            for part in obj.__qualname__.split("."):
+                found = getattr(found, part)
+        except Exception as e:          # noqa: BLE001  (any failure is the finding)
+            found = e
+        if found is not obj:
+            wrong.append(f"{r.module}.{r.name} -> {obj.__module__}.{obj.__qualname__}")
+    assert not wrong, wrong
