@@ -423,12 +423,15 @@ def roll(input, shifts, dims=None):
     return r if r is not input else input.clone()
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+        requires_grad=False):
     """An n x m matrix with ones on the diagonal."""
-    out = _T.zeros(n, n if m is None else m, dtype=dtype, device=device,
-                   requires_grad=requires_grad)
-    out.diagonal().fill_(1)
-    return out
+    result = _T.zeros(n, n if m is None else m, dtype=dtype, device=device)
+    result.diagonal().fill_(1)              # before requires_grad: a leaf is not written
+    if out is not None:
+        return out.copy_(result) if tuple(out.shape) == tuple(result.shape) else \
+            out.resize_(result.shape).copy_(result)
+    return result.requires_grad_(requires_grad)
 
 
 def _triangle(input, diagonal, upper, op):

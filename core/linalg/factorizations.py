@@ -73,8 +73,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     if check_errors:
         _raise_on_info(op, info, lambda k: _lu_singular(k))
     return _result("linalg_lu_factor_ex", ["LU", "pivots", "info"],
-                   _back(lu.reshape(a.shape), A), _back(piv.reshape(a.shape[:-2] + (-1,)), A,
-                                                        _INT32), _back(info, A, _INT32))
+                   _back(lu.reshape(a.shape), A),
+                   _back(piv.reshape(a.shape[:-2] + (min(m, n),)), A, _INT32),
+                   _back(info, A, _INT32))
 
 
 @with_out
