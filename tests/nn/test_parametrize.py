@@ -5,11 +5,11 @@ import copy
 import numpy as np
 import pytest
 import torch
+from ember.nn.utils import parametrizations as PZ
+from ember.nn.utils import parametrize as P
 
 import ember
 from ember import nn
-from ember.nn.utils import parametrizations as PZ
-from ember.nn.utils import parametrize as P
 
 RNG = np.random.default_rng(0)
 
