@@ -140,5 +140,10 @@ for _name in ("angle", "conj", "conj_physical", "is_conj", "is_neg", "resolve_co
               "resolve_neg"):
     setattr(Tensor, _name, getattr(complex_functions, _name))
 
+# PyTorch's other spellings: aliases, in-place forms, predicates and legacy methods
+from ember.core import method_forms  # noqa: E402
+
+method_forms.install(Tensor)
+
 _set_tensor_class(Tensor)
 _ag.install()

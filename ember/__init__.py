@@ -177,11 +177,18 @@ __version__ = "0.1.0"
 # catalogue gaps (core/math_composites, shape_composites, statistics, special, inplace_ops)
 from ember.core.complex_functions import *  # noqa: E402,F403  (complex, polar, view_as_real, ...)
 from ember.core.inplace_ops import *  # noqa: E402,F403  (clamp_, nan_to_num_, xlogy_, ...)
+
+# the API walk's fills (tests/api): more math, the *_copy/*_scatter view forms, aliases and
+# function forms of Tensor methods, layouts
+from ember.core.layout import *  # noqa: E402,F403  (layout, strided)
 from ember.core.math_composites import *  # noqa: E402,F403  (hypot, logaddexp, cdist, ...)
+from ember.core.math_extra import *  # noqa: E402,F403  (acosh, frexp, gcd, nextafter, ...)
 from ember.core.memory_format import *  # noqa: E402,F403  (channels_last, preserve_format, ...)
+from ember.core.method_forms import *  # noqa: E402,F403  (arccos, divide, abs_, fill, ...)
 from ember.core.shape_composites import *  # noqa: E402,F403  (meshgrid, tensor_split, ...)
 from ember.core.special import *  # noqa: E402,F403  (erfinv, lgamma, digamma, polygamma)
 from ember.core.statistics import *  # noqa: E402,F403  (quantile, cov, aminmax, ...)
+from ember.core.view_copies import *  # noqa: E402,F403  (slice_copy, select_scatter, ...)
 
 # floor, ceil, trunc, exp2, ..., atan2, fmod, remainder, floor_divide, bitwise_*: one table
 globals().update(_more_functions())

@@ -83,7 +83,7 @@ def public_names(path):
         if not _torch_made(o) or _plumbing(n, o, path):
             continue
         if isinstance(o, types.ModuleType):
-            if o.__name__.startswith(path + "."):        # its own submodules only
+            if o.__name__ == f"{path}.{n}":             # its own submodules only
                 extra.add(n)
         elif listed or path.startswith("torch.nn.modules."):
             # a module with __all__ (or a layer file): its own definitions and constants
