@@ -57,7 +57,7 @@ OMITTED = {
          "torch.Tensor.indices", "torch.Tensor.values", "torch.Tensor.*_indices",
          "torch.Tensor.sparse_*", "torch.Tensor.to_sparse*", "torch.Tensor.resize_as_sparse_",
          "torch.Tensor.smm", "torch.Tensor.sspaddmm", "torch.cuda.sparse",
-         "torch.Tensor.dense_dim"]),
+         "torch.Tensor.dense_dim", "torch.optim.SparseAdam"]),
     "nested-tensors": (
         "nested (jagged) tensors: ember has no ragged layout.",
         ["torch.nested", "torch.jagged", "torch.Tensor.to_padded_tensor"]),
@@ -65,7 +65,26 @@ OMITTED = {
         "bit-packed, sub-byte, 8-bit float and complex32 dtypes: no NumPy storage type holds "
         "them, and PyTorch itself gives them casts and little else.",
         ["torch.uint[1-7]", "torch.int[1-7]", "torch.bits*", "torch.float8_*",
-         "torch.float4_*", "torch.complex32", "torch.chalf", "torch.Tensor.chalf"]),
+         "torch.float4_*", "torch.complex32", "torch.chalf", "torch.Tensor.chalf",
+         "torch.nn.functional.scaled_mm", "torch.nn.functional.scaled_grouped_mm",
+         "torch.nn.functional.ScalingType", "torch.nn.functional.SwizzleType"]),
+    "torch-function-protocol": (
+        "the __torch_function__ override protocol (torch.overrides and the has_/handle_"
+        "torch_function helpers PyTorch's own Python functions call) and the TorchScript "
+        "type hints of nn.functional; ember's tensor subclasses dispatch through the Python "
+        "dispatch key instead.",
+        ["torch.overrides", "*.has_torch_function*", "*.handle_torch_function",
+         "torch.DisableTorchFunction*", "torch.nn.functional.BroadcastingList*",
+         "torch.nn.functional.assert_int_or_pair", "torch.nn.functional.boolean_dispatch"]),
+    "custom-op-registration": (
+        "PyTorch's dispatcher registration API (torch.library, torch.ops, op Tags, dispatch "
+        "key sets and guards): ember's operators are defined in its core op table and "
+        "devices register kernels through the plugin contract.",
+        ["torch.library", "torch.ops", "torch.Tag", "torch.DispatchKeySet",
+         "torch.ExcludeDispatchKeyGuard"]),
+    "first-class-dims": (
+        "functorch's first-class dimensions (Tensor.index binding dims to Dim objects).",
+        ["torch.Tensor.index"]),
     "other-devices": (
         "device families ember has no plugin for (IPU, MTIA, MAIA, XLA, HPU).",
         ["torch.mtia", "torch.Tensor.ipu", "torch.Tensor.mtia",
@@ -113,8 +132,10 @@ OMITTED = {
 # modules other pieces of work fill (they are "not yet", shown apart in the table)
 PENDING = {
     "distrib (ember.special, ember.distributions)": [
-        "torch.special*", "torch.distributions*"],
-    "ckpt (PyTorch checkpoints)": ["torch.serialization*"],
+        "torch.special*", "torch.distributions*", "torch.i0", "torch.i0_", "torch.igamma*",
+        "torch.Tensor.i0", "torch.Tensor.i0_", "torch.Tensor.igamma*"],
+    "ckpt (PyTorch checkpoints)": ["torch.serialization*", "torch.PyTorchFile*",
+                                   "torch.*SerializationStorageContext"],
     "dist (ember.distributed)": ["torch.distributed", "torch.is_distributed",
                                  "torch.utils.data.DistributedSampler",
                                  "torch.utils.data.distributed", "torch.nn.SyncBatchNorm",

@@ -253,9 +253,11 @@ def _check_row(module, name, tobj, emod):
     except Exception:
         return Row(module, name, "missing", _pending(qual))
     if isinstance(tobj, type) and (tobj.__module__ or "").startswith("torch"):
-        want = ember_path(tobj.__module__)
+        want = {ember_path(tobj.__module__)}
+        if tobj.__module__.startswith("torch._C"):     # PyTorch's C++ bindings: ember has
+            want.add(ember_path(module))                # none, the public path stands in
         got = getattr(eobj, "__module__", None)
-        if got != want:
+        if got not in want:
             return Row(module, name, "wrong-module", f"{got} (PyTorch: {tobj.__module__})")
     row = Row(module, name, "present")
     if callable(tobj) and not isinstance(tobj, types.ModuleType) and callable(eobj):
