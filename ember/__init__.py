@@ -209,6 +209,60 @@ _LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv3d",
                         "pixel_shuffle": "nn._functional.pixel_shuffle",
                         "pixel_unshuffle": "nn._functional.pixel_shuffle"})
 
+# torch.* spellings of nn ops (ATen's argument orders): nn-heavy, loaded on first use
+_LAZY_FUNCTIONS.update({_n: "_nn_forms" for _n in (
+    "affine_grid_generator", "alpha_dropout", "alpha_dropout_", "bilinear",
+    "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle",
+    "constant_pad_nd", "convolution", "cosine_embedding_loss", "cosine_similarity",
+    "ctc_loss", "dropout", "dropout_", "embedding", "embedding_bag",
+    "embedding_renorm_", "feature_alpha_dropout", "feature_alpha_dropout_",
+    "feature_dropout", "feature_dropout_", "frobenius_norm", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d", "group_norm", "hardshrink",
+    "hinge_embedding_loss", "instance_norm", "kl_div", "margin_ranking_loss",
+    "max_pool1d_with_indices", "native_channel_shuffle", "native_dropout",
+    "native_group_norm", "native_norm", "norm_except_dim", "nuclear_norm",
+    "pairwise_distance", "pdist", "poisson_nll_loss", "prelu", "rms_norm", "rrelu",
+    "rrelu_", "selu", "selu_", "threshold", "threshold_", "triplet_margin_loss")})
+_LAZY_FUNCTIONS.update({_n: "_rnn_forms" for _n in (
+    "gru", "gru_cell", "lstm", "lstm_cell", "rnn_relu", "rnn_relu_cell", "rnn_tanh",
+    "rnn_tanh_cell")})
+_LAZY_FUNCTIONS.update({_n: "_batch_norm_forms" for _n in (
+    "batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_norm_elemt",
+    "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+    "batch_norm_stats", "batch_norm_update_stats")})
+
+# the smaller torch.* functions, window functions, STFT, histograms, buffers: on first use
+_LAZY_FUNCTIONS.update({_n: "_torch_misc" for _n in (
+    "binomial", "empty_permuted", "get_num_interop_threads", "gradient", "has_lapack",
+    "has_mkl", "has_openmp", "has_spectral", "init_num_threads",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "pca_lowrank", "poisson",
+    "segment_reduce", "set_anomaly_enabled", "set_default_tensor_type", "set_flush_denormal",
+    "set_num_interop_threads", "svd_lowrank", "sym_constrain_range",
+    "sym_constrain_range_for_size", "sym_sqrt", "thread_safe_generator", "to_dlpack",
+    "unravel_index")})
+_LAZY_FUNCTIONS.update({_n: "amp.legacy" for _n in (
+    "autocast_decrement_nesting", "autocast_increment_nesting", "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype", "get_autocast_ipu_dtype", "get_autocast_xla_dtype",
+    "is_autocast_cpu_enabled", "is_autocast_ipu_enabled", "is_autocast_xla_enabled",
+    "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
+    "set_autocast_ipu_dtype", "set_autocast_ipu_enabled", "set_autocast_xla_dtype",
+    "set_autocast_xla_enabled")})
+_LAZY_FUNCTIONS.update({_n: "core.windows" for _n in (
+    "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")})
+_LAZY_FUNCTIONS.update({"stft": "core.stft", "istft": "core.stft",
+                        "histogram": "core.histograms", "histogramdd": "core.histograms",
+                        "asarray": "core.buffers", "frombuffer": "core.buffers",
+                        "from_file": "core.buffers"})
+_LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
+                     "version", "multiprocessing"}
+
+# constants (``float`` is ember.float, the dtype, in this namespace)
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = 1e309
+nan = inf - inf
+newaxis = None
+
 # old names that still work, with a warning naming the new one
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
                "is_deterministic": "are_deterministic_algorithms_enabled"}
