@@ -60,8 +60,10 @@ def _alias_function(alias, target):
 
 
 def _target_function(name):
-    import ember
-    return getattr(ember, name)
+    """The core function an alias spells (the façade re-exports the same objects)."""
+    from ember.core import math_extra
+    found = getattr(_T, name, None) or _T._more_functions().get(name)
+    return found if found is not None else getattr(math_extra, name)
 
 
 for _alias, _target in ALIASES.items():

@@ -144,6 +144,26 @@ for _name in ("angle", "conj", "conj_physical", "is_conj", "is_neg", "resolve_co
 from ember.core import method_forms  # noqa: E402
 
 method_forms.install(Tensor)
+# storages: t.untyped_storage(), t.storage(), t.set_(...), t.resize_(...), ...
+from ember.core import legacy_types, storages  # noqa: E402
+
+for _name, _method in storages.TENSOR_METHODS.items():
+    setattr(Tensor, _name, _method)
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name ('ember.FloatTensor'), or the tensor converted to ``dtype`` (a
+    dtype, a legacy type or its name)."""
+    if dtype is None:
+        return legacy_types.type_name(self)
+    if isinstance(dtype, (str, legacy_types._LegacyTensorType)):
+        cls = legacy_types.resolve(dtype)
+        return self.to(device=cls._device_type if cls.is_cuda != self.is_cuda else None,
+                       dtype=cls.dtype)
+    return TensorBase.type(self, dtype, non_blocking)
+
+
+Tensor.type = _type
 
 _set_tensor_class(Tensor)
 _ag.install()

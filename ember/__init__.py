@@ -249,12 +249,31 @@ _LAZY_FUNCTIONS.update({_n: "amp.legacy" for _n in (
     "set_autocast_xla_enabled")})
 _LAZY_FUNCTIONS.update({_n: "core.windows" for _n in (
     "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")})
-_LAZY_FUNCTIONS.update({"stft": "core.stft", "istft": "core.stft",
-                        "histogram": "core.histograms", "histogramdd": "core.histograms",
+_LAZY_FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
+                        "histogram": "_histograms", "histogramdd": "_histograms",
                         "asarray": "core.buffers", "frombuffer": "core.buffers",
                         "from_file": "core.buffers"})
 _LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
-                     "version", "multiprocessing"}
+                     "version", "multiprocessing", "storage"}
+_LAZY_FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
+                        "is_storage": "core.storages"})
+
+# the legacy tensor types and typed storages (ember.FloatTensor, ember.FloatStorage, ...)
+_LEGACY_TYPE_NAMES = {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
+                      "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor",
+                      "BoolTensor"}
+_LEGACY_STORAGE_NAMES = {n.replace("Tensor", "Storage") for n in _LEGACY_TYPE_NAMES} | {
+    "ComplexFloatStorage", "ComplexDoubleStorage"}
+
+DispatchKey.__module__ = "ember"        # PyTorch's public path (torch.DispatchKey)
+from ember import _tensor_methods  # noqa: E402  (Tensor.stft, .histogram, .prelu, ...)
+
+_tensor_methods.install(Tensor)
+# torch.GradScaler is amp's; torch.Event/Stream the device-generic ones (ember.cuda's
+# for CUDA), AcceleratorError/FatalError the runtime's exceptions
+_LAZY_FUNCTIONS.update({"GradScaler": "amp.grad_scaler", "Event": "_streams",
+                        "Stream": "_streams", "AcceleratorError": "_streams",
+                        "FatalError": "_streams", "default_generator": "_streams"})
 
 # constants (``float`` is ember.float, the dtype, in this namespace)
 e = 2.718281828459045
@@ -362,6 +381,12 @@ def __getattr__(name):
     if name in _LAZY_FUNCTIONS:
         import importlib
         return getattr(importlib.import_module(f"ember.{_LAZY_FUNCTIONS[name]}"), name)
+    if name.endswith("Tensor") and name[:-6] + "Tensor" in _LEGACY_TYPE_NAMES:
+        from ember.core import legacy_types
+        return legacy_types.legacy_class(name)
+    if name.endswith("Storage") and name in _LEGACY_STORAGE_NAMES:
+        from ember.core import storages
+        return storages.legacy_storage(name)
     from ember.core._device import _backend_for_type
     if _backend_for_type(name) is not None and name != "meta":
         return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...

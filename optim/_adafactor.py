@@ -38,6 +38,7 @@ class Adafactor(Optimizer):
                         weight_decay=weight_decay, foreach=foreach, maximize=maximize)
         super().__init__(params, defaults)
 
+    __module__ = "ember.optim"          # PyTorch's (torch.optim.Adafactor)
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False)
 
     def _grad(self, p, group):

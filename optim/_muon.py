@@ -59,6 +59,8 @@ class Muon(Optimizer):
         adjust_lr_fn (str or None): 'original' (default) or 'match_rms_adamw' scaling of
             the learning rate by the parameter's shape."""
 
+    __module__ = "ember.optim"          # PyTorch's (torch.optim.Muon)
+
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(3.4445, -4.775, 2.0315), eps=1e-7, ns_steps=5,
                  adjust_lr_fn=None):

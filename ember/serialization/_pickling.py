@@ -39,6 +39,7 @@ def _builtin_safe():
         for name, d in _dtypes._dtype_by_name.items():       # dtypes pickle as module globals
             if getattr(_dtypes, name, None) is d:
                 table[f"ember.core._dtype.{name}"] = d
+                table[f"ember.{name}"] = d      # ember.dtype's module, as torch.float32
         _builtin_globals = table
     return _builtin_globals
 
