@@ -100,7 +100,9 @@ def _resize(TensorBase t, sizes):
 
 
 def _bump_version(TensorBase t):
-    """Count one in-place write of ``t`` (autograd.graph.increment_version)."""
+    """Count one in-place write of ``t`` (autograd.graph.increment_version); the counter is
+    made if nothing observed it yet, so the count shows."""
+    t.version()
     t.bump()
 
 

@@ -23,6 +23,7 @@ class _LegacyTensorType(type):
             obj.device.type == cls._device_type
 
     def __call__(cls, *args, device=None):
+        _check_available(cls)
         dev = device if device is not None else cls._device_type
         dtype = cls.dtype
         if not args:
@@ -45,6 +46,16 @@ class _LegacyTensorType(type):
 
     def __repr__(cls):
         return f"<class '{cls.__module__}.{cls.__name__}'>"
+
+
+def _check_available(cls):
+    """PyTorch's TypeError for a legacy type of a device type it cannot use here."""
+    if cls._device_type != "cpu":
+        from ember.backends import _runtimes
+        runtime = _runtimes.runtime(cls._device_type)
+        if not runtime.is_available():
+            raise TypeError(f"type {cls.__module__}.{cls.__name__} not available: "
+                            f"{runtime.unavailable_reason()}")
 
 
 def legacy_class(name, device_type="cpu"):

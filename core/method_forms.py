@@ -34,7 +34,7 @@ _FUNCTION_OF_METHOD = ("abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_
                        "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "neg_",
                        "negative_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_",
                        "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "zero_",
-                       "index_put_", "resize_as_")
+                       "index_put_", "resize_as_", "detach", "detach_", "as_strided_")
 
 __all__ = sorted(set(ALIASES) | set(_FUNCTION_OF_METHOD)) + [
     "adjoint", "fill", "get_device", "is_inference", "is_nonzero", "is_same_size",

@@ -31,7 +31,14 @@ def _device_of(core):
     return _T._storage_device(core)
 
 
-class UntypedStorage:
+class StorageBase:
+    """The base of UntypedStorage (``torch.StorageBase``, the C++ storage class)."""
+
+    __module__ = "ember"
+    __slots__ = ()
+
+
+class UntypedStorage(StorageBase):
     """A buffer of bytes on a device: ``UntypedStorage(nbytes, device=None)``,
     ``UntypedStorage(sequence_of_bytes)``, or a tensor's ``untyped_storage()``."""
 
@@ -325,10 +332,12 @@ def legacy_storage(name, device_type="cpu"):
                    "ComplexDoubleStorage": "complex128"}[name]
 
         def init(self, *args, device=None, **kwargs):
+            from ember.core.legacy_types import _check_available
+            _check_available(type(self))
             TypedStorage.__init__(self, *args, device=device or device_type, _internal=True)
         cls = _LegacyStorageMeta(name, (TypedStorage,), {
             "_fixed_dtype": _dtype_by_name[dt_name], "dtype": _dtype_by_name[dt_name],
-            "__init__": init,
+            "__init__": init, "_device_type": device_type,
             "__module__": "ember" if device_type == "cpu" else f"ember.{device_type}",
             "__doc__": f"TypedStorage of {dt_name} (legacy)."})
         _LEGACY_STORAGES[key] = cls

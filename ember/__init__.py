@@ -256,6 +256,7 @@ _LAZY_FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
 _LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
                      "version", "multiprocessing", "storage"}
 _LAZY_FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
+                        "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
                         "is_storage": "core.storages"})
 
 # the legacy tensor types and typed storages (ember.FloatTensor, ember.FloatStorage, ...)
@@ -384,6 +385,8 @@ def __getattr__(name):
     if name.endswith("Tensor") and name[:-6] + "Tensor" in _LEGACY_TYPE_NAMES:
         from ember.core import legacy_types
         return legacy_types.legacy_class(name)
+    if name == "Storage":                       # PyTorch's alias of FloatStorage
+        name = "FloatStorage"
     if name.endswith("Storage") and name in _LEGACY_STORAGE_NAMES:
         from ember.core import storages
         return storages.legacy_storage(name)

@@ -40,6 +40,12 @@ def istft(self, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                   length, return_complex)
 
 
+def hash_tensor(self, dim=None, *, keepdim=False, mode=0):
+    """ember.hash_tensor(self, ...)."""
+    from ember._hash_tensor import hash_tensor as _hash
+    return _hash(self, dim, keepdim=keepdim, mode=mode)
+
+
 def install(Tensor):
-    for fn in (hardshrink, prelu, histogram, stft, istft):
+    for fn in (hardshrink, prelu, histogram, stft, istft, hash_tensor):
         setattr(Tensor, fn.__name__, fn)

@@ -1,7 +1,8 @@
 """ember.nn.grad (``torch.nn.grad``): the gradients of a convolution with respect to its
 input and its weight, computed by autograd through ember's convolution."""
-import ember
 from ember.nn import functional as F
+
+import ember
 
 __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "conv3d_input",
            "conv3d_weight"]

@@ -37,11 +37,11 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                     foreach=None):
     """Scale the gradients of ``parameters`` in place so that their total norm is at most
     ``max_norm``; returns the total norm before clipping (a tensor)."""
-    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
+    parameters = _as_list(parameters)           # once: it may be a generator
+    grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
     if grads:
-        clip_grads_with_norm_(parameters if isinstance(parameters, Tensor) else
-                              [p for p in _as_list(parameters)], max_norm, total, foreach)
+        clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
 
 

@@ -64,7 +64,7 @@ OMITTED = {
     "sub-byte-and-fp8-dtypes": (
         "bit-packed, sub-byte, 8-bit float and complex32 dtypes: no NumPy storage type holds "
         "them, and PyTorch itself gives them casts and little else.",
-        ["torch.uint[1-7]", "torch.int[1-7]", "torch.bits*", "torch.float8_*",
+        ["torch.uint[1-7]", "torch.int[1-7]", "torch.bits*", "torch.bit", "torch.float8_*",
          "torch.float4_*", "torch.complex32", "torch.chalf", "torch.Tensor.chalf",
          "torch.nn.functional.scaled_mm", "torch.nn.functional.scaled_grouped_mm",
          "torch.nn.functional.ScalingType", "torch.nn.functional.SwizzleType"]),
@@ -82,6 +82,10 @@ OMITTED = {
         "devices register kernels through the plugin contract.",
         ["torch.library", "torch.ops", "torch.Tag", "torch.DispatchKeySet",
          "torch.ExcludeDispatchKeyGuard"]),
+    "prototypes": (
+        "PyTorch's prototype features (its docs mark them unstable): MaskedTensor and the "
+        "masked reductions of torch.masked.",
+        ["torch.masked"]),
     "first-class-dims": (
         "functorch's first-class dimensions (Tensor.index binding dims to Dim objects).",
         ["torch.Tensor.index"]),
@@ -135,7 +139,7 @@ PENDING = {
         "torch.special*", "torch.distributions*", "torch.i0", "torch.i0_", "torch.igamma*",
         "torch.Tensor.i0", "torch.Tensor.i0_", "torch.Tensor.igamma*"],
     "ckpt (PyTorch checkpoints)": ["torch.serialization*", "torch.PyTorchFile*",
-                                   "torch.*SerializationStorageContext"],
+                                   "torch.*erializationStorageContext"],
     "dist (ember.distributed)": ["torch.distributed", "torch.is_distributed",
                                  "torch.utils.data.DistributedSampler",
                                  "torch.utils.data.distributed", "torch.nn.SyncBatchNorm",
