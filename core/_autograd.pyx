@@ -175,6 +175,8 @@ cdef class GraphTask:
     """State of one backward run (runs nest: checkpoint's recomputation inside a node)."""
     cdef set foreign                 # ids of gradients the caller handed in
     cdef set stolen                  # ids of gradients already moved into some .grad
+    cdef int64_t epoch               # the pass's mark on the nodes it reaches
+    cdef bint pruned                 # only nodes leading to `inputs` run (autograd.grad)
 
     cdef bint may_steal(self, TensorBase g):
         """A gradient can become a leaf's .grad without a copy when nobody else holds it:

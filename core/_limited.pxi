@@ -6,7 +6,7 @@
 
 cdef frozenset _LIMITED_OK = frozenset({
     "mul", "div", "true_divide", "eq", "ne", "bitwise_and", "bitwise_or", "bitwise_xor",
-    "sum", "prod", "cumsum", "cumprod", "floor", "ceil", "trunc", "any", "all"})
+    "sum", "prod", "cumsum", "cumprod", "floor", "ceil", "trunc", "round", "any", "all"})
 
 
 cdef inline bint is_limited(dtype dt) noexcept:
@@ -18,3 +18,16 @@ cdef int refuse_limited(Op op, dtype dt) except -1:
         raise NotImplementedError(f'"{op.name}_cpu" not implemented for '
                                   f"'{st_name(dt)}'")
     return 0
+
+
+cdef int refuse_limited_named(str name, dtype dt) except -1:
+    """The refusal for the non-family ops PyTorch gives no kernel for these dtypes (gather,
+    scatter, index_select, take, nonzero, arange, index_put, ...)."""
+    if is_limited(dt):
+        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{st_name(dt)}\'')
+    return 0
+
+
+def _refuse_limited(str name, dtype dt):
+    """refuse_limited_named for the core's Python composites (flip, topk, tril, eye, ...)."""
+    refuse_limited_named(name, dt)

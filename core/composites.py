@@ -250,7 +250,8 @@ def count_nonzero(input, dim=None, *, axis=None):
     """How many elements of ``input`` (over ``dim``) are nonzero, as int64."""
     if axis is not None:
         dim, _ = _T._numpy_names("count_nonzero", dim, False, axis, None)
-    return (_tensor_arg(input, "count_nonzero") != 0).sum(dim)
+    _T._refuse_limited("count_nonzero", _tensor_arg(input, "count_nonzero").dtype)
+    return (input != 0).sum(dim)
 
 
 def outer(input, vec2):
@@ -427,6 +428,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
         requires_grad=False):
     """An n x m matrix with ones on the diagonal."""
     result = _T.zeros(n, n if m is None else m, dtype=dtype, device=device)
+    _T._refuse_limited("eye", result.dtype)
     result.diagonal().fill_(1)              # before requires_grad: a leaf is not written
     if out is not None:
         return out.copy_(result) if tuple(out.shape) == tuple(result.shape) else \
@@ -435,7 +437,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
 
 
 def _triangle(input, diagonal, upper, op):
-    _tensor_arg(input, op)
+    _T._refuse_limited(op, _tensor_arg(input, op).dtype)
     if input.dim() < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     rows, cols = input.shape[-2], input.shape[-1]
@@ -480,6 +482,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
+    if dtype is not None:
+        _T._refuse_limited("linspace", _T._dtypes.as_dtype(dtype, "linspace", "dtype"))
     i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     # from both ends, as PyTorch does, so the last value is exactly `end`

@@ -166,16 +166,35 @@ class UntypedStorage(StorageBase):
 
     @classmethod
     def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
-        """A storage holding a copy of ``buffer``'s bytes."""
+        """A storage holding a copy of ``buffer``'s bytes (``count`` elements of ``dtype``
+        from byte ``offset``; "big"/"little" ``byte_order`` swaps to the host's)."""
+        import sys
+
         from ember.core.buffers import frombuffer
-        return cls(_core=_T._storage_of(frombuffer(buffer, dtype=_UINT8, count=count,
-                                                   offset=offset).clone()))
+        values = frombuffer(buffer, dtype=dtype or _UINT8, count=count, offset=offset)
+        if byte_order not in ("native", sys.byteorder) and values.element_size() > 1:
+            arr = _T._to_host(values).byteswap()
+            values = _T.tensor(arr)
+        return cls(_core=_T._storage_of(values.clone()))
+
+    def __reduce__(self):
+        return _rebuild_untyped, (bytes(self.tolist()), str(self.device))
 
     @classmethod
     def from_file(cls, filename, shared=False, nbytes=0):
         """``nbytes`` bytes of ``filename`` (mapped, so writes reach it, when ``shared``)."""
         from ember.core.buffers import from_file
         return cls(_core=_T._storage_of(from_file(filename, shared, nbytes, dtype=_UINT8)))
+
+
+def _rebuild_untyped(data, device):
+    """Unpickle an UntypedStorage from its bytes."""
+    return UntypedStorage(list(data), device=device)
+
+
+def _rebuild_typed(untyped, dtype_name):
+    """Unpickle a TypedStorage (its untyped bytes and dtype)."""
+    return TypedStorage(wrap_storage=untyped, dtype=_dtype_by_name[dtype_name], _internal=True)
 
 
 def _share(byte_tensor):
@@ -227,6 +246,9 @@ class TypedStorage(metaclass=_LegacyStorageMeta):
             self._untyped_storage = UntypedStorage(_core=_T._storage_of(data))
         else:
             raise TypeError(f"TypedStorage(): expected a size or a sequence, got {args!r}")
+
+    def __reduce__(self):
+        return _rebuild_typed, (self._untyped_storage, self.dtype.name)
 
     def _values(self):
         n = self.size()

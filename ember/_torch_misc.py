@@ -119,10 +119,8 @@ def unravel_index(indices, shape):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     if any(s < 0 for s in shape):
         raise ValueError("'shape' cannot have negative values, but got " + str(shape))
-    total = math.prod(shape)
-    if indices.numel() and (bool((indices < -total).any()) or bool((indices >= total).any())):
-        raise ValueError("'indices' must be in range [-prod(shape), prod(shape) - 1]")
-    flat = ember.where(indices < 0, indices + total, indices).long()
+    # out-of-range indices wrap (floor division and remainder), as PyTorch 2.13's do
+    flat = indices.long()
     coords = []
     for s in reversed(shape):
         coords.append(ember.remainder(flat, s))

@@ -1,7 +1,7 @@
 """ember.nn.attention (``torch.nn.attention``): choosing scaled_dot_product_attention's
-backend.  ember has one backend, the math composite (fused on the CPU); restricting
-``sdpa_kernel`` to backends without it makes attention raise, as PyTorch's does when no
-chosen kernel applies."""
+backend.  ember has one backend, the math composite (fused on the CPU), which answers for
+the MATH and FLASH_ATTENTION kernels of PyTorch's CPU build; restricting ``sdpa_kernel`` to
+other backends makes attention raise, as PyTorch's does when no chosen kernel applies."""
 import contextlib
 from enum import IntEnum
 
@@ -27,7 +27,8 @@ _enabled = [set(SDPBackend) - {SDPBackend.ERROR}]
 
 
 def _math_enabled():
-    return SDPBackend.MATH in _enabled[-1]
+    # ember's composite (fused on the CPU) stands for both kernels PyTorch's CPU build has
+    return bool({SDPBackend.MATH, SDPBackend.FLASH_ATTENTION} & _enabled[-1])
 
 
 @contextlib.contextmanager

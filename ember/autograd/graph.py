@@ -91,36 +91,42 @@ def allow_mutation_on_saved_tensors():
 
 
 def register_multi_grad_hook(tensors, fn, *, mode="all"):
-    """Call ``fn`` once the gradients of ``tensors`` are computed in a backward pass: with
-    mode 'all', ``fn(grads)`` (None for a tensor the pass did not reach) after all of them;
-    with mode 'any', ``fn(grad)`` for the first one."""
+    """Call ``fn`` once per backward pass over ``tensors``: with mode 'all', ``fn(grads)``
+    after the gradients of all of them that the pass reaches are computed (None for the
+    others); with mode 'any', ``fn(grad)`` with the first one computed."""
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
     tensors = list(tensors)
     lock = threading.Lock()
-    state = {"grads": [None] * len(tensors), "seen": 0, "fired": False}
-    handles = []
+    state = {"pass": None, "grads": None, "seen": 0, "expected": 0}
+
+    def node_of(t):
+        return t.grad_fn if t.grad_fn is not None else _ag._grad_accumulator(t)
 
     def make(i):
         def hook(grad):
             with lock:
+                current = _ag._current_pass()
+                new_pass = current is None or state["pass"] != current
+                if new_pass:
+                    state["pass"], state["grads"], state["seen"] = current, \
+                        [None] * len(tensors), 0
                 if mode == "any":
-                    if not state["fired"]:
-                        state["fired"] = True
+                    if new_pass:
                         fn(grad)
                     return None
+                if new_pass:
+                    state["expected"] = sum(1 for t in tensors if t.requires_grad and (
+                        current is None or _ag._will_execute(node_of(t))))
                 state["grads"][i] = grad
                 state["seen"] += 1
-                if state["seen"] == sum(t.requires_grad for t in tensors):
-                    grads, state["grads"], state["seen"] = state["grads"], \
-                        [None] * len(tensors), 0
+                if state["seen"] >= state["expected"]:
+                    grads = state["grads"]
+                    state["grads"], state["seen"] = [None] * len(tensors), 0
                     fn(grads)
             return None
         return hook
-    for i, t in enumerate(tensors):
-        if t.requires_grad:
-            handles.append(t.register_hook(make(i)))
-
+    handles = [t.register_hook(make(i)) for i, t in enumerate(tensors) if t.requires_grad]
     return _MultiHandle(handles)
 
 
