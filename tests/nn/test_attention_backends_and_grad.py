@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as TF
+from ember.nn import functional as F
+from ember.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.attention import SDPBackend as TB
 from torch.nn.attention import sdpa_kernel as t_kernel
 
 import ember
-from ember.nn import functional as F
-from ember.nn.attention import SDPBackend, sdpa_kernel
 
 RNG = np.random.default_rng(2)
 
