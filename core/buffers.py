@@ -5,6 +5,7 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core._device import device as _device
 from ember.core._dtype import as_dtype
+from ember.core._errors import _scalar_name
 from ember.core._tensor import TensorBase
 from ember.core.conversions import _shareable, as_tensor
 
@@ -81,7 +82,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
     if isinstance(obj, TensorBase):
         same = (dt is None or obj.dtype is dt) and (dev is None or obj.device == dev)
         if copy is False and not same:
-            raise ValueError(f"can't alias tensor with dtype '{obj.type()[6:-6]}' into dtype "
+            raise ValueError(f"can't alias tensor with dtype '{_scalar_name(obj)}' into dtype "
                              f"'{_T._st_name(dt)}'." if dt is not None and obj.dtype is not dt
                              else "can't alias tensor into another device")
         result = obj if same and not copy else obj.to(
@@ -93,7 +94,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
                                  "strides, or lives on another device")
             shared = _T.from_numpy(obj)
             if dt is not None and shared.dtype is not dt:
-                raise ValueError(f"can't alias tensor with dtype '{shared.type()[6:-6]}' into "
+                raise ValueError(f"can't alias tensor with dtype '{_scalar_name(shared)}' into "
                                  f"dtype '{_T._st_name(dt)}'.")
             result = shared
         elif copy:

@@ -10,7 +10,7 @@ import math
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import promote_types
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.function import zero_derivative
 from ember.core.typeinfo import finfo
@@ -178,7 +178,7 @@ def _var(input, dim, correction, keepdim, op):
     x = _tensor_arg(input, op)
     if not x.is_floating_point():
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {x.type()[6:-6]}")
+                           f"a floating point or complex dtype. Got: {_scalar_name(x)}")
     mean = x.mean(dim, keepdim=True)
     n = x.numel() // max(1, mean.numel())
     if n - correction <= 0:
@@ -230,7 +230,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.to(dtype)
     if not x.is_floating_point():
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {x.type()[6:-6]}")
+                           f"as input. Got {_scalar_name(x)}")
     a = _T._abs(x)
     red = () if dim is None else dim
     if ord == math.inf:

@@ -32,8 +32,11 @@ def alias_copy(input, *, out=None):
 
 
 def detach_copy(input, *, out=None):
-    """A copy of ``input`` detached from the graph."""
-    return _done(_tensor_arg(input, "detach_copy", position=1).detach(), out)
+    """A copy of ``input``'s values.  PyTorch records it (for an input that requires grad)
+    as a node whose backward raises, and so does ember."""
+    from ember.core.function import without_derivative
+    t = _tensor_arg(input, "detach_copy", position=1)
+    return _done(without_derivative("detach_copy", lambda x: x.detach(), t), out)
 
 
 def as_strided_copy(input, size, stride, storage_offset=None, *, out=None):

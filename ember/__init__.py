@@ -257,6 +257,7 @@ _LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_ver
                      "version", "multiprocessing", "storage"}
 _LAZY_FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
                         "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
+                        "lobpcg": "_lobpcg",
                         "is_storage": "core.storages"})
 
 # the legacy tensor types and typed storages (ember.FloatTensor, ember.FloatStorage, ...)

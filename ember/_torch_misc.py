@@ -233,27 +233,34 @@ def _gradient_1d(x, d, h, edge_order):
 # -- sampling ------------------------------------------------------------------------------
 
 def poisson(input, generator=None):
-    """A Poisson sample per element of the rates ``input`` (Knuth's product of uniforms
-    for small rates, a normal approximation with continuity correction above 30)."""
+    """A Poisson sample per element of the rates ``input`` (NumPy's sampler on the host,
+    seeded from ember's generator); recorded with a zero gradient, as PyTorch's."""
     import numpy as np
+
+    from ember.core.function import zero_derivative
     rate = input.detach().double().cpu().numpy()
     if (rate < 0).any():
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
     seed = int(ember.randint(0, 2 ** 62, (), generator=generator))
     samples = np.random.default_rng(seed).poisson(rate)
-    return ember.tensor(samples, dtype=input.dtype, device=input.device)
+    return zero_derivative("poisson", lambda x: ember.tensor(samples, dtype=x.dtype,
+                                                             device=x.device), input)
 
 
 def binomial(count, prob, generator=None):
-    """A Binomial(count, prob) sample per element."""
+    """A Binomial(count, prob) sample per element (NumPy's sampler on the host); recorded
+    with a backward that raises, as PyTorch's."""
     import numpy as np
+
+    from ember.core.function import without_derivative
     n = count.detach().double().cpu().numpy()
     p = prob.detach().double().cpu().numpy()
     if ((p < 0) | (p > 1)).any():
         raise RuntimeError("binomial: expected prob to be in [0, 1]")
     seed = int(ember.randint(0, 2 ** 62, (), generator=generator))
     samples = np.random.default_rng(seed).binomial(n.astype(np.int64), p)
-    return ember.tensor(samples, dtype=count.dtype, device=count.device)
+    return without_derivative("binomial", lambda c, q: ember.tensor(
+        samples, dtype=c.dtype, device=c.device), count, prob)
 
 
 # -- low-rank factorizations ---------------------------------------------------------------

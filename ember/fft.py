@@ -4,4 +4,4 @@ from ember.core.fft import *  # noqa: F403
 from ember.core.fft import __all__ as __all__
 from ember.core.tensor import Tensor as Tensor  # noqa: E402  (torch.fft lists Tensor too)
 
-__all__ = list(__all__) + ["Tensor"]
+__all__ = sorted([*__all__, "Tensor"])

@@ -4,7 +4,7 @@ vander (composites of ember ops, so they differentiate)."""
 import math
 
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core.function import Function
 from ember.core.linalg._common import _back, _host, _matrix, _recording, with_out
 
@@ -45,7 +45,7 @@ def matrix_exp(A, *, out=None):
     _matrix(A, "linalg.matrix_exp", "A", square=True, floating=False)
     if not (A.is_floating_point() or A.is_complex()):
         raise RuntimeError(f"linalg.matrix_exp: Expected a floating point or complex tensor "
-                           f"as input. Got {A.type()[6:-6]}")
+                           f"as input. Got {_scalar_name(A)}")
     if _recording(A):
         return _MatrixExp.apply(A)
     return _expm_host(A)

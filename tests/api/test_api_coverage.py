@@ -23,13 +23,42 @@ _walk = _load("_walk")
 _omissions = _walk._omissions
 
 # percent of the non-omitted names present (names other work owns count as missing)
-OVERALL_FLOOR = 58.0
+OVERALL_FLOOR = 90.8
 # the same, over the names no other piece of work owns
-OWN_FLOOR = 64.0
-# per module: percent present
-MODULE_FLOORS = {}
+OWN_FLOOR = 99.9
+# per module: percent present.  Recorded on the coverage branch against torch 2.13 with the
+# in-tree ember-cuda plugin installed (its runtime module supplies ember.cuda's device and
+# stream calls); special/distributions/serialization rise as their helpers' work merges
+MODULE_FLOORS = {
+    **dict.fromkeys([
+        "torch.amp", "torch.cuda", "torch.fft", "torch.linalg", "torch.nn.functional",
+        "torch.nn.init", "torch.nn.modules.activation", "torch.nn.modules.adaptive",
+        "torch.nn.modules.channelshuffle", "torch.nn.modules.container",
+        "torch.nn.modules.conv", "torch.nn.modules.distance", "torch.nn.modules.dropout",
+        "torch.nn.modules.flatten", "torch.nn.modules.fold", "torch.nn.modules.instancenorm",
+        "torch.nn.modules.lazy", "torch.nn.modules.linear",
+        "torch.nn.modules.linear_cross_entropy_options", "torch.nn.modules.loss",
+        "torch.nn.modules.module", "torch.nn.modules.normalization",
+        "torch.nn.modules.padding", "torch.nn.modules.pixelshuffle",
+        "torch.nn.modules.pooling", "torch.nn.modules.rnn", "torch.nn.modules.sparse",
+        "torch.nn.modules.transformer", "torch.nn.modules.upsampling",
+        "torch.nn.modules.utils", "torch.nn.utils", "torch.nn.utils.parametrizations",
+        "torch.nn.utils.rnn", "torch.optim", "torch.optim.lr_scheduler", "torch.testing",
+        "torch.utils.checkpoint"
+    ], 100.0),
+    "torch": 97.6,
+    "torch.Tensor": 98.7,
+    "torch.nn": 99.4,
+    "torch.nn.modules": 99.4,
+    "torch.nn.modules.batchnorm": 85.7,
+    "torch.autograd": 95.4,
+    "torch.utils.data": 91.6,
+    "torch.special": 0.0,
+    "torch.distributions": 0.0,
+    "torch.serialization": 17.1,
+}
 # callables whose keyword names differ from PyTorch's, at most
-KEYWORD_GAPS_CEILING = 80
+KEYWORD_GAPS_CEILING = 78
 
 
 @pytest.fixture(scope="module")
