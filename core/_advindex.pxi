@@ -144,6 +144,7 @@ cdef object adv_getitem(TensorBase t, tuple items):
 cdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulate,
                         bint same_dtype, str op):
     """t[items] = value (+= with accumulate, duplicates adding up in order), in place."""
+    refuse_limited_named("index_put", t._dtype)
     kernel = routed2(op_index_put, t, value)
     if kernel is not None:
         return kernel(t, items, value, accumulate, same_dtype=same_dtype, op=op)

@@ -175,6 +175,8 @@ cdef class GraphTask:
     """State of one backward run (runs nest: checkpoint's recomputation inside a node)."""
     cdef set foreign                 # ids of gradients the caller handed in
     cdef set stolen                  # ids of gradients already moved into some .grad
+    cdef int64_t epoch               # the pass's mark on the nodes it reaches
+    cdef bint pruned                 # only nodes leading to `inputs` run (autograd.grad)
 
     cdef bint may_steal(self, TensorBase g):
         """A gradient can become a leaf's .grad without a copy when nobody else holds it:
@@ -196,16 +198,57 @@ _FREED = ("Trying to backward through the graph a second time (or directly acces
           "you need to access saved tensors after calling backward.")
 
 
+# saved-tensor hooks (autograd.graph.saved_tensors_hooks): a stack of (pack, unpack) pairs;
+# the innermost pair packs every tensor saved while it is active.  A message set by
+# disable_saved_tensors_hooks makes registering hooks an error.
+_saved_hooks = []
+_saved_hooks_disabled = [None]
+
+
+def _push_saved_hooks(pack, unpack):
+    if _saved_hooks_disabled[0] is not None:
+        raise RuntimeError(_saved_hooks_disabled[0])
+    _saved_hooks.append((pack, unpack))
+
+
+def _pop_saved_hooks():
+    _saved_hooks.pop()
+
+
+def _disable_saved_hooks(message):
+    """Set (or, with None, clear) the message; returns the previous one."""
+    prev = _saved_hooks_disabled[0]
+    _saved_hooks_disabled[0] = message
+    return prev
+
+
 cdef class SavedTensor:
     """A tensor a formula reads in backward, with the version it had when saved.  An op's
     own output is kept without its grad_fn (no tensor <-> node cycle) and gets the node
-    back on unpack, so higher-order gradients flow through it."""
+    back on unpack, so higher-order gradients flow through it.  Under saved-tensor hooks
+    the tensor is kept as what the pack hook returned, and unpack hands that back."""
     cdef TensorBase data
     cdef int64_t version
     cdef int output_nr           # -1: an input
     cdef bint was_leaf_grad
+    cdef object packed           # the pack hook's result (data is then None)
+    cdef object unpack_hook
+    cdef tuple spec              # (shape, dtype, device) of a packed tensor
 
     cdef object unpack(self, Node owner):
+        cdef TensorBase r
+        if self.unpack_hook is not None:
+            value = self.unpack_hook(self.packed)
+            if not isinstance(value, TensorBase):
+                raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor "
+                                f"but got result of type {type(value).__name__}")
+            if self.output_nr < 0 or not grad_enabled():
+                return value
+            r = detach_c(<TensorBase>value, True)
+            r._grad_fn = owner
+            r._output_nr = self.output_nr
+            r._keys |= AG
+            return r
         if self.data is None:
             raise RuntimeError(_FREED)
         cdef int64_t now = self.data.version().value
@@ -218,7 +261,7 @@ cdef class SavedTensor:
                 f"can show the operation that failed to compute its gradient.")
         if self.output_nr < 0 or not grad_enabled():
             return self.data
-        cdef TensorBase r = detach_c(self.data, True)
+        r = detach_c(self.data, True)
         r._grad_fn = owner
         r._output_nr = self.output_nr
         r._keys |= AG
@@ -231,9 +274,21 @@ cdef SavedTensor save(TensorBase t, int output_nr):
                            "you can make a clone to get a normal tensor and use it in "
                            "autograd.")
     cdef SavedTensor s = SavedTensor.__new__(SavedTensor)
-    s.data = detach_c(t, True) if output_nr >= 0 else t
     s.version = t.version().value
     s.output_nr = output_nr
+    if _saved_hooks:
+        pack, unpack = _saved_hooks[len(_saved_hooks) - 1]
+        # tensors saved by ops inside the pack hook are saved plainly (no recursion)
+        held = _saved_hooks[:]
+        del _saved_hooks[:]
+        try:
+            s.packed = pack(detach_c(t, True) if output_nr >= 0 else t)
+        finally:
+            _saved_hooks[:] = held
+        s.unpack_hook = unpack
+        s.spec = (t.shape, t._dtype, t._device)
+        return s
+    s.data = detach_c(t, True) if output_nr >= 0 else t
     return s
 
 
@@ -413,6 +468,9 @@ cdef class OpNode(Node):
         r = self._result[i] if isinstance(self._result, tuple) else None
         if r is None:
             raise RuntimeError(f"{self.name()}: output {i} got no gradient and was not saved")
+        if (<SavedTensor>r).data is None and (<SavedTensor>r).spec is not None:
+            shape, dt, dev = (<SavedTensor>r).spec
+            return _T.zeros(shape, dtype=dt, device=dev)
         return _T.zeros_like((<SavedTensor>r).data)
 
     cpdef release(self):

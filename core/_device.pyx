@@ -321,3 +321,13 @@ cdef device as_device(object obj):
             _device_cache[obj] = cached
         return <device>cached
     return device(obj)
+
+
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        const char* tp_name
+    void PyType_Modified(PyTypeObject*)
+
+# the class reports PyTorch's public path (torch.device), for pickles and reprs
+(<PyTypeObject*>device).tp_name = b"ember.device"
+PyType_Modified(<PyTypeObject*>device)

@@ -2,7 +2,8 @@
 
 from ember_abi cimport (
     EMBER_BFLOAT16, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT8,
-    EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8)
+    EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8, EMBER_UINT16, EMBER_UINT32,
+    EMBER_UINT64)
 
 # categories, ordered: a higher category wins in combine_categories
 cdef enum:

@@ -10,12 +10,14 @@ from cpython.ref cimport PyObject
 import sys
 
 # The promotion table, written once, in PyTorch's layout (c10/core/ScalarType.cpp) for
-# ember's ten dtypes.  It is static C data: `promote` is two array loads, no Python.
-# Rows/columns are in EMBER_IDX_* order; codes are sparse (0..15), hence the index map.
+# ember's fifteen dtypes.  It is static C data: `promote` is two array loads, no Python.
+# Rows/columns are in EMBER_IDX_* order; codes are sparse (0..29), hence the index map.
+# The unsigned 16/32/64-bit types promote only with themselves and the floating types, as
+# in PyTorch; -1 marks the pairs PyTorch refuses.
 cdef extern from *:
     """
-    #define EMBER_NDTYPES 12
-    #define EMBER_NCODES 16
+    #define EMBER_NDTYPES 15
+    #define EMBER_NCODES 30
     #define u1 EMBER_UINT8
     #define i1 EMBER_INT8
     #define i2 EMBER_INT16
@@ -28,27 +30,36 @@ cdef extern from *:
     #define bf EMBER_BFLOAT16
     #define c8 9
     #define c16 10
+    #define U2 EMBER_UINT16
+    #define U4 EMBER_UINT32
+    #define U8 EMBER_UINT64
+    #define no -1
     /* code -> row/column of the table below; -1 for codes ember does not have */
     static const signed char ember_dtype_index[EMBER_NCODES] = {
         /* 0 u1 */ 0, /* 1 i1 */ 1, /* 2 i2 */ 2, /* 3 i4 */ 3, /* 4 i8 */ 4,
         /* 5 f2 */ 5, /* 6 f4 */ 6, /* 7 f8 */ 7, -1, /* 9 c8 */ 10, /* 10 c16 */ 11,
         /* 11 b1 */ 8,
-        -1, -1, -1, /* 15 bf */ 9
+        -1, -1, -1, /* 15 bf */ 9,
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        /* 27 U2 */ 12, /* 28 U4 */ 13, /* 29 U8 */ 14
     };
     static const signed char ember_promote_table[EMBER_NDTYPES][EMBER_NDTYPES] = {
-        /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf  c8   c16 */
-        /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf, c8,  c16},
-        /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf, c8,  c16},
-        /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf, c8,  c16},
-        /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf, c8,  c16},
-        /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf, c8,  c16},
-        /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4, c8,  c16},
-        /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4, c8,  c16},
-        /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c16, c16},
-        /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf, c8,  c16},
-        /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf, c8,  c16},
-        /* c8 */ {c8, c8, c8, c8, c8, c8, c8, c16, c8, c8, c8, c16},
-        /* c16 */ {c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16},
+        /*        u1  i1  i2  i4  i8  f2  f4  f8  b1  bf  c8   c16  U2  U4  U8 */
+        /* u1 */ {u1, i2, i2, i4, i8, f2, f4, f8, u1, bf, c8,  c16, no, no, no},
+        /* i1 */ {i2, i1, i2, i4, i8, f2, f4, f8, i1, bf, c8,  c16, no, no, no},
+        /* i2 */ {i2, i2, i2, i4, i8, f2, f4, f8, i2, bf, c8,  c16, no, no, no},
+        /* i4 */ {i4, i4, i4, i4, i8, f2, f4, f8, i4, bf, c8,  c16, no, no, no},
+        /* i8 */ {i8, i8, i8, i8, i8, f2, f4, f8, i8, bf, c8,  c16, no, no, no},
+        /* f2 */ {f2, f2, f2, f2, f2, f2, f4, f8, f2, f4, c8,  c16, f2, f2, f2},
+        /* f4 */ {f4, f4, f4, f4, f4, f4, f4, f8, f4, f4, c8,  c16, f4, f4, f4},
+        /* f8 */ {f8, f8, f8, f8, f8, f8, f8, f8, f8, f8, c16, c16, f8, f8, f8},
+        /* b1 */ {u1, i1, i2, i4, i8, f2, f4, f8, b1, bf, c8,  c16, no, no, no},
+        /* bf */ {bf, bf, bf, bf, bf, f4, f4, f8, bf, bf, c8,  c16, bf, bf, bf},
+        /* c8 */ {c8, c8, c8, c8, c8, c8, c8, c16, c8, c8, c8, c16, no, no, no},
+        /* c16 */ {c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, c16, no, no, no},
+        /* U2 */ {no, no, no, no, no, f2, f4, f8, no, bf, no,  no,  U2, no, no},
+        /* U4 */ {no, no, no, no, no, f2, f4, f8, no, bf, no,  no,  no, U4, no},
+        /* U8 */ {no, no, no, no, no, f2, f4, f8, no, bf, no,  no,  no, no, U8},
     };
     #undef u1
     #undef i1
@@ -62,12 +73,16 @@ cdef extern from *:
     #undef bf
     #undef c8
     #undef c16
+    #undef U2
+    #undef U4
+    #undef U8
+    #undef no
     """
     enum:
         EMBER_NDTYPES
         EMBER_NCODES
     const signed char ember_dtype_index[]
-    const signed char ember_promote_table[][12]
+    const signed char ember_promote_table[][15]
 
 
 # code -> dtype, borrowed references (the objects live in `all_dtypes` for ever)
@@ -129,6 +144,16 @@ cdef class dtype:
         raise NotImplementedError(f"ember has no {name} dtype (complex of {self.name})")
 
 
+cdef extern from "Python.h":
+    ctypedef struct PyTypeObject:
+        const char* tp_name
+    void PyType_Modified(PyTypeObject*)
+
+# pickles, reprs and safe-globals lists name the type where the user meets it (as torch.dtype)
+(<PyTypeObject*>dtype).tp_name = b"ember.dtype"
+PyType_Modified(<PyTypeObject*>dtype)
+
+
 cdef dtype _make(int code, int itemsize, int category, bint is_signed, str name, np_type):
     cdef dtype d = dtype.__new__(dtype)     # skips __init__, which refuses
     d.code = code
@@ -157,6 +182,11 @@ cdef dtype _bool = _make(EMBER_BOOL, 1, CAT_BOOL, False, "bool", "bool")
 complex64 = _make(EMBER_COMPLEX64, 8, CAT_COMPLEX, True, "complex64", "complex64")
 complex128 = _make(EMBER_COMPLEX128, 16, CAT_COMPLEX, True, "complex128", "complex128")
 cdef dtype _float64 = float64, _int64 = int64   # typed handles for as_dtype's fast paths
+# PyTorch's "barebones" unsigned types: few ops (see abi.h), so not in the op sweeps
+uint16 = _make(EMBER_UINT16, 2, CAT_INTEGRAL, False, "uint16", "uint16")
+uint32 = _make(EMBER_UINT32, 4, CAT_INTEGRAL, False, "uint32", "uint32")
+uint64 = _make(EMBER_UINT64, 8, CAT_INTEGRAL, False, "uint64", "uint64")
+limited_dtypes = (uint16, uint32, uint64)
 
 # the real dtypes (what op sweeps iterate over); the complex ones separately
 all_dtypes = (float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, _bool)
@@ -166,14 +196,15 @@ complex_dtypes = (complex64, complex128)
 # for the façade to re-export.  `bool`, `int`, `float`, ... would shadow builtins (and some
 # are C keywords in Cython), so they enter the module namespace through globals() only;
 # code in this module still sees the builtins.
-_dtype_by_name = {d.name: d for d in all_dtypes + complex_dtypes}
+_dtype_by_name = {d.name: d for d in all_dtypes + complex_dtypes + limited_dtypes}
 _dtype_by_name.update(float=float32, double=float64, half=float16, long=int64, int=int32,
                       short=int16, cfloat=complex64, cdouble=complex128)
 globals().update(_dtype_by_name)
 
 # Canonical names only, for as_dtype("float32"): aliases are ambiguous as strings
 # (NumPy's "float"/"int" mean float64/int64, ember's float/int mean float32/int32).
-cdef dict _dtype_by_canonical_name = {d.name: d for d in all_dtypes + complex_dtypes}
+cdef dict _dtype_by_canonical_name = {d.name: d for d in all_dtypes + complex_dtypes
+                                      + limited_dtypes}
 
 # NumPy (kind, itemsize) -> dtype.  Keyed by kind and size, not by scalar type, so that
 # C-named duplicates (np.longlong, np.intc, ...) and non-native byte orders map too;
@@ -182,16 +213,19 @@ cdef dict _dtype_by_np_kind = {
     ("f", 8): float64, ("f", 4): float32, ("f", 2): float16,
     ("i", 8): int64, ("i", 4): int32, ("i", 2): int16, ("i", 1): int8,
     ("u", 1): uint8, ("b", 1): _bool, ("c", 8): complex64, ("c", 16): complex128,
+    ("u", 2): uint16, ("u", 4): uint32, ("u", 8): uint64,
 }
 
 _NUMPY_SUPPORTED = ("The only supported types are: float64, float32, float16, complex64, "
-                    "complex128, int64, int32, int16, int8, uint8, and bool.")
+                    "complex128, int64, int32, int16, int8, uint64, uint32, uint16, uint8, "
+                    "and bool.")
 
 
 _TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                "complex128": "ComplexDouble"}
+                "complex128": "ComplexDouble", "uint16": "UInt16", "uint32": "UInt32",
+                "uint64": "UInt64"}
 
 
 cdef dtype dtype_from_code(int code):
@@ -206,8 +240,12 @@ cdef dtype promote(dtype a, dtype b):
         return None
     if a is b:
         return a
-    return <dtype>_by_code[ember_promote_table[ember_dtype_index[a.code]]
-                                              [ember_dtype_index[b.code]]]
+    cdef int code = ember_promote_table[ember_dtype_index[a.code]][ember_dtype_index[b.code]]
+    if code < 0:
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {_TORCH_NAMES[a.name]} and "
+                           f"{_TORCH_NAMES[b.name]}")
+    return <dtype>_by_code[code]
 
 
 cdef inline dtype _promote_skip_undefined(dtype a, dtype b):

@@ -230,6 +230,7 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
     cdef dtype ct = result_type2(a, b, op.name)
     if ct.is_complex:
         return complex_ops().binary(op.name, a, b, alpha, out, ct)
+    refuse_limited(op, ct)
     cdef int code = op.code
     if code == EMBER_BINARY_SUB and (ct.code == EMBER_BOOL or isinstance(a, bool)
                                      or isinstance(b, bool) or ta is not None and
@@ -372,6 +373,8 @@ cdef object unary_op(Op op, TensorBase a, object out):
     cdef dtype ct = a._dtype
     if ct.is_complex:
         return complex_ops().unary(op.name, a, out)
+    if not unary_to_float(op.code):
+        refuse_limited(op, ct)
     if op.code == EMBER_UNARY_NEG and ct.code == EMBER_BOOL:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
                            "you are trying to invert a mask, use the `~` or `logical_not()` "

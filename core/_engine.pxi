@@ -92,6 +92,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
     cdef GraphTask task = GraphTask.__new__(GraphTask)
     task.foreign = {id(g) for g in (grad_tensors if foreign is None else foreign)}
     task.stolen = set()
+    task.epoch, task.pruned = epoch, bool(targets)
     prev_task = _current
     _current = task
     cdef uint64_t ex = _state.tls_excluded()
@@ -125,6 +126,20 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
                                    "been used in the graph. Set allow_unused=True if this is "
                                    "the desired behavior.")
     return captured
+
+
+def _will_execute(Node n):
+    """Whether the backward pass running now will run ``n`` (False outside backward): what
+    autograd.graph.register_multi_grad_hook counts its tensors with."""
+    if _current is None:
+        return False
+    cdef GraphTask task = <GraphTask>_current
+    return n._epoch == task.epoch and (not task.pruned or n._needed)
+
+
+def _current_pass():
+    """The number of the backward pass running now (None outside backward)."""
+    return None if _current is None else (<GraphTask>_current).epoch
 
 
 cdef int run_node(Node n, dict targets, list captured, bint keep_graph,

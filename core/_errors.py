@@ -64,3 +64,9 @@ def _tensor_arg(x, op, arg="input", position=None):
     if not isinstance(x, TensorBase):
         raise TypeError(_arg_type_message(x, op, arg, position))
     return x
+
+
+def _scalar_name(t):
+    """PyTorch's scalar-type name of t's dtype ("Float", "Long"), as its messages use it:
+    ``t.type()`` ("ember.FloatTensor", "ember.cuda.LongTensor") without device or suffix."""
+    return t.type().rsplit(".", 1)[1][:-6]

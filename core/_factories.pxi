@@ -199,6 +199,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         d = <DType>_state.default_dtype()
     else:
         d = _dtypes.int64
+    refuse_limited_named("arange", d)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
@@ -287,4 +288,10 @@ cdef TensorBase tensor_data(object data, object dtype, object device):
         raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__} "
                         f"(nested sequences must hold numbers or tensors)")
     d = infer_host_dtype(data, arr) if dtype is None else as_dtype(dtype, "tensor", "dtype")
+    if d.code == EMBER_UINT64 and arr.dtype.kind == "f" and not isinstance(data, np.ndarray):
+        # Python ints past int64 (2**64 - 1 beside a 0) make NumPy fall back to float64
+        try:
+            arr = np.asarray(data, dtype=np.uint64)
+        except (OverflowError, TypeError, ValueError):
+            pass
     return from_host_array(arr, d, as_device(device))

@@ -124,9 +124,9 @@ cdef struct staged:
 cdef inline int64_t itemsize(int32_t dt) noexcept nogil:
     if dt == EMBER_UINT8 or dt == EMBER_INT8 or dt == EMBER_BOOL:
         return 1
-    if dt == EMBER_INT16 or dt == EMBER_FLOAT16 or dt == EMBER_BFLOAT16:
+    if dt == EMBER_INT16 or dt == EMBER_FLOAT16 or dt == EMBER_BFLOAT16 or dt == EMBER_UINT16:
         return 2
-    if dt == EMBER_INT32 or dt == EMBER_FLOAT32:
+    if dt == EMBER_INT32 or dt == EMBER_FLOAT32 or dt == EMBER_UINT32:
         return 4
     return 8
 

@@ -148,6 +148,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Values of ``input`` along ``dim`` at ``index``: out[i][j] = input[index[i][j]][j]
     for dim=0 (index has input's number of dims; no larger outside ``dim``)."""
     cdef TensorBase a = as_tensor_arg(input, "gather", "input")
+    refuse_limited_named("gather", a._dtype)
     kernel = routed(op_gather, a)
     if kernel is not None:
         return kernel(a, dim, index, sparse_grad=sparse_grad, out=out)
@@ -211,6 +212,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     """A copy of ``input`` with ``src`` (a tensor or a number; or ``value``) written at
     ``index`` along ``dim`` (``reduce``: 'add' or 'multiply' combines instead)."""
     cdef TensorBase a = as_tensor_arg(input, "scatter", "input")
+    refuse_limited_named("scatter", a._dtype)
     kernel = routed2(op_scatter, a, src)
     if kernel is not None:
         return kernel(a, dim, index, src, value=value, reduce=reduce, out=out)
@@ -220,6 +222,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
 
 def _scatter_(TensorBase self, dim, index, src=None, *, value=None, reduce=None):
     """In place: Tensor.scatter_."""
+    refuse_limited_named("scatter", self._dtype)
     if recording(self, src):
         return self.copy_(scatter(self, dim, index, src, value=value, reduce=reduce))
     return scatter_c(self, dim, index, value if src is None else src, scatter_code(reduce),
@@ -304,6 +307,7 @@ def _scatter_reduce_(TensorBase self, dim, index, src, reduce, *, include_self=T
 def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index``."""
     cdef TensorBase a = as_tensor_arg(input, "index_select", "input")
+    refuse_limited_named("index_select", a._dtype)
     kernel = routed(op_index_select, a)
     if kernel is not None:
         return kernel(a, dim, index, out=out)
@@ -445,6 +449,7 @@ def take(input, index, *, out=None):
     """``input`` as a 1-d tensor, read at ``index`` (negative indices count from the end);
     the result has index's shape."""
     cdef TensorBase a = as_tensor_arg(input, "take", "input")
+    refuse_limited_named("take", a._dtype)
     kernel = routed(op_take, a)
     if kernel is not None:
         return kernel(a, index, out=out)

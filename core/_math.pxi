@@ -422,6 +422,7 @@ def nonzero(input, *, as_tuple=False):
     """Indices of the nonzero elements: an [n, ndim] int64 tensor, or one 1-D tensor per
     dim with ``as_tuple`` (computed on the host through NumPy, as DESIGN allows)."""
     cdef TensorBase a = as_tensor_arg(input, "nonzero", "input")
+    refuse_limited_named("nonzero", a._dtype)
     np = numpy()
     idx = np.nonzero(host_array(a).reshape(a.shape if a._ndim else (1,)))
     if as_tuple:

@@ -7,6 +7,8 @@ ctypedef union scalar_buf:
     int32_t i32
     int64_t i64
     uint16_t u16
+    uint32_t u32
+    uint64_t u64
     float f32
     double f64
     float c64[2]            # complex: (real, imag)
@@ -110,6 +112,12 @@ cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
                 raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} "
                                    f"without overflow")
             value = int(value)
+        if code == EMBER_UINT64 and value >= 2 ** 63:
+            if value >= 2 ** 64:
+                raise RuntimeError(f"{op}: value cannot be converted to type {dt.name} "
+                                   f"without overflow")
+            buf.u64 = <uint64_t>value
+            return 0
         try:
             i = value
         except OverflowError:
@@ -123,6 +131,12 @@ cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
             buf.i16 = <int16_t>i
         elif code == EMBER_INT8:
             buf.i8 = <int8_t>i
+        elif code == EMBER_UINT16:
+            buf.u16 = <uint16_t>i
+        elif code == EMBER_UINT32:
+            buf.u32 = <uint32_t>i
+        elif code == EMBER_UINT64:
+            buf.u64 = <uint64_t>i
         else:
             buf.u8 = <uint8_t>i
     return 0
@@ -152,6 +166,12 @@ cdef object read_scalar(const char* p, int code):
         return (<int8_t*>p)[0]
     if code == EMBER_UINT8:
         return (<uint8_t*>p)[0]
+    if code == EMBER_UINT16:
+        return (<uint16_t*>p)[0]
+    if code == EMBER_UINT32:
+        return (<uint32_t*>p)[0]
+    if code == EMBER_UINT64:
+        return (<uint64_t*>p)[0]
     return (<uint8_t*>p)[0] != 0
 
 
@@ -172,7 +192,8 @@ cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf*
 cdef dict _SCALAR_TYPE_NAMES = {
     "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
     "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+    "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 
 
 cdef str st_name(dtype d):

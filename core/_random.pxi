@@ -139,3 +139,8 @@ def _d_random_fill(ctx, g):
 for _op in (op_uniform, op_normal):
     derive(_op, _d_random_fill, lambda t, p0, p1, generator=None, _op=_op:
            random_fill(_op, t, p0, p1, generator), WRITES_SELF)
+
+
+# the class reports PyTorch's public path (torch.Generator), for pickles and reprs
+(<PyTypeObject*>Generator).tp_name = b"ember.Generator"
+PyType_Modified(<PyTypeObject*>Generator)

@@ -46,6 +46,7 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
         return op._table[k](a, dim, keepdim, dtype=dtype_arg, out=out)
     if a._dtype.is_complex:
         return complex_ops().reduce(op.name, a, dim, keepdim, dtype_arg, out)
+    refuse_limited(op, a._dtype)
     cdef dtype ct
     if dtype_arg is not None:
         ct = as_dtype(dtype_arg, op.name, "dtype")
@@ -220,6 +221,7 @@ cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
         return op._table[k](a, dim, dtype=dtype_arg)
     if a._dtype.is_complex:
         return complex_ops().scan(op.name, a, dim, dtype_arg)
+    refuse_limited(op, a._dtype)
     cdef bint extreme = op.code == EMBER_SCAN_CUMMAX or op.code == EMBER_SCAN_CUMMIN
     cdef dtype ct = a._dtype if dtype_arg is None else as_dtype(dtype_arg, op.name, "dtype")
     if not extreme and dtype_arg is None and not ct.is_floating_point:

@@ -11,6 +11,7 @@ class Size(tuple):
     """A tuple subclass describing a tensor's shape, as ``torch.Size``."""
 
     __slots__ = ()
+    __module__ = "ember"
 
     def __new__(cls, sizes=()):
         return tuple.__new__(cls, (_size(s) for s in sizes))

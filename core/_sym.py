@@ -245,7 +245,7 @@ def sym_fresh_size(expr):
     return builtins.int(expr)
 
 
-# public at the module path PyTorch (and pickles, reprs) know it by
+# public at the module path PyTorch (and pickles, reprs) know it by: torch.SymInt, ...
 for _name in __all__:
     if hasattr(globals()[_name], "__module__"):
-        globals()[_name].__module__ = "ember._sym"
+        globals()[_name].__module__ = "ember"

@@ -5,7 +5,8 @@ that the per-op path is direct C calls: dunder -> op -> dispatch -> backend kern
 """
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, PyObject
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint64_t
+from libc.stdint cimport (
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t)
 
 from ember_abi cimport *
 from libc.string cimport memcmp, memcpy, memset
@@ -14,11 +15,11 @@ from ember.core cimport _state
 from ember.core cimport _fallback
 from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
-from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op
+from ember.core._dispatch cimport BACKEND_MASK, DEFAULT_TENSOR_KEYS, Op
 from ember.core._dtype cimport (
     CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
-    EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8, as_dtype,
-    combine_categories, dtype, promote)
+    EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8,
+    EMBER_UINT16, EMBER_UINT32, EMBER_UINT64, as_dtype, combine_categories, dtype, promote)
 from ember.core._dtype cimport dtype as DType
 
 from ember.core import _dtype as _dtypes
@@ -683,6 +684,7 @@ cdef class TensorBase:
 include "_autograd_support.pxi"
 include "_views.pxi"
 include "_promotion.pxi"
+include "_limited.pxi"
 include "_elementwise.pxi"
 include "_reduce.pxi"
 include "_math.pxi"
@@ -703,3 +705,4 @@ include "_joining.pxi"
 include "_complex.pxi"
 include "_optim.pxi"
 include "_rnn.pxi"
+include "_storage_access.pxi"

@@ -4,6 +4,8 @@
 cdef extern from "Python.h":
     ctypedef struct PyTypeObject:
         PyObject* (*tp_new)(PyTypeObject*, PyObject*, PyObject*)
+        const char* tp_name
+    void PyType_Modified(PyTypeObject*)
 
 cdef tuple _no_args = ()
 

@@ -161,6 +161,7 @@ def _unpack(SavedTensor s, Node owner):
 
 def _release(SavedTensor s):
     s.data = None
+    s.packed = s.unpack_hook = None
 
 
 def _conform(g, tuple meta):

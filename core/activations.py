@@ -5,7 +5,7 @@ import math
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 
 __all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
 
@@ -18,7 +18,7 @@ def _float_input(x, op, kernel=None):
     _tensor_arg(x, op, position=1)
     if not x.is_floating_point():
         raise NotImplementedError(f'"{kernel or op}" not implemented for '
-                                  f"'{x.type()[6:-6]}'")
+                                  f"'{_scalar_name(x)}'")
     return x
 
 

@@ -10,7 +10,7 @@ import math
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import promote_types
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.function import Function, zero_derivative
 from ember.core.grad_mode import is_grad_enabled
@@ -179,7 +179,7 @@ def _var(input, dim, correction, keepdim, op):
     x = _tensor_arg(input, op)
     if not x.is_floating_point():
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {x.type()[6:-6]}")
+                           f"a floating point or complex dtype. Got: {_scalar_name(x)}")
     mean = x.mean(dim, keepdim=True)
     n = x.numel() // max(1, mean.numel())
     if n - correction <= 0:
@@ -231,7 +231,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x = x.to(dtype)
     if not x.is_floating_point():
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {x.type()[6:-6]}")
+                           f"as input. Got {_scalar_name(x)}")
     red = () if dim is None else dim
     if ord == math.inf:
         return _T.amax(_T._abs(x), red, keepdim)
@@ -285,7 +285,8 @@ def count_nonzero(input, dim=None, *, axis=None):
     """How many elements of ``input`` (over ``dim``) are nonzero, as int64."""
     if axis is not None:
         dim, _ = _T._numpy_names("count_nonzero", dim, False, axis, None)
-    return (_tensor_arg(input, "count_nonzero") != 0).sum(dim)
+    _T._refuse_limited("count_nonzero", _tensor_arg(input, "count_nonzero").dtype)
+    return (input != 0).sum(dim)
 
 
 def outer(input, vec2):
@@ -458,16 +459,20 @@ def roll(input, shifts, dims=None):
     return r if r is not input else input.clone()
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+        requires_grad=False):
     """An n x m matrix with ones on the diagonal."""
-    out = _T.zeros(n, n if m is None else m, dtype=dtype, device=device,
-                   requires_grad=requires_grad)
-    out.diagonal().fill_(1)
-    return out
+    result = _T.zeros(n, n if m is None else m, dtype=dtype, device=device)
+    _T._refuse_limited("eye", result.dtype)
+    result.diagonal().fill_(1)              # before requires_grad: a leaf is not written
+    if out is not None:
+        return out.copy_(result) if tuple(out.shape) == tuple(result.shape) else \
+            out.resize_(result.shape).copy_(result)
+    return result.requires_grad_(requires_grad)
 
 
 def _triangle(input, diagonal, upper, op):
-    _tensor_arg(input, op)
+    _T._refuse_limited(op, _tensor_arg(input, op).dtype)
     if input.dim() < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     rows, cols = input.shape[-2], input.shape[-1]
@@ -512,6 +517,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
+    if dtype is not None:
+        _T._refuse_limited("linspace", _T._dtypes.as_dtype(dtype, "linspace", "dtype"))
     i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     # from both ends, as PyTorch does, so the last value is exactly `end`

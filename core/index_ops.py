@@ -36,6 +36,7 @@ def _dims(t, dims, op):
 def flip(input, dims):
     """``input`` with the order of elements reversed along each dim in ``dims`` (a copy)."""
     t = _tensor_arg(input, "flip")
+    _T._refuse_limited("flip", t.dtype)
     r = t
     for d in _dims(t, dims, "flip"):
         if t.dim() == 0:

@@ -7,12 +7,13 @@ non-overlapping input keeps its strides, any other input gets dense strides in t
 order as its own."""
 
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
-           "channels_last_3d"]
+           "channels_last_3d", "legacy_contiguous_format"]
 
 
 class memory_format:
     """The type of the memory-format constants (``torch.memory_format``)."""
     __slots__ = ("_name",)
+    __module__ = "ember"
 
     def __init__(self, name):
         self._name = name
@@ -28,6 +29,8 @@ contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
+# PyTorch's name for contiguous_format where legacy code asks for it
+legacy_contiguous_format = memory_format("legacy_contiguous_format")
 
 _CHANNELS_LAST_RANK = {channels_last: 4, channels_last_3d: 5}
 

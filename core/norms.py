@@ -1,6 +1,6 @@
 """NaN-ignoring reductions and torch.norm, as composites of primitive reductions."""
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core.composites import isnan, vector_norm
 
 __all__ = ["nanmean", "nansum", "norm"]
@@ -27,7 +27,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
     x = _tensor_arg(input, "nanmean", position=1)
     if not x.is_floating_point():
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
-                           f"dtype but got {x.type()[6:-6]}")
+                           f"dtype but got {_scalar_name(x)}")
     if dtype is not None:
         if not dtype.is_floating_point:
             raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must "

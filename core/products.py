@@ -47,6 +47,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     if mat1.shape[1] != mat2.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    if mat1.dtype.itemsize == 2 and mat1.is_floating_point() and (beta != 0 or alpha != 1):
+        # float16/bfloat16: accumulate and combine in float32, round once (as PyTorch's gemm)
+        result = _scaled_sum("addmm", input.float(), _T.matmul(mat1.float(), mat2.float()),
+                             beta, alpha, None).to(mat1.dtype)
+        return result if out is None else out.copy_(result)
     return _scaled_sum("addmm", input, _T.matmul(mat1, mat2), beta, alpha, out)
 
 

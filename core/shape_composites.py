@@ -397,6 +397,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     s = test_elements if isinstance(test_elements, TensorBase) else \
         _T.tensor(test_elements, device=ref.device)
     dt = promote_types(e.dtype, s.dtype)
+    _T._refuse_limited("isin", dt)
     e, s = e.to(dt), s.reshape(-1).to(dt)
     if s.numel() == 0:
         found = _T.zeros_like(e, dtype=_BOOL)

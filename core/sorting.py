@@ -105,6 +105,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
     np = _numpy()
     t = _no_complex(_tensor_arg(input, "topk"), " topk does not support complex dtypes on CPU")
+    _T._refuse_limited("topk", t.dtype)
     axis = _axis(t, dim, "topk")
     size = t.shape[axis] if t.dim() else 1
     if not 0 <= k <= size:

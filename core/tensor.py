@@ -14,6 +14,7 @@ from ember.core import (
 )
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 from ember.core.linalg import legacy as _linalg_legacy
+from ember.core.linalg import legacy_extra as _linalg_legacy_extra
 
 __all__ = ["Tensor"]
 
@@ -74,6 +75,8 @@ for _module, _names in ((norms, ("nanmean", "nansum", "norm")), (activations, ("
 Tensor.bernoulli = random_ops.bernoulli
 # t.det(), t.inverse(), t.svd(), t.qr(), t.cholesky(), t.pinverse(), ...
 for _name, _method in _linalg_legacy.TENSOR_METHODS.items():
+    setattr(Tensor, _name, _method)
+for _name, _method in _linalg_legacy_extra.TENSOR_METHODS.items():
     setattr(Tensor, _name, _method)
 # the index family: t.gather(...), t.scatter_(...), t.index_add_(...), t.flip(...), ...
 for _name in ("gather", "scatter", "scatter_add", "scatter_reduce", "index_select",
@@ -136,6 +139,31 @@ Tensor.imag = property(_ops._imag, complex_functions._set_imag)
 for _name in ("angle", "conj", "conj_physical", "is_conj", "is_neg", "resolve_conj",
               "resolve_neg"):
     setattr(Tensor, _name, getattr(complex_functions, _name))
+
+# PyTorch's other spellings: aliases, in-place forms, predicates and legacy methods
+from ember.core import method_forms  # noqa: E402
+
+method_forms.install(Tensor)
+# storages: t.untyped_storage(), t.storage(), t.set_(...), t.resize_(...), ...
+from ember.core import legacy_types, storages  # noqa: E402
+
+for _name, _method in storages.TENSOR_METHODS.items():
+    setattr(Tensor, _name, _method)
+
+
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """The legacy type name ('ember.FloatTensor'), or the tensor converted to ``dtype`` (a
+    dtype, a legacy type or its name)."""
+    if dtype is None:
+        return legacy_types.type_name(self)
+    if isinstance(dtype, (str, legacy_types._LegacyTensorType)):
+        cls = legacy_types.resolve(dtype)
+        return self.to(device=cls._device_type if cls.is_cuda != self.is_cuda else None,
+                       dtype=cls.dtype)
+    return TensorBase.type(self, dtype, non_blocking)
+
+
+Tensor.type = _type
 
 _set_tensor_class(Tensor)
 _ag.install()

@@ -13,11 +13,14 @@ _FLOAT = {
                 1e-15),
 }
 _INT = {"uint8": (8, 0, 255), "int8": (8, -128, 127), "int16": (16, -32768, 32767),
-        "int32": (32, -2**31, 2**31 - 1), "int64": (64, -2**63, 2**63 - 1)}
+        "int32": (32, -2**31, 2**31 - 1), "int64": (64, -2**63, 2**63 - 1),
+        "uint16": (16, 0, 2**16 - 1), "uint32": (32, 0, 2**32 - 1), "uint64": (64, 0, 2**64 - 1)}
 
 
 class finfo:
     """Limits of a floating dtype: bits, eps, max, min, tiny (smallest_normal), resolution."""
+
+    __module__ = "ember"
 
     def __init__(self, type=None):
         d = _dtype.as_dtype(_dtype._dtype_by_name["float32"] if type is None else type,
@@ -37,6 +40,8 @@ class finfo:
 
 class iinfo:
     """Limits of an integer dtype: bits, min, max."""
+
+    __module__ = "ember"
 
     def __init__(self, type):
         d = _dtype.as_dtype(type, "iinfo", "type")

@@ -159,6 +159,7 @@ from ember.core.conversions import as_tensor as as_tensor
 from ember.core.determinism import *  # noqa: F403  (use_deterministic_algorithms, ...)
 from ember.core.index_ops import *  # noqa: F403  (flip, bincount, repeat_interleave, ...)
 from ember.core.linalg.legacy import *  # noqa: F403  (det, inverse, svd, qr, slogdet, ...)
+from ember.core.linalg.legacy_extra import *  # noqa: F403  (lu, lu_solve, geqrf, matrix_exp, ...)
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
 from ember.core.norms import *  # noqa: F403  (nansum, nanmean, norm)
@@ -176,8 +177,14 @@ __version__ = "0.1.0"
 # catalogue gaps (core/math_composites, shape_composites, statistics, special, inplace_ops)
 from ember.core.complex_functions import *  # noqa: E402,F403  (complex, polar, view_as_real, ...)
 from ember.core.inplace_ops import *  # noqa: E402,F403  (clamp_, nan_to_num_, xlogy_, ...)
+
+# the API walk's fills (tests/api): more math, the *_copy/*_scatter view forms, aliases and
+# function forms of Tensor methods, layouts
+from ember.core.layout import *  # noqa: E402,F403  (layout, strided)
 from ember.core.math_composites import *  # noqa: E402,F403  (hypot, logaddexp, cdist, ...)
+from ember.core.math_extra import *  # noqa: E402,F403  (acosh, frexp, gcd, nextafter, ...)
 from ember.core.memory_format import *  # noqa: E402,F403  (channels_last, preserve_format, ...)
+from ember.core.method_forms import *  # noqa: E402,F403  (arccos, divide, abs_, fill, ...)
 from ember.core.shape_composites import *  # noqa: E402,F403  (meshgrid, tensor_split, ...)
 from ember.core.special import digamma as digamma  # noqa: E402  (the rest: ember.special)
 from ember.core.special import erfinv as erfinv  # noqa: E402
@@ -185,6 +192,7 @@ from ember.core.special import lgamma as lgamma  # noqa: E402
 from ember.core.special import mvlgamma as mvlgamma  # noqa: E402
 from ember.core.special import polygamma as polygamma  # noqa: E402
 from ember.core.statistics import *  # noqa: E402,F403  (quantile, cov, aminmax, ...)
+from ember.core.view_copies import *  # noqa: E402,F403  (slice_copy, select_scatter, ...)
 
 # floor, ceil, trunc, exp2, ..., atan2, fmod, remainder, floor_divide, bitwise_*: one table
 globals().update(_more_functions())
@@ -204,6 +212,81 @@ _LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv3d",
                         "max_pool3d": "nn._functional.pooling3d",
                         "pixel_shuffle": "nn._functional.pixel_shuffle",
                         "pixel_unshuffle": "nn._functional.pixel_shuffle"})
+
+# torch.* spellings of nn ops (ATen's argument orders): nn-heavy, loaded on first use
+_LAZY_FUNCTIONS.update({_n: "_nn_forms" for _n in (
+    "affine_grid_generator", "alpha_dropout", "alpha_dropout_", "bilinear",
+    "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle",
+    "constant_pad_nd", "convolution", "cosine_embedding_loss", "cosine_similarity",
+    "ctc_loss", "dropout", "dropout_", "embedding", "embedding_bag",
+    "embedding_renorm_", "feature_alpha_dropout", "feature_alpha_dropout_",
+    "feature_dropout", "feature_dropout_", "frobenius_norm", "grid_sampler",
+    "grid_sampler_2d", "grid_sampler_3d", "group_norm", "hardshrink",
+    "hinge_embedding_loss", "instance_norm", "kl_div", "margin_ranking_loss",
+    "max_pool1d_with_indices", "native_channel_shuffle", "native_dropout",
+    "native_group_norm", "native_norm", "norm_except_dim", "nuclear_norm",
+    "pairwise_distance", "pdist", "poisson_nll_loss", "prelu", "rms_norm", "rrelu",
+    "rrelu_", "selu", "selu_", "threshold", "threshold_", "triplet_margin_loss")})
+_LAZY_FUNCTIONS.update({_n: "_rnn_forms" for _n in (
+    "gru", "gru_cell", "lstm", "lstm_cell", "rnn_relu", "rnn_relu_cell", "rnn_tanh",
+    "rnn_tanh_cell")})
+_LAZY_FUNCTIONS.update({_n: "_batch_norm_forms" for _n in (
+    "batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_norm_elemt",
+    "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+    "batch_norm_stats", "batch_norm_update_stats")})
+
+# the smaller torch.* functions, window functions, STFT, histograms, buffers: on first use
+_LAZY_FUNCTIONS.update({_n: "_torch_misc" for _n in (
+    "binomial", "empty_permuted", "get_num_interop_threads", "gradient", "has_lapack",
+    "has_mkl", "has_openmp", "has_spectral", "init_num_threads",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "pca_lowrank", "poisson",
+    "segment_reduce", "set_anomaly_enabled", "set_default_tensor_type", "set_flush_denormal",
+    "set_num_interop_threads", "svd_lowrank", "sym_constrain_range",
+    "sym_constrain_range_for_size", "sym_sqrt", "thread_safe_generator", "to_dlpack",
+    "unravel_index")})
+_LAZY_FUNCTIONS.update({_n: "amp.legacy" for _n in (
+    "autocast_decrement_nesting", "autocast_increment_nesting", "get_autocast_cpu_dtype",
+    "get_autocast_gpu_dtype", "get_autocast_ipu_dtype", "get_autocast_xla_dtype",
+    "is_autocast_cpu_enabled", "is_autocast_ipu_enabled", "is_autocast_xla_enabled",
+    "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
+    "set_autocast_ipu_dtype", "set_autocast_ipu_enabled", "set_autocast_xla_dtype",
+    "set_autocast_xla_enabled")})
+_LAZY_FUNCTIONS.update({_n: "core.windows" for _n in (
+    "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")})
+_LAZY_FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
+                        "histogram": "_histograms", "histogramdd": "_histograms",
+                        "asarray": "core.buffers", "frombuffer": "core.buffers",
+                        "from_file": "core.buffers"})
+_LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
+                     "version", "multiprocessing", "storage"}
+_LAZY_FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
+                        "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
+                        "lobpcg": "_lobpcg",
+                        "is_storage": "core.storages"})
+
+# the legacy tensor types and typed storages (ember.FloatTensor, ember.FloatStorage, ...)
+_LEGACY_TYPE_NAMES = {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
+                      "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor",
+                      "BoolTensor"}
+_LEGACY_STORAGE_NAMES = {n.replace("Tensor", "Storage") for n in _LEGACY_TYPE_NAMES} | {
+    "ComplexFloatStorage", "ComplexDoubleStorage"}
+
+DispatchKey.__module__ = "ember"        # PyTorch's public path (torch.DispatchKey)
+from ember import _tensor_methods  # noqa: E402  (Tensor.stft, .histogram, .prelu, ...)
+
+_tensor_methods.install(Tensor)
+# torch.GradScaler is amp's; torch.Event/Stream the device-generic ones (ember.cuda's
+# for CUDA), AcceleratorError/FatalError the runtime's exceptions
+_LAZY_FUNCTIONS.update({"GradScaler": "amp.grad_scaler", "Event": "_streams",
+                        "Stream": "_streams", "AcceleratorError": "_streams",
+                        "FatalError": "_streams", "default_generator": "_streams"})
+
+# constants (``float`` is ember.float, the dtype, in this namespace)
+e = 2.718281828459045
+pi = 3.141592653589793
+inf = 1e309
+nan = inf - inf
+newaxis = None
 
 # old names that still work, with a warning naming the new one
 _DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
@@ -315,6 +398,14 @@ def __getattr__(name):
     if name in _LAZY_FUNCTIONS:
         import importlib
         return getattr(importlib.import_module(f"ember.{_LAZY_FUNCTIONS[name]}"), name)
+    if name.endswith("Tensor") and name[:-6] + "Tensor" in _LEGACY_TYPE_NAMES:
+        from ember.core import legacy_types
+        return legacy_types.legacy_class(name)
+    if name == "Storage":                       # PyTorch's alias of FloatStorage
+        name = "FloatStorage"
+    if name.endswith("Storage") and name in _LEGACY_STORAGE_NAMES:
+        from ember.core import storages
+        return storages.legacy_storage(name)
     from ember.core._device import _backend_for_type
     if _backend_for_type(name) is not None and name != "meta":
         return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...

@@ -32,6 +32,18 @@ from ember.nn._functional.activation import softsign as softsign
 from ember.nn._functional.activation import tanh as tanh
 from ember.nn._functional.activation import tanhshrink as tanhshrink
 from ember.nn._functional.activation import threshold as threshold
+
+# in-place activations, rrelu, gumbel_softmax, channel shuffles, sampling grids, the pooling
+# variants, local response norm and the remaining losses
+from ember.nn._functional.activation_extra import celu_ as celu_  # noqa: E402
+from ember.nn._functional.activation_extra import elu_ as elu_  # noqa: E402
+from ember.nn._functional.activation_extra import gumbel_softmax as gumbel_softmax  # noqa: E402
+from ember.nn._functional.activation_extra import hardtanh_ as hardtanh_  # noqa: E402
+from ember.nn._functional.activation_extra import leaky_relu_ as leaky_relu_  # noqa: E402
+from ember.nn._functional.activation_extra import rrelu as rrelu  # noqa: E402
+from ember.nn._functional.activation_extra import rrelu_ as rrelu_  # noqa: E402
+from ember.nn._functional.activation_extra import selu_ as selu_  # noqa: E402
+from ember.nn._functional.activation_extra import threshold_ as threshold_  # noqa: E402
 from ember.nn._functional.attention import (
     multi_head_attention_forward as multi_head_attention_forward,
 )
@@ -62,12 +74,16 @@ from ember.nn._functional.dropout import (
 )
 from ember.nn._functional.fold import fold as fold
 from ember.nn._functional.fold import unfold as unfold
+from ember.nn._functional.grouped_mm import grouped_mm as grouped_mm  # noqa: E402
 from ember.nn._functional.interpolate import interpolate as interpolate
 from ember.nn._functional.interpolate import upsample as upsample
 from ember.nn._functional.interpolate import upsample_bilinear as upsample_bilinear
 from ember.nn._functional.interpolate import upsample_nearest as upsample_nearest
 from ember.nn._functional.linear import bilinear as bilinear
 from ember.nn._functional.linear import linear as linear
+from ember.nn._functional.linear_cross_entropy import (  # noqa: E402
+    linear_cross_entropy as linear_cross_entropy,
+)
 from ember.nn._functional.loss import binary_cross_entropy as binary_cross_entropy
 from ember.nn._functional.loss import (
     binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
@@ -101,13 +117,21 @@ from ember.nn._functional.loss_extra import (
 from ember.nn._functional.loss_extra import (
     triplet_margin_with_distance_loss as triplet_margin_with_distance_loss,
 )
+from ember.nn._functional.loss_multilabel import (  # noqa: E402
+    multilabel_margin_loss as multilabel_margin_loss,
+)
 from ember.nn._functional.norm import batch_norm as batch_norm
 from ember.nn._functional.norm import group_norm as group_norm
 from ember.nn._functional.norm import instance_norm as instance_norm
 from ember.nn._functional.norm import layer_norm as layer_norm
+from ember.nn._functional.norm import local_response_norm as local_response_norm  # noqa: E402
 from ember.nn._functional.norm import rms_norm as rms_norm
 from ember.nn._functional.padding import one_hot as one_hot
 from ember.nn._functional.padding import pad as pad
+from ember.nn._functional.pixel_shuffle import channel_shuffle as channel_shuffle  # noqa: E402
+from ember.nn._functional.pixel_shuffle import (  # noqa: E402
+    native_channel_shuffle as native_channel_shuffle,
+)
 from ember.nn._functional.pixel_shuffle import pixel_shuffle as pixel_shuffle
 from ember.nn._functional.pixel_shuffle import pixel_unshuffle as pixel_unshuffle
 from ember.nn._functional.pooling import adaptive_avg_pool1d as adaptive_avg_pool1d
@@ -136,5 +160,8 @@ from ember.nn._functional.pooling3d import max_pool3d as max_pool3d
 from ember.nn._functional.pooling3d import (
     max_pool3d_with_indices as max_pool3d_with_indices,
 )
+from ember.nn._functional.pooling_extra import *  # noqa: E402,F403  (lp_pool*, max_unpool*, ...)
+from ember.nn._functional.sampling import affine_grid as affine_grid  # noqa: E402
+from ember.nn._functional.sampling import grid_sample as grid_sample  # noqa: E402
 from ember.nn._functional.sparse import embedding as embedding
 from ember.nn._functional.sparse import embedding_bag as embedding_bag

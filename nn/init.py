@@ -9,7 +9,10 @@ from ember.autograd.grad_mode import no_grad
 
 __all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_",
            "kaiming_uniform_", "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_",
-           "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_"]
+           "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+           # PyTorch's deprecated spellings
+           "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal",
+           "orthogonal", "sparse", "uniform", "xavier_normal", "xavier_uniform"]
 
 _LINEAR_GAIN = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                 "conv_transpose2d", "conv_transpose3d", "sigmoid")
@@ -210,3 +213,30 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
             zero_rows = randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_rows, col] = 0
     return tensor
+
+
+def _deprecated(method):
+    """PyTorch's old name for ``method`` (without the trailing underscore), with a warning."""
+    new = method.__name__
+    old = new[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.",
+                      FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: use ``{new}``.\n\n{method.__doc__ or ''}"
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -162,6 +162,7 @@ for _name in _LAZY_DUNDERS:
     setattr(UninitializedTensorMixin, _name, _refuse(_name))
 for _name in dir(Tensor):
     if (not _name.startswith("_") and _name not in _LAZY_ALLOWED
+            and _name not in UninitializedTensorMixin.__dict__      # its own (share_memory_)
             and callable(getattr(Tensor, _name)) and not isinstance(
                 inspect.getattr_static(Tensor, _name), (property, type(Tensor.dtype)))):
         setattr(UninitializedTensorMixin, _name, _refuse(_name))

@@ -6,7 +6,7 @@ import ember
 from ._updates import addcdiv_, addcmul_, lerp_
 from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam"]
 
 
 class Adam(Optimizer):
@@ -106,17 +106,10 @@ class Adam(Optimizer):
         return done
 
 
-class AdamW(Adam):
-    """AdamW: Adam with decoupled weight decay, PyTorch's ``torch.optim.AdamW``.
 
-    Args are Adam's; ``weight_decay`` defaults to 1e-2 and multiplies the parameter by
-    ``1 - lr * weight_decay`` before the Adam update instead of entering the gradient.
-    """
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
-                 differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable,
-                         differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+def __getattr__(name):
+    # AdamW lives in adamw.py (PyTorch's module); the old import path keeps working
+    if name == "AdamW":
+        from .adamw import AdamW
+        return AdamW
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,6 +15,19 @@ from ember.core.linalg.decompositions import (
     svd,
     svdvals,
 )
+from ember.core.linalg.factorizations import (
+    eig,
+    eigvals,
+    householder_product,
+    ldl_factor,
+    ldl_factor_ex,
+    ldl_solve,
+    lu,
+    lu_factor,
+    lu_factor_ex,
+    lu_solve,
+)
+from ember.core.linalg.matrix_functions import cond, matrix_exp, tensorinv, tensorsolve, vander
 from ember.core.linalg.norms import (
     cross,
     diagonal,
@@ -38,7 +51,10 @@ from ember.core.linalg.solvers import (
     solve_triangular,
 )
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex",
+           "ldl_factor", "ldl_factor_ex", "ldl_solve", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
            "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]

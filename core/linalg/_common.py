@@ -6,7 +6,7 @@ what NumPy lacks) in the input's own precision, and the result goes back to the 
 device.  NumPy and SciPy are imported on first use: `import ember` stays free of them."""
 
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
 
 __all__ = ["LinAlgError"]
@@ -36,7 +36,7 @@ def _blas(name, *arrays):
 
 
 def _type_name(t):
-    return t.type()[6:-6]          # "ember.FloatTensor" -> "Float", as torch names dtypes
+    return _scalar_name(t)              # "ember.FloatTensor" -> "Float", as torch names dtypes
 
 
 def _check_float(t, op):

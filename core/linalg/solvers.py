@@ -7,7 +7,7 @@ matrix by matrix (getrf's status) only when NumPy reports one, so the fast path 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core.linalg._common import (
     _back,
     _batch_shape,
@@ -245,8 +245,8 @@ def lstsq(A, B, rcond=None, *, driver=None):
     _tensor_arg(B, op, "B", 1)
     if A.dtype != B.dtype:
         raise RuntimeError(f"{op}: Expected input and other to have the same dtype, but got "
-                           f"input's dtype {A.type()[6:-6]} and other's dtype "
-                           f"{B.type()[6:-6]}")
+                           f"input's dtype {_scalar_name(A)} and other's dtype "
+                           f"{_scalar_name(B)}")
     _matrix(A, "linalg.lstsq", "A")
     driver = "gelsy" if driver is None else driver
     if driver not in _LSTSQ_DRIVERS:

@@ -5,22 +5,29 @@ from ember.autograd.anomaly_mode import detect_anomaly, set_detect_anomaly
 from ember.autograd.function import Function, FunctionCtx, once_differentiable
 from ember.autograd.grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
+    set_multithreading_enabled,
 )
 from ember.core.gradients import backward, grad
 
-__all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad",
-           "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
-           "set_detect_anomaly", "set_grad_enabled"]
+__all__ = ["Function", "FunctionCtx", "Variable", "backward", "detect_anomaly",
+           "enable_grad", "enforce_grad_layout_policy", "functional", "grad", "gradcheck",
+           "gradgradcheck", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
+           "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
+           "set_multithreading_enabled"]
+
 
 
 def __getattr__(name):
-    if name in ("functional", "graph", "profiler"):
+    if name == "Variable":
+        from ember.autograd.variable import Variable
+        return Variable
+    if name in ("functional", "graph", "profiler", "variable"):
         import importlib
         return importlib.import_module(f"ember.autograd.{name}")
     if name in ("gradcheck", "gradgradcheck"):

@@ -107,12 +107,45 @@ def memory_reserved(device=None):
     return _memory_stat("memory_reserved", device)
 
 
+has_half = True           # PyTorch's constants: half precision yes, MAGMA no (ember's own
+has_magma = False         # kernels, cuSOLVER-free)
+
+
+class DeferredCudaCallError(Exception):
+    """Raised when a call queued before CUDA initialised fails at initialisation."""
+
+
+_SUBMODULES = {"amp", "memory", "random", "streams"}
+_FROM = {"streams": ("Event", "ExternalStream", "Stream"),
+         "memory": ("host_memory_stats", "host_memory_stats_as_nested_dict", "ipc_collect",
+                    "list_gpu_processes", "max_memory_cached", "memory_cached",
+                    "memory_snapshot", "memory_stats_as_nested_dict", "memory_usage",
+                    "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+                    "reset_max_memory_cached", "reset_peak_host_memory_stats",
+                    "get_per_process_memory_fraction", "set_per_process_memory_fraction"),
+         "random": ("default_generators", "get_rng_state_all", "set_rng_state_all"),
+         "_queries": ("can_device_access_peer", "clock_rate", "device_memory_used",
+                      "device_of", "get_arch_list", "get_stream_from_external",
+                      "get_sync_debug_mode", "is_tf32_supported", "power_draw",
+                      "set_sync_debug_mode", "temperature", "utilization")}
+_HOME = {n: mod for mod, names in _FROM.items() for n in names}
+
+
 def __getattr__(name):
     # everything else is the plugin's runtime module (current_device, Stream, ...)
+    import importlib
     if name == "OutOfMemoryError":           # one class for every device, as torch's
         import ember
         return ember.OutOfMemoryError
-    if name == "amp":
-        import importlib
-        return importlib.import_module("ember.cuda.amp")
+    if name in _SUBMODULES:
+        return importlib.import_module(f"ember.cuda.{name}")
+    home = _HOME.get(name)
+    if home is not None:
+        return getattr(importlib.import_module(f"ember.cuda.{home}"), name)
+    if name.endswith(("Tensor", "Storage")):   # the legacy types: cuda.FloatTensor, ...
+        from ember.core import legacy_types, storages
+        if name in legacy_types.LEGACY_NAMES:
+            return legacy_types.legacy_class(name, "cuda")
+        if name in storages.LEGACY_STORAGE_NAMES:
+            return storages.legacy_storage(name, "cuda")
     return getattr(_runtime(), name)

@@ -78,6 +78,7 @@ def default_globals():
             table[f"torch.{name}"] = d
             if getattr(_dtypes, name, None) is d:            # how ember's dtypes pickle
                 table[f"ember.core._dtype.{name}"] = d
+                table[f"ember.{name}"] = d          # ember.dtype's module, as torch.float32
         for storage in _rebuild._STORAGE_DTYPES:
             st = _rebuild.StorageType(storage)
             for module in ("torch", "torch.cuda", "torch.storage"):

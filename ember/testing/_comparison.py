@@ -2,7 +2,7 @@
 dtype-dependent tolerances, with PyTorch's error messages."""
 import collections.abc
 
-__all__ = ["assert_close"]
+__all__ = ["assert_allclose", "assert_close"]
 
 # {dtype name: (rtol, atol)}: PyTorch's defaults; integer and bool dtypes compare exactly
 _PRECISIONS = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
@@ -179,3 +179,20 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if msg is not None:
             text = msg(text) if callable(msg) else msg
         raise m.kind(text) from None
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """The deprecated form of assert_close: non-tensors are made tensors (``expected`` of
+    ``actual``'s dtype), dtypes need not match, and the tolerances default per dtype
+    (float16: 1e-3/1e-3, float32: 1e-4/1e-5, float64: 1e-5/1e-8)."""
+    import ember
+    if not isinstance(actual, ember.Tensor):
+        actual = ember.tensor(actual)
+    if not isinstance(expected, ember.Tensor):
+        expected = ember.tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        table = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+        pairs = [table.get(t.dtype.name, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)

@@ -1,5 +1,9 @@
 """Activation checkpointing: run a function without keeping its intermediate values and
 recompute them during backward (memory for compute)."""
+import contextlib
+import enum
+import warnings
+
 from ember.autograd import Function, backward
 from ember.autograd.grad_mode import enable_grad
 from ember.core._tensor import TensorBase
@@ -74,3 +78,179 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     for start in range(0, len(functions), size):
         input = checkpoint(run(functions[start:start + size]), input, **kwargs)
     return input
+
+
+# -- the rest of torch.utils.checkpoint's API -------------------------------------------------
+
+class CheckpointError(RuntimeError):
+    """A checkpointed region recomputed differently from its forward."""
+
+
+class CheckpointFunction(Function):
+    """The reentrant checkpoint as an autograd.Function: ``CheckpointFunction.apply(
+    run_function, preserve_rng_state, *args)``."""
+
+    @staticmethod
+    def forward(ctx, run_function, preserve_rng_state, *args):
+        return _Checkpoint.forward(ctx, run_function, preserve_rng_state, {}, *args)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return _Checkpoint.backward(ctx, *grads)[1:]
+
+
+class CheckpointPolicy(enum.Enum):
+    """What selective checkpointing does with an op's outputs."""
+    MUST_SAVE = 0
+    PREFER_SAVE = 1
+    MUST_RECOMPUTE = 2
+    PREFER_RECOMPUTE = 3
+    MUST_CPU_OFFLOAD = 4
+    PREFER_CPU_OFFLOAD = 5
+
+
+class SelectiveCheckpointContext:
+    """What a selective-checkpoint policy function learns: whether it runs in recompute."""
+
+    def __init__(self, *, is_recompute, op_output=None):
+        self.is_recompute = is_recompute
+        self.op_output = op_output
+
+
+# ops whose outputs selective checkpointing never caches (views and metadata)
+SAC_IGNORED_OPS = {"detach", "alias", "lift_fresh", "size", "stride", "storage_offset",
+                   "numel", "dim", "is_contiguous", "sym_size", "sym_stride",
+                   "sym_numel", "sym_storage_offset", "record_stream", "empty_like",
+                   "_has_compatible_shallow_copy_type"}
+
+
+def create_selective_checkpoint_contexts(policy_fn_or_list, allow_cache_entry_mutation=False):
+    """(forward context, recompute context) for ``checkpoint(..., context_fn=...)`` from a
+    policy function ``fn(ctx, op, *args, **kwargs) -> CheckpointPolicy`` or a list of ops to
+    save.  ember's checkpoint recomputes every op of the region in backward (the values and
+    gradients are those of any policy; only the memory/compute trade-off differs)."""
+    if isinstance(policy_fn_or_list, list):
+        ops = list(policy_fn_or_list)
+
+        def policy_fn(ctx, op, *args, **kwargs):
+            return CheckpointPolicy.MUST_SAVE if op in ops else \
+                CheckpointPolicy.PREFER_RECOMPUTE
+    elif callable(policy_fn_or_list):
+        policy_fn = policy_fn_or_list
+    else:
+        raise TypeError("policy_fn_or_list must be either a function or a list of ops.")
+    return _PolicyContext(policy_fn, False), _PolicyContext(policy_fn, True)
+
+
+class _PolicyContext:
+    def __init__(self, policy_fn, is_recompute):
+        self.policy_fn = policy_fn
+        self.ctx = SelectiveCheckpointContext(is_recompute=is_recompute)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def noop_context_fn():
+    """The default ``context_fn``: two contexts that do nothing."""
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def check_backward_validity(inputs):
+    """Warn when no tensor of ``inputs`` requires grad (the region would get none)."""
+    if not any(i.requires_grad for i in inputs if isinstance(i, TensorBase)):
+        warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
+                      stacklevel=2)
+
+
+def detach_variable(inputs):
+    """The tensors of the tuple ``inputs`` detached, keeping their requires_grad."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for i in inputs:
+        if isinstance(i, TensorBase):
+            x = i.detach()
+            x.requires_grad = i.requires_grad
+            out.append(x)
+        else:
+            out.append(i)
+    return tuple(out)
+
+
+def get_device_states(*args):
+    """(device indices, RNG states) of the accelerator devices the tensors in ``args`` are
+    on (empty without such tensors)."""
+    import ember
+    devices = sorted({a.device.index or 0 for a in args
+                      if isinstance(a, TensorBase) and a.device.type not in ("cpu", "meta")})
+    states = []
+    for d in devices:
+        module = ember.get_device_module(next(
+            a.device.type for a in args if isinstance(a, TensorBase)
+            and a.device.type not in ("cpu", "meta")))
+        states.append(module.get_rng_state(d))
+    return devices, states
+
+
+def set_device_states(devices, states, *, device_type=None):
+    """Restore the RNG states ``get_device_states`` returned."""
+    import ember
+    if not devices:
+        return
+    module = ember.get_device_module(device_type or "cuda")
+    for d, s in zip(devices, states):
+        module.set_rng_state(s, d)
+
+
+_debug = [False]
+_early_stop = [True]
+
+
+def set_checkpoint_debug_enabled(enabled):
+    """Context manager (and setting) for checkpoint's debug mode; None restores the
+    default."""
+    return _Setting(_debug, False if enabled is None else bool(enabled))
+
+
+def set_checkpoint_early_stop(enable):
+    """Context manager: whether recompute stops once the saved tensors are rebuilt (ember
+    recomputes the whole region either way)."""
+    return _Setting(_early_stop, bool(enable))
+
+
+class _Setting(contextlib.ContextDecorator):
+    def __init__(self, cell, value):
+        self.cell, self.value = cell, value
+        self.prev = cell[0]
+        cell[0] = value
+
+    def __enter__(self):
+        self.cell[0] = self.value
+        return self
+
+    def __exit__(self, *exc):
+        self.cell[0] = self.prev
+        return False
+
+
+class GraphExecGroup:
+    """A context in which checkpointed regions reached by several backward calls recompute
+    at most once (ember recomputes per backward call; the group is accepted)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+__all__ += ["CheckpointError", "CheckpointFunction", "CheckpointPolicy", "GraphExecGroup",
+            "SAC_IGNORED_OPS", "SelectiveCheckpointContext", "check_backward_validity",
+            "create_selective_checkpoint_contexts", "detach_variable", "get_device_states",
+            "noop_context_fn", "set_checkpoint_debug_enabled", "set_checkpoint_early_stop",
+            "set_device_states"]

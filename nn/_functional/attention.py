@@ -22,6 +22,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     to (..., L, S); ``is_causal``: a lower-triangular mask; ``scale`` defaults to
     1 / sqrt(E); ``dropout_p`` drops attention weights (scaled by 1 / (1 - p));
     ``enable_gqa``: key/value heads (dim -3) are shared by groups of query heads."""
+    from ember.nn import attention as _backends
+    if not _backends._math_enabled():          # sdpa_kernel ruled out ember's kernels
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. "
+                           "(ember computes attention with the math and flash kernels only)")
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
                            "least 2 dims")

@@ -110,21 +110,33 @@ def _cross_entropy_probs(input, target, weight, ignore_index, red, label_smoothi
     return _reduce(loss, red)
 
 
+def _weighted(loss, weight, input, red):
+    """PyTorch's weighted form: loss * weight; "mean" divides by weight's sum."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if red == "mean":
+        return loss.sum() / weight.sum()
+    return _reduce(loss, red)
+
+
 @composite("mse_loss")
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """(input - target)^2, reduced."""
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """(input - target)^2, reduced; ``weight`` (input's shape) scales each term and "mean"
+    then divides by its sum."""
     red = _reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "mse_loss")
     d = input - target
-    return _reduce(d * d, red)
+    return _reduce(d * d, red) if weight is None else _weighted(d * d, weight, input, red)
 
 
 @composite("l1_loss")
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """|input - target|, reduced."""
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """|input - target|, reduced; ``weight`` as in mse_loss."""
     red = _reduction(reduction, size_average, reduce)
     _check_same_size(input, target, "l1_loss")
-    return _reduce((input - target).abs(), red)
+    d = (input - target).abs()
+    return _reduce(d, red) if weight is None else _weighted(d, weight, input, red)
 
 
 @composite("smooth_l1_loss")

@@ -6,7 +6,8 @@ import numbers
 from ember.core import _tensor as _T
 from ember.core.typeinfo import finfo
 
-__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "rms_norm"]
+__all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
+           "rms_norm"]
 
 layer_norm = _T.layer_norm
 batch_norm = _T.batch_norm
@@ -108,3 +109,22 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if weight is not None:
         y = y * weight
     return y.to(input.dtype)                # as PyTorch: the input's dtype, whatever weight's
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta; the window
+    holds size // 2 channels before and (size - 1) // 2 after (zeros past the edges)."""
+    if input.dim() < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {input.dim()} dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    shape = list(sq.shape)
+    shape[1] = size // 2
+    front = _T.zeros(tuple(shape), dtype=sq.dtype, device=sq.device)
+    shape[1] = (size - 1) // 2
+    back = _T.zeros(tuple(shape), dtype=sq.dtype, device=sq.device)
+    padded = _T._cat([front, sq, back], 1)
+    mean = padded.unfold(1, size, 1).sum(-1) / size
+    return input / (mean * alpha + k).pow(beta)

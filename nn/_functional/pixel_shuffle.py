@@ -1,7 +1,8 @@
-"""pixel_shuffle and pixel_unshuffle: channels <-> spatial blocks, as reshape + permute."""
+"""pixel_shuffle and pixel_unshuffle (channels <-> spatial blocks) and channel_shuffle
+(interleave channel groups): reshape + permute."""
 from ember.core._errors import _tensor_arg
 
-__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+__all__ = ["channel_shuffle", "native_channel_shuffle", "pixel_shuffle", "pixel_unshuffle"]
 
 
 def _check(input, factor, op, arg):
@@ -43,3 +44,25 @@ def pixel_unshuffle(input, downscale_factor):
     x = input.reshape(lead + [c, h // r, r, w // r, r])
     x = x.permute(list(range(n + 1)) + [n + 2, n + 4, n + 1, n + 3])
     return x.reshape(lead + [c * r * r, h // r, w // r])
+
+
+def channel_shuffle(input, groups):
+    """[N, g * k, *] -> [N, k * g, *]: the channels of the ``groups`` groups interleaved
+    (ShuffleNet)."""
+    _tensor_arg(input, "channel_shuffle", position=1)
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value "
+                           f"of groups:{groups}")
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    n, c = input.shape[0], input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    rest = tuple(input.shape[2:])
+    shuffled = input.reshape((n, groups, c // groups) + rest).transpose(1, 2)
+    return shuffled.reshape(input.shape)
+
+
+native_channel_shuffle = channel_shuffle

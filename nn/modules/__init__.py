@@ -69,3 +69,16 @@ from ember.nn.modules import instancenorm  # noqa: E402
 from ember.nn.modules.instancenorm import *  # noqa: E402, F403
 
 __all__ += instancenorm.__all__
+from ember.nn.modules import padding  # noqa: E402
+from ember.nn.modules.padding import *  # noqa: E402, F403
+
+__all__ += padding.__all__
+from ember.nn.modules import adaptive, channelshuffle, linear_cross_entropy_options  # noqa: E402
+from ember.nn.modules.adaptive import *  # noqa: E402, F403
+from ember.nn.modules.channelshuffle import *  # noqa: E402, F403
+from ember.nn.modules.linear_cross_entropy_options import *  # noqa: E402, F403
+
+__all__ += adaptive.__all__ + channelshuffle.__all__ + linear_cross_entropy_options.__all__
+# a class re-exported at PyTorch's module path (lazy convs in conv, losses in loss) is listed
+# by both files: once here
+__all__ = list(dict.fromkeys(__all__))

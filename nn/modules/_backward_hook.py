@@ -68,7 +68,7 @@ class BackwardHook:
 
     def _on_output_grads(self, grads):
         grad_outputs = _pack(self.output_where, grads, self.n_outputs)
-        for hook in self.module._backward_pre_hooks.values():
+        for hook in self.module._backward_pre_hook_list():
             out = hook(self.module, grad_outputs)
             if out is not None:
                 out = out if isinstance(out, tuple) else (out,)

@@ -1,6 +1,9 @@
 """Activation modules (``torch.nn.modules.activation``): each holds its hyper-parameters
 and calls the matching nn.functional function."""
+import warnings
+
 from ember.nn._functional import activation as F
+from ember.nn._functional import activation_extra as _F_extra
 from ember.nn.modules.module import Module
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish",
@@ -179,10 +182,18 @@ class Hardtanh(Module):
 
     __constants__ = ["min_val", "max_val", "inplace"]
 
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
         super().__init__()
+        # min_value/max_value: PyTorch's deprecated spellings, warned about and honoured
+        for old, new in (("min_value", min_value), ("max_value", max_value)):
+            if new is not None:
+                warnings.warn(f"keyword argument `{old}` is deprecated and renamed to "
+                              f"`{old[:3]}_val`", FutureWarning, stacklevel=2)
+        min_val = min_val if min_value is None else min_value
+        max_val = max_val if max_value is None else max_value
         if max_val <= min_val:
-            raise AssertionError("max_val must be greater than min_val")
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
@@ -326,3 +337,30 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: negative inputs times a slope drawn from U(lower, upper)
+    while training, (lower + upper) / 2 in eval: ``RReLU(lower=1/8, upper=1/3,
+    inplace=False)``."""
+
+    __constants__ = ["lower", "upper", "inplace"]
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return _F_extra.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + \
+            (", inplace=True" if self.inplace else "")
+
+
+__all__ += ["RReLU"]
+
+# MultiheadAttention lives in attention.py and reports this module as its own (PyTorch's)
+from ember.nn.modules.attention import MultiheadAttention  # noqa: E402
+
+__all__ += ["MultiheadAttention"]

@@ -7,16 +7,11 @@ from ember.nn._functional.attention import (
     _none_or_dtype,
     multi_head_attention_forward,
 )
-from ember.nn.modules.linear import Linear
+from ember.nn.modules.linear import NonDynamicallyQuantizableLinear
 from ember.nn.modules.module import Module
 from ember.nn.parameter import Parameter
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A Linear by another name: PyTorch gives MultiheadAttention's ``out_proj`` this class
-    (so that quantization leaves it alone), and its repr shows it."""
 
 
 class MultiheadAttention(Module):
@@ -27,6 +22,7 @@ class MultiheadAttention(Module):
     equal embed_dim, else ``q_proj_weight``/``k_proj_weight``/``v_proj_weight``;
     ``in_proj_bias``, ``out_proj`` and, with ``add_bias_kv``, ``bias_k``/``bias_v``."""
 
+    __module__ = "ember.nn.modules.activation"      # PyTorch's path (pickles name it)
     __constants__ = ["batch_first"]
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,

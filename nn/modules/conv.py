@@ -248,3 +248,17 @@ class ConvTranspose3d(_ConvTransposeNd):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding,
                          output_padding, groups, bias, dilation, padding_mode, _triple, device,
                          dtype)
+
+
+# the lazy variants live in lazy.py (which imports this module) and report this module as
+# theirs, PyTorch's path: they resolve here on first use
+_LAZY_CLASSES = ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+                 "LazyConvTranspose2d", "LazyConvTranspose3d")
+__all__ += list(_LAZY_CLASSES)
+
+
+def __getattr__(name):
+    if name in _LAZY_CLASSES:
+        from . import lazy
+        return getattr(lazy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

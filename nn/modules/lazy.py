@@ -8,10 +8,11 @@ import itertools
 from ember.autograd.grad_mode import no_grad
 
 from ..parameter import UninitializedParameter, is_lazy
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .linear import Linear
 
-__all__ = ["LazyConv1d", "LazyConv2d", "LazyLinear", "LazyModuleMixin"]
+__all__ = ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d", "LazyLinear", "LazyModuleMixin"]
 
 
 class LazyModuleMixin:
@@ -136,8 +137,10 @@ class _LazyConvXdMixin(LazyModuleMixin):
             if self.in_channels % self.groups != 0:
                 raise ValueError("in_channels must be divisible by groups")
             with no_grad():
-                self.weight.materialize((self.out_channels, self.in_channels // self.groups)
-                                        + tuple(self.kernel_size))
+                shape = (self.out_channels, self.in_channels // self.groups)
+                if self.transposed:         # [in, out / groups, *k]
+                    shape = (self.in_channels, self.out_channels // self.groups)
+                self.weight.materialize(shape + tuple(self.kernel_size))
                 if self.bias is not None:
                     self.bias.materialize((self.out_channels,))
                 self.reset_parameters()
@@ -157,29 +160,35 @@ class _LazyConvXdMixin(LazyModuleMixin):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
 
-class LazyConv1d(_LazyConvXdMixin, Conv1d):
-    """A Conv1d whose ``in_channels`` comes from the first input: ``LazyConv1d(out_channels,
-    kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros',
-    device=None, dtype=None)``; becomes a Conv1d."""
+def _lazy_conv(name, base, transposed):
+    """LazyConv{1,2,3}d / LazyConvTranspose{1,2,3}d: ``base`` without ``in_channels``."""
+    if transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding,
+                                     groups, False, dilation, padding_mode, device=device,
+                                     dtype=dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                     bias=True, padding_mode="zeros", device=None, dtype=None):
+            LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups,
+                                     False, padding_mode, device=device, dtype=dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+    doc = (f"A {base.__name__} whose ``in_channels`` comes from the first input: "
+           f"``{name}(out_channels, kernel_size, ...)`` with {base.__name__}'s other "
+           f"arguments; becomes a {base.__name__}.")
+    # PyTorch's module path, so pickles and safe-globals lists name them as it does
+    return type(name, (_LazyConvXdMixin, base), {
+        "__init__": __init__, "cls_to_become": base, "__doc__": doc,
+        "__module__": "ember.nn.modules.conv", "__qualname__": name})
 
-    cls_to_become = Conv1d
 
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
-
-
-class LazyConv2d(_LazyConvXdMixin, Conv2d):
-    """A Conv2d whose ``in_channels`` comes from the first input: ``LazyConv2d(out_channels,
-    kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True, padding_mode='zeros',
-    device=None, dtype=None)``; becomes a Conv2d."""
-
-    cls_to_become = Conv2d
-
-    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
-                         padding_mode, device=device, dtype=dtype)
-        self._lazy_init(out_channels, bias, device, dtype)
+LazyConv1d = _lazy_conv("LazyConv1d", Conv1d, False)
+LazyConv2d = _lazy_conv("LazyConv2d", Conv2d, False)
+LazyConv3d = _lazy_conv("LazyConv3d", Conv3d, False)
+LazyConvTranspose1d = _lazy_conv("LazyConvTranspose1d", ConvTranspose1d, True)
+LazyConvTranspose2d = _lazy_conv("LazyConvTranspose2d", ConvTranspose2d, True)
+LazyConvTranspose3d = _lazy_conv("LazyConvTranspose3d", ConvTranspose3d, True)
+LazyLinear.__module__ = "ember.nn.modules.linear"

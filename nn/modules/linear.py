@@ -89,3 +89,21 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear by another name: PyTorch gives MultiheadAttention's ``out_proj`` this class
+    (so that quantization leaves it alone), and its repr shows it."""
+
+
+# the lazy variants live in lazy.py (which imports this module) and report this module as
+# theirs, PyTorch's path: they resolve here on first use
+_LAZY_CLASSES = ("LazyLinear",)
+__all__ += list(_LAZY_CLASSES) + ["NonDynamicallyQuantizableLinear"]
+
+
+def __getattr__(name):
+    if name in _LAZY_CLASSES:
+        from . import lazy
+        return getattr(lazy, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -142,3 +142,11 @@ class KLDivLoss(_Loss):
 
     def forward(self, input, target):
         return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+# the margin, embedding, likelihood and CTC losses live in loss_extra.py and report this
+# module as theirs (PyTorch's path)
+from .loss_extra import *  # noqa: E402,F403
+from .loss_extra import __all__ as _extra  # noqa: E402
+
+__all__ += _extra

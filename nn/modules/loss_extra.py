@@ -1,12 +1,16 @@
 """Margin, embedding, likelihood and CTC loss layers over ``ember.nn.functional``, with
 PyTorch's constructor arguments (the deprecated size_average/reduce pair included)."""
+import math
+import warnings
+
 from .. import functional as F
-from .loss import _Loss, _WeightedLoss
+from .linear import Linear
+from .loss import NLLLoss, _Loss, _WeightedLoss
 
 __all__ = ["CTCLoss", "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss",
-           "MarginRankingLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
-           "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
-           "TripletMarginWithDistanceLoss"]
+           "LinearCrossEntropyLoss", "MarginRankingLoss", "MultiLabelMarginLoss",
+           "MultiLabelSoftMarginLoss", "MultiMarginLoss", "NLLLoss2d", "PoissonNLLLoss",
+           "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 
 
 class _MarginLoss(_Loss):
@@ -178,3 +182,70 @@ class CTCLoss(_Loss):
     def forward(self, log_probs, targets, input_lengths, target_lengths):
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Hinge loss of each target class against every non-target class:
+    ``MultiLabelMarginLoss(size_average=None, reduce=None, reduction='mean')``; targets are
+    class indices ended by the first -1."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for (N, C, H, W) inputs (PyTorch deprecates it)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html#torch"
+                      ".nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer to ``num_classes`` (times ``out_features`` for a K-dimensional loss)
+    followed by cross entropy: ``LinearCrossEntropyLoss(in_features, num_classes, *,
+    out_features=(), bias=False, device=None, dtype=None, reduction='mean', weight=None,
+    ignore_index=None, label_smoothing=0.0, options=None)``; ``forward(input, target)``."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got "
+                               f"{tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got "
+                               f"{label_smoothing}")
+        super().__init__(weight, None, None, reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        # stored flat (Linear has 2-d weights) and reshaped to (C, *out_features, in) in forward
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias, device=device, dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        linear_weight = self.linear.weight.reshape(
+            (self.num_classes, *self.out_features, self.linear.in_features))
+        bias = self.linear.bias
+        if bias is not None:
+            bias = bias.reshape((self.num_classes, *self.out_features))
+        return F.linear_cross_entropy(input, linear_weight, target, linear_bias=bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing,
+                                      options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+for _name in __all__:
+    globals()[_name].__module__ = "ember.nn.modules.loss"

@@ -12,10 +12,21 @@ from ember.nn.parameter import Buffer, Parameter
 
 from ember.autograd.grad_mode import no_grad
 
-__all__ = ["Module", "register_module_forward_hook", "register_module_forward_pre_hook"]
+__all__ = ["Module", "register_module_backward_hook", "register_module_buffer_registration_hook",
+           "register_module_forward_hook", "register_module_forward_pre_hook",
+           "register_module_full_backward_hook", "register_module_full_backward_pre_hook",
+           "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook"]
 
 register_module_forward_hook = _hooks.register_module_forward_hook
 register_module_forward_pre_hook = _hooks.register_module_forward_pre_hook
+register_module_backward_hook = _hooks.register_module_backward_hook
+register_module_full_backward_hook = _hooks.register_module_full_backward_hook
+register_module_full_backward_pre_hook = _hooks.register_module_full_backward_pre_hook
+register_module_buffer_registration_hook = _hooks.register_module_buffer_registration_hook
+register_module_module_registration_hook = _hooks.register_module_module_registration_hook
+register_module_parameter_registration_hook = \
+    _hooks.register_module_parameter_registration_hook
 
 
 def _typename(obj):
@@ -35,7 +46,7 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
     Assigning a Parameter, a Buffer or a Module as an attribute registers it, so that
     parameters(), state_dict(), to() and friends see it."""
 
-    __module__ = "ember.nn"
+    __module__ = "ember.nn.modules.module"
     dump_patches = False
     _version = 1
     call_super_init = False
@@ -431,6 +442,16 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         itself is unchanged (its state_dict keys too), its ``__call__`` runs compiled."""
         from ember.compiler import _compile
         self._compiled_call_impl = _compile.compile(self._call_impl, *args, **kwargs)
+
+    def xpu(self, device=None):
+        """Move every parameter and buffer to an XPU device."""
+        return self._apply(lambda t: t.xpu(device))
+
+    def to_empty(self, *, device, recurse=True):
+        """Move parameters and buffers to ``device`` without copying their values (what
+        materialises a model built on the meta device)."""
+        from ember.core._tensor import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
 
     # repr ------------------------------------------------------------------------------
     def _get_name(self):

@@ -16,7 +16,9 @@ __all__ = ["register_module_buffer_registration_hook", "register_module_forward_
 _global_forward_pre_hooks = OrderedDict()
 _global_forward_hooks = OrderedDict()
 _global_forward_hooks_always_called = OrderedDict()
+_global_forward_hooks_with_kwargs = OrderedDict()
 _global_backward_hooks = OrderedDict()
+_global_backward_pre_hooks = OrderedDict()
 _global_registration_hooks = {"buffer": OrderedDict(), "module": OrderedDict(),
                               "parameter": OrderedDict()}
 
@@ -45,16 +47,30 @@ def register_module_forward_pre_hook(hook):
     return _add(_global_forward_pre_hooks, hook)
 
 
-def register_module_forward_hook(hook, *, always_call=False):
-    """A forward hook ``hook(module, args, output)`` run by every module before its own."""
-    flags = (_global_forward_hooks_always_called,) if always_call else ()
-    return _add(_global_forward_hooks, hook, extra=[_global_forward_hooks_always_called],
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """A forward hook ``hook(module, args, output)`` (``hook(module, args, kwargs, output)``
+    with ``with_kwargs``) run by every module before its own."""
+    flags = ((_global_forward_hooks_always_called,) if always_call else ()) + \
+        ((_global_forward_hooks_with_kwargs,) if with_kwargs else ())
+    return _add(_global_forward_hooks, hook, extra=[_global_forward_hooks_always_called,
+                                                    _global_forward_hooks_with_kwargs],
                 flags=flags)
 
 
 def register_module_full_backward_hook(hook):
     """A backward hook ``hook(module, grad_input, grad_output)`` for every module."""
     return _add(_global_backward_hooks, hook)
+
+
+def register_module_full_backward_pre_hook(hook):
+    """A backward pre-hook ``hook(module, grad_output)`` for every module, run before the
+    module's own."""
+    return _add(_global_backward_pre_hooks, hook)
+
+
+def register_module_backward_hook(hook):
+    """The legacy name of register_module_full_backward_hook (PyTorch deprecates it)."""
+    return register_module_full_backward_hook(hook)
 
 
 def register_module_buffer_registration_hook(hook):
@@ -125,6 +141,10 @@ class _HookMixin:
     def _backward_hook_list(self):
         return list(_global_backward_hooks.values()) + list(self._backward_hooks.values())
 
+    def _backward_pre_hook_list(self):
+        return list(_global_backward_pre_hooks.values()) + \
+            list(self._backward_pre_hooks.values())
+
     # __call__ ----------------------------------------------------------------------------
     def __call__(self, *args, **kwargs):
         # Module.compile() puts the compiled call here
@@ -134,12 +154,14 @@ class _HookMixin:
     def _call_impl(self, *args, **kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks or _global_forward_pre_hooks
-                or _global_forward_hooks or _global_backward_hooks):
+                or _global_forward_hooks or _global_backward_hooks
+                or _global_backward_pre_hooks):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _run_forward_hook(self, hook_id, hook, args, kwargs, result):
-        if hook_id in self._forward_hooks_with_kwargs:
+        if hook_id in self._forward_hooks_with_kwargs \
+                or hook_id in _global_forward_hooks_with_kwargs:
             out = hook(self, args, kwargs, result)
         else:
             out = hook(self, args, result)
@@ -166,7 +188,8 @@ class _HookMixin:
                     if out is not None:
                         args = out if isinstance(out, tuple) else (out,)
             backward = None
-            if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks:
+            if self._backward_hooks or self._backward_pre_hooks or _global_backward_hooks \
+                    or _global_backward_pre_hooks:
                 from ember.nn.modules._backward_hook import BackwardHook
                 backward = BackwardHook(self)
                 args = backward.wrap_inputs(args)

@@ -2,6 +2,7 @@
 import numbers
 
 from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
 
 from .. import functional as F
 from .. import init
@@ -9,6 +10,8 @@ from ..parameter import Parameter
 from .module import Module
 
 __all__ = ["LayerNorm", "GroupNorm", "RMSNorm"]
+
+_INT64 = _dtype_by_name["int64"]
 
 
 def _affine_parameters(module, shape, affine, bias, factory):
@@ -114,3 +117,55 @@ class RMSNorm(Module):
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
                 f"elementwise_affine={self.elementwise_affine}")
+
+
+class LocalResponseNorm(Module):
+    """x / (k + alpha * mean of x^2 over ``size`` neighbouring channels)^beta:
+    ``LocalResponseNorm(size, alpha=1e-4, beta=0.75, k=1.0)``."""
+
+    __constants__ = ["size", "alpha", "beta", "k"]
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """The legacy (Lua Torch) cross-channel LRN of 4-d inputs: x * (k + alpha / size *
+    sum of x^2 over a window of channels)^-beta, the window reproducing the original's
+    running update (which never drops channel 0 once it entered)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             f"instead.")
+        channels = input.shape[1]
+        pre_pad = int((self.size - 1) / 2 + 1)
+        sq = input * input
+        zero = _T.zeros((input.shape[0], 1) + tuple(input.shape[2:]), dtype=sq.dtype,
+                        device=sq.device)
+        running = _T.cumsum(_T._cat([zero, sq], 1), 1)     # running[c] = sum of sq[:c]
+        lo = [max(0, c - pre_pad + 1) for c in range(channels)]
+        hi = [min(c + pre_pad - 1, channels - 1) + 1 for c in range(channels)]
+        at = {"dtype": _INT64, "device": input.device}
+        scale = running.index_select(1, _T.tensor(hi, **at)) - \
+            running.index_select(1, _T.tensor(lo, **at))
+        dropped = _T.tensor([float(v > 0) for v in lo], dtype=sq.dtype, device=sq.device)
+        scale = scale + sq[:, :1] * dropped.reshape(1, -1, 1, 1)
+        return input * (scale * (self.alpha / self.size) + self.k).pow(-self.beta)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+__all__ += ["CrossMapLRN2d", "LocalResponseNorm"]

@@ -173,3 +173,10 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+# LPPool, MaxUnpool and FractionalMaxPool live in pooling_extra.py and report this module as
+# theirs (PyTorch's path)
+from .pooling_extra import *  # noqa: E402,F403
+from .pooling_extra import __all__ as _extra  # noqa: E402
+
+__all__ += _extra

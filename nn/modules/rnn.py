@@ -26,6 +26,14 @@ from ember.autograd.function import Function
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
+
+def apply_permutation(tensor, permutation, dim=1):
+    """``tensor.index_select(dim, permutation)`` (PyTorch deprecates this spelling)."""
+    import warnings
+    warnings.warn("`apply_permutation` is deprecated, please use "
+                  "`tensor.index_select(dim, permutation)` instead", FutureWarning, stacklevel=2)
+    return tensor.index_select(dim, permutation)
+
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 _NONLINEARITY_MODE = {"tanh": "RNN_TANH", "relu": "RNN_RELU"}
 

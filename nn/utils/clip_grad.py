@@ -7,7 +7,8 @@ from ember.core.tensor import Tensor
 
 from ember.autograd.grad_mode import no_grad
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "get_total_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 
 def _as_list(tensors):
@@ -36,16 +37,33 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
                     foreach=None):
     """Scale the gradients of ``parameters`` in place so that their total norm is at most
     ``max_norm``; returns the total norm before clipping (a tensor)."""
-    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
-    max_norm = float(max_norm)
+    parameters = _as_list(parameters)           # once: it may be a generator
+    grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    if grads:
+        clip_grads_with_norm_(parameters, max_norm, total, foreach)
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
+    """Scale the gradients of ``parameters`` in place by max_norm / (total_norm + 1e-6)
+    when that is below 1 (``total_norm`` as get_total_norm computes it)."""
+    grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
-        return total
+        return
     with no_grad():
-        coef = clamp(max_norm / (total + 1e-6), max=1.0)
+        coef = clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
         for g in grads:
             g.mul_(coef.to(g.device, g.dtype))
-    return total
+
+
+def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
+                   foreach=None):
+    """The deprecated name of clip_grad_norm_."""
+    import warnings
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):

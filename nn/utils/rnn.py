@@ -11,12 +11,21 @@ from ember.core._dtype import _dtype_by_name
 from ember.core.composites import cat, stack
 from ember.core.tensor import Tensor
 
-__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence",
-           "pad_packed_sequence", "pad_sequence", "unpack_sequence", "unpad_sequence"]
+__all__ = ["PackedSequence", "PackedSequence_", "bind", "invert_permutation",
+           "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "pad_sequence",
+           "unpack_sequence", "unpad_sequence"]
 
 
-class PackedSequence(namedtuple("PackedSequence_",
-                                ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])):
+PackedSequence_ = namedtuple("PackedSequence_",
+                             ["data", "batch_sizes", "sorted_indices", "unsorted_indices"])
+
+
+def bind(optional, fn):
+    """``fn(optional)``, or None when ``optional`` is None."""
+    return None if optional is None else fn(optional)
+
+
+class PackedSequence(PackedSequence_):
     """The packed form of a batch of variable-length sequences (build it with
     :func:`pack_padded_sequence` or :func:`pack_sequence`, not by hand).
 

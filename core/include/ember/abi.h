@@ -59,7 +59,9 @@
                                        ember_ctx, alloc/free per device, asynchronous
                                        kernels; a minor version and the table's size;
                                     6.1: optional `sort`;
-                                    6.2: optional `rnn` (whole LSTM layers) */
+                                    6.2: optional `rnn` (whole LSTM layers); the
+                                       uint16/uint32/uint64 dtype codes (copies, fills
+                                       and casts; the core gates other ops) */
 #define EMBER_ABI_MINOR 2
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
@@ -69,7 +71,11 @@
 enum {
     EMBER_UINT8 = 0, EMBER_INT8 = 1, EMBER_INT16 = 2, EMBER_INT32 = 3, EMBER_INT64 = 4,
     EMBER_FLOAT16 = 5, EMBER_FLOAT32 = 6, EMBER_FLOAT64 = 7, EMBER_BOOL = 11,
-    EMBER_BFLOAT16 = 15
+    EMBER_BFLOAT16 = 15,
+    /* ABI 6.2: PyTorch's "barebones" unsigned types (creation, copies and casts, fills,
+     * mul, true division, ==/!=, bitwise and/or/xor, sums and sorts; the core refuses the
+     * rest as PyTorch does); a kernel without them answers EMBER_ERR_NOT_IMPLEMENTED */
+    EMBER_UINT16 = 27, EMBER_UINT32 = 28, EMBER_UINT64 = 29
 };
 
 /* return codes; the core raises the named Python exception with ctx->error */

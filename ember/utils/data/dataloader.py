@@ -23,6 +23,19 @@ from ._worker import (
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
+
+class _DatasetKind:
+    """Whether a DataLoader indexes its dataset (Map) or iterates it (Iterable), and the
+    fetcher that reads batches of that kind."""
+
+    Map = 0
+    Iterable = 1
+
+    @staticmethod
+    def create_fetcher(kind, dataset, auto_collation, collate_fn, drop_last):
+        return _create_fetcher(kind == _DatasetKind.Iterable, dataset, auto_collation,
+                               collate_fn, drop_last)
+
 __all__ = ["DataLoader", "get_worker_info"]
 
 _FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",

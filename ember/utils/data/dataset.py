@@ -166,3 +166,47 @@ def random_split(dataset, lengths, generator=None):
     order = ember.randperm(sum(lengths), generator=generator).tolist()
     return [Subset(dataset, order[end - size:end])
             for end, size in zip(itertools.accumulate(lengths), lengths)]
+
+
+class StackDataset(Dataset):
+    """Datasets side by side: item i is ``(d[i] for d in args)`` as a tuple, or
+    ``{name: d[i]}`` as a dict (``StackDataset(image=images, text=texts)``)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = list(args) if args else list(kwargs.values())
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        """A batch of items, using each dataset's own __getitems__ where it has one."""
+        def column(dataset):
+            if callable(getattr(dataset, "__getitems__", None)):
+                items = dataset.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError(f"Nested dataset's output size mismatch. Expected "
+                                     f"{len(indices)}, got {len(items)}")
+                return items
+            return [dataset[i] for i in indices]
+        if isinstance(self.datasets, dict):
+            columns = {k: column(d) for k, d in self.datasets.items()}
+            return [{k: columns[k][j] for k in columns} for j in range(len(indices))]
+        columns = [column(d) for d in self.datasets]
+        return [tuple(c[j] for c in columns) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
+
+
+__all__ += ["StackDataset"]

@@ -6,7 +6,7 @@ from libc.string cimport memcpy
 
 from ember_cpu._abi cimport (
     EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64, EMBER_FLOAT32, EMBER_BOOL, EMBER_UINT8, EMBER_INT8,
-    EMBER_INT16,
+    EMBER_INT16, EMBER_UINT64,
 )
 from ember_cpu._strided cimport (
     CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating,
@@ -161,7 +161,7 @@ cdef int copy_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *a)
     if out.dtype == EMBER_FLOAT32 and (a.dtype == EMBER_BOOL or a.dtype == EMBER_UINT8
                                        or a.dtype == EMBER_INT8 or a.dtype == EMBER_INT16):
         c.ct = CT_F32
-    elif not is_floating(a.dtype):
+    elif not is_floating(a.dtype) and not (a.dtype == EMBER_UINT64 and is_floating(out.dtype)):
         c.ct = CT_I64
     elif a.dtype == EMBER_FLOAT64 or out.dtype == EMBER_FLOAT64 or not is_floating(out.dtype):
         c.ct = CT_F64

@@ -15,6 +15,7 @@ from ember_cpu._abi cimport (
     ember_pool_params, EMBER_ABI_VERSION, EMBER_ABI_MINOR, EMBER_MAX_DIM,
     EMBER_KERNEL_TABLE_CAPSULE, EMBER_OK, EMBER_ERR_RUNTIME,
     EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_BOOL, EMBER_UINT8, EMBER_INT8, EMBER_INT16,
+    EMBER_UINT16, EMBER_UINT32, EMBER_UINT64,
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
 )
 from ember_cpu._copy cimport (
@@ -266,6 +267,10 @@ cdef int _numpy_code(cnp.ndarray arr) except -1:
         return EMBER_INT8
     if t == cnp.NPY_INT16:
         return EMBER_INT16
+    if t == cnp.NPY_UINT16:
+        return EMBER_UINT16
+    if t == cnp.NPY_UINT or t == cnp.NPY_ULONG or t == cnp.NPY_ULONGLONG:
+        return EMBER_UINT64 if size == 8 else EMBER_UINT32
     if t == cnp.NPY_INT or t == cnp.NPY_LONG or t == cnp.NPY_LONGLONG:
         return EMBER_INT64 if size == 8 else EMBER_INT32
     if t == cnp.NPY_FLOAT16:

@@ -4,7 +4,7 @@ from libc.stdint cimport int64_t
 from ember_cpu._abi cimport (
     ember_ctx, ember_view, EMBER_MAX_DIM, EMBER_UINT8, EMBER_INT8, EMBER_INT16,
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_BOOL,
-    EMBER_BFLOAT16,
+    EMBER_BFLOAT16, EMBER_UINT16, EMBER_UINT32, EMBER_UINT64,
 )
 
 cdef enum:
@@ -54,11 +54,12 @@ ctypedef int (*row_fn)(void *arg, char **ptrs, const int64_t *strides, int64_t n
 cdef inline int dtype_itemsize(int dtype) noexcept nogil:
     if dtype == EMBER_UINT8 or dtype == EMBER_INT8 or dtype == EMBER_BOOL:
         return 1
-    if dtype == EMBER_INT16 or dtype == EMBER_FLOAT16 or dtype == EMBER_BFLOAT16:
+    if dtype == EMBER_INT16 or dtype == EMBER_FLOAT16 or dtype == EMBER_BFLOAT16 \
+            or dtype == EMBER_UINT16:
         return 2
-    if dtype == EMBER_INT32 or dtype == EMBER_FLOAT32:
+    if dtype == EMBER_INT32 or dtype == EMBER_FLOAT32 or dtype == EMBER_UINT32:
         return 4
-    if dtype == EMBER_INT64 or dtype == EMBER_FLOAT64:
+    if dtype == EMBER_INT64 or dtype == EMBER_FLOAT64 or dtype == EMBER_UINT64:
         return 8
     return 0
 

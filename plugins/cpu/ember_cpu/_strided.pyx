@@ -1,6 +1,6 @@
 # The strided-iteration driver and the dtype converters (declared in _strided.pxd).
 from cython.parallel cimport prange
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 
 from ember_cpu._abi cimport (
@@ -43,6 +43,12 @@ cdef const char *dtype_name(int dtype) noexcept nogil:
         return "bool"
     if dtype == EMBER_BFLOAT16:
         return "bfloat16"
+    if dtype == EMBER_UINT16:
+        return "uint16"
+    if dtype == EMBER_UINT32:
+        return "uint32"
+    if dtype == EMBER_UINT64:
+        return "uint64"
     return "unknown dtype"
 
 
@@ -245,6 +251,15 @@ cdef inline int64_t _to_i64(ct_t x) noexcept nogil:
     return <int64_t>x
 
 
+cdef inline uint64_t _to_u64(ct_t x) noexcept nogil:
+    # int64 compute holds uint64's bits; a float at or above 2**63 converts unsigned
+    if ct_t is int64_t:
+        return <uint64_t>x
+    if x >= 9223372036854775808.0:
+        return <uint64_t>x
+    return <uint64_t><int64_t>x
+
+
 cdef void load(ct_t *dst, const char *src, int dtype, int64_t n,
                int64_t stride) noexcept nogil:
     cdef int64_t i
@@ -277,6 +292,17 @@ cdef void load(ct_t *dst, const char *src, int dtype, int64_t n,
     elif dtype == EMBER_UINT8:
         for i in range(n):
             dst[i] = <ct_t>(<const uint8_t *>src)[i * stride]
+    elif dtype == EMBER_UINT16:
+        for i in range(n):
+            dst[i] = <ct_t>(<const uint16_t *>src)[i * stride]
+    elif dtype == EMBER_UINT32:
+        for i in range(n):
+            dst[i] = <ct_t>(<const uint32_t *>src)[i * stride]
+    elif dtype == EMBER_UINT64:
+        # into int64 the bits wrap (the integer ops on these dtypes are bit-exact that way);
+        # into a float, the unsigned value
+        for i in range(n):
+            dst[i] = <ct_t>(<const uint64_t *>src)[i * stride]
     elif dtype == EMBER_BOOL:
         for i in range(n):
             dst[i] = <ct_t>((<const uint8_t *>src)[i * stride] != 0)
@@ -315,6 +341,15 @@ cdef void store(char *dst, int dtype, const ct_t *src, int64_t n,
     elif dtype == EMBER_UINT8:
         for i in range(n):
             (<uint8_t *>dst)[i * stride] = <uint8_t>_to_i64(src[i])
+    elif dtype == EMBER_UINT16:
+        for i in range(n):
+            (<uint16_t *>dst)[i * stride] = <uint16_t>_to_i64(src[i])
+    elif dtype == EMBER_UINT32:
+        for i in range(n):
+            (<uint32_t *>dst)[i * stride] = <uint32_t>_to_i64(src[i])
+    elif dtype == EMBER_UINT64:
+        for i in range(n):
+            (<uint64_t *>dst)[i * stride] = _to_u64(src[i])
     elif dtype == EMBER_BOOL:
         for i in range(n):
             (<uint8_t *>dst)[i * stride] = src[i] != 0

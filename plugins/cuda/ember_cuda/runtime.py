@@ -6,7 +6,7 @@ the driver initialised, at least one GPU, and libcuda loadable by the kernel lay
 one fails, ``unavailable_reason()`` says which and what to install."""
 import threading
 
-__all__ = ["Event", "Stream", "StreamContext", "current_device",
+__all__ = ["Event", "ExternalStream", "Stream", "StreamContext", "current_device",
            "current_stream", "default_stream", "device", "device_count", "empty_cache",
            "get_device_capability", "get_device_name", "get_device_properties", "init",
            "initial_seed", "is_available", "is_bf16_supported", "is_initialized",
@@ -269,6 +269,16 @@ class Stream:
                 pass
 
 
+class ExternalStream(Stream):
+    """A stream made outside ember (``cudaStream_t`` ``stream_ptr``); ember never destroys it."""
+
+    def __new__(cls, stream_ptr, device=None):
+        return Stream.__new__(cls, device, _handle=stream_ptr)
+
+    def __init__(self, stream_ptr, device=None):
+        pass
+
+
 def default_stream(device=None):
     return Stream(device, _handle=0)
 
@@ -318,7 +328,8 @@ def stream(stream):
 class Event:
     """A CUDA event: a point in a stream to wait for or to time against another."""
 
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False,
+                 external=False):
         self.enable_timing = enable_timing
         self.blocking = blocking
         self.cuda_event = 0
@@ -365,6 +376,13 @@ class Event:
                 _cuda.event_destroy(self.device_index, self.cuda_event)
             except Exception:
                 pass
+
+
+# PyTorch's module paths, which pickles and user code name
+for _cls in (Stream, ExternalStream, Event):
+    _cls.__module__ = "ember.cuda.streams"
+for _cls in (device, StreamContext):
+    _cls.__module__ = "ember.cuda"
 
 
 # -- profiling ------------------------------------------------------------------------------

@@ -45,9 +45,9 @@ int ref_data_error(ember_ctx *ctx, int code, const char *fmt, ...) {
 int64_t ref_itemsize(int32_t dt) {
     switch (dt) {
     case EMBER_UINT8: case EMBER_INT8: case EMBER_BOOL: return 1;
-    case EMBER_INT16: case EMBER_FLOAT16: case EMBER_BFLOAT16: return 2;
-    case EMBER_INT32: case EMBER_FLOAT32: return 4;
-    case EMBER_INT64: case EMBER_FLOAT64: return 8;
+    case EMBER_INT16: case EMBER_FLOAT16: case EMBER_BFLOAT16: case EMBER_UINT16: return 2;
+    case EMBER_INT32: case EMBER_FLOAT32: case EMBER_UINT32: return 4;
+    case EMBER_INT64: case EMBER_FLOAT64: case EMBER_UINT64: return 8;
     default: return 0;                        /* unknown dtype code */
     }
 }
@@ -69,6 +69,9 @@ const char *ref_dtype_name(int32_t dt) {
     case EMBER_FLOAT64: return "float64";
     case EMBER_BOOL: return "bool";
     case EMBER_BFLOAT16: return "bfloat16";
+    case EMBER_UINT16: return "uint16";
+    case EMBER_UINT32: return "uint32";
+    case EMBER_UINT64: return "uint64";
     default: return "unknown dtype";
     }
 }
@@ -80,6 +83,9 @@ double ref_load_d(const char *p, int32_t dt) {
     case EMBER_INT16: return *(const int16_t *)p;
     case EMBER_INT32: return *(const int32_t *)p;
     case EMBER_INT64: return (double)*(const int64_t *)p;
+    case EMBER_UINT16: return *(const uint16_t *)p;
+    case EMBER_UINT32: return *(const uint32_t *)p;
+    case EMBER_UINT64: return (double)*(const uint64_t *)p;
     case EMBER_FLOAT16: return ember_half_to_float(*(const uint16_t *)p);
     case EMBER_BFLOAT16: return ember_bf16_to_float(*(const uint16_t *)p);
     case EMBER_FLOAT32: return *(const float *)p;
@@ -100,6 +106,9 @@ int64_t ref_load_i(const char *p, int32_t dt) {
     case EMBER_INT16: return *(const int16_t *)p;
     case EMBER_INT32: return *(const int32_t *)p;
     case EMBER_INT64: return *(const int64_t *)p;
+    case EMBER_UINT16: return *(const uint16_t *)p;
+    case EMBER_UINT32: return *(const uint32_t *)p;
+    case EMBER_UINT64: return (int64_t)*(const uint64_t *)p;    /* the bits (wrapping ops) */
     case EMBER_BOOL: return *(const uint8_t *)p != 0;
     default: return trunc_to_int(ref_load_d(p, dt));
     }
@@ -112,6 +121,9 @@ void ref_store_i(char *p, int32_t dt, int64_t v) {     /* integers wrap, as in C
     case EMBER_INT16: *(int16_t *)p = (int16_t)v; break;
     case EMBER_INT32: *(int32_t *)p = (int32_t)v; break;
     case EMBER_INT64: *(int64_t *)p = v; break;
+    case EMBER_UINT16: *(uint16_t *)p = (uint16_t)v; break;
+    case EMBER_UINT32: *(uint32_t *)p = (uint32_t)v; break;
+    case EMBER_UINT64: *(uint64_t *)p = (uint64_t)v; break;
     case EMBER_BOOL: *(uint8_t *)p = v != 0; break;
     default: ref_store_d(p, dt, (double)v); break;
     }
@@ -124,6 +136,10 @@ void ref_store_d(char *p, int32_t dt, double v) {
     case EMBER_FLOAT32: *(float *)p = (float)v; break;
     case EMBER_FLOAT64: *(double *)p = v; break;
     case EMBER_BOOL: *(uint8_t *)p = v != 0; break;          /* NaN is true */
+    case EMBER_UINT64:                 /* from 2**63 up the value only fits unsigned */
+        *(uint64_t *)p = isfinite(v) && v >= 9223372036854775808.0 && v < 18446744073709551616.0
+            ? (uint64_t)v : (uint64_t)trunc_to_int(v);
+        break;
     default: ref_store_i(p, dt, trunc_to_int(v)); break;
     }
 }

@@ -1,0 +1,23 @@
+"""ember.autograd.variable (``torch.autograd.variable``): Variable, the name tensors had
+before they carried autograd themselves; ``Variable(t)`` is ``t``."""
+from ember.core.tensor import Tensor
+
+__all__ = ["Variable"]
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """``Variable(tensor, requires_grad=False)``: the tensor itself (flagged when asked);
+    every tensor is an instance."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        if data is None:
+            from ember.core import _tensor as _T
+            data = _T.empty(0)
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
