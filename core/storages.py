@@ -80,6 +80,12 @@ class UntypedStorage(StorageBase):
         return self._core.data_ptr()
 
     @property
+    def _cdata(self):
+        """The identity of the memory (PyTorch's pointer to its storage): every wrapper of
+        one storage, from any tensor viewing it, has the same ``_cdata``."""
+        return id(self._core)
+
+    @property
     def device(self):
         return _device_of(self._core)
 

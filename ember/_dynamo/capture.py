@@ -109,7 +109,8 @@ def geometry(t):
     """(storage id, offset, sizes, strides, dtype) of the memory ``t`` views; a fake
     tensor answers for its hint meta tensor."""
     t = t.__dict__.get("_meta", t) if type(t).__name__ == "FakeTensor" else t
-    return (id(t.untyped_storage()), t.storage_offset(), tuple(t.shape), t.stride(), t.dtype)
+    return (t.untyped_storage()._cdata, t.storage_offset(), tuple(t.shape), t.stride(),
+            t.dtype)
 
 
 def describe(t):

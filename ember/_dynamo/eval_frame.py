@@ -45,9 +45,12 @@ def _fn_name(fn):
 class CompiledFunction:
     """``fn`` compiled: the per-function cache of entries and the call path."""
 
-    def __init__(self, fn, backend, *, fullgraph=False, dynamic=None, module=None):
+    def __init__(self, fn, backend, *, fullgraph=False, dynamic=None, module=None,
+                 recompile_limit=None, name=None):
         self.fn = fn
         self.backend = backend
+        self.recompile_limit = recompile_limit      # None: config.recompile_limit
+        self.name = name
         self.fullgraph = fullgraph
         self.dynamic = dynamic
         self.module = module
@@ -58,6 +61,10 @@ class CompiledFunction:
         self.trusted = False
         self._lock = threading.RLock()
         _all_compiled.add(self)
+
+    def limit(self):
+        """How many graphs this function may hold before it runs eagerly."""
+        return config.recompile_limit if self.recompile_limit is None else self.recompile_limit
 
     # ---- sources the capture may lift tensors from ------------------------------------------
     def make_index(self):
@@ -99,7 +106,7 @@ class CompiledFunction:
                 reason = last.first_failure(spec, leaves) or "guards failed"
             except Exception as e:
                 reason = f"guards failed ({type(e).__name__})"
-            if len(self.entries) >= config.recompile_limit:
+            if len(self.entries) >= self.limit():
                 return self._over_limit(reason, args, kwargs)
             counters["stats"]["recompiles"] += 1
             counters["recompiles"][reason] += 1
@@ -125,7 +132,7 @@ class CompiledFunction:
                 f"reason: {reason}")
         if not self.warned:
             self.warned = True
-            warnings.warn(f"ember._dynamo hit config.recompile_limit ({config.recompile_limit})"
+            warnings.warn(f"ember._dynamo hit config.recompile_limit ({self.limit()})"
                           f"\n   function: {_fn_name(self.fn)}\n   last reason: {reason}\n"
                           f"Calls that match none of its {len(self.entries)} graphs now run "
                           f"eagerly.", UserWarning, stacklevel=4)
@@ -210,9 +217,9 @@ class OptimizedModule(Module):
 
 
 def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False,
-             guard_filter_fn=None, recompile_limit=None):
+             guard_filter_fn=None, recompile_limit=None, name=None):
     """A decorator compiling its function or Module with ``backend`` (``nopython``:
-    fullgraph)."""
+    fullgraph); ``recompile_limit`` overrides ``config.recompile_limit`` for it."""
     from ember._dynamo.backends.registry import lookup_backend
 
     def wrap(model):
@@ -221,13 +228,15 @@ def optimize(backend="inductor", *, nopython=False, dynamic=None, disable=False,
         be = lookup_backend(backend) if isinstance(backend, str) else backend
         if isinstance(model, Module):
             compiled = CompiledFunction(model.__call__, be, fullgraph=nopython,
-                                        dynamic=dynamic, module=model)
+                                        dynamic=dynamic, module=model,
+                                        recompile_limit=recompile_limit, name=name)
             return OptimizedModule(model, compiled)
         if not callable(model):
             raise AssertionError(f"A callable function is expected, but {type(model)} is "
                                  f"provided.")
         inner = getattr(model, "_torchdynamo_orig_callable", model)
-        compiled = CompiledFunction(inner, be, fullgraph=nopython, dynamic=dynamic)
+        compiled = CompiledFunction(inner, be, fullgraph=nopython, dynamic=dynamic,
+                                    recompile_limit=recompile_limit, name=name)
         return _wrap_function(inner, compiled)
     return wrap
 

@@ -135,8 +135,9 @@ class GuardBuilder:
                     self.add(f"{ea} is {eb}", "two arguments were the same tensor")
                     continue
                 self.add(f"{ea} is not {eb}", "two arguments are now the same tensor")
-                same = ta.untyped_storage() is tb.untyped_storage()
-                self.add(f"({ea}.untyped_storage() is {eb}.untyped_storage()) is {same}",
+                same = ta.untyped_storage()._cdata == tb.untyped_storage()._cdata
+                self.add(f"({ea}.untyped_storage()._cdata == {eb}.untyped_storage()._cdata) "
+                         f"is {same}",
                          "arguments share memory differently")
 
     def lifted(self, t, source):

@@ -27,7 +27,8 @@ def _check_mode(mode):
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
-            options=None, disable=False):
+            options=None, name=None, disable=False, recompile_limit=None,
+            isolate_recompiles=False, shapes_spec=None):
     """Compile ``model`` (a function or a Module) so its calls run captured graphs.
 
     Args:
@@ -43,7 +44,14 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             "max-autotune", "max-autotune-no-cudagraphs"); not together with ``options``.
         options: a dict of backend options (``ember._inductor.config`` names for
             inductor).
+        name: an identifier for the compiled region (on the compiled function's
+            ``CompiledFunction.name``, for debugging).
         disable: return ``model`` unchanged.
+        recompile_limit: the most graphs this call keeps before running eagerly (default
+            ``ember._dynamo.config.recompile_limit``).
+        isolate_recompiles: accepted for PyTorch's signature: every ``compile()`` call in
+            ember already keeps its own graphs and recompile count.
+        shapes_spec: not supported (only None).
 
     A Module gives an ``OptimizedModule`` whose ``_orig_mod`` is ``model``; a function gives
     a function.
@@ -53,7 +61,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
             if model is None:
                 raise RuntimeError("Model can't be None")
             return compile(model, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
-                           mode=mode, options=options, disable=disable)
+                           mode=mode, options=options, name=name, disable=disable,
+                           recompile_limit=recompile_limit,
+                           isolate_recompiles=isolate_recompiles, shapes_spec=shapes_spec)
         return decorator
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be "
@@ -64,6 +74,13 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         mode = _check_mode(mode)
     if options is not None and not isinstance(options, dict):
         raise TypeError(f"compile(): options must be a dict, got {type(options).__name__}")
+    if shapes_spec is not None:
+        raise NotImplementedError("compile(): shapes_spec is not supported by ember")
+    if recompile_limit is not None and (isinstance(recompile_limit, bool)
+                                        or not isinstance(recompile_limit, int)
+                                        or recompile_limit < 0):
+        raise ValueError(f"compile(): recompile_limit must be a non-negative int, got "
+                         f"{recompile_limit!r}")
     if dynamic not in (None, True, False):
         raise TypeError(f"compile(): dynamic must be True, False or None, got {dynamic!r}")
     if not callable(model):
@@ -73,7 +90,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         return model
     from ember._dynamo.eval_frame import optimize
     return optimize(_backend(backend, mode, options, dynamic), nopython=bool(fullgraph),
-                    dynamic=dynamic)(model)
+                    dynamic=dynamic, recompile_limit=recompile_limit, name=name)(model)
 
 
 def _backend(backend, mode, options, dynamic):

@@ -286,3 +286,9 @@ def get_unsafe_globals_in_checkpoint(f):
     finally:
         if opened is not None:
             opened.close()
+
+
+# public at the module path PyTorch (and pickles, reprs, allow-lists) know them by
+for _name in ("LoadEndianness", "SourceChangeWarning", "safe_globals", "skip_data",
+              "set_default_mmap_options"):
+    globals()[_name].__module__ = "ember.serialization"

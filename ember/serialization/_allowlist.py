@@ -69,6 +69,9 @@ def default_globals():
         table = {_name_of(obj): obj for obj in (
             collections.OrderedDict, collections.Counter, set, frozenset, complex, bytearray,
             slice, range, Size, _device, Tensor, Parameter)}
+        # where these classes lived in earlier ember versions (their files still load)
+        table.update({"ember.core._size.Size": Size, "ember.core._device.device": _device,
+                      "ember.core.tensor.Tensor": Tensor})
         table.update({"_codecs.encode": codecs.encode, "ember.Tensor": Tensor,
                       "torch.Tensor": Tensor, "torch.Size": Size, "torch.device": _device,
                       "torch.nn.parameter.Parameter": Parameter})

@@ -97,15 +97,14 @@ class _Storages:
     """The storages met while pickling, keyed "0", "1"... in order of first use."""
 
     def __init__(self, legacy=False):
-        self.refs = {}          # id(storage) -> _StorageRef (which keeps a tensor alive)
+        self.refs = {}          # storage._cdata -> _StorageRef (which keeps a tensor alive)
         self.legacy = legacy
 
     def ref(self, t):
-        storage = t.untyped_storage()
-        ref = self.refs.get(id(storage))
+        key = t.untyped_storage()._cdata           # one per memory, whatever the wrapper
+        ref = self.refs.get(key)
         if ref is None:
-            ref = self.refs[id(storage)] = _StorageRef(str(len(self.refs)), t, t.dtype,
-                                                       self.legacy)
+            ref = self.refs[key] = _StorageRef(str(len(self.refs)), t, t.dtype, self.legacy)
         elif _storage_dtype(t.dtype) is not ref.dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data "
                                "as different types")

@@ -77,10 +77,11 @@ OMITTED = {
          "torch.DisableTorchFunction*", "torch.nn.functional.BroadcastingList*",
          "torch.nn.functional.assert_int_or_pair", "torch.nn.functional.boolean_dispatch"]),
     "custom-op-registration": (
-        "PyTorch's dispatcher registration API (torch.library, torch.ops, op Tags, dispatch "
-        "key sets and guards): ember's operators are defined in its core op table and "
-        "devices register kernels through the plugin contract.",
-        ["torch.library", "torch.ops", "torch.Tag", "torch.DispatchKeySet",
+        "PyTorch's dispatcher registration API (torch.library, op Tags, dispatch key sets "
+        "and guards): ember's operators are defined in its core op table and devices "
+        "register kernels through the plugin contract (ember.ops names the ops captured "
+        "graphs call).",
+        ["torch.library", "torch.Tag", "torch.DispatchKeySet",
          "torch.ExcludeDispatchKeyGuard"]),
     "prototypes": (
         "PyTorch's prototype features (its docs mark them unstable): MaskedTensor and the "
@@ -91,8 +92,7 @@ OMITTED = {
         ["torch.Tensor.index"]),
     "other-devices": (
         "device families ember has no plugin for (IPU, MTIA, MAIA, XLA, HPU).",
-        ["torch.mtia", "torch.Tensor.ipu", "torch.Tensor.mtia",
-         "torch.serialization.validate_hpu_device"]),
+        ["torch.mtia", "torch.Tensor.ipu", "torch.Tensor.mtia"]),
     "build-internals": (
         "how PyTorch's own binary is built and loaded (RTLD flags, the C++ ABI, "
         "multiprocessing setup of its C++ runtime, C++ extension helpers).",
@@ -167,8 +167,15 @@ def _first(table, qualified):
     return None
 
 
+# names a broad omission pattern would catch that are not what it omits
+# (torch.serialization.StorageType is no TorchScript type)
+NOT_OMITTED = {"torch.serialization.StorageType"}
+
+
 def category(qualified):
     """The omission category of a qualified PyTorch name, or None."""
+    if qualified in NOT_OMITTED:
+        return None
     return _first({cat: pats for cat, (_, pats) in OMITTED.items()}, qualified)
 
 

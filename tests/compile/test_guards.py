@@ -124,6 +124,24 @@ def test_recompile_limit_warns_once_then_runs_eagerly(close, monkeypatch):
         strict(x, 9)
 
 
+def test_recompile_limit_per_compile_call(close):
+    """compile(recompile_limit=n) bounds that call's graphs only (config's limit stays)."""
+    x = ember.randn(2)
+    one = ember.compile(lambda x, k: x * k, backend="eager", recompile_limit=1, name="one")
+    other = ember.compile(lambda x, k: x * k, backend="eager")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(3):
+            close(one(x, k), x * k)
+            close(other(x, k), x * k)
+    msgs = [str(m.message) for m in w if "recompile_limit" in str(m.message)]
+    assert len(msgs) == 1 and "recompile_limit (1)" in msgs[0]
+    with pytest.raises(ValueError, match="recompile_limit"):
+        ember.compile(lambda x: x, recompile_limit=-1)
+    with pytest.raises(NotImplementedError, match="shapes_spec"):
+        ember.compile(lambda x: x, shapes_spec={"x": (2,)})
+
+
 def test_automatic_dynamic_after_one_size_change(close):
     cf = ember.compile(lambda x: (x.sin() * x.shape[0]).sum(0), backend="eager")
     for n in (4, 6, 8, 10, 12):
