@@ -216,12 +216,17 @@ cdef class SavedTensor:
                 f"is output {max(self.output_nr, 0)} of {owner.name()}, is at version {now}; "
                 f"expected version {self.version} instead. Hint: the backtrace further above "
                 f"can show the operation that failed to compute its gradient.")
+        if self.data._fw:                 # an output's tangents (forward-over-reverse)
+            self.data._keys |= FW
         if self.output_nr < 0 or not grad_enabled():
             return self.data
         cdef TensorBase r = detach_c(self.data, True)
         r._grad_fn = owner
         r._output_nr = self.output_nr
         r._keys |= AG
+        if self.data._fw:
+            r._fw = self.data._fw
+            r._keys |= FW
         return r
 
 
@@ -232,6 +237,11 @@ cdef SavedTensor save(TensorBase t, int output_nr):
                            "autograd.")
     cdef SavedTensor s = SavedTensor.__new__(SavedTensor)
     s.data = detach_c(t, True) if output_nr >= 0 else t
+    if output_nr >= 0 and _n_dual:
+        # the forward AD kernel gives the output its tangents after this: share the dict
+        if t._fw is None:
+            t._fw = {}
+        s.data._fw = t._fw
     s.version = t.version().value
     s.output_nr = output_nr
     return s
@@ -726,6 +736,9 @@ def install():
 
 
 include "_engine.pxi"
+
+
+include "_forward.pxi"
 
 
 include "_tensor_grad.pxi"

@@ -269,3 +269,6 @@ def _d_convolution(ctx, g):
 
 derive(op_convolution, _d_convolution,
        lambda x, w, b, s, p, d, g: convolution(x, w, b, s, p, d, g), SAVE_INPUTS)
+
+# the backward op's entry, for the keys above the backend (ForwardAD, Batched, modes)
+op_convolution_backward.entry = convolution_backward

@@ -216,3 +216,7 @@ derive(op_nll_loss_forward, _d_nll_loss_forward,
        lambda x, t, w, r, ii: nll_forward_impl(False, x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
 derive(op_cross_entropy_forward, _d_cross_entropy_forward,
        lambda x, t, w, r, ii: nll_forward_impl(True, x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
+
+# the backward ops' entries, for the keys above the backend (ForwardAD, Batched, modes)
+op_nll_loss_backward.entry = nll_loss_backward
+op_cross_entropy_backward.entry = _cross_entropy_backward

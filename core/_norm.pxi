@@ -435,3 +435,7 @@ derive(op_native_batch_norm, _d_native_batch_norm,
            input, weight, bias, kw["running_mean"], kw["running_var"], kw["training"],
            kw["momentum"], kw["eps"]),
        SAVE_INPUTS | SAVE_RESULT)
+
+# the backward ops' entries, for the keys above the backend (ForwardAD, Batched, modes)
+op_native_layer_norm_backward.entry = native_layer_norm_backward
+op_native_batch_norm_backward.entry = native_batch_norm_backward

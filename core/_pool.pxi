@@ -421,3 +421,10 @@ derive(op_adaptive_avg_pool2d, _d_adaptive_avg_pool2d,
        lambda x, o: _adaptive_avg_pool2d(x, o), SAVE_INPUTS)
 derive(op_adaptive_max_pool2d, _d_adaptive_max_pool2d,
        lambda x, o: adaptive_max_pool2d(x, o), SAVE_INPUTS | SAVE_RESULT)
+
+# the backward ops have no derivative but still need an entry, for the keys above the
+# backend (ForwardAD, Batched, modes) to run them again
+op_max_pool2d_backward.entry = max_pool2d_with_indices_backward
+op_avg_pool2d_backward.entry = avg_pool2d_backward
+op_adaptive_avg_pool2d_backward.entry = _adaptive_avg_pool2d_backward
+op_adaptive_max_pool2d_backward.entry = adaptive_max_pool2d_backward

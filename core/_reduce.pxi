@@ -435,3 +435,6 @@ derive(op_cumsum, _d_cumsum, scan_entry(op_cumsum), 0)
 derive(op_cumprod, _d_cumprod, scan_entry(op_cumprod), SAVE_INPUTS | SAVE_RESULT)
 derive(op_cummax, _d_cummax, scan_entry(op_cummax), SAVE_RESULT)
 derive(op_cummin, _d_cummax, scan_entry(op_cummin), SAVE_RESULT)
+
+op_argmax.entry = reduce_entry(op_argmax)      # for the keys above the backend
+op_argmin.entry = reduce_entry(op_argmin)

@@ -176,3 +176,7 @@ derive(op_softmax, _d_softmax,
        lambda a, dim, dtype=None: softmax_forward(op_softmax, a, dim, dtype), SAVE_RESULT)
 derive(op_log_softmax, _d_log_softmax,
        lambda a, dim, dtype=None: softmax_forward(op_log_softmax, a, dim, dtype), SAVE_RESULT)
+
+# the backward ops' entries, for the keys above the backend (ForwardAD, Batched, modes)
+op_softmax_backward.entry = _softmax_backward_data
+op_log_softmax_backward.entry = _log_softmax_backward_data

@@ -7,6 +7,9 @@ cdef uint64_t tls_included() noexcept nogil
 cdef uint64_t tls_excluded() noexcept nogil
 cdef void set_tls_included(uint64_t keys) noexcept nogil
 cdef void set_tls_excluded(uint64_t keys) noexcept nogil
+# forward AD: tangent levels at or above this one are hidden (the ForwardAD kernel's level)
+cdef int fw_ceiling() noexcept nogil
+cdef void set_fw_ceiling(int level) noexcept nogil
 
 cdef bint deterministic() noexcept nogil
 cdef int matmul_precision() noexcept nogil

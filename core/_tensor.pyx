@@ -14,7 +14,7 @@ from ember.core cimport _state
 from ember.core cimport _fallback
 from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
-from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op
+from ember.core._dispatch cimport DEFAULT_TENSOR_KEYS, Op, highest_key
 from ember.core._dtype cimport (
     CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
     EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8, as_dtype,
@@ -260,6 +260,8 @@ cdef class TensorBase:
 
     # Python number protocol on one-element tensors (_interop.pxi)
     def __bool__(self):
+        if self._bt is not None:
+            refuse_batched(self, False)
         if self.numel_c() != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {'no values' if self.numel_c() == 0 else 'more than one value'} is ambiguous")
@@ -680,6 +682,7 @@ cdef class TensorBase:
 
 
 include "_autograd_support.pxi"
+include "_transforms.pxi"
 include "_views.pxi"
 include "_promotion.pxi"
 include "_elementwise.pxi"

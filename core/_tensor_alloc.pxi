@@ -119,6 +119,7 @@ cdef void adopt(TensorBase t, TensorBase src):
     memcpy(t._sizes, src._sizes, src._ndim * sizeof(int64_t))
     memcpy(t._strides, src._strides, src._ndim * sizeof(int64_t))
     t._version = src.version()
+    t._bt = src._bt                       # an alias of a vmap wrapper is one too
 
 
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:

@@ -51,7 +51,9 @@ def _chosen(t, vals, idx, name, axis=None, keepdim=True):
 
 
 def _recording(t):
-    return t.requires_grad and _ag.is_grad_enabled()
+    """The differentiable path (values gathered at the chosen indices): while autograd
+    records or forward AD carries a tangent."""
+    return _ag._tracked(t)
 
 
 def _no_complex(t, message, error=RuntimeError):

@@ -14,13 +14,13 @@ from ember.autograd.grad_mode import (
 from ember.core.gradients import backward, grad
 
 __all__ = ["Function", "FunctionCtx", "backward", "detect_anomaly", "enable_grad",
-           "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "forward_ad", "functional", "grad", "gradcheck", "gradgradcheck", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "once_differentiable",
            "set_detect_anomaly", "set_grad_enabled"]
 
 
 def __getattr__(name):
-    if name in ("functional", "graph", "profiler"):
+    if name in ("forward_ad", "functional", "graph", "profiler"):
         import importlib
         return importlib.import_module(f"ember.autograd.{name}")
     if name in ("gradcheck", "gradgradcheck"):
