@@ -556,11 +556,14 @@ cdef class AutogradKernel:
 
     cdef object below(self, tuple args, dict kwargs):
         cdef uint64_t ex = _state.tls_excluded()
+        cdef int depth = _state.ag_below()
         _state.set_tls_excluded(ex | AG)
+        _state.set_ag_below(depth + 1)
         try:
             return self.entry(*args, **kwargs)
         finally:
             _state.set_tls_excluded(ex)
+            _state.set_ag_below(depth)
 
     cdef OpNode make_node(self, tuple args, dict kwargs, tuple edges, TensorBase clone_of_self,
                           int self_pos):

@@ -82,7 +82,9 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
     prev_task = _current
     _current = task
     cdef uint64_t ex = _state.tls_excluded()
+    cdef int below = _state.ag_below()
     _state.set_tls_excluded(ex & ~AG if create_graph else ex | AG)
+    _state.set_ag_below(0)            # the engine's no-recording is a no_grad
     try:
         for i in range(len(roots)):
             n = <Node>roots[i][0]
@@ -93,6 +95,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
             run_node(n, targets, captured, keep_graph, accumulate)
     finally:
         _state.set_tls_excluded(ex)
+        _state.set_ag_below(below)
         _current = prev_task
         for n in seen:
             n._buffer = None

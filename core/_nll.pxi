@@ -197,11 +197,15 @@ def _nll_composite(str name, *args):
 # to weight either) ---
 
 cdef tuple nll_formula(bint ce, object ctx, object g):
+    """The backward op through the dispatcher (vmap's and forward AD's keys see it), or its
+    composite when the backward is itself recorded."""
     x, target, weight, reduction, ignore_index = ctx.args
     total = ctx.result[1]
-    gx = nll_backward_impl(ce, g[0], x, target, weight, reduction, ignore_index, total,
-                           is_grad_enabled_c())
-    return (gx,)
+    if is_grad_enabled_c():
+        return (nll_backward_impl(ce, g[0], x, target, weight, reduction, ignore_index, total,
+                                  True),)
+    return (nll_backward_call(op_cross_entropy_backward if ce else op_nll_loss_backward, ce,
+                              (g[0], x, target, weight, reduction, ignore_index, total)),)
 
 
 def _d_nll_loss_forward(ctx, g):

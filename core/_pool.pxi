@@ -378,38 +378,44 @@ def _pool_composite(str name, input, *args, grad_output=None, indices=None):
     return pool_backward_composite(a, grad_output, x, indices)
 
 
-# --- derivatives: the backward ops in plain backward; the composites (differentiable)
-# when the backward itself is recorded (create_graph) ---
-
-cdef object pool_grad(PoolArgs a, g, x, indices):
-    if is_grad_enabled_c():
-        return pool_backward_composite(a, g, x, indices)
-    return pool_backward(a, g, x, indices)
-
+# --- derivatives: the backward ops in plain backward (through the dispatcher, so vmap's
+# and forward AD's keys see them); the composites (differentiable) when the backward
+# itself is recorded (create_graph) ---
 
 def _d_max_pool2d(ctx, g):
     x, kernel_size, stride, padding, dilation, ceil_mode = ctx.args
-    a = window_args(EMBER_POOL_MAX, x, kernel_size, stride, padding, dilation, ceil_mode,
-                    False, None)
-    return (pool_grad(a, g[0], x, ctx.result[1]),)
+    if is_grad_enabled_c():
+        a = window_args(EMBER_POOL_MAX, x, kernel_size, stride, padding, dilation, ceil_mode,
+                        False, None)
+        return (pool_backward_composite(a, g[0], x, ctx.result[1]),)
+    return (max_pool2d_with_indices_backward(g[0], x, kernel_size, stride, padding, dilation,
+                                             ceil_mode, ctx.result[1]),)
 
 
 def _d_avg_pool2d(ctx, g):
     x, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor = ctx.args
-    a = window_args(EMBER_POOL_AVG, x, kernel_size, stride, padding, (1, 1), ceil_mode,
-                    count_include_pad, divisor)
-    return (pool_grad(a, g, x, None),)
+    if is_grad_enabled_c():
+        a = window_args(EMBER_POOL_AVG, x, kernel_size, stride, padding, (1, 1), ceil_mode,
+                        count_include_pad, divisor)
+        return (pool_backward_composite(a, g, x, None),)
+    return (avg_pool2d_backward(g, x, kernel_size, stride, padding, ceil_mode,
+                                count_include_pad, divisor),)
 
 
 def _d_adaptive_avg_pool2d(ctx, g):
     x = ctx.args[0]
-    return (pool_grad(adaptive_args(EMBER_POOL_ADAPTIVE_AVG, x, ctx.args[1]), g, x, None),)
+    if is_grad_enabled_c():
+        return (pool_backward_composite(adaptive_args(EMBER_POOL_ADAPTIVE_AVG, x, ctx.args[1]),
+                                        g, x, None),)
+    return (_adaptive_avg_pool2d_backward(g, x),)
 
 
 def _d_adaptive_max_pool2d(ctx, g):
     x = ctx.args[0]
-    a = adaptive_args(EMBER_POOL_ADAPTIVE_MAX, x, ctx.args[1])
-    return (pool_grad(a, g[0], x, ctx.result[1]),)
+    if is_grad_enabled_c():
+        return (pool_backward_composite(adaptive_args(EMBER_POOL_ADAPTIVE_MAX, x, ctx.args[1]),
+                                        g[0], x, ctx.result[1]),)
+    return (adaptive_max_pool2d_backward(g[0], x, ctx.result[1]),)
 
 
 derive(op_max_pool2d, _d_max_pool2d,

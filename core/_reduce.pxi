@@ -406,7 +406,7 @@ def _d_cumprod(ctx, g):
         return (g,)
     zero = a == 0
     ga = _reverse_cumsum(g * ctx.result, dim) / where(zero, 1.0, a)
-    if not bool(zero.any()):
+    if (<TensorBase>zero)._bt is None and not bool(zero.any()):    # (vmap: the general one)
         return (ga,)
     first = zero & (scan_op(op_cumsum, zero, dim, None) == 1)
     at_first = _reverse_cumsum(g * scan_op(op_cumprod, where(first, 1.0, a), dim, None), dim)

@@ -37,6 +37,17 @@ def _batch_level(TensorBase t):
     return t._bt
 
 
+cdef object zeros_for(object g, object shape):
+    """Zeros of ``shape`` with g's dtype and device and g's vmap batch (every level of it):
+    what a backward formula writes g's pieces into (a plain zero tensor could not take a
+    batched gradient in place)."""
+    cdef TensorBase t = <TensorBase>g
+    if t._bt is None:
+        return zeros(shape, dtype=t._dtype, device=t._device)
+    cdef TensorBase v = <TensorBase>t._bt.value
+    return _make_batched(zeros_for(v, (v._sizes[0],) + tuple(shape)), t._bt.level)
+
+
 cdef int refuse_batched(TensorBase t, bint item) except -1:
     """Data access that bypasses the dispatcher is an error on a vmap wrapper (PyTorch's
     messages: .item() and data-dependent control flow)."""

@@ -660,7 +660,7 @@ def is_floating_point(input):
 
 cdef object into_zeros(object g, object shape, object region):
     """zeros(shape) with g written into region(zeros)."""
-    z = zeros(shape, dtype=g.dtype, device=g.device)
+    z = zeros_for(g, shape)
     region(z).copy_(g)
     return z
 
@@ -695,7 +695,7 @@ def _d_as_strided(ctx, g):
     cdef int64_t span = 1 if t.numel() else 0    # (`sum` is ember's sum in this module)
     for s, st in zip(t.shape, t.stride()):
         span += (s - 1) * st if span else 0
-    buf = zeros(span, dtype=g.dtype, device=g.device)
+    buf = zeros_for(g, (span,))
     start = t.storage_offset() if off is None else off
     as_strided_c(buf, size, stride, start - t.storage_offset()).copy_(g)
     return (as_strided_c(buf, t.shape, t.stride(), 0),)
