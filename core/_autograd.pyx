@@ -515,7 +515,7 @@ cdef tuple storage_like(TensorBase g, tuple base_geom, tuple view_geom):
     for sizes, strides, off in (base_geom, view_geom):
         if all(s > 0 for s in sizes):
             hi = max(hi, off + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1)
-    buf = _T.zeros(hi - lo, dtype=g._dtype, device=g._device)
+    buf = _T._zeros_for(g, (hi - lo,))         # batched as g is, inside vmap
     shifted_base = (base_geom[0], base_geom[1], base_geom[2] - lo)
     return buf, buf.as_strided(*shifted_base)
 

@@ -177,8 +177,11 @@ cdef class Op:
         ``entry`` (which runs below Autograd).  ``entry`` alone would skip Autograd for
         ops whose entry calls their implementation directly."""
         cdef uint64_t below = keys & ((<uint64_t>1 << key) - 1)
-        cdef uint64_t live = below & ~BACKEND_MASK & (
-            self._kernel_mask | (_fallback_mask & ~(_fallthrough | self._ft_mask)))
+        # a composite (family -1) runs its function below the mode keys: the tensor keys'
+        # fallbacks are for ops that reach them
+        cdef uint64_t fallbacks = (_fallback_mask & ~(_fallthrough | self._ft_mask)) \
+            if self.family != -1 else 0
+        cdef uint64_t live = below & ~BACKEND_MASK & (self._kernel_mask | fallbacks)
         cdef int k
         if live:
             k = highest_key(live)

@@ -105,11 +105,26 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return with_grad(t, requires_grad)
 
 
+cdef TensorBase batched_like(TensorBase like, tuple size, object dt, object dev, str op):
+    """An uninitialised tensor of ``size`` with every vmap batch level of ``like`` (a
+    wrapper): what new_empty / *_like give inside vmap, as functorch's rules do, so that
+    per-sample values can be written into it."""
+    if like._bt is None:
+        return new_empty(size, like._dtype if dt is None else dt,
+                         like._device if dev is None else dev, op)
+    cdef TensorBase v = <TensorBase>like._bt.value
+    return _make_batched(batched_like(v, (v._sizes[0],) + parse_size(size), dt, dev, op),
+                         like._bt.level)
+
+
 cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=None):
     """An uninitialised tensor shaped like ``input`` (its dtype/device unless given), laid out
-    as ``memory_format`` says (preserve_format by default, as PyTorch)."""
+    as ``memory_format`` says (preserve_format by default, as PyTorch); batched like a vmap
+    wrapper ``input``."""
     cdef TensorBase a = as_tensor_arg(input, op, "input")
+    if a._bt is not None:
+        return batched_like(a, (a.shape,), dt, dev, op)
     cdef TensorBase t = new_empty((a.shape,), a._dtype if dt is None else dt,
                                   a._device if dev is None else dev, op)
     if memory_format is None and a.contiguous_c() and a.numel_c():

@@ -232,7 +232,9 @@ def _d_unbind(ctx, g):
     return (_cat([unsqueeze_c(x, d) for x in output_grads(g)], d),)
 
 
-derive(op_cat, _d_cat, _cat_forward, 0)
+# cat's entry routes again (AG excluded below the Autograd kernel): vmap's Batched kernel
+# joins wrappers; _cat_forward's copy_ into a plain result could not take them
+derive(op_cat, _d_cat, lambda dim, *tensors, out=None: _cat(tensors, dim, out), 0)
 # The outputs are saved (metadata-only views) so the engine can give an unused one zeros.
 derive(op_split, _d_split, _split_forward, SAVE_RESULT)
 derive(op_split_with_sizes, _d_split, _split_with_sizes_forward, SAVE_RESULT)

@@ -258,6 +258,8 @@ def _device_sort(TensorBase a, int d, bint descending):
     """(values, indices) of ``a`` sorted along dim ``d`` (>= 0) by its device's `sort`
     kernel (ABI 6.1), or None when the device has none or it answers "not implemented": the
     caller then sorts on the host."""
+    if a._bt is not None:               # the kernel would read sample 0 of a vmap wrapper
+        refuse_batched(a, False)
     if a._backend.is_meta or a.numel_c() == 0 or a._dtype.is_complex:
         return None
     cdef ember_kernel_table* t = a._backend.kernels()

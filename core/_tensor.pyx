@@ -522,6 +522,8 @@ cdef class TensorBase:
         return random_fill(op_normal, self, mean, std, generator)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        if self._bt is not None:          # a vmap wrapper's: one per sample (functorch's)
+            return batched_like(self, size, dtype, device, "new_empty")
         return new_empty(size, self._dtype if dtype is None else dtype,
                          self._device if device is None else device, "new_empty")
 

@@ -14,10 +14,12 @@ cdef class BatchLevel:
         return f"BatchLevel(level={self.level}, value shape={tuple(self.value.shape)})"
 
 
-def _make_batched(TensorBase value, int level):
+def _make_batched(TensorBase value, int level, TensorBase base=None):
     """The wrapper of vmap level ``level`` around ``value`` (its dim 0 is the batch): a
     tensor with one sample's sizes and strides that the Batched key routes to the batching
-    rules.  It shares value's storage and version counter (in-place ops write value)."""
+    rules.  It shares value's storage and version counter (in-place ops write value).  A
+    view op's result names the wrapper it views as ``base`` (its ``_base``, which autograd
+    needs for in-place writes through views)."""
     if value._ndim == 0:
         raise RuntimeError("vmap: a batched tensor needs a batch dimension")
     cdef TensorBase w = new_tensor(value._storage, value._dtype, value._ndim - 1,
@@ -29,7 +31,14 @@ def _make_batched(TensorBase value, int level):
     w._version = value.version()
     w._keys |= BATCHED_BIT
     w._inference = value._inference
+    if base is not None:
+        w._base_ref = base._base_ref if base._base_ref is not None else base
     return w
+
+
+def _zeros_for(g, shape):
+    """zeros_for: zeros of ``shape`` batched as ``g`` is (every vmap level)."""
+    return zeros_for(g, tuple(shape))
 
 
 def _batch_level(TensorBase t):

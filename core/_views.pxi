@@ -177,7 +177,9 @@ cdef TensorBase view_c(TensorBase t, tuple args):
 
 cdef TensorBase view_dtype_c(TensorBase t, dtype dt):
     """t's bytes reinterpreted as dtype `dt` (Tensor.view(dtype)): the last dim scales by
-    the itemsize ratio, as PyTorch does."""
+    the itemsize ratio, as PyTorch does (a vmap wrapper's batch reinterpreted alike)."""
+    if t._bt is not None:
+        return _make_batched(view_dtype_c(<TensorBase>t._bt.value, dt), t._bt.level)
     cdef int old = t._dtype.itemsize, new = dt.itemsize, i
     cdef int64_t sizes[MAX_DIM]
     cdef int64_t strides[MAX_DIM]

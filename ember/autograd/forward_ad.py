@@ -9,6 +9,7 @@ from typing import NamedTuple
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core import forward_formulas as _formulas  # noqa: F401  (installs the kernels)
+from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.grad_mode import _Mode
 
@@ -64,9 +65,7 @@ def make_dual(tensor, tangent, *, level=None):
 def _make_dual(tensor, tangent, lv):
     """make_dual at the transform level ``lv`` (also ember.func.jvp's)."""
     for x, name in ((tensor, "primal"), (tangent, "tangent")):
-        if not isinstance(x, TensorBase):
-            raise TypeError(f"make_dual(): argument '{name}' must be Tensor, not "
-                            f"{type(x).__name__}")
+        _tensor_arg(x, "make_dual", name)
         if not (x.dtype.is_floating_point or x.dtype.is_complex):
             raise ValueError(f"Expected {name} to be floating point or complex, but got: "
                              f"{x.dtype}")

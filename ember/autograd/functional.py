@@ -33,8 +33,16 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict):
                 raise RuntimeError(f"The output of the user-provided function is independent "
                                    f"of input {i}. This is not allowed in strict mode.")
             g = _T.zeros_like(x)
-        out.append(g if create_graph else g.detach())
+        out.append(g if create_graph else _detached(g))
     return tuple(out)
+
+
+def _detached(g):
+    """g without its history, with its tangents (an enclosing forward AD level's)."""
+    from ember.core import _autograd as _ag
+    d = g.detach()
+    _ag._fw_copy_tangents(g, d)
+    return d
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):

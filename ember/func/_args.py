@@ -2,6 +2,7 @@
 reverse-mode transform differentiates with respect to, and the checks of a function's
 outputs."""
 from ember.core import _autograd as _ag
+from ember.core._errors import _transform_arg_message
 from ember.core._tensor import TensorBase
 from ember.func import _levels
 from ember.func._batching._util import unwrap, wrap
@@ -49,7 +50,7 @@ def diff_alias(x):
     recorded per sample and its gradient is per sample, as functorch's levels give -
     unless a newer transform (a jvp inside the vmap) already holds it."""
     if not isinstance(x, TensorBase):
-        raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        raise ValueError(_transform_arg_message(x))
     if x.requires_grad:
         return x.view_as(x)
     v = _levels.current()

@@ -80,19 +80,21 @@ AGAINST_TORCH = {
                    [(2, 2, 4, 4)]),
     "avg_pool2d": (lambda x: F.avg_pool2d(x, 2), lambda x: torch.nn.functional.avg_pool2d(x, 2),
                    [(2, 2, 4, 4)]),
-    "cross_entropy": (lambda x: F.cross_entropy(x, ember.tensor([0, 2, 1])),
+    "cross_entropy": (lambda x: F.cross_entropy(x, ember.tensor([0, 2, 1], device=x.device)),
                       lambda x: torch.nn.functional.cross_entropy(x, torch.tensor([0, 2, 1])),
                       [(3, 4)]),
-    "nll_loss": (lambda x: F.nll_loss(x, ember.tensor([0, 2, 1])),
+    "nll_loss": (lambda x: F.nll_loss(x, ember.tensor([0, 2, 1], device=x.device)),
                  lambda x: torch.nn.functional.nll_loss(x, torch.tensor([0, 2, 1])), [(3, 4)]),
     "mse_loss": (lambda a, b: F.mse_loss(a, b), lambda a, b: torch.nn.functional.mse_loss(a, b),
                  [(3, 4), (3, 4)]),
     "gelu": (F.gelu, torch.nn.functional.gelu, [(6,)]),
-    "gather_index": (lambda a: a.gather(1, ember.tensor([[0, 2], [1, 1]]))[:, ember.tensor([1, 0])],
+    "gather_index": (lambda a: a.gather(1, ember.tensor([[0, 2], [1, 1]], device=a.device))[
+                         :, ember.tensor([1, 0], device=a.device)],
                      lambda a: a.gather(1, torch.tensor([[0, 2], [1, 1]]))[:, torch.tensor([1, 0])],
                      [(2, 3)]),
-    "index_add_scatter": (lambda a, b: a.index_add(0, ember.tensor([1, 0]), b).scatter_add(
-                              1, ember.tensor([[0, 0, 1], [1, 2, 2]]), b),
+    "index_add_scatter": (lambda a, b: a.index_add(0, ember.tensor([1, 0], device=a.device), b)
+                          .scatter_add(1, ember.tensor([[0, 0, 1], [1, 2, 2]], device=a.device),
+                                       b),
                           lambda a, b: a.index_add(0, torch.tensor([1, 0]), b).scatter_add(
                               1, torch.tensor([[0, 0, 1], [1, 2, 2]]), b), [(2, 3), (2, 3)]),
     "inv_det": (lambda a: ember.linalg.inv(a) * ember.linalg.det(a),

@@ -248,18 +248,20 @@ def test_fallback_loops_with_a_warning():
                            [x], (0,)))
 
 
-def test_host_composites_loop_instead_of_reading_one_sample():
-    """A function reading values on the host (sorting, LAPACK) never sees sample 0 alone."""
+def test_host_composites_never_read_one_sample():
+    """Functions reading values on the host: linalg runs once on the batch (it takes leading
+    batch dims), the order statistics find their positions once on the batch, others (fft)
+    run sample by sample with the fallback's warning - none sees sample 0 alone."""
     x = ember.tensor(_arr((3, 4, 4)))
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        inv = vmap(ember.linalg.inv)(x)
-    _assert_close(inv, ember.linalg.inv(x), atol=1e-8)
-    with pytest.warns(UserWarning, match="batching rule for sort"):
-        s = vmap(lambda a: ember.sort(a, 0).values)(x)
-    _assert_close(s, ember.sort(x, 1).values)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+        warnings.simplefilter("error")
+        inv = vmap(ember.linalg.inv)(x + 3 * ember.eye(4, dtype=ember.float64))
+        s = vmap(lambda a: ember.sort(a, 0).values + a.topk(2).values.sum())(x)
+        med = vmap(lambda a: ember.median(a))(x)
+    _assert_close(inv, ember.linalg.inv(x + 3 * ember.eye(4, dtype=ember.float64)), atol=1e-8)
+    _assert_close(s, ember.sort(x, 1).values + x.topk(2).values.sum((1, 2), keepdim=True))
+    _assert_close(med, ember.stack([ember.median(x[i]) for i in range(3)]))
+    with pytest.warns(UserWarning, match="batching rule for fft_rfft"):
         r = vmap(lambda a: ember.fft.rfft(a).abs())(x)
     _assert_close(r, ember.fft.rfft(x).abs(), atol=1e-8)
 
@@ -268,3 +270,31 @@ def test_repr_of_a_batched_tensor():
     seen = []
     vmap(lambda a: seen.append(repr(a)) or a)(ember.ones(2, 3))
     assert seen[0].startswith("BatchedTensor(lvl=") and "bdim=0" in seen[0]
+
+
+class _Square(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+
+
+def test_custom_function_and_grad_inside_vmap():
+    from ember.func import grad
+    x = ember.tensor(_arr((4, 3)))
+    _assert_close(vmap(_Square.apply)(x), x * x)
+    _assert_close(vmap(grad(lambda a: _Square.apply(a).sum()))(x), 2 * x)
+    # keyword arguments are passed to every sample as they are
+    _assert_close(vmap(lambda a, *, scale: a * scale)(x, scale=3.0), x * 3.0)
+
+
+def test_an_escaped_wrapper_refuses_to_run():
+    leaked = []
+    vmap(lambda a: leaked.append(a) or a)(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="escaped the vmap"):
+        leaked[0] + 1

@@ -5,7 +5,8 @@ arguments; it runs the op once on the physical tensors (under that level's threa
 see ember.func._levels) and wraps the result.  Rules are grouped by op family in the
 modules beside this one; every op without one gets the loop fallback, which warns (as
 PyTorch's fallback does) and runs the op sample by sample.  Python composites that cannot
-run on wrappers (they read values on the host) fall back to the same loop."""
+run on wrappers (they read values on the host, or write batched values into a tensor
+they made unbatched) fall back to the same loop."""
 import warnings
 
 from ember.core import _dispatch
@@ -13,7 +14,13 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
 from ember.func import _levels
-from ember.func._batching._util import BatchRuleError, refuse_unbatched_self, unwrap, wrap_all
+from ember.func._batching._util import (
+    BatchRuleError,
+    UnbatchedSelfWrite,
+    refuse_unbatched_self,
+    unwrap,
+    wrap_all,
+)
 
 __all__ = ["BatchedKernel", "RULES", "install", "loop"]
 
@@ -148,7 +155,7 @@ def _vmap_composite(op, fn, args, kwargs):
         return fn(*args, **kwargs)
     try:
         return fn(*args, **kwargs)
-    except _T.BatchedDataAccess:
+    except (_T.BatchedDataAccess, UnbatchedSelfWrite):
         v = _levels.info(lv)
         with _levels.switch(v):
             return loop(v, None, fn, args, kwargs, name=op.name)
@@ -167,10 +174,12 @@ def install():
     from ember.func._batching import (  # noqa: F401  (their @rule decorators fill RULES)
         elementwise,
         indexing,
+        linalg,
         nn_ops,
         products,
         random_ops,
         reductions,
+        selection,
         views,
     )
     for name, op in _dispatch.all_ops().items():

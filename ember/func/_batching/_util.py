@@ -4,8 +4,9 @@ operands, and mapping a per-sample dim to the physical tensor."""
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 
-__all__ = ["BatchRuleError", "align", "dim_of", "lead", "logical_ndim", "materialize",
-           "refuse_unbatched_self", "unwrap", "unwrap_shared", "wrap", "wrap_all"]
+__all__ = ["BatchRuleError", "UnbatchedSelfWrite", "align", "dim_of", "lead", "logical_ndim",
+           "materialize", "refuse_unbatched_self", "unwrap", "unwrap_shared", "wrap",
+           "wrap_all", "wrap_view"]
 
 _batch_level = _T._batch_level
 _make_batched = _T._make_batched
@@ -36,6 +37,11 @@ def unwrap_shared(x, level):
 
 def wrap(value, level):
     return _make_batched(value, level)
+
+
+def wrap_view(value, level, base):
+    """A view op's result: the wrapper of ``value`` whose _base is the wrapper it views."""
+    return _make_batched(value, level, base)
 
 
 def wrap_all(r, level):
@@ -79,9 +85,14 @@ def lead(x):
     return x.shape[0]
 
 
+class UnbatchedSelfWrite(RuntimeError):
+    """Batched values written in place into an unbatched tensor: a composite doing so runs
+    sample by sample instead (its result would be batched)."""
+
+
 def refuse_unbatched_self(op_name="inplace arithmetic"):
     """An in-place op on an unbatched tensor with batched operands (PyTorch's message)."""
-    raise RuntimeError(
+    raise UnbatchedSelfWrite(
         f"vmap: {op_name}(self, *extra_args) is not possible because there exists a Tensor "
         f"`other` in extra_args that has more elements than `self`. This happened due to "
         f"`other` being vmapped over but `self` not being vmapped over in a vmap. Please try "

@@ -3,7 +3,7 @@ batch dim kept in front (per-sample dims shifted by one), so a view of a wrapper
 a view of the wrapped tensor; cat and the splits likewise."""
 from ember.core import _tensor as _T
 from ember.func._batching import rule
-from ember.func._batching._util import align, dim_of, materialize, unwrap, wrap, wrap_all
+from ember.func._batching._util import align, dim_of, materialize, unwrap, wrap, wrap_view
 
 __all__ = []
 
@@ -22,13 +22,16 @@ def _value(v, args):
 @rule("view")
 def _view(v, op, args, kwargs):
     x = _value(v, args)
-    return wrap(x.view((x.shape[0],) + _shape_arg(args[1:])), v.level)
+    return wrap_view(x.view((x.shape[0],) + _shape_arg(args[1:])), v.level, args[0])
 
 
 @rule("reshape")
 def _reshape(v, op, args, kwargs):
     x = _value(v, args)
-    return wrap(x.reshape((x.shape[0],) + _shape_arg(args[1:])), v.level)
+    r = x.reshape((x.shape[0],) + _shape_arg(args[1:]))
+    if r.untyped_storage() is x.untyped_storage():        # a view, not a copy
+        return wrap_view(r, v.level, args[0])
+    return wrap(r, v.level)
 
 
 @rule("permute")
@@ -40,7 +43,7 @@ def _permute(v, op, args, kwargs):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input "
                            f"does not match the length of the desired ordering of dimensions "
                            f"i.e. input.dim() = {nd} is not equal to len(dims) = {len(dims)}")
-    return wrap(x.permute([0] + [dim_of(d, nd) for d in dims]), v.level)
+    return wrap_view(x.permute([0] + [dim_of(d, nd) for d in dims]), v.level, args[0])
 
 
 @rule("transpose")
@@ -48,8 +51,8 @@ def _transpose(v, op, args, kwargs):
     x = _value(v, args)
     nd = x.dim() - 1
     if nd == 0:
-        return wrap(x.view(x.shape), v.level)
-    return wrap(x.transpose(dim_of(args[1], nd), dim_of(args[2], nd)), v.level)
+        return wrap_view(x.view(x.shape), v.level, args[0])
+    return wrap_view(x.transpose(dim_of(args[1], nd), dim_of(args[2], nd)), v.level, args[0])
 
 
 @rule("expand")
@@ -57,7 +60,7 @@ def _expand(v, op, args, kwargs):
     x = _value(v, args)
     sizes = _shape_arg(args[1:])
     x = align(x, True, len(sizes))
-    return wrap(x.expand((x.shape[0],) + sizes), v.level)
+    return wrap_view(x.expand((x.shape[0],) + sizes), v.level, args[0])
 
 
 @rule("squeeze")
@@ -66,37 +69,38 @@ def _squeeze(v, op, args, kwargs):
     nd = x.dim() - 1
     dim = args[1] if len(args) > 1 else None
     if nd == 0:
-        return wrap(x.view(x.shape), v.level)
+        return wrap_view(x.view(x.shape), v.level, args[0])
     if dim is None:
         dims = tuple(i + 1 for i in range(nd) if x.shape[i + 1] == 1)
     else:
         dims = tuple(dim_of(d, nd) for d in (dim if isinstance(dim, (tuple, list)) else (dim,)))
-    return wrap(x.squeeze(dims) if dims else x.view(x.shape), v.level)
+    return wrap_view(x.squeeze(dims) if dims else x.view(x.shape), v.level, args[0])
 
 
 @rule("unsqueeze")
 def _unsqueeze(v, op, args, kwargs):
     x = _value(v, args)
-    return wrap(x.unsqueeze(dim_of(args[1], x.dim())), v.level)
+    return wrap_view(x.unsqueeze(dim_of(args[1], x.dim())), v.level, args[0])
 
 
 @rule("narrow")
 def _narrow(v, op, args, kwargs):
     x = _value(v, args)
-    return wrap(op.entry(x, dim_of(args[1], x.dim() - 1), *args[2:]), v.level)
+    return wrap_view(op.entry(x, dim_of(args[1], x.dim() - 1), *args[2:]), v.level, args[0])
 
 
 @rule("select")
 def _select(v, op, args, kwargs):
     x = _value(v, args)
-    return wrap(x.select(dim_of(args[1], x.dim() - 1), args[2]), v.level)
+    return wrap_view(x.select(dim_of(args[1], x.dim() - 1), args[2]), v.level, args[0])
 
 
 @rule("diagonal")
 def _diagonal(v, op, args, kwargs):
     x = _value(v, args)
     nd = x.dim() - 1
-    return wrap(x.diagonal(args[1], dim_of(args[2], nd), dim_of(args[3], nd)), v.level)
+    return wrap_view(x.diagonal(args[1], dim_of(args[2], nd), dim_of(args[3], nd)), v.level,
+                     args[0])
 
 
 @rule("as_strided")
@@ -112,7 +116,8 @@ def _as_strided(v, op, args, kwargs):
                            "batch (the per-sample view spans more than the batch stride); "
                            "as_strided is only supported inside vmap when every sample's "
                            "view stays within its own sample")
-    return wrap(x.as_strided((x.shape[0],) + size, (x.stride(0),) + stride, offset), v.level)
+    return wrap_view(x.as_strided((x.shape[0],) + size, (x.stride(0),) + stride, offset),
+                     v.level, args[0])
 
 
 @rule("cat")
@@ -141,11 +146,12 @@ def _cat(v, op, args, kwargs):
 def _split(v, op, args, kwargs):
     x = _value(v, args)
     dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
-    return wrap_all(tuple(op.entry(x, args[1], dim_of(dim, x.dim() - 1))), v.level)
+    return tuple(wrap_view(p, v.level, args[0])
+                 for p in op.entry(x, args[1], dim_of(dim, x.dim() - 1)))
 
 
 @rule("unbind")
 def _unbind(v, op, args, kwargs):
     x = _value(v, args)
     dim = args[1] if len(args) > 1 else kwargs.get("dim", 0)
-    return wrap_all(tuple(op.entry(x, dim_of(dim, x.dim() - 1))), v.level)
+    return tuple(wrap_view(p, v.level, args[0]) for p in op.entry(x, dim_of(dim, x.dim() - 1)))
