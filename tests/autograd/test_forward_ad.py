@@ -114,20 +114,30 @@ def test_forward_formulas_match_torch(name, device):
 _NO_FORWARD = set()
 
 
-def test_forward_ad_over_the_op_catalogue(op_catalogue):
+@pytest.mark.parametrize("transpose", [False, True])
+def test_forward_ad_over_the_op_catalogue(op_catalogue, transpose):
     """check_forward_ad: forward AD's Jacobian of every catalogued op against finite
-    differences (the same sweep gradcheck runs in reverse mode)."""
+    differences (the same sweep gradcheck runs in reverse mode), also on transposed
+    (non-contiguous) inputs."""
     ops, leaves = op_catalogue
     failed = []
     for name in sorted(ops):
         if name in _NO_FORWARD:
             continue
         fn, builders = ops[name]
-        _, args = leaves(builders, False)
-        if not gradcheck(fn, tuple(args), check_forward_ad=True, check_backward_ad=False,
-                         raise_exception=False):
+        xs, args = leaves(builders, transpose)
+        f = (lambda *a, fn=fn: fn(*(x.t() for x in a))) if transpose else fn
+        if not gradcheck(f, tuple(xs if transpose else args), check_forward_ad=True,
+                         check_backward_ad=False, raise_exception=False):
             failed.append(name)
     assert not failed
+
+
+def test_every_op_with_a_backward_formula_has_a_forward_one():
+    from ember.core import _dispatch
+    from ember.core.forward_formulas import FORWARD_FORMULAS
+    missing = {n for n, op in _dispatch.all_ops().items() if op.derivative is not None}
+    assert missing - set(FORWARD_FORMULAS) == set()
 
 
 def test_api_matches_pytorch():

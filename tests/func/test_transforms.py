@@ -263,3 +263,27 @@ def test_errors_match_pytorch():
     with pytest.raises(RuntimeError, match="invalid argument for remove"):
         efunc.functionalize(ember.sin, remove="views")
     assert ember.vmap is efunc.vmap
+
+
+def test_has_aux_and_argnums_everywhere():
+    x, y = ember.tensor(_arr(3)).double(), ember.tensor(_arr(3)).double()
+    tx, ty = torch.tensor(x.numpy()), torch.tensor(y.numpy())
+
+    def fe(a, b):
+        return (a.sin() * b).sum() * a, {"aux": a.cos()}
+
+    def ft(a, b):
+        return (a.sin() * b).sum() * a, {"aux": a.cos()}
+    for name in ("jacrev", "jacfwd"):
+        je, ae = getattr(efunc, name)(fe, argnums=(0, 1), has_aux=True)(x, y)
+        jt, at = getattr(torch.func, name)(ft, argnums=(0, 1), has_aux=True)(tx, ty)
+        _close(je, jt)
+        _close(ae["aux"], at["aux"])
+    out, fn, aux = efunc.vjp(fe, x, y, has_aux=True)
+    _close(fn(ember.ones(3, dtype=ember.float64)),
+           torch.func.vjp(ft, tx, ty, has_aux=True)[1](torch.ones(3, dtype=torch.float64)))
+    _close(efunc.jvp(fe, (x, y), (y, x), has_aux=True)[1],
+           torch.func.jvp(ft, (tx, ty), (ty, tx), has_aux=True)[1])
+    h = efunc.hessian(lambda a, b: (a.sin() * b).sum() ** 2, argnums=(0, 1))(x, y)
+    _close(h, torch.func.hessian(lambda a, b: (a.sin() * b).sum() ** 2, argnums=(0, 1))(tx, ty),
+           rtol=1e-9, atol=1e-10)

@@ -111,8 +111,10 @@ def loop(v, op, fn, args, kwargs, name=None):
     first = args[0] if args else None
     inplace = kwargs.get("out") is not None and kwargs.get("out") is first or (
         op is not None and op.derivative is not None and op.derivative[2] & 8)
-    if inplace and not unwrap(first, level)[1]:
-        refuse_unbatched_self(name or op.name)
+    out = kwargs.get("out")
+    if (inplace and not unwrap(first, level)[1]) or (
+            isinstance(out, TensorBase) and not unwrap(out, level)[1]):
+        refuse_unbatched_self(name or op.name)      # every sample would write one tensor
     outs = []
     for i in range(v.size):
         a = tuple(_sample(x, level, i) for x in args)
