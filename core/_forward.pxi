@@ -49,10 +49,6 @@ def _end_level(int level):
         _n_dual -= 1
 
 
-def _level_alive(int level):
-    return level in _live
-
-
 def _set_forward_installer(fn):
     """fn() registers the ForwardAD kernels; called (once) when a dual level starts."""
     global _install_forward
@@ -138,7 +134,6 @@ cdef class ForwardCtx:
     cdef public object result
     cdef public tuple tangents
     cdef public int level
-    cdef public tuple needs_input_grad
 
     @property
     def shapes(self):
@@ -273,7 +268,7 @@ cdef void set_tangent_inplace(TensorBase s, object t, int level):
         base = <TensorBase>s._base_ref
         bt = tangent_at(base, level)
         if bt is None or (<TensorBase>bt).stride() != base.stride() \
-                or (<TensorBase>bt)._offset != 0:
+                or (<TensorBase>bt)._offset != base._offset:
             # a zero tangent laid out as the base is (strides and all), so that every view
             # of the base finds its tangent at the same geometry
             buf = _T.zeros(base._storage._nbytes // max(base._dtype.itemsize, 1),
@@ -332,10 +327,6 @@ def _fw_attach(TensorBase t, int level, tangent):
         t._fw = {}
     t._fw[level] = tangent
     t._keys |= FW
-
-
-def _fw_set_inplace(TensorBase t, int level, tangent):
-    set_tangent_inplace(t, tangent, level)
 
 
 def _fw_copy_tangents(TensorBase src, TensorBase dst):

@@ -4,7 +4,7 @@ operands, and mapping a per-sample dim to the physical tensor."""
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 
-__all__ = ["BatchRuleError", "UnbatchedSelfWrite", "align", "dim_of", "lead", "logical_ndim",
+__all__ = ["BatchRuleError", "UnbatchedSelfWrite", "align", "dim_of", "logical_ndim",
            "materialize", "refuse_unbatched_self", "unwrap", "unwrap_shared", "wrap",
            "wrap_all", "wrap_view"]
 
@@ -79,10 +79,6 @@ def dim_of(d, ndim):
     """Per-sample dim ``d`` (of a tensor with ``ndim`` dims) as a dim of the physical one."""
     return _T._wrap_dim(d, ndim) + 1
 
-
-def lead(x):
-    """The batch size of a physical tensor."""
-    return x.shape[0]
 
 
 class UnbatchedSelfWrite(RuntimeError):
