@@ -208,7 +208,7 @@ def _index_put_(TensorBase self, indices, values, accumulate=False):
 # --- derivatives (see _autograd_support.pxi) -------------------------------------------
 
 def _d_index(ctx, g):
-    z = zeros(ctx.shapes[0], dtype=g.dtype, device=g.device)
+    z = zeros_for(g, ctx.shapes[0])
     adv_setitem(z, ctx.args[1], g, True, False, "index")
     return (z,)
 

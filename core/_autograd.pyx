@@ -259,12 +259,17 @@ cdef class SavedTensor:
                 f"is output {max(self.output_nr, 0)} of {owner.name()}, is at version {now}; "
                 f"expected version {self.version} instead. Hint: the backtrace further above "
                 f"can show the operation that failed to compute its gradient.")
+        if self.data._fw:                 # an output's tangents (forward-over-reverse)
+            self.data._keys |= FW
         if self.output_nr < 0 or not grad_enabled():
             return self.data
         r = detach_c(self.data, True)
         r._grad_fn = owner
         r._output_nr = self.output_nr
         r._keys |= AG
+        if self.data._fw:
+            r._fw = self.data._fw
+            r._keys |= FW
         return r
 
 
@@ -289,6 +294,11 @@ cdef SavedTensor save(TensorBase t, int output_nr):
         s.spec = (t.shape, t._dtype, t._device)
         return s
     s.data = detach_c(t, True) if output_nr >= 0 else t
+    if output_nr >= 0 and _n_dual:
+        # the forward AD kernel gives the output its tangents after this: share the dict
+        if t._fw is None:
+            t._fw = {}
+        s.data._fw = t._fw
     return s
 
 
@@ -563,7 +573,7 @@ cdef tuple storage_like(TensorBase g, tuple base_geom, tuple view_geom):
     for sizes, strides, off in (base_geom, view_geom):
         if all(s > 0 for s in sizes):
             hi = max(hi, off + sum((s - 1) * st for s, st in zip(sizes, strides)) + 1)
-    buf = _T.zeros(hi - lo, dtype=g._dtype, device=g._device)
+    buf = _T._zeros_for(g, (hi - lo,))         # batched as g is, inside vmap
     shifted_base = (base_geom[0], base_geom[1], base_geom[2] - lo)
     return buf, buf.as_strided(*shifted_base)
 
@@ -604,11 +614,14 @@ cdef class AutogradKernel:
 
     cdef object below(self, tuple args, dict kwargs):
         cdef uint64_t ex = _state.tls_excluded()
+        cdef int depth = _state.ag_below()
         _state.set_tls_excluded(ex | AG)
+        _state.set_ag_below(depth + 1)
         try:
             return self.entry(*args, **kwargs)
         finally:
             _state.set_tls_excluded(ex)
+            _state.set_ag_below(depth)
 
     cdef OpNode make_node(self, tuple args, dict kwargs, tuple edges, TensorBase clone_of_self,
                           int self_pos):
@@ -784,6 +797,9 @@ def install():
 
 
 include "_engine.pxi"
+
+
+include "_forward.pxi"
 
 
 include "_tensor_grad.pxi"

@@ -44,6 +44,9 @@ cdef TensorBase detach_c(TensorBase t, bint share_version):
     if share_version:
         r._version = t.version()
     r._inference = t._inference
+    if t._bt is not None:               # an alias of a vmap wrapper is one too
+        r._bt = t._bt
+        r._keys |= BATCHED_BIT
     return r
 
 

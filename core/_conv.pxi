@@ -271,5 +271,5 @@ derive(op_convolution, _d_convolution,
        lambda x, w, b, s, p, d, g: convolution(x, w, b, s, p, d, g), SAVE_INPUTS)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_convolution_backward.entry = convolution_backward

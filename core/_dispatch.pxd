@@ -17,10 +17,13 @@ cpdef enum DispatchKey:
     BackendSelect = 40
     Python = 41
     ADInplaceOrView = 42
-    Autograd = 43
-    Autocast = 44
-    PythonMode = 45
-    Profiler = 46
+    Batched = 43            # vmap's wrappers (PyTorch's FuncTorchBatched)
+    Autograd = 44
+    ForwardAD = 45          # tangents of forward-mode AD
+    VmapMode = 46           # mode key while a vmap runs (PyTorch's FuncTorchVmapMode)
+    Autocast = 47
+    PythonMode = 48
+    Profiler = 49
 
 cdef enum:
     FIRST_DYNAMIC_BACKEND = 8
@@ -30,6 +33,7 @@ cdef enum:
 cdef uint64_t BACKEND_MASK          # bits 1..31
 cdef uint64_t DEFAULT_TENSOR_KEYS   # functionality keys every tensor carries
 cdef uint64_t _fallthrough          # keys whose global fallback is "fall through"
+cdef list _fallbacks                # per key: None or factory(op) -> that op's kernel there
 
 cdef inline int highest_key(uint64_t ks) noexcept nogil:
     return 63 - __builtin_clzll(ks) if ks else 0

@@ -6,8 +6,25 @@ Why each key sits where it does (outermost first, as in PyTorch's DispatchKey.h)
   anything else, so it can trace or override the whole stack below.
 * Autocast: casts inputs per op before autograd records anything, so the graph sees the
   dtypes the kernels actually run on.
+* VmapMode (PyTorch's FuncTorchVmapMode): switched on for the thread while a vmap runs.
+  Random ops hold kernels there (vmap's ``randomness`` decides whether they error, draw
+  once for the batch or once per sample), and so may Python composites that cannot run
+  on vmap's wrappers.  A mode key, so it sees calls whose tensors are all plain.
+* ForwardAD: a tensor carries it while it holds a tangent of forward-mode AD.  Its kernel
+  runs the op once more for the primal (the dispatch below records the backward graph as
+  usual), then the op's forward formula on the tangents.  Above Autograd, so the tangent
+  formulas are themselves recorded (reverse-over-forward) and saved inputs keep their
+  tangents (forward-over-reverse).  Tangent levels nest: the kernel handles the innermost
+  level and hides it while running the op again, which handles the next.
 * Autograd: records the backward graph, then redispatches below itself with Autograd
   excluded; everything under it is "just compute".
+* Batched (PyTorch's FuncTorchBatched): vmap's wrappers carry it.  Its kernels are the
+  batching rules: they unwrap the innermost vmap level, run the op on the physical tensors
+  (with the thread state that vmap level started with, so an outer autograd or tangent
+  level sees them) and wrap the result.  Below Autograd, so `grad` inside `vmap` records on
+  the wrappers with their per-sample shapes and its backward formulas run batched (per-
+  sample gradients).  An op without a rule gets the loop fallback (registered here as the
+  key's fallback kernel), which warns and runs the op sample by sample.
 * ADInplaceOrView: bumps version counters and sets up view metadata for in-place and
   view ops, below autograd so autograd has already saved its inputs' versions.
 * Python: tensor subclasses that override ops at the tensor level.
@@ -21,7 +38,11 @@ Why each key sits where it does (outermost first, as in PyTorch's DispatchKey.h)
   above PythonMode so a mode's own op calls are timed too.  Nothing is registered there
   otherwise, so an inactive profiler costs nothing.
 
-Mode keys (Profiler, PythonMode, Autocast) are never carried by tensors; they are
+Transform levels (vmap's and forward AD's) share one counter, so a kernel at ForwardAD
+finding a wrapper of a newer vmap level lets the Batched key go first: the order of the
+keys is the order within one level, the level number orders the transforms.
+
+Mode keys (Profiler, PythonMode, Autocast, VmapMode) are never carried by tensors; they are
 switched on for a thread through the thread-local *included* set (core/_state.pyx), and
 a kernel there redispatches by adding its own key to the thread-local *excluded* set.
 Python composites (linear, addmm, the losses, ...) become operators of their own with
@@ -42,6 +63,8 @@ cdef uint64_t _fallthrough = ~BACKEND_MASK & ~(<uint64_t>1)
 
 FALLTHROUGH = object()      # register this to skip a key for one op
 cdef dict _ops = {}         # name -> Op: every operator the core defines
+_fallbacks = [None] * NUM_KEYS
+cdef uint64_t _fallback_mask = 0    # keys with a fallback factory
 
 
 def get_op(name):
@@ -71,6 +94,18 @@ def keyset_names(uint64_t keys):
         out.append(key_name(k))
         keys &= ~(<uint64_t>1 << k)
     return out
+
+
+def set_fallback(int key, factory):
+    """For an op with no kernel at ``key`` (and not falling through there): register
+    ``factory(op)`` as its kernel the first time a call reaches it (None: raise instead).
+    How a key gives every op, those defined later too, one generic kernel."""
+    global _fallback_mask
+    _fallbacks[key] = factory
+    if factory is None:
+        _fallback_mask &= ~(<uint64_t>1 << key)
+    else:
+        _fallback_mask |= (<uint64_t>1 << key)
 
 
 def set_fallthrough(int key, bint fallthrough):
@@ -125,8 +160,10 @@ cdef class Op:
         if live:
             k = highest_key(live)
             if not (self._kernel_mask >> k) & 1:
-                raise NotImplementedError(
-                    f"{self.name}: no kernel registered for dispatch key {key_name(k)}")
+                if _fallbacks[k] is None:
+                    raise NotImplementedError(
+                        f"{self.name}: no kernel registered for dispatch key {key_name(k)}")
+                self.register(k, _fallbacks[k](self))
             return k
         k = highest_key(keys & BACKEND_MASK)
         if k == 0:
@@ -140,10 +177,18 @@ cdef class Op:
         ``entry`` (which runs below Autograd).  ``entry`` alone would skip Autograd for
         ops whose entry calls their implementation directly."""
         cdef uint64_t below = keys & ((<uint64_t>1 << key) - 1)
-        cdef uint64_t live = below & self._kernel_mask & ~BACKEND_MASK
+        # a composite (family -1) runs its function below the mode keys: the tensor keys'
+        # fallbacks are for ops that reach them
+        cdef uint64_t fallbacks = (_fallback_mask & ~(_fallthrough | self._ft_mask)) \
+            if self.family != -1 else 0
+        cdef uint64_t live = below & ~BACKEND_MASK & (self._kernel_mask | fallbacks)
+        cdef int k
         if live:
-            return self._table[highest_key(live)](*args, **kwargs)
-        cdef int k = highest_key(below & BACKEND_MASK)
+            k = highest_key(live)
+            if not (self._kernel_mask >> k) & 1:
+                self.register(k, _fallbacks[k](self))
+            return self._table[k](*args, **kwargs)
+        k = highest_key(below & BACKEND_MASK)
         if k and (self._kernel_mask >> k) & 1:
             return self._table[k](*args, **kwargs)
         return self.entry(*args, **kwargs)
@@ -238,14 +283,24 @@ cdef object _as_key(int k):
         return k
 
 
+cdef uint64_t VMAP_MODE = <uint64_t>1 << DispatchKey.VmapMode
 cdef uint64_t MODE_KEYS = ((<uint64_t>1 << DispatchKey.Autocast)
                            | (<uint64_t>1 << DispatchKey.PythonMode)
-                           | (<uint64_t>1 << DispatchKey.Profiler))
+                           | (<uint64_t>1 << DispatchKey.Profiler) | VMAP_MODE)
+cdef object _vmap_composite = None
 
 
 def mode_keys_active():
-    """Whether this thread has a mode key (Profiler, PythonMode, Autocast) switched on."""
+    """Whether this thread has a mode key (Profiler, PythonMode, Autocast, VmapMode)
+    switched on."""
     return bool(_state.tls_included() & ~_state.tls_excluded() & MODE_KEYS)
+
+
+def _set_vmap_composite(fn):
+    """fn(op, python_function, args, kwargs): how a composite with no VmapMode kernel of
+    its own runs while a vmap is on (ember.func: decomposed, or a loop over the batch)."""
+    global _vmap_composite
+    _vmap_composite = fn
 
 
 cdef class Composite:
@@ -257,10 +312,12 @@ cdef class Composite:
     cdef dict __dict__
 
     def __call__(self, *args, **kwargs):
-        cdef uint64_t live = (_state.tls_included() & ~_state.tls_excluded()
-                              & self.op._kernel_mask & MODE_KEYS)
+        cdef uint64_t on = _state.tls_included() & ~_state.tls_excluded()
+        cdef uint64_t live = on & self.op._kernel_mask & MODE_KEYS
         if live:
             return self.op._table[highest_key(live)](*args, **kwargs)
+        if on & VMAP_MODE and _vmap_composite is not None:
+            return _vmap_composite(self.op, self.fn, args, kwargs)
         return self.fn(*args, **kwargs)
 
     def __get__(self, obj, objtype):

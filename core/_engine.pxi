@@ -96,7 +96,9 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
     prev_task = _current
     _current = task
     cdef uint64_t ex = _state.tls_excluded()
+    cdef int below = _state.ag_below()
     _state.set_tls_excluded(ex & ~AG if create_graph else ex | AG)
+    _state.set_ag_below(0)            # the engine's no-recording is a no_grad
     try:
         for i in range(len(roots)):
             n = <Node>roots[i][0]
@@ -107,6 +109,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
             run_node(n, targets, captured, keep_graph, accumulate, stop)
     finally:
         _state.set_tls_excluded(ex)
+        _state.set_ag_below(below)
         _current = prev_task
         for n in seen:
             n._buffer = None
@@ -232,3 +235,31 @@ cdef int check_nan(Node n, tuple out) except -1:
                 msg += f"\nTraceback of the forward call that caused the error:\n{n._trace}"
             raise RuntimeError(msg)
     return 0
+
+
+def _reaches_other_leaves(tuple tensors, tuple inputs):
+    """Whether the graph behind ``tensors`` leads to a tensor that requires grad other than
+    ``inputs``: an enclosing differentiation (a closure's parameter, an outer grad's input)
+    then needs the gradients to be recorded (ember.func.grad's create_graph)."""
+    cdef Node n, m
+    own = set()
+    for t in inputs:
+        e = edge_of(<TensorBase>t)
+        if e is not None and isinstance(e[0], AccumulateGrad):
+            own.add(id(e[0]))
+    stack = []
+    seen = set()
+    for t in tensors:
+        e = edge_of(<TensorBase>t) if isinstance(t, TensorBase) else None
+        if e is not None and id(e[0]) not in seen:
+            seen.add(id(e[0]))
+            stack.append(e[0])
+    while stack:
+        n = <Node>stack.pop()
+        if isinstance(n, AccumulateGrad) and id(n) not in own:
+            return True
+        for e in n.next_edges:
+            if e is not None and id(e[0]) not in seen:
+                seen.add(id(e[0]))
+                stack.append(e[0])
+    return False

@@ -59,6 +59,11 @@ def _arg_type_message(x, op, arg="input", position=None, expected="Tensor"):
     return f"{op}(): argument '{arg}'{at} must be {expected}, not {type(x).__name__}"
 
 
+def _transform_arg_message(x):
+    """PyTorch's text for a non-tensor input differentiated by a function transform."""
+    return f"Thing passed to transform API must be Tensor, got {type(x)}"
+
+
 def _tensor_arg(x, op, arg="input", position=None):
     """``x``, checked to be a Tensor: else TypeError with ``_arg_type_message``."""
     if not isinstance(x, TensorBase):

@@ -109,11 +109,26 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return with_grad(t, requires_grad)
 
 
+cdef TensorBase batched_like(TensorBase like, tuple size, object dt, object dev, str op):
+    """An uninitialised tensor of ``size`` with every vmap batch level of ``like`` (a
+    wrapper): what new_empty / *_like give inside vmap, as functorch's rules do, so that
+    per-sample values can be written into it."""
+    if like._bt is None:
+        return new_empty(size, like._dtype if dt is None else dt,
+                         like._device if dev is None else dev, op)
+    cdef TensorBase v = <TensorBase>like._bt.value
+    return _make_batched(batched_like(v, (v._sizes[0],) + parse_size(size), dt, dev, op),
+                         like._bt.level)
+
+
 cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=None):
     """An uninitialised tensor shaped like ``input`` (its dtype/device unless given), laid out
-    as ``memory_format`` says (preserve_format by default, as PyTorch)."""
+    as ``memory_format`` says (preserve_format by default, as PyTorch); batched like a vmap
+    wrapper ``input``."""
     cdef TensorBase a = as_tensor_arg(input, op, "input")
+    if a._bt is not None:
+        return batched_like(a, (a.shape,), dt, dev, op)
     cdef TensorBase t = new_empty((a.shape,), a._dtype if dt is None else dt,
                                   a._device if dev is None else dev, op)
     if memory_format is None and a.contiguous_c() and a.numel_c():
@@ -160,26 +175,76 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return with_grad(t, requires_grad)
 
 
+# Inside vmap (the VmapMode key on for the thread) a random factory asks ember.func what
+# vmap's `randomness` makes of it: an error, one draw for the batch, or one per sample.
+cdef uint64_t VMAP_MODE_BIT = <uint64_t>1 << DispatchKey.VmapMode
+cdef object _vmap_random = None
+
+
+def _set_vmap_random(fn):
+    """fn(fill, draw, generator) -> tensor: what a random factory returns inside vmap;
+    ``draw(lead)`` draws the factory's tensor with a leading dim of size ``lead`` (None:
+    its own shape) and ``fill`` names the op that draws ('uniform_' or 'normal_')."""
+    global _vmap_random
+    _vmap_random = fn
+
+
+cdef inline bint in_vmap() noexcept:
+    return (_state.tls_included() & ~_state.tls_excluded() & VMAP_MODE_BIT) != 0 \
+        and _vmap_random is not None
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples from [0, 1)."""
+    if in_vmap():
+        return with_grad(_vmap_random("uniform_", lambda lead: rand(
+            *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
+            dtype=dtype, device=device), generator), requires_grad)
     return with_grad(random_fill(op_uniform, new_empty(size, dtype, device, "rand"), 0.0, 1.0,
                                  generator), requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Samples from the standard normal distribution."""
+    if in_vmap():
+        return with_grad(_vmap_random("normal_", lambda lead: randn(
+            *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
+            dtype=dtype, device=device), generator), requires_grad)
     return with_grad(random_fill(op_normal, new_empty(size, dtype, device, "randn"), 0.0, 1.0,
                                  generator), requires_grad)
 
 
+cdef object like_draw(object factory, object input, object lead, object dtype,
+                      object device, object memory_format):
+    """rand_like/randn_like inside vmap: the factory with input's shape (and a leading dim)."""
+    if lead is None:
+        return factory(input, dtype=dtype, device=device, memory_format=memory_format)
+    return (rand if factory is rand_like else randn)(
+        (lead,) + tuple(input.shape), dtype=input.dtype if dtype is None else dtype,
+        device=input.device if device is None else device)
+
+
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if in_vmap():
+        return with_grad(_vmap_random("uniform_", lambda lead: like_draw(
+            rand_like, input, lead, dtype, device, memory_format), None), requires_grad)
     return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like", memory_format),
                                  0.0, 1.0, None), requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if in_vmap():
+        return with_grad(_vmap_random("normal_", lambda lead: like_draw(
+            randn_like, input, lead, dtype, device, memory_format), None), requires_grad)
     return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like", memory_format),
                                  0.0, 1.0, None), requires_grad)
+
+
+cdef tuple parse_size(tuple size):
+    """A factory's sizes, given as varargs or as one sequence."""
+    if len(size) == 1 and not isinstance(size[0], int):
+        return tuple(size[0])
+    return size
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,

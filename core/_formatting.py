@@ -121,7 +121,12 @@ def _fmt(arr, fmt, indent, summarize):
 
 def tensor_repr(t):
     """PyTorch-style repr: tensor([...], dtype=..., device=...)."""
-    from ember.core import _state
+    from ember.core import _autograd, _state
+    from ember.core import _tensor as _T
+    b = _T._batch_level(t)
+    if b is not None:         # a vmap wrapper shows its level and physical tensor
+        inner = repr(b.value).replace("\n", "\n    ")
+        return f"BatchedTensor(lvl={b.level}, bdim=0, value=\n    {inner}\n)"
     dtype, device = t.dtype, t.device
     suffixes = []
     if device.type != "cpu":
@@ -149,6 +154,9 @@ def tensor_repr(t):
                                             and not default_float)):
         suffixes.append(f"dtype={dtype}")
     # as PyTorch: a non-leaf shows where it came from, a leaf that records shows that it does
+    tangent = _autograd._fw_tangent(t)
+    if tangent is not None:
+        suffixes.append(f"tangent={tangent!r}")
     grad_fn = t.grad_fn
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn.name()}>")

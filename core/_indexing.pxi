@@ -613,10 +613,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
 # --- derivatives (see _autograd_support.pxi).  The in-place forms above, while autograd
 # records, run the out-of-place op and copy_ the result in (copy_ rebases the history). ---
 
+cdef uint64_t TRANSFORMED = BATCHED_BIT | (<uint64_t>1 << DispatchKey.ForwardAD)
+
+
 cdef bint recording(TensorBase self, object other):
-    return not (_state.tls_excluded() & AUTOGRAD_BIT) and bool(
-        self._keys & AUTOGRAD_BIT or isinstance(other, TensorBase)
-        and (<TensorBase>other)._keys & AUTOGRAD_BIT)
+    """Whether an in-place index op goes through its out-of-place form and copy_: while
+    autograd records, and for vmap's wrappers and tensors with tangents (which only the
+    dispatcher's keys handle)."""
+    cdef uint64_t keys = self._keys | ((<TensorBase>other)._keys
+                                       if isinstance(other, TensorBase) else 0)
+    return bool(keys & TRANSFORMED) or (
+        not (_state.tls_excluded() & AUTOGRAD_BIT) and bool(keys & AUTOGRAD_BIT))
 
 
 def _d_gather(ctx, g):
@@ -726,6 +733,6 @@ derive(op_take, _d_take, take, SAVE_INPUTS)
 derive(op_put, _d_put, put, SAVE_INPUTS)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_searchsorted.entry = searchsorted
 op_multinomial.entry = multinomial

@@ -9,6 +9,8 @@ cdef TensorBase one_element(TensorBase t, str what):
 
 cdef object item_c(TensorBase t):
     """The first element as a Python number (copied through host memory)."""
+    if t._bt is not None:
+        refuse_batched(t, True)
     report_data_read(t, "item")
     if t._backend.is_meta:
         raise RuntimeError("Tensor.item() cannot be called on meta tensors")
@@ -26,6 +28,8 @@ cdef object item_c(TensorBase t):
 
 cdef object host_array(TensorBase t):
     """A NumPy copy of t's values (bfloat16 comes out as float32), on any device."""
+    if t._bt is not None:
+        refuse_batched(t, False)
     report_data_read(t, "host copy")
     if t._backend.is_meta:
         raise NotImplementedError("Cannot copy out of meta tensor; no data!")
@@ -56,6 +60,8 @@ cdef class _ArrayInterface:
 
 
 cdef object numpy_view(TensorBase t, bint force):
+    if t._bt is not None:
+        refuse_batched(t, False)
     report_data_read(t, "numpy")
     if force:
         return host_array(t)

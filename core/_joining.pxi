@@ -5,9 +5,10 @@
 # with thousands of pieces backprops in linear time, and every formula is written with
 # these same ops, so higher-order gradients work.
 #
-# Routing: only the Autograd key has a kernel of its own here (it records the one node
-# and runs the op below it); every other key - a backend, a mode, fake tensors - sees the
-# op's pieces (narrow/select views and copy_), exactly as before these ops existed.
+# Routing: only the Autograd key (and the function transforms' keys, ForwardAD and
+# Batched) has a kernel of its own here (it records the one node and runs the op below
+# it); every other key - a backend, a mode, fake tensors - sees the op's pieces
+# (narrow/select views and copy_), exactly as before these ops existed.
 #
 # In-place rules (_autograd.pyx, multi_view_output): as in PyTorch, an output of split /
 # split_with_sizes / unbind that requires grad may not be written in place, nor used after
@@ -30,11 +31,16 @@ cdef Op op_unbind = Op("unbind", "unbind(Tensor(a -> *) self, int dim=0) -> Tens
                        FAMILY_VIEW, 0, None)
 
 
+cdef uint64_t JOIN_KEYS = (AUTOGRAD_BIT | BATCHED_BIT
+                           | (<uint64_t>1 << DispatchKey.ForwardAD))
+
+
 cdef inline object autograd_kernel_for(Op op, uint64_t keys):
-    """op's Autograd kernel when this call is recorded (an input requires grad and grad
-    mode is on), else None."""
-    if effective_keys(keys) & AUTOGRAD_BIT and (op._kernel_mask >> DispatchKey.Autograd) & 1:
-        return op._table[DispatchKey.Autograd]
+    """op's kernel at Autograd (when this call is recorded: an input requires grad and
+    grad mode is on), ForwardAD or Batched, whichever is live and highest, else None."""
+    cdef uint64_t live = effective_keys(keys) & JOIN_KEYS & op._kernel_mask
+    if live:
+        return op._table[highest_key(live)]
     return None
 
 
@@ -226,7 +232,9 @@ def _d_unbind(ctx, g):
     return (_cat([unsqueeze_c(x, d) for x in output_grads(g)], d),)
 
 
-derive(op_cat, _d_cat, _cat_forward, 0)
+# cat's entry routes again (AG excluded below the Autograd kernel): vmap's Batched kernel
+# joins wrappers; _cat_forward's copy_ into a plain result could not take them
+derive(op_cat, _d_cat, lambda dim, *tensors, out=None: _cat(tensors, dim, out), 0)
 # The outputs are saved (metadata-only views) so the engine can give an unused one zeros.
 derive(op_split, _d_split, _split_forward, SAVE_RESULT)
 derive(op_split_with_sizes, _d_split, _split_with_sizes_forward, SAVE_RESULT)

@@ -197,6 +197,8 @@ def _nll_composite(str name, *args):
 # to weight either) ---
 
 cdef tuple nll_formula(bint ce, object ctx, object g):
+    """The backward op through the dispatcher (vmap's and forward AD's keys see it), or its
+    composite when the backward is itself recorded."""
     x, target, weight, reduction, ignore_index = ctx.args
     total = ctx.result[1]
     if is_grad_enabled_c():
@@ -221,6 +223,6 @@ derive(op_cross_entropy_forward, _d_cross_entropy_forward,
        lambda x, t, w, r, ii: nll_forward_impl(True, x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_nll_loss_backward.entry = nll_loss_backward
 op_cross_entropy_backward.entry = _cross_entropy_backward

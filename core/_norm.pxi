@@ -437,6 +437,6 @@ derive(op_native_batch_norm, _d_native_batch_norm,
        SAVE_INPUTS | SAVE_RESULT)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_native_layer_norm_backward.entry = native_layer_norm_backward
 op_native_batch_norm_backward.entry = native_batch_norm_backward

@@ -429,7 +429,7 @@ derive(op_adaptive_max_pool2d, _d_adaptive_max_pool2d,
        lambda x, o: adaptive_max_pool2d(x, o), SAVE_INPUTS | SAVE_RESULT)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_max_pool2d_backward.entry = max_pool2d_with_indices_backward
 op_avg_pool2d_backward.entry = avg_pool2d_backward
 op_adaptive_avg_pool2d_backward.entry = _adaptive_avg_pool2d_backward

@@ -260,6 +260,8 @@ def _device_sort(TensorBase a, int d, bint descending):
     """(values, indices) of ``a`` sorted along dim ``d`` (>= 0) by its device's `sort`
     kernel (ABI 6.1), or None when the device has none or it answers "not implemented": the
     caller then sorts on the host."""
+    if a._bt is not None:               # the kernel would read sample 0 of a vmap wrapper
+        refuse_batched(a, False)
     if a._backend.is_meta or a.numel_c() == 0 or a._dtype.is_complex:
         return None
     cdef ember_kernel_table* t = a._backend.kernels()
@@ -408,7 +410,7 @@ def _d_cumprod(ctx, g):
         return (g,)
     zero = a == 0
     ga = _reverse_cumsum(g * ctx.result, dim) / where(zero, 1.0, a)
-    if not bool(zero.any()):
+    if (<TensorBase>zero)._bt is None and not bool(zero.any()):    # (vmap: the general one)
         return (ga,)
     first = zero & (scan_op(op_cumsum, zero, dim, None) == 1)
     at_first = _reverse_cumsum(g * scan_op(op_cumprod, where(first, 1.0, a), dim, None), dim)
@@ -439,6 +441,6 @@ derive(op_cummax, _d_cummax, scan_entry(op_cummax), SAVE_RESULT)
 derive(op_cummin, _d_cummax, scan_entry(op_cummin), SAVE_RESULT)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_argmax.entry = reduce_entry(op_argmax)
 op_argmin.entry = reduce_entry(op_argmin)

@@ -178,6 +178,6 @@ derive(op_log_softmax, _d_log_softmax,
        lambda a, dim, dtype=None: softmax_forward(op_log_softmax, a, dim, dtype), SAVE_RESULT)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
-# profiler) redispatches to it
+# profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it
 op_softmax_backward.entry = _softmax_backward_data
 op_log_softmax_backward.entry = _log_softmax_backward_data

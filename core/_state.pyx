@@ -10,10 +10,14 @@ cdef extern from *:
     static __thread uint64_t ember_tls_included = 0;
     static __thread uint64_t ember_tls_excluded = 0;
     static __thread int ember_tls_has_default_device = 0;
+    static __thread int ember_tls_fw_ceiling = 0x7fffffff;
+    static __thread int ember_tls_ag_below = 0;
     """
     uint64_t ember_tls_included
     uint64_t ember_tls_excluded
     int ember_tls_has_default_device
+    int ember_tls_fw_ceiling
+    int ember_tls_ag_below
 
 cdef bint _deterministic = False
 cdef bint _deterministic_warn_only = False
@@ -37,6 +41,42 @@ cdef void set_tls_included(uint64_t keys) noexcept nogil:
 cdef void set_tls_excluded(uint64_t keys) noexcept nogil:
     global ember_tls_excluded
     ember_tls_excluded = keys
+
+
+cdef int fw_ceiling() noexcept nogil:
+    return ember_tls_fw_ceiling
+
+
+cdef void set_fw_ceiling(int level) noexcept nogil:
+    global ember_tls_fw_ceiling
+    ember_tls_fw_ceiling = level
+
+
+cdef int ag_below() noexcept nogil:
+    return ember_tls_ag_below
+
+
+cdef void set_ag_below(int depth) noexcept nogil:
+    global ember_tls_ag_below
+    ember_tls_ag_below = depth
+
+
+def _get_ag_below():
+    """How many Autograd kernels run their op below themselves on this thread."""
+    return ember_tls_ag_below
+
+
+def _set_ag_below(int depth):
+    set_ag_below(depth)
+
+
+def _get_fw_ceiling():
+    """Forward AD: tangents of levels >= this one are hidden on this thread."""
+    return ember_tls_fw_ceiling
+
+
+def _set_fw_ceiling(int level):
+    set_fw_ceiling(level)
 
 
 def _get_tls_keys():

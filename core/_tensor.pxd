@@ -21,6 +21,12 @@ cdef class VersionCounter:
     cdef public int64_t value
 
 
+cdef class BatchLevel:
+    # what a vmap wrapper holds (its own sizes and strides are the per-sample ones)
+    cdef readonly object value        # the physical tensor, the batch dim first
+    cdef readonly int level           # the vmap level that made it
+
+
 cdef class TensorBase:
     cdef Storage _storage
     cdef dtype _dtype
@@ -41,6 +47,10 @@ cdef class TensorBase:
     cdef object _grad                 # accumulated gradient (leaves, retain_grad)
     cdef object _ag                   # AutogradMeta: hooks, accumulator, ... (or None)
     cdef bint _inference              # created under inference_mode (or a view of such)
+    # function transforms (core/_autograd.pyx's forward AD, ember.func's vmap): the
+    # ForwardAD key is set while _fw holds tangents, the Batched key on vmap's wrappers
+    cdef object _fw                   # {level: tangent} or None
+    cdef BatchLevel _bt               # a vmap wrapper's physical tensor, or None
     cdef dict __dict__
     cdef object __weakref__
 

@@ -15,7 +15,7 @@ from ember.core cimport _state
 from ember.core cimport _fallback
 from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
-from ember.core._dispatch cimport BACKEND_MASK, DEFAULT_TENSOR_KEYS, Op
+from ember.core._dispatch cimport BACKEND_MASK, DEFAULT_TENSOR_KEYS, Op, highest_key
 from ember.core._dtype cimport (
     CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
     EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8,
@@ -262,6 +262,8 @@ cdef class TensorBase:
 
     # Python number protocol on one-element tensors (_interop.pxi)
     def __bool__(self):
+        if self._bt is not None:
+            refuse_batched(self, False)
         if self.numel_c() != 1:
             raise RuntimeError(
                 f"Boolean value of Tensor with {'no values' if self.numel_c() == 0 else 'more than one value'} is ambiguous")
@@ -522,6 +524,8 @@ cdef class TensorBase:
         return random_fill(op_normal, self, mean, std, generator)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        if self._bt is not None:          # a vmap wrapper's: one per sample (functorch's)
+            return batched_like(self, size, dtype, device, "new_empty")
         return new_empty(size, self._dtype if dtype is None else dtype,
                          self._device if device is None else device, "new_empty")
 
@@ -682,6 +686,7 @@ cdef class TensorBase:
 
 
 include "_autograd_support.pxi"
+include "_transforms.pxi"
 include "_views.pxi"
 include "_promotion.pxi"
 include "_limited.pxi"

@@ -96,6 +96,8 @@ cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
 
 cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
                           const int64_t* strides, int64_t offset):
+    if base._bt is not None:       # a vmap wrapper's own geometry is sample 0's: refuse
+        refuse_batched(base, False)
     cdef TensorBase t = new_tensor(base._storage, base._dtype, ndim, sizes, strides, offset)
     t._version = base.version()
     t._base_ref = base._base_ref if base._base_ref is not None else base
@@ -121,6 +123,7 @@ cdef void adopt(TensorBase t, TensorBase src):
     memcpy(t._sizes, src._sizes, src._ndim * sizeof(int64_t))
     memcpy(t._strides, src._strides, src._ndim * sizeof(int64_t))
     t._version = src.version()
+    t._bt = src._bt                       # an alias of a vmap wrapper is one too
 
 
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:

@@ -177,7 +177,9 @@ cdef TensorBase view_c(TensorBase t, tuple args):
 
 cdef TensorBase view_dtype_c(TensorBase t, dtype dt):
     """t's bytes reinterpreted as dtype `dt` (Tensor.view(dtype)): the last dim scales by
-    the itemsize ratio, as PyTorch does."""
+    the itemsize ratio, as PyTorch does (a vmap wrapper's batch reinterpreted alike)."""
+    if t._bt is not None:
+        return _make_batched(view_dtype_c(<TensorBase>t._bt.value, dt), t._bt.level)
     cdef int old = t._dtype.itemsize, new = dt.itemsize, i
     cdef int64_t sizes[MAX_DIM]
     cdef int64_t strides[MAX_DIM]
@@ -660,7 +662,7 @@ def is_floating_point(input):
 
 cdef object into_zeros(object g, object shape, object region):
     """zeros(shape) with g written into region(zeros)."""
-    z = zeros(shape, dtype=g.dtype, device=g.device)
+    z = zeros_for(g, shape)
     region(z).copy_(g)
     return z
 
@@ -695,7 +697,7 @@ def _d_as_strided(ctx, g):
     cdef int64_t span = 1 if t.numel() else 0    # (`sum` is ember's sum in this module)
     for s, st in zip(t.shape, t.stride()):
         span += (s - 1) * st if span else 0
-    buf = zeros(span, dtype=g.dtype, device=g.device)
+    buf = zeros_for(g, (span,))
     start = t.storage_offset() if off is None else off
     as_strided_c(buf, size, stride, start - t.storage_offset()).copy_(g)
     return (as_strided_c(buf, t.shape, t.stride(), 0),)

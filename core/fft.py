@@ -10,6 +10,7 @@ formula (the adjoint rfft, doubling the bins that stand for two); a complex-resu
 of an input that requires grad raises rather than silently dropping the graph."""
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core._state import get_default_dtype
 from ember.core.composites import roll
@@ -73,10 +74,14 @@ def _to_tensor(arr, dt, like):
 
 
 def _no_complex_grad(x, op):
-    from ember.core._autograd import is_grad_enabled
+    from ember.core._autograd import _fw_scan, is_grad_enabled
     if x.requires_grad and is_grad_enabled():
         raise NotImplementedError(f"ember.fft.{op}: its result is complex, and ember's "
                                   f"complex tensors cannot carry gradients yet")
+    if _fw_scan((x,))[0] >= 0:
+        raise NotImplementedError(f"Trying to use forward AD with fft_{op} that does not "
+                                  f"support it because it has not been implemented yet "
+                                  f"(its result is complex).")
 
 
 def _c2c(input, s, dim, norm, op, inverse):
@@ -112,9 +117,9 @@ def _c2r(input, s, dim, norm, op, hermitian):
     sizes, dims = _plan(x, s, dim, norm, op, one_sided_output=True)
     # hfft of x is irfft of conj(x) with the other scaling (conj: nothing for a real x)
     scaling = _SWAPPED[norm] if hermitian else (norm or "backward")
-    if x.requires_grad and not x.dtype.is_complex:
-        from ember.core._autograd import is_grad_enabled
-        if is_grad_enabled():
+    if not x.dtype.is_complex:
+        from ember.core._autograd import _tracked
+        if _tracked(x):                     # recorded, or a tangent to carry
             return _real_c2r().apply(x, sizes, dims, scaling)
     return _c2r_host(x, sizes, dims, scaling, hermitian)
 
@@ -147,6 +152,10 @@ def _real_c2r():
             def backward(ctx, g):
                 return _c2r_backward(g, ctx.shape, ctx.sizes, ctx.dims, ctx.scaling), \
                     None, None, None
+
+            @staticmethod
+            def jvp(ctx, t, *_):
+                return _c2r_host(t, ctx.sizes, ctx.dims, ctx.scaling, False)   # linear
         _C2R = _RealC2R
     return _C2R
 
@@ -318,3 +327,11 @@ def fftshift(input, dim=None):
 def ifftshift(input, dim=None):
     """The inverse of fftshift: the centre moves back to index 0."""
     return _shift(input, dim, "ifftshift", lambda n: (n + 1) // 2)
+
+
+# The transforms read their input on the host: as composite ops, vmap runs them sample by
+# sample (ember.func) instead of reading one sample's memory.
+for _name in ("fft", "fft2", "fftn", "hfft", "hfft2", "hfftn", "ifft", "ifft2", "ifftn",
+              "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2", "irfftn", "rfft", "rfft2",
+              "rfftn"):
+    globals()[_name] = composite(f"fft_{_name}")(globals()[_name])

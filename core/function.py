@@ -18,6 +18,8 @@ class FunctionCtx(_ag.Node):
 
     _saved = None            # SavedTensors, once Function.apply recorded the node
     _to_save = ()
+    _forward_saved = ()      # save_for_backward's tensors, as jvp sees them
+    _in_jvp = False
 
     def save_for_backward(self, *tensors):
         for t in tensors:
@@ -31,6 +33,8 @@ class FunctionCtx(_ag.Node):
 
     @property
     def saved_tensors(self):
+        if self._in_jvp:          # jvp reads what forward saved (for forward or backward)
+            return tuple(getattr(self, "saved_for_forward", None) or self._forward_saved)
         if self._saved is None:
             raise RuntimeError(_ag._FREED)
         return tuple(_ag._unpack(s, self) if s is not None else None for s in self._saved)
@@ -107,8 +111,19 @@ class Function:
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
+        return _run(cls, args, kwargs)[0]
+
+    @classmethod
+    def _record(cls, args, kwargs):
+        """forward (with every tangent level hidden), and the graph node when an input
+        requires grad; returns (output, ctx)."""
         ctx = FunctionCtx()
         ctx._cls, ctx._to_save, ctx._dirty, ctx._non_diff = cls, (), (), ()
         ctx.materialize_grads = True
@@ -125,9 +140,10 @@ class Function:
                 output = cls.forward(ctx, *args, **kwargs)
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
+        ctx._forward_saved = ctx._to_save
         if not recording:
             ctx._saved = None
-            return output
+            return output, ctx
         for t in ctx._dirty:
             if t.requires_grad and t.is_leaf:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
@@ -154,7 +170,47 @@ class Function:
         ctx._saved = tuple(None if t is None else _ag._save(t, out_ids.get(id(t), -1))
                            for t in ctx._to_save)
         ctx._to_save = ()
-        return result[0] if single else tuple(result)
+        return (result[0] if single else tuple(result)), ctx
+
+
+def _run(cls, args, kwargs):
+    """Function.apply: the innermost tangent level among the inputs first (forward runs
+    with it hidden, then ``jvp`` gives the outputs' tangents at it), down to the recording
+    of the backward node.  Returns (output, ctx)."""
+    level, batch = _ag._fw_scan(args, kwargs)
+    if level < 0 or batch > level:
+        return cls._record(args, kwargs)
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+    prev = _ag._fw_ceiling_get()
+    _ag._fw_ceiling_set(level)
+    try:
+        output, ctx = _run(cls, args, kwargs)
+        tangents = [(_ag._fw_tangent(a, level) if _ag._fw_tangent(a, level) is not None
+                     else _T.zeros_like(a)) if isinstance(a, TensorBase) else None
+                    for a in args]
+        ctx._in_jvp = True
+        try:
+            out_t = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._in_jvp = False
+        single = not isinstance(output, tuple)
+        outputs = [output] if single else list(output)
+        out_t = (out_t,) if single or not isinstance(out_t, (tuple, list)) else tuple(out_t)
+        ids = {id(a) for a in args if isinstance(a, TensorBase)}
+        for i, (o, t) in enumerate(zip(outputs, out_t)):
+            if isinstance(o, TensorBase) and t is not None:
+                if id(o) in ids:                 # an input returned as it is: an alias
+                    o = outputs[i] = o.view_as(o)
+                if tuple(t.shape) != tuple(o.shape):
+                    raise RuntimeError(f"Function {cls.__name__}.jvp returned an invalid "
+                                       f"tangent at index {i} - got {list(t.shape)} but "
+                                       f"expected shape compatible with {list(o.shape)}")
+                _ag._fw_attach(o, level, t)
+    finally:
+        _ag._fw_ceiling_set(prev)
+    return (outputs[0] if single else tuple(outputs)), ctx
 
 
 def once_differentiable(fn):
@@ -187,16 +243,25 @@ def _constant_node(name, implemented):
             return (None, *(None if m is None else _T.zeros(m[0], dtype=m[1], device=m[2])
                             for m in ctx._in_meta[1:]))
 
+        def jvp(ctx, *tangents):
+            if not implemented:
+                raise NotImplementedError(f"Trying to use forward AD with {name} that does "
+                                          f"not support it because it has not been "
+                                          f"implemented yet.")
+            # piecewise constant: a zero tangent (the ops recorded so have their input's
+            # shape: sign, sgn, bernoulli)
+            return _T.zeros_like(tangents[1]) if len(tangents) > 1 else None
+
         title = "".join(part.capitalize() for part in name.split("_"))
         cls = _CONSTANT_NODES[key] = type(title, (Function,), {
             "forward": staticmethod(forward), "backward": staticmethod(backward),
+            "jvp": staticmethod(jvp),
             "_node_name": f"{title}Backward0" if implemented else "NotImplemented"})
     return cls
 
 
 def _recording(inputs):
-    return _ag.is_grad_enabled() and any(isinstance(t, TensorBase) and t.requires_grad
-                                         for t in inputs)
+    return any(_ag._tracked(t) for t in inputs)
 
 
 def zero_derivative(name, fn, *inputs):

@@ -130,7 +130,7 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     n = (input.shape[-1] if input.dim() else 1) + abs(offset)
     rest = iter(input.shape[:-1])
     shape = [n if i in (d1, d2) else next(rest) for i in range(nd)]
-    out = _T.zeros(shape, dtype=input.dtype, device=input.device)
+    out = input.new_zeros(shape)
     out.diagonal(offset, d1, d2).copy_(input)
     return out
 

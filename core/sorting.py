@@ -3,10 +3,12 @@ unique_consecutive, randperm.
 
 They run on the host through NumPy (the op catalogue allows NumPy for sort/topk/unique)
 and copy the result back to the tensor's device, so every device has them.  NumPy is
-imported on first use: `import ember` stays free of it."""
+imported on first use: `import ember` stays free of it.  They are composite ops, so vmap
+runs them sample by sample (it cannot hand the host one sample's memory)."""
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 
@@ -51,7 +53,9 @@ def _chosen(t, vals, idx, name, axis=None, keepdim=True):
 
 
 def _recording(t):
-    return t.requires_grad and _ag.is_grad_enabled()
+    """The differentiable path (values gathered at the chosen indices): while autograd
+    records or forward AD carries a tangent."""
+    return _ag._tracked(t)
 
 
 def _no_complex(t, message, error=RuntimeError):
@@ -72,6 +76,7 @@ def _order(arr, axis, descending):
     return arr.shape[axis] - 1 - np.flip(idx, axis=axis)
 
 
+@composite("sort")
 def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
     """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
     if axis is not None:
@@ -101,6 +106,7 @@ def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
     return sort(input, dim, descending, stable).indices
 
 
+@composite("topk")
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
     np = _numpy()
@@ -120,6 +126,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     return _back(t, values.reshape(shape), idx.reshape(shape), "topk", axis)
 
 
+@composite("kthvalue")
 def kthvalue(input, k, dim=-1, keepdim=False):
     """(values, indices) of the ``k``-th smallest element (1-based) along ``dim``."""
     np = _numpy()
@@ -138,6 +145,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
     return _back(t, values, idx, "kthvalue", axis, keepdim)
 
 
+@composite("median")
 def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The lower median: of all elements (dim=None), or (values, indices) along ``dim``."""
     if axis is not None or keepdims is not None:
@@ -163,6 +171,7 @@ def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     return _T._ValuesIndices("median", r.values, r.indices)
 
 
+@composite("unique")
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct values of ``input`` (sorted), or its distinct slices along ``dim``;
     optionally with the inverse mapping and the counts."""
@@ -181,6 +190,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _unique_result(t, values, inverse, counts, return_inverse, return_counts)
 
 
+@composite("unique_consecutive")
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """``input`` with each run of equal consecutive values (slices along ``dim``) kept once;
     optionally with the inverse mapping and the run lengths."""
@@ -210,6 +220,7 @@ def _unique_result(t, values, inverse, counts, return_inverse, return_counts):
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@composite("mode")
 def mode(input, dim=-1, keepdim=False):
     """(values, indices): the most frequent value along ``dim`` (the smallest of equally
     frequent ones) and the position of its last occurrence."""

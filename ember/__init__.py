@@ -202,8 +202,9 @@ globals().update(_more_functions())
 globals().update(_dtypes._dtype_by_name)
 
 _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils", "random", "__config__", "testing", "fx", "serialization"}
-_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization"}   # NumPy-heavy: on use
+                    "utils", "random", "__config__", "testing", "fx", "serialization", "func"}
+_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization",   # NumPy-heavy: on use
+                   "vmap": "func"}
 # conv3d/transposed convs, 3-d max pooling, pixel shuffles: nn composites, loaded on use
 _LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv3d",
                         "conv_transpose1d": "nn._functional.conv_transpose",

@@ -69,11 +69,11 @@ def _same_dtype(a, b, op, names=("A", "B")):
 
 
 def _recording(*tensors):
-    """True when autograd records an op on ``tensors``: the op then runs through its
-    differentiable form (core/linalg/derivatives.py, imported on first use)."""
+    """True when autograd records an op on ``tensors`` or forward AD carries a tangent: the
+    op then runs through its differentiable form (core/linalg/derivatives.py, imported on
+    first use)."""
     from ember.core import _autograd
-    return _autograd.is_grad_enabled() and any(
-        isinstance(t, TensorBase) and t.requires_grad for t in tensors)
+    return any(_autograd._tracked(t) for t in tensors)
 
 
 def _derivatives():

@@ -134,14 +134,15 @@ def svdvals(A, *, driver=None, out=None):
     return _back(_svd_host(A, False, False, "linalg.svdvals"), A)
 
 
-def _symmetric(A, UPLO, op):
+def _symmetric(A, UPLO, op, host=True):
+    """A checked (square, floating, UPLO), and its values on the host (when ``host``)."""
     _tensor_arg(A, op, "A", 1)
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     _matrix(A, op, "A", square=True, floating=False)
     if not A.is_floating_point() or A.dtype.itemsize < 4:
         raise NotImplementedError(f'"linalg_eigh_cpu" not implemented for \'{_type_name(A)}\'')
-    return _host(A)
+    return _host(A) if host else None
 
 
 @composite("linalg_eigh")
@@ -150,7 +151,7 @@ def eigh(A, UPLO="L", *, out=None):
     """(eigenvalues, eigenvectors) of each symmetric matrix of ``A``, eigenvalues ascending;
     only the ``UPLO`` ('L' or 'U') triangle is read."""
     if _recording(A):
-        _symmetric(A, UPLO, "linalg.eigh")
+        _symmetric(A, UPLO, "linalg.eigh", host=False)
         return _derivatives().eigh(A, UPLO)
     w, v = _numpy().linalg.eigh(_symmetric(A, UPLO, "linalg.eigh"), UPLO=UPLO)
     return _result("linalg_eigh", ["eigenvalues", "eigenvectors"], _back(w, A), _back(v, A))

@@ -1,4 +1,5 @@
-"""Derivatives of the host-side linear algebra ops (real inputs, batched).
+"""Derivatives of the host-side linear algebra ops (real inputs, batched): backward (vjp)
+and forward (jvp) formulas.
 
 Each op runs its LAPACK forward on the host; when autograd records (an input requires grad
 and grad mode is on) the public function calls the autograd.Function here instead, whose
@@ -9,7 +10,10 @@ PyTorch's documentation also uses: they hold for invertible / well-conditioned i
 
 Ops that are compositions of these (svdvals, eigvalsh, pinv, lstsq's solution, logdet,
 cholesky_solve, cholesky_inverse, matrix_power, the norms) take their derivative from the
-composition: see `composite_*` below."""
+composition: see `composite_*` below.  The jvps are the matching forward results
+(dX = -X dA X for the inverse, Jacobi's formula for the determinant, the perturbation
+formulas for eigh and svd); PyTorch's derivatives.yaml lists the same.  Each Function's
+jvp reads what its forward saved."""
 
 from ember.core import _tensor as _T
 from ember.core.composites import cat, eye
@@ -48,6 +52,11 @@ class _Inv(Function):
         Xt = _mT(X)
         return -(Xt @ g @ Xt)
 
+    @staticmethod
+    def jvp(ctx, dA):
+        X, = ctx.saved_tensors
+        return -(X @ dA @ X)
+
 
 class _Det(Function):
     @staticmethod
@@ -60,6 +69,11 @@ class _Det(Function):
     def backward(ctx, g):
         A, d = ctx.saved_tensors
         return _as_matrix(g * d) * _mT(inv(A))
+
+    @staticmethod
+    def jvp(ctx, dA):
+        A, d = ctx.saved_tensors
+        return d * (_mT(inv(A)) * dA).sum((-2, -1))
 
 
 class _Slogdet(Function):
@@ -74,6 +88,11 @@ class _Slogdet(Function):
     def backward(ctx, g_sign, g_logabsdet):
         A, = ctx.saved_tensors
         return _as_matrix(g_logabsdet) * _mT(inv(A))
+
+    @staticmethod
+    def jvp(ctx, dA):
+        A, = ctx.saved_tensors
+        return None, (_mT(inv(A)) * dA).sum((-2, -1))
 
 
 class _Solve(Function):
@@ -94,6 +113,16 @@ class _Solve(Function):
         gB = solve(_mT(A), g, left=ctx.left)
         gA = -(gB @ _mT(X)) if ctx.left else -(_mT(X) @ gB)
         return gA, (gB[..., 0] if ctx.vector else gB), None, None
+
+    @staticmethod
+    def jvp(ctx, dA, dB, _left, _vector):
+        """A dX = dB - dA X (left), dX A = dB - X dA (right)."""
+        A, X = ctx.saved_tensors
+        if ctx.vector:
+            dB, X = dB[..., None], X[..., None]
+        rhs = dB - (dA @ X if ctx.left else X @ dA)
+        dX = solve(A, rhs, left=ctx.left)
+        return dX[..., 0] if ctx.vector else dX
 
 
 class _SolveTriangular(Function):
@@ -117,6 +146,14 @@ class _SolveTriangular(Function):
             gA = gA.triu(diag) if upper else gA.tril(-diag)
         return gA, gB, None, None, None
 
+    @staticmethod
+    def jvp(ctx, dA, dB, *_):
+        A, X = ctx.saved_tensors
+        upper, left, unit = ctx.opts
+        diag = 1 if unit else 0
+        dA = dA.triu(diag) if upper else dA.tril(-diag)     # the triangle A is read from
+        return solve_triangular(A, dB - (dA @ X if left else X @ dA), upper, left, unit)
+
 
 def _phi(X):
     """The lower triangle of X with its diagonal halved."""
@@ -139,6 +176,13 @@ class _Cholesky(Function):
         P = _phi(_mT(L) @ g.tril())
         gA = _tri_solve(L, _tri_solve(_mT(L), P, True), False, left=False)  # L^-T P L^-1
         return 0.5 * (gA + _mT(gA))
+
+    @staticmethod
+    def jvp(ctx, dA):
+        """dL = L phi(L^-1 dA L^-T)."""
+        L, = ctx.saved_tensors
+        inner = _tri_solve(_mT(L), _tri_solve(L, dA, False), True, left=False)
+        return L @ _phi(inner)
 
 
 def _copyltu(M):
@@ -174,6 +218,23 @@ class _Qr(Function):
         gX = _qr_square_or_tall(Q, U, gQ + Y @ _mT(gV), gU)
         return cat([gX, Q @ gV], -1), None
 
+    @staticmethod
+    def jvp(ctx, dA, _mode):
+        """With dX = Q^T dA R^-1 = Omega + dR R^-1 (Omega skew, dR R^-1 upper): Omega from
+        dX's strict lower triangle, dR = (dX - Omega) R, dQ = dA R^-1 - Q (dX - Omega)."""
+        Q, R = ctx.saved_tensors
+        m, n = Q.shape[-2], R.shape[-1]
+        if m < n:
+            raise NotImplementedError("Trying to use forward AD with linalg_qr that does not "
+                                      "support it because it has not been implemented yet "
+                                      "for inputs with more columns than rows.")
+        dAR = _tri_solve(R, dA, True, left=False)                   # dA R^-1
+        dX = _mT(Q) @ dAR
+        low = dX.tril(-1)
+        omega = low - _mT(low)
+        dR = (dX - omega) @ R
+        return dAR - Q @ (dX - omega), dR
+
 
 class _Eigh(Function):
     @staticmethod
@@ -190,6 +251,16 @@ class _Eigh(Function):
         F = _T.where(ident == 1, 0.0, 1.0 / (diff + ident))
         inner = F * (_mT(V) @ gV) + diag_embed(gw)
         return V @ inner @ _mT(V), None
+
+    @staticmethod
+    def jvp(ctx, dA, _uplo):
+        """dw = diag(V^T dA V), dV = V (F * (V^T dA V)), F_ij = 1 / (w_j - w_i)."""
+        w, V = ctx.saved_tensors
+        P = _mT(V) @ dA @ V
+        diff = w[..., None, :] - w[..., :, None]
+        ident = eye(w.shape[-1], dtype=w.dtype, device=w.device)
+        F = _T.where(ident == 1, 0.0, 1.0 / (diff + ident))
+        return P.diagonal(0, -2, -1), V @ (F * P)
 
 
 class _Svd(Function):
@@ -221,6 +292,30 @@ class _Svd(Function):
         if n > k:
             gA = gA + U @ _mT((gV - V @ VgV) / S[..., None, :])
         return gA, None
+
+    @staticmethod
+    def jvp(ctx, dA, _full):
+        """With dP = U^T dA V and F_ij = 1 / (s_j^2 - s_i^2): dS = diag(dP),
+        dU = U (F * (dP S + S dP^T)) + (I - U U^T) dA V / S,
+        dV = V (F * (S dP + dP^T S)) + (I - V V^T) dA^T U / S."""
+        U, S, Vh = ctx.saved_tensors
+        k = S.shape[-1]
+        if U.shape[-1] != k or Vh.shape[-2] != k:
+            raise NotImplementedError("Trying to use forward AD with linalg_svd that does not "
+                                      "support it because it has not been implemented yet "
+                                      "for full_matrices=True (use full_matrices=False).")
+        V = _mT(Vh)
+        dP = _mT(U) @ dA @ V
+        S2 = S * S
+        ident = eye(k, dtype=S.dtype, device=S.device)
+        E = S2[..., None, :] - S2[..., :, None]
+        F = _T.where(ident == 1, 0.0, 1.0 / _T.where(ident == 1, 1.0, E))
+        Srow, Scol = S[..., None, :], S[..., :, None]
+        dU = U @ (F * (dP * Srow + Scol * _mT(dP)))
+        dU = dU + (dA @ V - U @ dP) / Srow
+        dV = V @ (F * (Scol * dP + _mT(dP) * Srow))
+        dV = dV + (_mT(dA) @ U - V @ _mT(dP)) / Srow
+        return dU, dP.diagonal(0, -2, -1), _mT(dV)
 
 
 # --- entry points the public functions call when autograd records -----------------------

@@ -28,7 +28,7 @@ from ember.core.linalg.decompositions import eigh, eigvalsh, svd, svdvals
 __all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_rank", "multi_dot", "norm",
            "pinv", "vecdot"]
 
-_INT64, _BOOL = _dtype_by_name["int64"], _dtype_by_name["bool"]
+_INT64 = _dtype_by_name["int64"]
 _MATRIX_ORDS = ("fro", "nuc", math.inf, -math.inf, 1, -1, 2, -2)
 
 
@@ -47,6 +47,7 @@ def _drop(t, d0, d1, keepdim):
     return t if keepdim else t.squeeze(max(d0, d1)).squeeze(min(d0, d1))
 
 
+@composite("linalg_matrix_norm")
 @with_out
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """The ``ord`` norm of the matrices spanning dims ``dim`` of ``A``: 'fro', 'nuc',
@@ -76,6 +77,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     return _drop(r, d0, d1, keepdim)
 
 
+@composite("linalg_norm")
 @with_out
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """A vector or a matrix norm, as ``dim`` and ``ord`` say: over one dim (or all elements
@@ -117,12 +119,26 @@ def _tolerance(np, smax, atol, rtol, m, n, dtype):
     return np.maximum(atol_v, rtol_v * smax)
 
 
+def _tolerance_t(smax, atol, rtol, m, n):
+    """_tolerance with ember ops: max(atol, rtol * smax), tensors of smax's shape."""
+    from ember.core.typeinfo import finfo
+    atol_t = atol.to(smax.dtype) if isinstance(atol, _T.TensorBase) else \
+        _T.full_like(smax, 0.0 if atol is None else atol)
+    if rtol is None:
+        default = finfo(smax.dtype).eps * max(m, n)
+        rtol_t = _T.where(atol_t > 0, 0.0, default) if atol is not None else default
+    else:
+        rtol_t = rtol.to(smax.dtype) if isinstance(rtol, _T.TensorBase) else rtol
+    return _T.maximum(atol_t, rtol_t * smax)
+
+
 def _spectrum(A, hermitian):
     """|eigenvalues| (hermitian) or singular values of each matrix, on the host."""
     np = _numpy()
     return np.abs(_host(eigvalsh(A))) if hermitian else _host(svdvals(A))
 
 
+@composite("linalg_pinv")
 @with_out
 def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """The Moore-Penrose pseudo-inverse of each matrix of ``A``: singular values at or below
@@ -135,12 +151,12 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
                            f"tensor with 2 or more dimensions of float, double, cfloat or "
                            f"cdouble types")
     rtol = rcond if rtol is None else rtol
-    a = _host(A)
-    m, n = a.shape[-2:]
+    m, n = A.shape[-2:]
     if min(m, n) == 0:
-        return _back(np.zeros(a.shape[:-2] + (n, m), a.dtype), A)
+        return _T.zeros(tuple(A.shape[:-2]) + (n, m), dtype=A.dtype, device=A.device)
     if _recording(A):
         return _pinv_differentiable(A, hermitian, atol, rtol)
+    a = _host(A)
     if hermitian:
         w, v = np.linalg.eigh(a)
         s, left, right = w, v, np.swapaxes(v, -1, -2)
@@ -156,22 +172,22 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
 
 def _pinv_differentiable(A, hermitian, atol, rtol):
     """pinv composed from the differentiable eigh / svd; which singular values count as zero
-    is decided on the host values (a constant for the gradient)."""
-    np = _numpy()
+    is decided on their (detached) values, with ember ops (a constant for the gradient; no
+    host round trip, so it also runs batched inside vmap)."""
     if hermitian:
         s, left = eigh(A)
         right = left.transpose(-2, -1)
     else:
         left, s, right = svd(A, full_matrices=False)
     m, n = A.shape[-2:]
-    s_host = np.abs(_host(s.detach()))
-    smax = s_host.max(-1)
-    keep = _back(s_host > _tolerance(np, smax, atol, rtol, m, n, s_host.dtype)[..., None], A,
-                 _BOOL)
+    s_abs = s.detach().abs()
+    smax = s_abs.amax(-1) if s_abs.shape[-1] else _T.zeros_like(s_abs.sum(-1))
+    keep = s_abs > _tolerance_t(smax, atol, rtol, m, n)[..., None]
     s_inv = _T.where(keep, 1 / _T.where(keep, s, 1.0), 0.0)
     return right.transpose(-2, -1) * s_inv[..., None, :] @ left.transpose(-2, -1)
 
 
+@composite("linalg_matrix_rank")
 @with_out
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     """How many singular values (|eigenvalues| when ``hermitian``) of each matrix exceed

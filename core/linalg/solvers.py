@@ -36,6 +36,7 @@ _SOLVE_FAILED = "The solver failed because the input matrix is singular."
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@composite("linalg_solve_ex")
 @with_out
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """(result, info): the solution X of ``A X = B`` (``X A = B`` when ``left=False``) and
@@ -72,6 +73,7 @@ def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     return _result("linalg_solve_ex", ["result", "info"], result, _back(info, A, _INT32))
 
 
+@composite("linalg_solve")
 @with_out
 def solve(A, B, *, left=True, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``); ``B`` may be a
@@ -84,6 +86,7 @@ def solve(A, B, *, left=True, out=None):
     return result
 
 
+@composite("linalg_inv_ex")
 @with_out
 def inv_ex(A, *, check_errors=False, out=None):
     """(inverse, info): the inverse of each square matrix of ``A`` and its LAPACK status
@@ -118,6 +121,7 @@ def inverse(input, *, out=None):
     return inv(input)
 
 
+@composite("linalg_det")
 @with_out
 def det(A, *, out=None):
     """The determinant of each square matrix of ``A``."""
@@ -133,6 +137,7 @@ def _slogdet(A, op):
     return sign, logabsdet
 
 
+@composite("linalg_slogdet")
 @with_out
 def slogdet(A, *, out=None):
     """(sign, logabsdet): the sign and the log of the absolute value of each determinant."""
@@ -143,6 +148,7 @@ def slogdet(A, *, out=None):
     return _result("linalg_slogdet", ["sign", "logabsdet"], _back(sign, A), _back(logabsdet, A))
 
 
+@composite("logdet")
 def logdet(input):
     """The log of each determinant: -inf where it is zero, NaN where it is negative."""
     if _recording(input):
@@ -182,6 +188,7 @@ def _triangular_operands(A, B, op, left):
     return _broadcast(a, batch), _broadcast(b, batch), batch, dtype
 
 
+@composite("linalg_solve_triangular")
 @with_out
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``) for triangular ``A``
@@ -193,6 +200,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     return _back(x.reshape(batch + x.shape[-2:]), A, dtype)
 
 
+@composite("cholesky_solve")
 @with_out
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """The solution X of ``A X = B`` given B (``input``) and the Cholesky factor of A
@@ -207,6 +215,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     return _back(x.reshape(batch + x.shape[-2:]), input2, dtype)
 
 
+@composite("cholesky_inverse")
 @with_out
 def cholesky_inverse(input, upper=False, *, out=None):
     """The inverse of A from its Cholesky factor ``input`` (L, or U when ``upper``)."""
@@ -234,6 +243,7 @@ def _lstsq_one(a, b, cond, driver):
     return x, (res if np.size(res) else None), rank, s
 
 
+@composite("linalg_lstsq")
 def lstsq(A, B, rcond=None, *, driver=None):
     """(solution, residuals, rank, singular_values): the least-squares solution of
     ``A X = B``.  ``driver`` is 'gelsy' (default), 'gelsd', 'gelss' or 'gels'; residuals
@@ -290,6 +300,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
                    solution, _back(residuals, A), _back(rank, A, _INT64), _back(sv, A))
 
 
+@composite("linalg_matrix_power")
 @with_out
 def matrix_power(A, n, *, out=None):
     """``A`` multiplied by itself ``n`` times (the identity for 0, powers of the inverse for

@@ -16,18 +16,17 @@ from ember.autograd.grad_mode import (
 from ember.core.gradients import backward, grad
 
 __all__ = ["Function", "FunctionCtx", "Variable", "backward", "detect_anomaly",
-           "enable_grad", "enforce_grad_layout_policy", "functional", "grad", "gradcheck",
-           "gradgradcheck", "inference_mode", "is_grad_enabled", "is_inference_mode_enabled",
-           "no_grad", "once_differentiable", "set_detect_anomaly", "set_grad_enabled",
-           "set_multithreading_enabled"]
-
+           "enable_grad", "enforce_grad_layout_policy", "forward_ad", "functional", "grad",
+           "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "no_grad", "once_differentiable", "set_detect_anomaly",
+           "set_grad_enabled", "set_multithreading_enabled"]
 
 
 def __getattr__(name):
     if name == "Variable":
         from ember.autograd.variable import Variable
         return Variable
-    if name in ("functional", "graph", "profiler", "variable"):
+    if name in ("forward_ad", "functional", "graph", "profiler", "variable"):
         import importlib
         return importlib.import_module(f"ember.autograd.{name}")
     if name in ("gradcheck", "gradgradcheck"):

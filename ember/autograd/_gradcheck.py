@@ -66,13 +66,42 @@ def _analytical(func, inputs, wrt_list, out_index):
             for w, r in rows.items()}
 
 
+def _forward(func, inputs, wrt, out_index):
+    """Columns d out[out_index] / d inputs[wrt][j] by forward AD: one jvp per element."""
+    from ember.autograd import forward_ad as fwAD
+    x = inputs[wrt]
+    cols = []
+    with fwAD.dual_level():
+        for j in range(x.numel()):
+            basis = _T.zeros(x.numel(), dtype=x.dtype, device=x.device)
+            basis[j] = 1
+            args = list(inputs)
+            args[wrt] = fwAD.make_dual(x.detach(), basis.reshape(x.shape))
+            out = _diff_outputs(func, tuple(args))[out_index]
+            t = fwAD.unpack_dual(out).tangent
+            cols.append(_T.zeros(out.numel(), dtype=_F64, device=out.device) if t is None
+                        else t.detach().double().reshape(-1))
+    n = _diff_outputs(func, inputs)[out_index].numel()
+    return stack(cols, 1) if cols else _T.zeros(n, 0, dtype=_F64)
+
+
+def _mismatch(kind, o, w, numerical, analytical, raise_exception):
+    msg = (f"{kind}Jacobian mismatch for output {o} with respect to input {w},\n"
+           f"numerical:{numerical}\nanalytical:{analytical}\n")
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """True if autograd's gradients of ``func`` at ``inputs`` match finite differences
     (use float64 inputs that require grad); otherwise raises GradcheckError (or returns
-    False with ``raise_exception=False``)."""
+    False with ``raise_exception=False``).  ``check_forward_ad`` also checks forward-mode
+    AD's Jacobian (one jvp per input element); ``check_backward_ad=False`` skips the
+    reverse-mode one."""
     inputs = _as_tuple(inputs)
     wrt = [i for i, x in enumerate(inputs) if isinstance(x, TensorBase) and x.requires_grad]
     if not wrt:
@@ -86,16 +115,17 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                           "are not of double precision floating point.", UserWarning)
     n_out = len(_diff_outputs(func, inputs))
     for o in range(n_out):
-        analytical = _analytical(func, inputs, wrt, o)
+        analytical = _analytical(func, inputs, wrt, o) if check_backward_ad else {}
         for w in wrt:
-            numerical = _numerical(func, inputs, w, o, eps)
-            a, numerical = analytical[w].cpu(), numerical.cpu()    # Jacobians on the host
-            if a.shape != numerical.shape or not allclose(a, numerical, rtol, atol):
-                msg = (f"Jacobian mismatch for output {o} with respect to input {w},\n"
-                       f"numerical:{numerical}\nanalytical:{a}\n")
-                if raise_exception:
-                    raise GradcheckError(msg)
-                return False
+            numerical = _numerical(func, inputs, w, o, eps).cpu()    # Jacobians on the host
+            checks = [("", analytical[w])] if check_backward_ad else []
+            if check_forward_ad:
+                checks.append(("While considering the forward AD: ",
+                               _forward(func, inputs, w, o)))
+            for kind, a in checks:
+                a = a.cpu()
+                if a.shape != numerical.shape or not allclose(a, numerical, rtol, atol):
+                    return _mismatch(kind, o, w, numerical, a, raise_exception)
     return True
 
 

@@ -1,5 +1,9 @@
-"""ember.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp built on autograd.grad
-(jvp/hvp by the double-vjp trick, as PyTorch's reverse-mode versions do)."""
+"""ember.autograd.functional: jacobian, hessian, vjp, jvp, hvp, vhp.
+
+vjp, vhp and the reverse-mode Jacobian use autograd.grad; jvp runs forward-mode AD (a
+forward AD level of its own), hvp forward-over-reverse (the tangent of a gradient);
+``vectorize=True`` computes Jacobians with ember.func's vmap (jacrev, or jacfwd for
+``strategy="forward-mode"``)."""
 from ember.autograd import grad as _grad
 from ember.autograd.grad_mode import enable_grad
 from ember.core import _tensor as _T
@@ -29,8 +33,16 @@ def _grads(outputs, inputs, grad_outputs, create_graph, strict):
                 raise RuntimeError(f"The output of the user-provided function is independent "
                                    f"of input {i}. This is not allowed in strict mode.")
             g = _T.zeros_like(x)
-        out.append(g if create_graph else g.detach())
+        out.append(g if create_graph else _detached(g))
     return tuple(out)
+
+
+def _detached(g):
+    """g without its history, with its tangents (an enclosing forward AD level's)."""
+    from ember.core import _autograd as _ag
+    d = g.detach()
+    _ag._fw_copy_tangents(g, d)
+    return d
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -51,34 +63,104 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     return (res_out[0] if out_single else res_out), (g[0] if single else g)
 
 
+def _tangents(v, inputs, name):
+    if v is None:
+        if any(x.numel() != 1 for x in inputs):
+            raise RuntimeError("The vector v can only be None if the input to the "
+                               "user-provided function is a single Tensor with a single "
+                               "element.")
+        return tuple(_T.ones_like(x) for x in inputs)
+    vs, _ = _tup(v)
+    if len(vs) != len(inputs):
+        raise RuntimeError(f"v is a tuple of invalid length: should be {len(inputs)} but got "
+                           f"{len(vs)}." if len(inputs) > 1 else
+                           "The given v should contain a single Tensor.")
+    for i, (a, b) in enumerate(zip(vs, inputs)):
+        if a.shape != b.shape:
+            raise RuntimeError(f"{f'Entry {i} in ' if len(inputs) > 1 else ''}v has invalid "
+                               f"size: should be {b.shape} but got {a.shape}.")
+    return vs
+
+
+def _dual_run(func, inputs, tangents, fn):
+    """fn(level, duals) inside a forward AD level of its own."""
+    from ember.autograd.forward_ad import _make_dual
+    from ember.core import _autograd as _ag
+    level = _ag._new_level(True)
+    try:
+        return fn(level, tuple(_make_dual(x, t, level) for x, t in zip(inputs, tangents)))
+    finally:
+        _ag._end_level(level)
+
+
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J v), by differentiating a vjp with respect to its cotangent."""
+    """(func(inputs), J v), by forward-mode AD."""
+    from ember.autograd.forward_ad import _unpack_dual
     inputs, single = _tup(inputs)
+    vs = _tangents(v, inputs, "jvp")
+
+    def run(level, duals):
+        with enable_grad():
+            ins = duals if create_graph else tuple(d.detach() for d in duals)
+            if not create_graph:
+                from ember.core import _autograd as _ag
+                for d, x in zip(ins, duals):
+                    _ag._fw_copy_tangents(x, d)
+            outs, out_single = _tup(func(*ins))
+            res, jv = [], []
+            for i, o in enumerate(outs):
+                p, t = _unpack_dual(o, level)
+                if t is None:
+                    if strict:
+                        raise RuntimeError(f"The output of the user-provided function is "
+                                           f"independent of input {i}. This is not allowed "
+                                           f"in strict mode.")
+                    t = _T.zeros_like(p)
+                res.append(p if create_graph else p.detach())
+                jv.append(t if create_graph else t.detach())
+        return (res[0] if out_single else tuple(res)), (jv[0] if out_single else tuple(jv))
+    return _dual_run(func, inputs, vs, run)
+
+
+def _vectorized_jacobian(func, inputs, single, strategy, create_graph):
+    """jacobian(vectorize=True): ember.func's jacrev (or jacfwd), one vmap over the basis."""
+    from ember.func import jacfwd, jacrev
+    argnums = 0 if single else tuple(range(len(inputs)))
+    jac_fn = (jacfwd if strategy == "forward-mode" else jacrev)(func, argnums)
+    xs = tuple(x if create_graph else x.detach() for x in inputs)
     with enable_grad():
-        xs = _prep(inputs, True)
-        outs, out_single = _tup(func(*xs))
-        us = tuple(_T.zeros_like(o).requires_grad_(True) for o in outs)
-        g = _grad(outs, xs, us, create_graph=True, allow_unused=True)
-        if v is None:
-            if any(x.numel() != 1 for x in inputs):
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
-            v = tuple(_T.ones_like(x) for x in inputs)
-        vs, _ = _tup(v)
-        pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None]
-        jv = _grad(tuple(p[0] for p in pairs), us, tuple(p[1] for p in pairs),
-                   create_graph=create_graph, allow_unused=True) if pairs else (None,) * len(us)
-    jv = tuple(_T.zeros_like(o) if j is None else (j if create_graph else j.detach())
-               for o, j in zip(outs, jv))
-    res_out = tuple(o if create_graph else o.detach() for o in outs)
-    return (res_out[0] if out_single else res_out), (jv[0] if out_single else jv)
+        j = jac_fn(*xs)
+    if create_graph:
+        return j
+    if isinstance(j, TensorBase):
+        return j.detach()
+    return tuple(x.detach() if isinstance(x, TensorBase)
+                 else tuple(y.detach() for y in x) for x in j)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
-    """The Jacobian of func at inputs: out.shape + in.shape per (output, input) pair."""
+    """The Jacobian of func at inputs: out.shape + in.shape per (output, input) pair;
+    ``vectorize`` batches the vjps (or, with ``strategy="forward-mode"``, the jvps) with
+    vmap."""
+    if strategy not in ("forward-mode", "reverse-mode"):
+        raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". '
+                             'Hint: If your function has more outputs than inputs, '
+                             '"forward-mode" tends to be more performant. Otherwise, prefer '
+                             'to use "reverse-mode".')
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('torch.autograd.functional.jacobian: `create_graph=True` '
+                                      'and `strategy="forward-mode"` are not supported '
+                                      'together (yet). Please either set `create_graph=False` '
+                                      'or `strategy="reverse-mode"`.')
+        if not vectorize:
+            raise NotImplementedError("Computing Jacobian using forward-AD or "
+                                      "forward-over-reverse Hessian isonly implemented for "
+                                      "`vectorize=True`.")
     inputs, single = _tup(inputs)
+    if vectorize:
+        return _vectorized_jacobian(func, inputs, single, strategy, create_graph)
     with enable_grad():
         xs = _prep(inputs, create_graph)
         outs, out_single = _tup(func(*xs))
@@ -109,6 +191,17 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                "with a single element")
         return _grads((out.reshape(()),), xs, None, True, strict)
 
+    if vectorize:
+        from ember.func import jacfwd, jacrev
+        argnums = 0 if single else tuple(range(len(inputs)))
+        inner = jacrev(lambda *xs: func(*xs).reshape(()), argnums)
+        outer = jacfwd if outer_jacobian_strategy == "forward-mode" else jacrev
+        with enable_grad():
+            h = outer(inner, argnums)(*(x.detach() for x in inputs))
+        return h
+    if outer_jacobian_strategy == "forward-mode":
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
     h = jacobian(gradient, inputs, create_graph=create_graph, strict=strict)
     return h[0][0] if single else h
 
@@ -127,5 +220,30 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), H v): equal to vhp for the symmetric Hessian of a scalar function."""
-    return vhp(func, inputs, v, create_graph, strict)
+    """(func(inputs), H v) by forward-over-reverse: the tangent (along v) of the gradient."""
+    from ember.autograd.forward_ad import _unpack_dual
+    inputs, single = _tup(inputs)
+    vs = _tangents(v, inputs, "hvp")
+
+    def run(level, duals):
+        with enable_grad():
+            xs = tuple(d.requires_grad_(True) if not d.requires_grad else d for d in duals)
+            out = func(*xs)
+            if not isinstance(out, TensorBase) or out.numel() != 1:
+                raise RuntimeError("The Tensor returned by the function given to hvp should "
+                                   "contain a single element")
+            g = _grads((out.reshape(()),), xs, None, create_graph, strict)
+            hv = []
+            for i, gi in enumerate(g):
+                t = _unpack_dual(gi, level).tangent
+                if t is None:
+                    if strict:
+                        raise RuntimeError(f"The hessian of the user-provided function is "
+                                           f"independent of entry {i} in the grad_jacobian. "
+                                           f"This is not allowed in strict mode.")
+                    t = _T.zeros_like(gi)
+                hv.append(t if create_graph else t.detach())
+        value = _unpack_dual(out, level).primal
+        return (value if create_graph else value.detach()), (hv[0] if single else tuple(hv))
+    return _dual_run(func, tuple(x.detach() if not create_graph else x for x in inputs), vs,
+                     run)

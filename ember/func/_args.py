@@ -1,0 +1,84 @@
+"""What the transforms share: argnums (PyTorch's checks and messages), the inputs a
+reverse-mode transform differentiates with respect to, and the checks of a function's
+outputs."""
+from ember.core import _autograd as _ag
+from ember.core._errors import _transform_arg_message
+from ember.core._tensor import TensorBase
+from ember.func import _levels
+from ember.func._batching._util import unwrap, wrap
+
+__all__ = ["check_outputs", "diff_alias", "keep", "replace_args", "slice_argnums"]
+
+
+def _wrap_argnum(argnum, num_args):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < num_args:
+        return argnum
+    if -num_args <= argnum < 0:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def slice_argnums(args, argnums):
+    """(args[argnums] (a tuple for a tuple of argnums), argnums made non-negative)."""
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if isinstance(argnums, int):
+        a = _wrap_argnum(argnums, len(args))
+        return args[a], a
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    wrapped = tuple(_wrap_argnum(a, len(args)) for a in argnums)
+    return tuple(args[a] for a in wrapped), wrapped
+
+
+def replace_args(args, new, argnums):
+    """args with args[argnums] replaced by ``new`` (one value, or a tuple for a tuple)."""
+    if isinstance(argnums, int):
+        return tuple(new if i == argnums else a for i, a in enumerate(args))
+    return tuple(new[argnums.index(i)] if i in argnums else a for i, a in enumerate(args))
+
+
+def diff_alias(x):
+    """A tensor equal to ``x`` that a reverse-mode transform differentiates with respect to:
+    an alias requiring grad that keeps x's place in an enclosing differentiation (its
+    history, its tangents, its vmap batch).  Inside vmap, an input shared by the samples
+    becomes a wrapper of the innermost vmap (its value expanded, no copy), so the graph is
+    recorded per sample and its gradient is per sample, as functorch's levels give -
+    unless a newer transform (a jvp inside the vmap) already holds it."""
+    if not isinstance(x, TensorBase):
+        raise ValueError(_transform_arg_message(x))
+    if x.requires_grad:
+        return x.view_as(x)
+    v = _levels.current()
+    if v is not None and not unwrap(x, v.level)[1] and _ag._fw_scan((x,))[0] < v.level:
+        # the expand runs on x itself: its tangents (an enclosing jvp's) go with the value
+        return wrap(x.unsqueeze(0).expand((v.size,) + tuple(x.shape)), v.level) \
+            .requires_grad_()
+    y = x.detach()
+    _ag._fw_copy_tangents(x, y)
+    return y.requires_grad_()
+
+
+def keep(x, tracked):
+    """A transform's result for the caller: as it is when an enclosing differentiation
+    needs its history (``tracked``), else without this transform's (tangents kept)."""
+    if tracked or not isinstance(x, TensorBase) or not x.requires_grad:
+        return x
+    y = x.detach()
+    _ag._fw_copy_tangents(x, y)
+    return y
+
+
+def check_outputs(flat, api):
+    """PyTorch's checks of a differentiated function's (flattened) outputs."""
+    if (len(flat) == 1 and flat[0] is None) or len(flat) < 1:
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output "
+                           f"(got output = {flat})")
+    for o in flat:
+        if not isinstance(o, TensorBase):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got "
+                               f"unsupported type {type(o)}")

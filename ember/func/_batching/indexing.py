@@ -1,0 +1,164 @@
+"""Batching rules of the index ops: gather and the scatters on batched (or expanded)
+operands with the dim shifted; index_select and take through gather when the index is
+batched; advanced indexing (getitem, index_put) with a leading full slice for the batch
+dim when the index tensors are shared by every sample and form one block.  Other cases
+(batched index tensors of index_put / index_add / put, split index blocks) run the loop."""
+from ember.core import _tensor as _T
+from ember.core._tensor import TensorBase
+from ember.func._batching import rule
+from ember.func._batching._util import (
+    BatchRuleError,
+    align,
+    dim_of,
+    materialize,
+    refuse_unbatched_self,
+    unwrap,
+    wrap,
+)
+
+__all__ = []
+
+
+def _mat(v, x):
+    t, b = unwrap(x, v.level)
+    return materialize(t, b, v.size) if isinstance(t, TensorBase) else t
+
+
+def _out(v, r, kwargs):
+    r = wrap(r, v.level)
+    out = kwargs.get("out")
+    if out is None:
+        return r
+    out.copy_(r)
+    return out
+
+
+def _kw(kwargs):
+    return {k: x for k, x in kwargs.items() if k != "out"}
+
+
+@rule("gather", "scatter", "scatter_add", "scatter_reduce")
+def _gather_scatter(v, op, args, kwargs):
+    a = _mat(v, args[0])
+    nd = args[0].dim()
+    rest = [_mat(v, x) for x in args[2:]]
+    if nd == 0 or args[2].dim() != nd:
+        raise BatchRuleError(op.name)         # the 0-d / 1-d mix: sample by sample
+    return _out(v, op.entry(a, dim_of(args[1], nd), *rest, **_kw(kwargs)), kwargs)
+
+
+def _positive(idx, size):
+    return _T.where(idx < 0, idx + size, idx)
+
+
+@rule("index_select")
+def _index_select(v, op, args, kwargs):
+    (a, ab), (idx, ib) = unwrap(args[0], v.level), unwrap(args[2], v.level)
+    nd = args[0].dim()
+    d = dim_of(args[1], nd) if nd else 1
+    if nd == 0:
+        raise BatchRuleError(op.name)
+    if not ib:
+        return _out(v, op.entry(materialize(a, ab, v.size), d, idx), kwargs)
+    a = materialize(a, ab, v.size)
+    shape = list(a.shape)
+    shape[d] = idx.shape[1]
+    view = [v.size] + [1] * nd
+    view[d] = idx.shape[1]
+    i = _positive(idx, a.shape[d]).reshape(view).expand(shape)
+    return _out(v, _T.gather(a, d, i), kwargs)
+
+
+@rule("index_add", "index_copy", "index_fill")
+def _index_update(v, op, args, kwargs):
+    if unwrap(args[2], v.level)[1]:
+        raise BatchRuleError(op.name)         # a batched index: sample by sample
+    nd = args[0].dim()
+    if nd == 0:
+        raise BatchRuleError(op.name)
+    a = _mat(v, args[0])
+    extra = [_mat(v, x) for x in args[3:]]
+    return _out(v, op.entry(a, dim_of(args[1], nd), args[2], *extra, **_kw(kwargs)), kwargs)
+
+
+@rule("take")
+def _take(v, op, args, kwargs):
+    a = _mat(v, args[0]).reshape(v.size, -1)
+    (idx, ib) = unwrap(args[1], v.level)
+    shape = tuple(args[1].shape)
+    i = materialize(idx, ib, v.size).reshape(v.size, -1)
+    r = _T.gather(a, 1, _positive(i, a.shape[1]))
+    return _out(v, r.reshape((v.size,) + shape), kwargs)
+
+
+def _is_index(x):
+    return isinstance(x, (TensorBase, list))
+
+
+def _one_block(items):
+    """The positions of the index tensors (lists) in ``items`` are consecutive."""
+    pos = [i for i, x in enumerate(items) if _is_index(x)]
+    return not pos or pos[-1] - pos[0] + 1 == len(pos)
+
+
+def _shared_items(v, items):
+    """``items`` for the physical tensor (a full slice for the batch dim first), or None
+    when an index tensor is batched or the index tensors do not form one block."""
+    if not _one_block(items):
+        return None
+    for x in items:
+        if isinstance(x, TensorBase) and unwrap(x, v.level)[1]:
+            return None
+    return (slice(None),) + tuple(items)
+
+
+@rule("index")
+def _index(v, op, args, kwargs):
+    items = _shared_items(v, args[1])
+    if items is None:
+        raise BatchRuleError(op.name)
+    return wrap(op.entry(_mat(v, args[0]), items), v.level)
+
+
+@rule("index_put")
+def _index_put(v, op, args, kwargs):
+    t, tb = unwrap(args[0], v.level)
+    items = _shared_items(v, args[1])
+    value, vb = unwrap(args[2], v.level)
+    if not tb:
+        refuse_unbatched_self("index_put_")
+    if items is None:
+        raise BatchRuleError(op.name)
+    if vb:                  # the indexed region of one sample: align the value to it
+        value = align(value, True, _region_ndim(args[0].dim(), args[1]))
+    op.entry(t, items, value, *args[3:], **kwargs)
+    return args[0]
+
+
+def _list_ndim(x):
+    n = 0
+    while isinstance(x, (list, tuple)):
+        n += 1
+        x = x[0] if x else 0
+    return n
+
+
+def _region_ndim(nd, items):
+    """The number of dims of t[items] for a tensor of ``nd`` dims (index tensors in one
+    block: their broadcast dims replace the dims they consume)."""
+    consumed, produced, block = 0, 0, False
+    for x in items:
+        if x is None:
+            nd += 1
+        elif isinstance(x, (TensorBase, list)):
+            block = True
+            k = x.dim() if isinstance(x, TensorBase) else _list_ndim(x)
+            if isinstance(x, TensorBase) and x.dtype.name == "bool":
+                consumed += k
+                produced = max(produced, 1)
+            else:
+                consumed += 1
+                produced = max(produced, k)
+        elif isinstance(x, int):
+            nd -= 1
+    return nd - consumed + (produced if block else 0)

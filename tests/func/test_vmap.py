@@ -1,0 +1,300 @@
+"""vmap: every op family's batching rule against the loop over the samples (and against
+torch.func.vmap), with batched and shared operands, in_dims/out_dims pytrees, nested vmap,
+chunks, randomness, the loop fallback and PyTorch's errors."""
+import warnings
+
+import ember.nn.functional as F
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.func import vmap
+
+RNG = np.random.default_rng(5)
+B = 3
+
+
+def _arr(shape, low=-1.5, high=1.5):
+    return RNG.uniform(low, high, size=shape).astype(np.float64)
+
+
+def _loop(fn, args, in_dims):
+    outs = []
+    for i in range(B):
+        sample = [a if d is None else a.select(d, i) for a, d in zip(args, in_dims)]
+        outs.append(fn(*sample))
+    if isinstance(outs[0], tuple):
+        return tuple(ember.stack([o[k] for o in outs]) for k in range(len(outs[0])))
+    return ember.stack(outs)
+
+
+def _assert_close(a, b, atol=1e-10):
+    if isinstance(a, tuple):
+        for x, y in zip(a, b):
+            _assert_close(x, y, atol)
+        return
+    assert tuple(a.shape) == tuple(b.shape)
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=atol)
+
+
+IDX = ember.tensor([[0, 2], [1, 1]])
+# name: (function of per-sample tensors, per-sample shapes, in_dims (None: shared), range)
+CASES = {
+    # elementwise, broadcasting, shared operands
+    "unary": (lambda a: a.exp() + a.sin() * a.tanh() - a.abs().sqrt(), [(3, 4)], (0,)),
+    "binary_broadcast": (lambda a, b: a * b - a / (b.abs() + 1), [(3, 4), (4,)], (0, 0)),
+    "binary_shared": (lambda a, b: ember.maximum(a, b) ** 2, [(3, 4), (3, 4)], (0, None)),
+    "scalar": (lambda a: 2 - a * 3 + a ** 2, [(5,)], (0,)),
+    "where": (lambda a, b: ember.where(a > 0, a, b), [(3, 4), (4,)], (0, None)),
+    "clamp_relu": (lambda a: F.relu(a).clamp(max=0.5), [(6,)], (0,)),
+    "compare": (lambda a, b: (a > b).to(a.dtype), [(3, 4), (3, 4)], (0, 0)),
+    "inplace": (lambda a, b: a.clone().mul_(b).add_(1), [(3, 4), (4,)], (0, 0)),
+    "gelu_sigmoid": (lambda a: F.gelu(a) + F.sigmoid(a) + F.silu(a), [(4,)], (0,)),
+    "pow_atan2": (lambda a, b: ember.atan2(a, b) + a.abs() ** b, [(4,), (4,)], (0, 0)),
+    # reductions and scans
+    "sum_mean": (lambda a: a.sum() + a.mean(0).sum() + a.sum((0, 1)), [(3, 4)], (0,)),
+    "prod_amax": (lambda a: a.prod(1) + a.amax(0).sum() + a.amin(-1), [(3, 4)], (0,)),
+    "argmax": (lambda a: (a.argmax(1) + a.argmin() + a.argmax()).to(a.dtype), [(3, 4)],
+               (0,)),
+    "keepdim": (lambda a: a.sum(1, keepdim=True) * a.mean(keepdim=True, dim=0), [(3, 4)],
+                (0,)),
+    "scalar_reduce": (lambda a: a.sum() + a.sum(0), [()], (0,)),
+    "var_std_norm": (lambda a: a.var(0) + a.std() + a.norm(), [(3, 4)], (0,)),
+    "logsumexp": (lambda a: ember.logsumexp(a, 1), [(3, 4)], (0,)),
+    "scans": (lambda a: a.cumsum(1) + a.cumprod(0) + ember.cummax(a, 1).values, [(3, 4)],
+              (0,)),
+    "softmax": (lambda a: F.softmax(a, -1) + F.log_softmax(a, 0), [(3, 4)], (0,)),
+    # views and shapes
+    "views": (lambda a: a.t()[1:, ::2].reshape(-1).unsqueeze(0).expand(2, -1), [(4, 3)],
+              (0,)),
+    "permute_flatten": (lambda a: a.permute(2, 0, 1).flatten(1).squeeze(), [(2, 1, 3)],
+                        (0,)),
+    "diagonal_narrow": (lambda a: a.diagonal() + a.narrow(1, 1, 3)[0], [(3, 4)], (0,)),
+    "cat_stack": (lambda a, b: ember.cat([a, ember.stack([b, b])], 0), [(2, 3), (3,)],
+                  (0, None)),
+    "split_unbind": (lambda a: a.split(2, 1)[1] + a.unbind(0)[0].sum(), [(3, 4)], (0,)),
+    "chunk_movedim": (lambda a: ember.movedim(a.chunk(2, 0)[0], 0, -1), [(4, 3)], (0,)),
+    "getitem": (lambda a: a[1] + a[:, 1:2].squeeze(1).sum() + a[-1, None].sum(), [(3, 4)],
+                (0,)),
+    "as_strided": (lambda a: a.as_strided((2, 2), (1, 2)), [(4,)], (0,)),
+    # products
+    "matmul_shared": (lambda a, w: a @ w, [(3, 4), (4, 2)], (0, None)),
+    "matmul_both": (lambda a, b: a @ b, [(2, 3, 4), (4, 5)], (0, 0)),
+    "matmul_vec": (lambda a, b: a @ b, [(4,), (4, 3)], (0, 0)),
+    "matvec": (lambda a, b: a @ b, [(3, 4), (4,)], (None, 0)),
+    "dot": (lambda a, b: a @ b, [(4,), (4,)], (0, 0)),
+    "bmm_addmm": (lambda a, b, c: ember.addmm(c, a, b) + ember.bmm(a[None], b[None])[0],
+                  [(3, 4), (4, 2), (3, 2)], (0, None, 0)),
+    "linear": (lambda x, w, b: F.linear(x, w, b), [(5, 4), (3, 4), (3,)], (0, None, None)),
+    "einsum": (lambda a, b: ember.einsum("ij,jk->ik", a, b), [(3, 4), (4, 2)], (0, 0)),
+    # indexing
+    "gather": (lambda a: a.gather(1, IDX), [(2, 3)], (0,)),
+    "gather_batched_index": (lambda a, i: a.gather(1, i), [(2, 3), None], (0, 0)),
+    "scatter_add": (lambda a, b: a.scatter_add(1, IDX, b), [(2, 3), (2, 2)], (0, 0)),
+    "index_select": (lambda a: a.index_select(1, ember.tensor([2, 0, 2])), [(2, 3)], (0,)),
+    "index_add": (lambda a, b: a.index_add(0, ember.tensor([1, 0]), b), [(2, 3), (2, 3)],
+                  (0, None)),
+    "take": (lambda a: ember.take(a, ember.tensor([[0, -1], [3, 2]])), [(2, 3)], (0,)),
+    "adv_index": (lambda a: a[ember.tensor([2, 0])] + a[:, ember.tensor([1, 1, 0])].sum(1)[:2, None],
+                  [(3, 3)], (0,)),
+    "setitem": (lambda a, b: _setitem(a, b), [(3, 4), (4,)], (0, 0)),
+    "masked_fill": (lambda a: a.masked_fill(a > 0, 0.0), [(3, 4)], (0,)),
+    # neural-network ops
+    "conv2d": (lambda x, w, b: F.conv2d(x, w, b, padding=1), [(2, 3, 5, 5), (4, 3, 3, 3), (4,)],
+               (0, None, None)),
+    "conv2d_weights": (lambda x, w: F.conv2d(x, w, stride=2), [(2, 3, 5, 5), (4, 3, 3, 3)],
+                       (None, 0)),
+    "conv1d": (lambda x, w: F.conv1d(x, w), [(2, 3, 7), (4, 3, 3)], (0, 0)),
+    "pools": (lambda x: F.max_pool2d(x, 2) + F.avg_pool2d(x, 2)
+              + F.adaptive_avg_pool2d(x, 2), [(2, 2, 4, 4)], (0,)),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, (4,), w, b), [(3, 4), (4,), (4,)],
+                   (0, None, 0)),
+    "batch_norm": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                   [(4, 3, 2), (3,), (3,)], (0, None, None)),
+    "group_norm": (lambda x: F.group_norm(x, 2), [(2, 4, 3)], (0,)),
+    "cross_entropy": (lambda x: F.cross_entropy(x, ember.tensor([0, 2, 1])), [(3, 4)], (0,)),
+    "nll_none": (lambda x: F.nll_loss(x, ember.tensor([0, 2, 1]), reduction="none"),
+                 [(3, 4)], (0,)),
+    "cross_entropy_1d": (lambda x: F.cross_entropy(x, ember.tensor(1)), [(4,)], (0,)),
+    "mse_l1": (lambda a, b: F.mse_loss(a, b) + F.l1_loss(a, b, reduction="sum"),
+               [(3, 4), (3, 4)], (0, None)),
+    "dropout_eval": (lambda a: F.dropout(a, 0.5, training=False), [(4,)], (0,)),
+}
+
+
+def _setitem(a, b):
+    r = a.clone()
+    r[1] = b
+    r[:, 0] = 0.0
+    return r
+
+
+def _inputs(shapes, in_dims):
+    out = []
+    for s, d in zip(shapes, in_dims):
+        if s is None:                      # an index tensor batched per sample
+            out.append(ember.tensor(RNG.integers(0, 3, size=(B, 2, 2))))
+        elif d is None:
+            out.append(ember.tensor(_arr(s)))
+        else:
+            out.append(ember.tensor(_arr((B,) + tuple(s))))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_vmap_equals_the_loop(name):
+    fn, shapes, in_dims = CASES[name]
+    args = _inputs(shapes, in_dims)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # no op of the catalogue falls back
+        got = vmap(fn, in_dims=in_dims)(*args)
+    _assert_close(got, _loop(fn, args, in_dims))
+
+
+def test_vmap_matches_torch_vmap():
+    x, w = _arr((4, 3, 5)), _arr((5, 2))
+
+    def f_e(a):
+        return (a @ ember.tensor(w)).softmax(-1).sum(0)
+
+    def f_t(a):
+        return (a @ torch.tensor(w)).softmax(-1).sum(0)
+    _assert_close(vmap(f_e, in_dims=1, out_dims=1)(ember.tensor(x)),
+                  ember.tensor(torch.func.vmap(f_t, in_dims=1, out_dims=1)(torch.tensor(x))
+                               .numpy()))
+
+
+def test_nested_vmap_and_dims():
+    x = ember.tensor(_arr((2, 3, 4)))
+    y = ember.tensor(_arr((4, 3)))
+    r = vmap(vmap(lambda a, b: a * b, in_dims=(0, 1)), in_dims=(0, None))(x, y)
+    _assert_close(r, x * y.t()[None])
+    r = vmap(vmap(lambda a: a.sum()), in_dims=2, out_dims=1)(x)
+    _assert_close(r, x.sum(1))
+
+
+def test_pytrees_out_dims_and_chunks():
+    x, y = ember.tensor(_arr((3, 4))), ember.tensor(_arr((4, 3)))
+    out = vmap(lambda d: {"s": d["a"] + d["b"], "p": (d["a"] * 2,)},
+               in_dims=({"a": 0, "b": 1},), out_dims={"s": 1, "p": (0,)})({"a": x, "b": y})
+    _assert_close(out["s"], (x + y.t()).t())
+    _assert_close(out["p"][0], x * 2)
+    r = vmap(lambda a: a.exp().sum(), chunk_size=2)(ember.tensor(_arr((5, 3))))
+    assert r.shape == (5,)
+    shared = vmap(lambda a: ember.ones(2), in_dims=0)(x)          # unbatched output
+    assert shared.shape == (3, 2)
+
+
+def test_randomness():
+    x = ember.zeros(4, 3)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(lambda a: a + ember.rand(3))(x)
+    same = vmap(lambda a: a + ember.rand(3), randomness="same")(x)
+    assert bool((same == same[0]).all())
+    diff = vmap(lambda a: a + ember.randn(3), randomness="different")(x)
+    assert not bool((diff == diff[0]).all())
+    d2 = vmap(lambda a: F.dropout(a + 1, 0.5), randomness="different")(x)
+    assert d2.shape == (4, 3)
+    with pytest.raises(RuntimeError, match="different inplace randomness on an unbatched"):
+        vmap(lambda a: ember.zeros(3).normal_() + a, randomness="different")(x)
+    inplace = vmap(lambda a: a.clone().uniform_(), randomness="same")(x)
+    assert bool((inplace == inplace[0]).all())
+    like = vmap(lambda a: ember.randn_like(a), randomness="different")(x)
+    assert not bool((like == like[0]).all())
+    nested = vmap(vmap(lambda a: ember.rand(()), randomness="different"),
+                  randomness="different")(ember.zeros(3, 2))
+    assert len(set(nested.reshape(-1).tolist())) == 6
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        vmap(lambda a: a, randomness="sometimes")
+
+
+def test_errors_match_pytorch():
+    x = ember.ones(3, 2)
+    with pytest.raises(ValueError, match="expected `in_dims` to be int or a"):
+        vmap(lambda a: a, in_dims=[0])(x)
+    with pytest.raises(ValueError, match="in_dims is not compatible with the structure"):
+        vmap(lambda a, b: a, in_dims=(0,))(x, x)
+    with pytest.raises(ValueError, match="We cannot vmap over non-Tensor arguments"):
+        vmap(lambda a, b: a, in_dims=(0, 0))(x, 1.0)
+    with pytest.raises(ValueError, match=r"expected in_dim to satisfy -2 <= in_dim < 2"):
+        vmap(lambda a: a, in_dims=2)(x)
+    with pytest.raises(ValueError, match="Expected all tensors to have the same size"):
+        vmap(lambda a, b: a + b)(x, ember.ones(4, 2))
+    with pytest.raises(ValueError, match="Expected at least one Tensor to vmap over"):
+        vmap(lambda a: a, in_dims=(None,))(x)
+    with pytest.raises(ValueError, match="got no inputs"):
+        vmap(lambda: 1)()
+    with pytest.raises(ValueError, match="must only return Tensors"):
+        vmap(lambda a: 1.0)(x)
+    with pytest.raises(ValueError, match="can not return a BatchedTensor when out_dim is None"):
+        vmap(lambda a: a, out_dims=None)(x)
+    with pytest.raises(RuntimeError, match="calling .item"):
+        vmap(lambda a: a.sum().item())(x)
+    with pytest.raises(RuntimeError, match="data-dependent control flow"):
+        vmap(lambda a: a if a.sum() > 0 else -a)(x)
+    with pytest.raises(RuntimeError, match="inplace arithmetic"):
+        vmap(lambda a: ember.zeros(2).add_(a))(x)
+    with pytest.raises(ValueError, match="chunk_size should be None or greater than 0"):
+        vmap(lambda a: a, chunk_size=0)
+
+
+def test_fallback_loops_with_a_warning():
+    """An op without a batching rule runs sample by sample, warning once with its name."""
+    x = ember.tensor(_arr((3, 4)))
+    with pytest.warns(UserWarning, match="batching rule for put"):
+        r = vmap(lambda a: a.put(ember.tensor([0, 2]), ember.tensor([5.0, 6.0], dtype=ember.float64)))(x)
+    _assert_close(r, _loop(lambda a: a.put(ember.tensor([0, 2]), ember.tensor([5.0, 6.0], dtype=ember.float64)),
+                           [x], (0,)))
+
+
+def test_host_composites_never_read_one_sample():
+    """Functions reading values on the host: linalg runs once on the batch (it takes leading
+    batch dims), the order statistics find their positions once on the batch, others (fft)
+    run sample by sample with the fallback's warning - none sees sample 0 alone."""
+    x = ember.tensor(_arr((3, 4, 4)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        inv = vmap(ember.linalg.inv)(x + 3 * ember.eye(4, dtype=ember.float64))
+        s = vmap(lambda a: ember.sort(a, 0).values + a.topk(2).values.sum())(x)
+        med = vmap(lambda a: ember.median(a))(x)
+    _assert_close(inv, ember.linalg.inv(x + 3 * ember.eye(4, dtype=ember.float64)), atol=1e-8)
+    _assert_close(s, ember.sort(x, 1).values + x.topk(2).values.sum((1, 2), keepdim=True))
+    _assert_close(med, ember.stack([ember.median(x[i]) for i in range(3)]))
+    with pytest.warns(UserWarning, match="batching rule for fft_rfft"):
+        r = vmap(lambda a: ember.fft.rfft(a).abs())(x)
+    _assert_close(r, ember.fft.rfft(x).abs(), atol=1e-8)
+
+
+def test_repr_of_a_batched_tensor():
+    seen = []
+    vmap(lambda a: seen.append(repr(a)) or a)(ember.ones(2, 3))
+    assert seen[0].startswith("BatchedTensor(lvl=") and "bdim=0" in seen[0]
+
+
+class _Square(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
+
+
+def test_custom_function_and_grad_inside_vmap():
+    from ember.func import grad
+    x = ember.tensor(_arr((4, 3)))
+    _assert_close(vmap(_Square.apply)(x), x * x)
+    _assert_close(vmap(grad(lambda a: _Square.apply(a).sum()))(x), 2 * x)
+    # keyword arguments are passed to every sample as they are
+    _assert_close(vmap(lambda a, *, scale: a * scale)(x, scale=3.0), x * 3.0)
+
+
+def test_an_escaped_wrapper_refuses_to_run():
+    leaked = []
+    vmap(lambda a: leaked.append(a) or a)(ember.ones(2, 3))
+    with pytest.raises(RuntimeError, match="escaped the vmap"):
+        leaked[0] + 1
