@@ -4,10 +4,18 @@
 # a NULL entry, a table of an older minor version, or a kernel answering "not implemented"
 # for the dtype.
 
-def _has_fused_rnn(t):
-    """Whether ``t``'s backend fills the optional `rnn` entry (and ``t`` is a floating
-    tensor it could take)."""
-    if not isinstance(t, TensorBase):
+cdef bint plain_operand(object t) noexcept:
+    """A tensor a kernel may read as it is: not a vmap wrapper (whose memory holds every
+    sample) and carrying no forward-AD tangent (the kernel would drop it)."""
+    return (isinstance(t, TensorBase) and (<TensorBase>t)._bt is None
+            and not ((<TensorBase>t)._keys & (<uint64_t>1 << DispatchKey.ForwardAD)))
+
+
+def _has_fused_rnn(t, *others):
+    """Whether ``t``'s backend fills the optional `rnn` entry, ``t`` is a floating tensor it
+    could take, and ``t`` and ``others`` (None skipped) are plain tensors: under vmap or
+    forward AD the per-step ops run, as their batching rules and tangents need."""
+    if not plain_operand(t) or any(o is not None and not plain_operand(o) for o in others):
         return False
     cdef TensorBase x = <TensorBase>t
     if x._backend.is_meta or not x._dtype.is_floating_point or x._dtype.is_complex:
@@ -31,6 +39,8 @@ def _fused_rnn(int op, list tensors, bint reverse):
         if tensors[k] is None:
             continue
         t = <TensorBase?>tensors[k]
+        if not plain_operand(t):
+            return False                  # never hand a kernel a wrapper's memory
         if first is None:
             first = t
         else:

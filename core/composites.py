@@ -272,6 +272,16 @@ class _PNorm(Function):
         d = g / (norm if p == 2 else norm ** (p - 1))
         return scale * _T.where(norm == 0, 0.0, d).to(d.dtype), None, None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """The norm's tangent: sum(x |x|^(p-2) t) / norm^(p-1), zero where the norm is."""
+        x, norm = ctx.saved_tensors
+        p = ctx.p
+        scale = x if p == 2 else x * _T._abs(x) ** (p - 2)
+        d = (scale * t).sum(ctx.dim, keepdim=True) / (norm if p == 2 else norm ** (p - 1))
+        d = _T.where(norm == 0, 0.0, d).to(d.dtype)
+        return d if ctx.keepdim else _unkeep(d, ctx.dim)
+
 
 def _unkeep(t, dim):
     """``t`` (reduced over ``dim`` with keepdim) without the reduced dims."""

@@ -99,6 +99,10 @@ class _Split(Function):
     def backward(ctx, *grads):
         return _Join.apply(ctx.dim, *grads), None, None
 
+    @staticmethod
+    def jvp(ctx, t, *_):                   # linear: the tangent splits as the input does
+        return tuple(t.split(ctx.sizes, ctx.dim))
+
 
 class _Join(Function):
     """``cat(tensors, dim)`` whose backward is one _Split of the gradient."""
@@ -111,6 +115,10 @@ class _Join(Function):
     @staticmethod
     def backward(ctx, grad):
         return (None,) + _Split.apply(grad, ctx.sizes, ctx.dim)
+
+    @staticmethod
+    def jvp(ctx, _, *tangents):            # linear: the tangents join as the inputs do
+        return cat(tangents, ctx.dim)
 
 
 def _join(tensors, dim=0):
@@ -214,11 +222,13 @@ def _lstm_layer_double_backward(ctx, inputs, grads):
     return tuple(res)
 
 
-def _fusable(module, x, batch_sizes):
+def _fusable(module, x, batch_sizes, hx):
     """Whether the layers can run through the backend's fused `rnn` entry: an LSTM without
-    projections over sequences of one length, on a backend that has the entry."""
+    projections over sequences of one length, on a backend that has the entry, with plain
+    operands (not under vmap or forward AD)."""
     return (module.mode == "LSTM" and module.proj_size == 0 and x.numel() > 0
-            and _T._has_fused_rnn(x) and all(n == batch_sizes[0] for n in batch_sizes))
+            and all(n == batch_sizes[0] for n in batch_sizes)
+            and _T._has_fused_rnn(x, *hx, *module._flat_weights))
 
 
 def _run_fused(module, x, steps, hx):
@@ -248,7 +258,7 @@ def _run_layers(module, x, batch_sizes, hx):
     """Every layer and direction over packed data ``x`` (N, input_size); ``hx`` is the tuple
     of initial states, each (num_layers * num_directions, B, *).  Returns the last layer's
     packed output and the tuple of final states."""
-    if _fusable(module, x, batch_sizes):
+    if _fusable(module, x, batch_sizes, hx):
         try:
             return _run_fused(module, x, len(batch_sizes), hx)
         except _NotFused:
