@@ -7,7 +7,6 @@ device.  NumPy and SciPy are imported on first use: `import ember` stays free of
 
 from ember.core import _tensor as _T
 from ember.core._errors import _scalar_name, _tensor_arg
-from ember.core._tensor import TensorBase
 
 __all__ = ["LinAlgError"]
 
