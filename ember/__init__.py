@@ -276,6 +276,17 @@ DispatchKey.__module__ = "ember"        # PyTorch's public path (torch.DispatchK
 from ember import _tensor_methods  # noqa: E402  (Tensor.stft, .histogram, .prelu, ...)
 
 _tensor_methods.install(Tensor)
+
+
+def is_distributed(input):
+    """``input.is_distributed()``: False for every ember tensor."""
+    return input.is_distributed()
+
+
+def i0_(input):
+    """In place: ``input`` = i0(``input``)."""
+    return input.i0_()
+
 # torch.GradScaler is amp's; torch.Event/Stream the device-generic ones (ember.cuda's
 # for CUDA), AcceleratorError/FatalError the runtime's exceptions
 _LAZY_FUNCTIONS.update({"GradScaler": "amp.grad_scaler", "Event": "_streams",

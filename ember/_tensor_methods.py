@@ -46,6 +46,33 @@ def hash_tensor(self, dim=None, *, keepdim=False, mode=0):
     return _hash(self, dim, keepdim=keepdim, mode=mode)
 
 
+def i0(self):
+    """ember.special.i0(self): the modified Bessel function of order 0."""
+    from ember.core.bessel import i0 as _i0
+    return _i0(self)
+
+
+def igamma(self, other):
+    """ember.igamma(self, other): the regularized lower incomplete gamma function."""
+    from ember.core.incomplete_gamma import igamma as _igamma
+    return _igamma(self, other)
+
+
+def igammac(self, other):
+    """ember.igammac(self, other): the regularized upper incomplete gamma function."""
+    from ember.core.incomplete_gamma import igammac as _igammac
+    return _igammac(self, other)
+
+
+def is_distributed(self):
+    """False: an ember tensor is never a distributed (sharded) tensor."""
+    return False
+
+
 def install(Tensor):
-    for fn in (hardshrink, prelu, histogram, stft, istft, hash_tensor):
+    from ember.core.inplace_ops import _inplace
+    for fn in (hardshrink, prelu, histogram, stft, istft, hash_tensor, i0, igamma, igammac,
+               is_distributed):
         setattr(Tensor, fn.__name__, fn)
+    for fn in (i0, igamma, igammac):
+        setattr(Tensor, fn.__name__ + "_", _inplace(fn, fn.__name__ + "_"))

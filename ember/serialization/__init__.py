@@ -22,6 +22,7 @@ import io
 import os
 import pickle
 import secrets
+import sys
 import warnings
 
 import numpy as np
@@ -77,6 +78,10 @@ __all__ = ["DEFAULT_PROTOCOL", "LoadEndianness", "SourceChangeWarning", "Storage
            "storage_to_tensor_type", "validate_cuda_device", "validate_hpu_device"]
 
 DEFAULT_PROTOCOL = 2        # PyTorch's: its weights_only unpickler reads protocol 2 opcodes
+# the sizes of the legacy format's C types and the platform (PyTorch's module constants)
+INT_SIZE, LONG_SIZE, SHORT_SIZE = 4, 4, 2
+IS_WINDOWS = sys.platform == "win32"
+MAP_PRIVATE, MAP_SHARED = _options.MAP_PRIVATE, _options.MAP_SHARED
 MAGIC_NUMBER, PROTOCOL_VERSION = _legacy.MAGIC_NUMBER, _legacy.PROTOCOL_VERSION
 STORAGE_KEY_SEPARATOR = ","
 _FORMATS = ("torch", "safetensors")
@@ -289,6 +294,6 @@ def get_unsafe_globals_in_checkpoint(f):
 
 
 # public at the module path PyTorch (and pickles, reprs, allow-lists) know them by
-for _name in ("LoadEndianness", "SourceChangeWarning", "safe_globals", "skip_data",
-              "set_default_mmap_options"):
+for _name in ("LoadEndianness", "SourceChangeWarning", "StorageType", "safe_globals",
+              "skip_data", "set_default_mmap_options"):
     globals()[_name].__module__ = "ember.serialization"

@@ -135,22 +135,11 @@ OMITTED = {
 
 # modules other pieces of work fill (they are "not yet", shown apart in the table)
 PENDING = {
-    "distrib (ember.special, ember.distributions)": [
-        "torch.special*", "torch.distributions*", "torch.i0", "torch.i0_", "torch.igamma*",
-        "torch.Tensor.i0", "torch.Tensor.i0_", "torch.Tensor.igamma*"],
-    "ckpt (PyTorch checkpoints)": ["torch.serialization*", "torch.PyTorchFile*",
-                                   "torch.*erializationStorageContext"],
-    "dist (ember.distributed)": ["torch.distributed", "torch.is_distributed",
-                                 "torch.utils.data.DistributedSampler",
-                                 "torch.utils.data.distributed", "torch.nn.SyncBatchNorm",
-                                 "torch.nn.modules.SyncBatchNorm",
-                                 "torch.nn.modules.batchnorm.SyncBatchNorm",
-                                 "torch.Tensor.is_distributed"],
-    "compile (ember.compile, ember.fx)": ["torch.compile", "torch.compiler", "torch.export",
-                                          "torch.cond", "torch.while_loop"],
-    "func (ember.func, autograd.forward_ad)": ["torch.func", "torch.vmap",
-                                               "torch.autograd.forward_ad",
-                                               "torch.autograd.functional"],
+    "distributed follow-ups (SyncBatchNorm)": [
+        "torch.nn.SyncBatchNorm", "torch.nn.modules.SyncBatchNorm",
+        "torch.nn.modules.batchnorm.SyncBatchNorm"],
+    "export and control flow (torch.export, torch.cond), the zip file classes": [
+        "torch.export", "torch.cond", "torch.PyTorchFile*", "torch.*erializationStorageContext"],
 }
 
 # PyTorch keywords that are not part of its API contract (private spellings)
