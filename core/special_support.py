@@ -10,7 +10,7 @@ import math
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _arg_type_message, _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.composites import cat
 from ember.core.function import Function
@@ -53,8 +53,8 @@ def float_pair(input, other, op, kernel, integers=True, half=True):
                         "(Tensor input, Number other)")
     for v, name in ((input, "input"), (other, "other")):
         if not isinstance(v, (TensorBase, int, float, bool)):
-            raise TypeError(f"special_{op}(): argument '{name}' must be Tensor or Number, "
-                            f"not {type(v).__name__}")
+            raise TypeError(_arg_type_message(v, f"special_{op}", name,
+                                              expected="Tensor or Number"))
     dt = _T.result_type(input, other)
     ref = input if isinstance(input, TensorBase) else other
     if dt.is_complex or (not half and dt in _HALF):

@@ -108,6 +108,8 @@ def test_matches_torch(name, params, dtype, oracle, device):
         type(e.support).__name__ == type(t.support).__name__
     torch.manual_seed(0)
     x = t.sample((4,))
+    # Python-number parameters make CPU tensors (as in PyTorch): values go where they are
+    device = e.sample().device
     xe = ember.tensor(x.numpy(), device=device)
     want, terr = _call(t, "log_prob", x)
     if terr is None:    # (PyTorch's GeneralizedPareto.log_prob fails for float64 itself)
