@@ -62,38 +62,54 @@ cdef inline void draw(uint32_t *c, uint64_t ctr, const RandomCall *r) noexcept n
     philox4x32_10(c, r.k0, r.k1)
 
 
+cdef extern from "_philox.h":
+    void ember_philox_block(uint32_t *w0, uint32_t *w1, uint32_t *w2, uint32_t *w3,
+                            uint64_t first, int64_t n, uint32_t k0, uint32_t k1) noexcept nogil
+
+DEF WORDS_BLOCK = 256         # counters per vectorised Philox block
+
+
+ctypedef struct Words:        # the 4 words of WORDS_BLOCK consecutive counters, lane by lane
+    uint32_t w[4][WORDS_BLOCK]
+
+
 cdef void generate_f32(const RandomCall *r, float *dst, int64_t n,
                        uint64_t first) noexcept nogil:
-    cdef uint32_t c[4]
-    cdef int64_t i
+    cdef Words c
+    cdef int64_t i, j, m
     cdef float p0 = <float>r.p0, p1 = <float>r.p1, v
-    for i in range(n):
-        draw(c, first + <uint64_t>i, r)
-        if r.op == EMBER_RANDOM_UNIFORM:
-            v = p0 + (p1 - p0) * _u24(c[0])
-            if v >= p1 and p1 > p0:       # rounding reached the open end
-                v = nextafterf(p1, -INFINITY)
-        else:                             # mean p0, std p1; log of a uniform in (0, 1]
-            v = p0 + p1 * (sqrtf(-2 * logf(_u24(c[0]) + <float>(1.0 / 16777216.0)))
-                           * cosf(<float>TWO_PI * _u24(c[1])))
-        dst[i] = v
+    for j in range(0, n, WORDS_BLOCK):
+        m = min(<int64_t>WORDS_BLOCK, n - j)
+        ember_philox_block(c.w[0], c.w[1], c.w[2], c.w[3], first + <uint64_t>j, m, r.k0, r.k1)
+        for i in range(m):
+            if r.op == EMBER_RANDOM_UNIFORM:
+                v = p0 + (p1 - p0) * _u24(c.w[0][i])
+                if v >= p1 and p1 > p0:       # rounding reached the open end
+                    v = nextafterf(p1, -INFINITY)
+            else:                             # mean p0, std p1; log of a uniform in (0, 1]
+                v = p0 + p1 * (sqrtf(-2 * logf(_u24(c.w[0][i]) + <float>(1.0 / 16777216.0)))
+                               * cosf(<float>TWO_PI * _u24(c.w[1][i])))
+            dst[j + i] = v
 
 
 cdef void generate_f64(const RandomCall *r, double *dst, int64_t n,
                        uint64_t first) noexcept nogil:
-    cdef uint32_t c[4]
-    cdef int64_t i
+    cdef Words c
+    cdef int64_t i, j, m
     cdef double v
-    for i in range(n):
-        draw(c, first + <uint64_t>i, r)
-        if r.op == EMBER_RANDOM_UNIFORM:
-            v = r.p0 + (r.p1 - r.p0) * _u53(c[0], c[1])
-            if v >= r.p1 and r.p1 > r.p0:
-                v = nextafter(r.p1, -INFINITY)
-        else:
-            v = r.p0 + r.p1 * (sqrt(-2 * log(_u53(c[0], c[1]) + 1.0 / 9007199254740992.0))
-                               * cos(TWO_PI * _u53(c[2], c[3])))
-        dst[i] = v
+    for j in range(0, n, WORDS_BLOCK):
+        m = min(<int64_t>WORDS_BLOCK, n - j)
+        ember_philox_block(c.w[0], c.w[1], c.w[2], c.w[3], first + <uint64_t>j, m, r.k0, r.k1)
+        for i in range(m):
+            if r.op == EMBER_RANDOM_UNIFORM:
+                v = r.p0 + (r.p1 - r.p0) * _u53(c.w[0][i], c.w[1][i])
+                if v >= r.p1 and r.p1 > r.p0:
+                    v = nextafter(r.p1, -INFINITY)
+            else:
+                v = r.p0 + r.p1 * (sqrt(-2 * log(_u53(c.w[0][i], c.w[1][i])
+                                                 + 1.0 / 9007199254740992.0))
+                                   * cos(TWO_PI * _u53(c.w[2][i], c.w[3][i])))
+            dst[j + i] = v
 
 
 cdef int random_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
