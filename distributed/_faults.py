@@ -119,10 +119,16 @@ def install_abort_on_uncaught_exception():
         if os.getpid() != rank_pid:
             return
         _write_error_file(exc_type, exc, tb)
+        MPI = _mpi.mpi()
+        abort = MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1
+        if abort:
+            # said here, flushed before the abort: MPI's own "MPI_Abort" line races the
+            # launcher's teardown and is sometimes lost
+            print(f"ember.distributed: rank {MPI.COMM_WORLD.Get_rank()} raised "
+                  f"{exc_type.__name__}; aborting the job (MPI_Abort)", file=sys.stderr)
         sys.stdout.flush()
         sys.stderr.flush()
-        MPI = _mpi.mpi()
-        if MPI.Is_initialized() and not MPI.Is_finalized() and MPI.COMM_WORLD.Get_size() > 1:
+        if abort:
             MPI.COMM_WORLD.Abort(1)
 
     sys.excepthook = hook
