@@ -10,6 +10,7 @@ from ._faults import DistBackendError as DistBackendError
 from ._faults import DistError as DistError
 from ._faults import DistNetworkError as DistNetworkError
 from ._faults import DistStoreError as DistStoreError
+from ._grad_bucket import GradBucket as GradBucket
 from .distributed_c10d import Backend as Backend
 from .distributed_c10d import GroupMember as GroupMember
 from .distributed_c10d import P2POp as P2POp
@@ -57,7 +58,7 @@ from .distributed_c10d import send as send
 
 __all__ = [
     "Backend", "DistBackendError", "DistError", "DistNetworkError", "DistStoreError",
-    "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
+    "GradBucket", "GroupMember", "P2POp", "ProcessGroup", "ReduceOp", "Work", "all_gather",
     "all_gather_into_tensor", "all_gather_object", "all_reduce", "all_to_all",
     "all_to_all_single", "barrier", "batch_isend_irecv", "broadcast", "broadcast_object_list",
     "destroy_process_group", "gather", "gather_object", "get_backend", "get_global_rank",
@@ -68,6 +69,13 @@ __all__ = [
     "new_group", "recv", "reduce", "reduce_scatter", "reduce_scatter_tensor", "scatter",
     "scatter_object_list", "send",
 ]
+
+
+def __getattr__(name):
+    if name == "algorithms":              # the join context manager and DDP's comm hooks
+        import importlib
+        return importlib.import_module("ember.distributed.algorithms")
+    raise AttributeError(f"module 'ember.distributed' has no attribute '{name}'")
 
 
 def is_available():

@@ -1,16 +1,25 @@
 """Collectives over a process group, PyTorch's signatures, on MPI's non-blocking calls.
 
 Each checks its arguments, queues a signature check (see _signature) and then its payload
-phase; ``async_op=True`` returns the Work, else it waits (against the group's timeout) and
-returns None.  Ranks are global ranks (``src``/``dst``) or ranks in the group
+phase (a small all_reduce, reduce, broadcast or all-gather rides in the check itself);
+``async_op=True`` returns the Work, else it waits (against the group's timeout) and returns
+None.  Ranks are global ranks (``src``/``dst``) or ranks in the group
 (``group_src``/``group_dst``), as in PyTorch."""
 import numpy as np
 
-from . import _mpi
-from ._buffers import Host, average, check_reduce, host_dtype, reduce_buffer, write_into
+from . import _fast, _mpi
+from ._buffers import (
+    Host,
+    average,
+    check_reduce,
+    host_dtype,
+    reduce_buffer,
+    reduce_rows,
+    write_into,
+)
 from ._launch import check_count, check_like, check_tensor, check_tensor_list, collective, group_of
 from ._process_group import peer_rank
-from ._signature import signature
+from ._signature import fits, signature
 from ._types import ReduceOp, _red_op_type
 from ._work import Phase
 
@@ -30,6 +39,19 @@ def _finish_reduce(host, op, pg, here=True):
     return then
 
 
+def _reduce_rows(host, dtype, op, pg, here=True):
+    """``finish`` of a reduction that rode in the signature exchange."""
+    def finish(rows):
+        if here:
+            reduce_rows(host, dtype, op, rows)
+            _finish_reduce(host, op, pg)()
+    return finish
+
+
+def _bytes(host):
+    return host.array.view(np.uint8)
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduce ``tensor`` over every rank of ``group`` with ``op``; every rank receives the
     result in ``tensor``."""
@@ -39,17 +61,22 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if pg is None:
         return None
     check_reduce(tensor.dtype, op, "all_reduce")
+    if not async_op and _fast.all_reduce(pg, tensor, op):
+        return None
     return _all_reduce(tensor, op, pg, async_op)
 
 
 def _all_reduce(tensor, op, pg, async_op, checked=True):
     host = Host(tensor, reduce=True)
+    sig = signature("all_reduce", tensor, reduce_op=op)
+    if checked and fits(pg, host.array.nbytes):
+        return collective(pg, "all_reduce", sig, (), async_op, [tensor], payload=_bytes(host),
+                          finish=_reduce_rows(host, tensor.dtype, op, pg))
 
     def start():
         buf, mpi_op = reduce_buffer(host, tensor.dtype, op)
         return [pg._data.Iallreduce(_mpi.mpi().IN_PLACE, buf, mpi_op)]
 
-    sig = signature("all_reduce", tensor, reduce_op=op)
     return collective(pg, "all_reduce", sig, [Phase(start, _finish_reduce(host, op, pg))],
                       async_op, [tensor], checked)
 
@@ -71,6 +98,10 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     check_reduce(tensor.dtype, op, "reduce")
     here = pg._rank == root
     host = Host(tensor, reduce=True)
+    sig = signature("reduce", tensor, root=pg._ranks[root], reduce_op=op)
+    if fits(pg, host.array.nbytes):
+        return collective(pg, "reduce", sig, (), async_op, [tensor], payload=_bytes(host),
+                          finish=_reduce_rows(host, tensor.dtype, op, pg, here))
 
     def start():
         MPI = _mpi.mpi()
@@ -79,7 +110,6 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
             return [pg._data.Ireduce(MPI.IN_PLACE, buf, mpi_op, root)]
         return [pg._data.Ireduce(buf, None, mpi_op, root)]
 
-    sig = signature("reduce", tensor, root=pg._ranks[root], reduce_op=op)
     return collective(pg, "reduce", sig, [Phase(start, _finish_reduce(host, op, pg, here))],
                       async_op, [tensor])
 
@@ -91,10 +121,19 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg is None:
         return None
     root = peer_rank(pg, src, group_src, "broadcast", "src")
+    if not async_op and _fast.broadcast(pg, tensor, root):
+        return None
     here = pg._rank == root
     host = Host(tensor, load=here)
-    then = None if here else host.commit
     sig = signature("broadcast", tensor, root=pg._ranks[root])
+    if fits(pg, host.array.nbytes):
+        def finish(rows):
+            if not here:
+                _bytes(host)[:] = rows[root]
+                host.commit()
+        return collective(pg, "broadcast", sig, (), async_op, [tensor], payload=_bytes(host),
+                          finish=finish)
+    then = None if here else host.commit
     return collective(pg, "broadcast", sig,
                       [Phase(lambda: [pg._data.Ibcast(host.raw(), root)], then)],
                       async_op, [tensor])
@@ -116,18 +155,24 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     check_count("all_gather", "tensor_list", tensor_list, pg)
     check_like("all_gather", "tensor_list", tensor_list, tensor)
     src = Host(tensor)
+    sig = signature("all_gather", tensor)
+    like = host_dtype(tensor.dtype)
+
+    def finish(rows):
+        for t, row in zip(tensor_list, rows):
+            write_into(t, row.view(like))
+
+    if fits(pg, src.array.nbytes):
+        return collective(pg, "all_gather", sig, (), async_op, tensor_list,
+                          payload=_bytes(src), finish=finish)
     rows, raw = _gathered(pg._size, tensor)
 
     def start():
         MPI = _mpi.mpi()
         return [pg._data.Iallgather(src.raw(), [raw, MPI.BYTE])]
 
-    def then():
-        for t, row in zip(tensor_list, rows):
-            write_into(t, row)
-
-    sig = signature("all_gather", tensor)
-    return collective(pg, "all_gather", sig, [Phase(start, then)], async_op, tensor_list)
+    return collective(pg, "all_gather", sig, [Phase(start, lambda: finish(rows))], async_op,
+                      tensor_list)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -141,6 +186,12 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     _check_whole("all_gather_into_tensor", output_tensor, input_tensor, pg, "output", "input")
     src, out = Host(input_tensor), Host(output_tensor, load=False)
     sig = signature("all_gather_into_tensor", input_tensor)
+    if fits(pg, src.array.nbytes):
+        def finish(rows):
+            _bytes(out).reshape(rows.shape)[:] = rows
+            out.commit()
+        return collective(pg, "all_gather_into_tensor", sig, (), async_op, [output_tensor],
+                          payload=_bytes(src), finish=finish)
     return collective(pg, "all_gather_into_tensor", sig,
                       [Phase(lambda: [pg._data.Iallgather(src.raw(), out.raw())], out.commit)],
                       async_op, [output_tensor])

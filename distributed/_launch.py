@@ -4,9 +4,9 @@ import warnings
 
 import ember
 
-from . import _process_group
+from . import _mpi, _process_group
 from ._signature import check_phase
-from ._work import Phase, Work, run
+from ._work import Phase, Work, dist_error, run
 
 __all__ = []
 
@@ -50,10 +50,57 @@ def group_of(group, fn):
     return pg
 
 
-def collective(pg, fn, sig, phases, async_op, outputs=(), checked=True):
-    """Queue a collective: the signature check (unless ``checked`` is False: the caller
-    guarantees equal arguments everywhere), then ``phases``."""
-    phases = list(phases) or [Phase(lambda: [])]
+def collective(pg, fn, sig, phases, async_op, outputs=(), checked=True, payload=None,
+               finish=None):
+    """Run a collective: the signature check (unless ``checked`` is False: the caller
+    guarantees equal arguments everywhere), then ``phases``.  A ``payload`` (uint8) that
+    ``fits`` rides in the check; ``finish(rows)`` completes the collective from every rank's
+    (see _signature.check_phase).  Returns the Work with ``async_op``, else None."""
+    phases = list(phases)
     if checked:
-        phases.insert(0, check_phase(pg, sig))
-    return run(Work(pg, (fn, pg._next_seq()), phases, pg._peers, outputs), async_op)
+        phases.insert(0, check_phase(pg, sig, payload, finish))
+    elif not phases:
+        phases.append(Phase(lambda: []))
+    if async_op or pg._queue:
+        return run(Work(pg, (fn, pg._next_seq()), phases, pg._peers, outputs), async_op)
+    return _now(pg, fn, phases, outputs)
+
+
+_SPINS = 64        # polls before a blocking call hands its wait to a Work (timeout, blame)
+HANDED_OVER = object()
+
+
+def wait_inline(pg, fn, seq, requests, then, rest=(), outputs=()):
+    """Wait here for ``requests`` of operation ``seq`` on ``pg`` while they complete within a
+    few polls, then return ``then()``.  A longer wait becomes a Work's (the group's timeout,
+    liveness answers, blame), which also runs ``then`` and the phases ``rest``: the answer is
+    then HANDED_OVER."""
+    spins = 0
+    while not _mpi.testall(requests):
+        spins += 1
+        if spins == _SPINS:
+            work = Work(pg, (fn, seq), rest, pg._peers, outputs, queued=False)
+            work._adopt(requests, then)
+            work._wait()
+            return HANDED_OVER
+    return then() if then is not None else None
+
+
+def _now(pg, fn, phases, outputs):
+    """A blocking collective on an idle group, run here without a Work (the Python cost of a
+    small collective is most of its time) unless a wait lasts (see wait_inline)."""
+    seq = pg._next_seq()
+    try:
+        while phases:
+            phase = phases.pop(0)
+            more = wait_inline(pg, fn, seq, phase.start(), phase.then, phases, outputs)
+            if more is HANDED_OVER:
+                return None
+            if more:
+                phases[:0] = more
+    except Exception as exc:
+        err = dist_error(exc, Work(pg, (fn, seq), (), pg._peers, queued=False))
+        if err is exc:
+            raise
+        raise err from exc
+    return None

@@ -14,6 +14,10 @@ from ._faults import DistBackendError
 __all__ = ["GroupMember", "ProcessGroup", "group"]
 
 
+_FUSE_BYTES = 1024
+_FUSE_MAX_RANKS = 8
+
+
 class ProcessGroup:
     """A group of ranks (``new_group``/``init_process_group`` make them)."""
 
@@ -37,6 +41,12 @@ class ProcessGroup:
         self._broken = None                       # the error that made this group unusable
         self._p2p_pending = []                    # receives whose header is not in yet
         self._any_source = MPI.ANY_SOURCE
+        # the payload bytes that ride in a collective's signature exchange (see
+        # _signature): one exchange instead of two for small messages; every rank sends its
+        # slot to every rank, so large groups send signatures alone
+        self._fuse_bytes = _FUSE_BYTES if self._size <= _FUSE_MAX_RANKS else 0
+        self._fast_plans = {}                     # _fast: prepared small collectives
+        self._fast_slot = self._fast_rows = self._fast_owner = None
 
     # PyTorch's ProcessGroup methods
     def rank(self):

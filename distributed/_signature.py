@@ -1,11 +1,15 @@
 """The check every collective makes before its payload moves: each rank contributes a small
-signature (operation, dtype, shape, root, reduce op) and one all-reduce of it and its
-negation (MAX) yields every entry's maximum and minimum.  Equal everywhere: the payload phase
-starts.  Otherwise the ranks gather each other's signatures and all raise the same error,
-instead of MPI hanging or mixing mismatched buffers."""
+signature (operation, dtype, shape, root, reduce op) in a slot of the group's fixed size, and
+one all-gather of the slots gives every rank every signature.  Equal everywhere: the payload
+phase starts.  Otherwise every rank raises the same error, naming both calls, instead of MPI
+hanging or mixing mismatched buffers.
+
+The slot is the same size for every collective of a group (a rank may be at another
+collective than its peers: the exchange itself must match), so a small payload (at most
+``ProcessGroup._fuse_bytes``) rides in it: a small all_reduce, broadcast or all-gather is then
+one exchange, not two, with the reduction done on every rank in rank order."""
 import numpy as np
 
-from . import _mpi
 from ._types import ReduceOp
 from ._work import Phase
 
@@ -22,20 +26,23 @@ _DTYPES = ("float32", "float64", "float16", "bfloat16", "int8", "int16", "int32"
 
 def signature(op, tensor=None, root=None, reduce_op=None, count=None, dtype=None):
     """What must be equal on every rank for ``op`` to run: ``tensor``'s dtype and shape (or
-    ``dtype`` alone), the root, the reduce op, a list's length.  Returns the int64 signature
-    followed by its negation (cached: the same call recurs every training step)."""
-    dtype = tensor.dtype if tensor is not None else dtype
-    shape = tuple(tensor.shape) if tensor is not None else None
-    key = (op, dtype, shape, root, None if reduce_op is None else int(reduce_op), count)
-    both = _cache.get(key)
-    if both is None:
+    ``dtype`` alone), the root, the reduce op, a list's length: a read-only int64 array of 16
+    (cached: the same call recurs every training step)."""
+    if tensor is not None:
+        dtype = tensor.dtype
+        key = (op, dtype, tensor.shape, root, reduce_op, count)
+    else:
+        key = (op, dtype, None, root, reduce_op, count)
+    sig = _cache.get(key)
+    if sig is None:
         if len(_cache) > 4096:
             _cache.clear()
-        both = _cache[key] = _signature(*key)
-    return both
+        sig = _cache[key] = _signature(*key)
+    return sig
 
 
 _cache = {}
+HEADER = _N * 8                      # the signature's bytes at the start of a slot
 
 
 def _signature(op, dtype, shape, root, reduce_op, count):
@@ -45,6 +52,7 @@ def _signature(op, dtype, shape, root, reduce_op, count):
         name = dtype.name
         s[1] = _DTYPES.index(name) if name in _DTYPES else 100 + sum(map(ord, name))
     if shape is not None:
+        shape = tuple(shape)
         s[2] = len(shape)
         if len(shape) <= _MAX_DIMS:
             s[3:3 + len(shape)] = shape
@@ -54,12 +62,11 @@ def _signature(op, dtype, shape, root, reduce_op, count):
     if root is not None:
         s[11] = root
     if reduce_op is not None:
-        s[12] = reduce_op
+        s[12] = int(reduce_op)
     if count is not None:
         s[13] = count
-    both = np.concatenate([s, -s])
-    both.flags.writeable = False
-    return both
+    s.flags.writeable = False
+    return s
 
 
 def describe_tensor(s):
@@ -86,36 +93,49 @@ def describe(s):
     return f"{OPS[s[0]]}({', '.join(parts)})"
 
 
-def check_phase(pg, both):
-    """The phase that compares a ``signature()`` across the ranks of ``pg``: one all-reduce
-    (MAX) of it and its negation gives every entry's maximum and minimum."""
-    extremes = np.empty_like(both)
-
-    def start():
-        MPI = _mpi.mpi()
-        return [pg._meta.Iallreduce([both, MPI.INT64_T], [extremes, MPI.INT64_T], MPI.MAX)]
-
-    def then():
-        if extremes.tobytes() == both.tobytes():
-            return None
-        return [_mismatch_phase(pg, both[:_N])]
-
-    return Phase(start, then)
+def fits(pg, nbytes):
+    """Whether a payload of ``nbytes`` rides in the signature's slot on ``pg``."""
+    return nbytes <= pg._fuse_bytes
 
 
-def _mismatch_phase(pg, sig):
-    every = np.empty((pg._size, _N), dtype=np.int64)
+def exchange(pg, sig, payload=None):
+    """Start the slot exchange: (request, rows), ``rows`` one slot per rank (uint8); the
+    payload (uint8, at most ``pg._fuse_bytes``) follows the signature in this rank's."""
+    size = HEADER + pg._fuse_bytes
+    slot = np.empty(size, dtype=np.uint8)
+    slot[:HEADER] = sig.view(np.uint8)
+    if payload is not None:
+        slot[HEADER:HEADER + len(payload)] = payload
+    rows = np.empty((pg._size, size), dtype=np.uint8)
+    return pg._meta.Iallgather(slot, rows), rows
 
-    def start():
-        MPI = _mpi.mpi()
-        return [pg._meta.Iallgather([sig, MPI.INT64_T], [every, MPI.INT64_T])]
 
-    def then():
-        me = pg._rank
-        other = next(r for r in range(pg._size) if not np.array_equal(every[r], every[me]))
+def verify(pg, sig, rows):
+    """Raise the mismatch error unless every rank's slot carries ``sig``."""
+    mine = sig.tobytes()
+    if rows[:, :HEADER].tobytes() != mine * pg._size:
+        every = rows[:, :HEADER].copy().view(np.int64)
+        other = next(r for r in range(pg._size) if every[r].tobytes() != mine)
         raise RuntimeError(
-            f"Detected mismatch between collectives on ranks. Rank {pg._ranks[me]} is running "
-            f"collective: {describe(every[me])}, but Rank {pg._ranks[other]} is running "
+            f"Detected mismatch between collectives on ranks. Rank {pg._ranks[pg._rank]} is "
+            f"running collective: {describe(sig)}, but Rank {pg._ranks[other]} is running "
             f"collective: {describe(every[other])}")
+
+
+def check_phase(pg, sig, payload=None, finish=None):
+    """The phase that compares a ``signature()`` across the ranks of ``pg``; with a
+    ``payload`` (uint8, it ``fits``), ``finish(rows)`` then receives every rank's payload
+    (a (world_size, nbytes) uint8 array) and the collective is complete."""
+    rows = None
+
+    def start():
+        nonlocal rows
+        request, rows = exchange(pg, sig, payload)
+        return [request]
+
+    def then():
+        verify(pg, sig, rows)
+        if finish is not None:
+            finish(rows[:, HEADER:HEADER + len(payload)])
 
     return Phase(start, then)

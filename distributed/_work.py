@@ -81,11 +81,12 @@ class Work:
             self._fail(exc)
             return True
 
+    def _adopt(self, requests, then):
+        """Take over a phase already started (its ``requests``) and ``then``."""
+        self._requests, self._then = requests, then
+
     def _fail(self, exc):
-        if not isinstance(exc, (DistBackendError, ValueError, TypeError)) and \
-                type(exc).__module__.startswith("mpi4py"):
-            exc = DistBackendError(f"{self._doing} failed in MPI: {exc}")
-        self._exception = exc
+        self._exception = dist_error(exc, self)
         self._requests = None
         self._phases = []
         self._done = True
@@ -162,9 +163,25 @@ class Work:
     def synchronize(self):
         self.wait()
 
+    def get_future(self):
+        """An ``ember.futures.Future`` completed with the operation's output tensors (a
+        list) once it completes, or with its error.  MPI progresses inside calls made by
+        this process, so the future completes when it (or one chained from it) is asked:
+        ``wait()``, ``done()``, ``value()``."""
+        from ember.futures import _of_work
+        return _of_work(self)
+
     def __repr__(self):
         state = "completed" if self._done else "in flight"
         return f"<Work {self._doing}: {state}>"
+
+
+def dist_error(exc, work):
+    """``exc`` as the operation's error: MPI's errors become DistBackendError naming it."""
+    if not isinstance(exc, (DistBackendError, ValueError, TypeError)) and \
+            type(exc).__module__.startswith("mpi4py"):
+        return DistBackendError(f"{work._doing} failed in MPI: {exc}")
+    return exc
 
 
 def run(work, async_op):

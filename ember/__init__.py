@@ -259,7 +259,7 @@ _LAZY_FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
                         "asarray": "core.buffers", "frombuffer": "core.buffers",
                         "from_file": "core.buffers"})
 _LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
-                     "version", "multiprocessing", "storage"}
+                     "version", "multiprocessing", "storage", "futures"}
 _LAZY_FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
                         "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
                         "lobpcg": "_lobpcg",

@@ -13,7 +13,7 @@ from .module import Module
 from .normalization import _affine_parameters, _reset_affine
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
-           "LazyBatchNorm3d"]
+           "LazyBatchNorm3d", "SyncBatchNorm"]
 
 
 class _NormBase(Module):
@@ -78,6 +78,10 @@ class _BatchNorm(_NormBase):
 
     def forward(self, input):
         self._check_input_dim(input)
+        return self._local(input, *self._step())
+
+    def _step(self):
+        """Count this forward; (running_mean, running_var, use_batch_stats, factor) for it."""
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
@@ -87,8 +91,11 @@ class _BatchNorm(_NormBase):
         use_batch_stats = self.training or (self.running_mean is None
                                             and self.running_var is None)
         keep = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if keep else None,
-                            self.running_var if keep else None, self.weight, self.bias,
+        return (self.running_mean if keep else None, self.running_var if keep else None,
+                use_batch_stats, factor)
+
+    def _local(self, input, running_mean, running_var, use_batch_stats, factor):
+        return F.batch_norm(input, running_mean, running_var, self.weight, self.bias,
                             use_batch_stats, factor, self.eps)
 
 
@@ -180,3 +187,80 @@ class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
 
     cls_to_become = BatchNorm3d
     _check_input_dim = BatchNorm3d._check_input_dim
+
+
+class SyncBatchNorm(_BatchNorm):
+    """Batch norm whose training statistics cover the batches of every rank of a process
+    group: ``SyncBatchNorm(num_features, eps=1e-05, momentum=0.1, affine=True,
+    track_running_stats=True, process_group=None, device=None, dtype=None, *, bias=True)``.
+
+    In training, with ``ember.distributed`` initialised and more than one rank in
+    ``process_group`` (default: the world), the per-channel mean and variance are those of
+    the concatenation of every rank's batch (ranks may hold different batch sizes, even
+    none), the running statistics take the global unbiased variance, and backward sums the
+    input gradient's per-channel terms over the ranks, so that outputs and input gradients
+    equal BatchNorm's on the concatenated batch.  In eval mode, on one rank, or without an
+    initialised process group it is BatchNorm.  Inputs are (N, C, +) on any device (PyTorch
+    runs it on GPUs only)."""
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats,
+                         device=device, dtype=dtype, bias=bias)
+        self.process_group = process_group
+
+    def _check_input_dim(self, input):
+        if input.dim() < 2:
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
+
+    def _check_non_zero_input_channels(self, input):
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        self._check_non_zero_input_channels(input)
+        running_mean, running_var, use_batch_stats, factor = self._step()
+        group, world_size = self._sync_group() if use_batch_stats else (None, 1)
+        if world_size <= 1:
+            return self._local(input, running_mean, running_var, use_batch_stats, factor)
+        from ._functions import SyncBatchNorm as _SyncBatchNorm
+        return _SyncBatchNorm.apply(input, self.weight, self.bias, running_mean, running_var,
+                                    self.eps, factor, group, world_size)
+
+    def _sync_group(self):
+        """(group, its size) to synchronise over in training, or (None, 1)."""
+        if not self.training:
+            return None, 1
+        import ember.distributed as dist
+        if not (dist.is_available() and dist.is_initialized()):
+            return None, 1
+        group = self.process_group if self.process_group else dist.group.WORLD
+        return group, dist.get_world_size(group)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every ``BatchNorm*D`` layer replaced by a SyncBatchNorm sharing
+        its parameters and running statistics (a BatchNorm ``module`` itself comes back as
+        a new SyncBatchNorm); ``process_group`` scopes the synchronisation (default: the
+        world)."""
+        out = module
+        if isinstance(module, _BatchNorm):
+            out = cls(module.num_features, module.eps, module.momentum, module.affine,
+                      module.track_running_stats, process_group,
+                      bias=module.bias is not None)
+            if module.affine:
+                with no_grad():
+                    out.weight = module.weight
+                    out.bias = module.bias
+            out.running_mean = module.running_mean
+            out.running_var = module.running_var
+            out.num_batches_tracked = module.num_batches_tracked
+            out.training = module.training
+            if hasattr(module, "qconfig"):
+                out.qconfig = module.qconfig
+        for name, child in module.named_children():
+            out.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        del module
+        return out

@@ -7,7 +7,12 @@ bytes, the first one smaller so that communication starts early).  A post-accumu
 hook copies each gradient into its bucket; a bucket whose gradients are all in starts its
 all-reduce (non-blocking) — buckets start in index order, the same on every rank, as MPI
 requires — and every later hook drives the ones in flight.  When the last bucket has started,
-the reducer waits for all of them and writes the averages back into ``.grad``."""
+the reducer waits for all of them and writes the averages back into ``.grad``.
+
+A communication hook (``register_comm_hook``) replaces the averaging all-reduce of each
+bucket: it receives the bucket's gradients (not divided by the world size) as a GradBucket
+and returns a Future of the reduced buffer, which is written back.  Under ``join()`` a rank
+that ran out of inputs shadows the others' reductions with zero buckets (``shadow``)."""
 import weakref
 
 import ember
@@ -72,6 +77,9 @@ class Reducer:
                         _assign_buckets(params, bucket_cap_bytes,
                                         min(_FIRST_BUCKET_BYTES, bucket_cap_bytes))]
         self.bucket_of = {i: b for b in self.buckets for i in b.indices}
+        self.comm_hook = self.comm_state = None
+        self.divisor = None            # join(): (work, tensor) counting the ranks still in
+        self.divide_by_initial_world_size = True
         self.expect_hooks = False
         self.started = False           # a hook of this iteration ran
         self.ready = [False] * len(params)
@@ -153,20 +161,83 @@ class Reducer:
         while self.next_bucket < len(self.buckets) and \
                 self.buckets[self.next_bucket].pending == 0:
             nb = self.buckets[self.next_bucket]
-            with ember.no_grad():
-                nb.flat.div_(self.world)
-            nb.work = self._all_reduce(nb.flat, self.group)
+            nb.work = self._launch(self.next_bucket, nb.flat, nb)
             self.next_bucket += 1
         for bb in self.buckets[:self.next_bucket]:
-            bb.work.is_completed()         # drive MPI's progress while backward runs
+            _poll(bb.work)                 # drive MPI's progress while backward runs
         if self.next_bucket == len(self.buckets):
             self._finalize()
+
+    # the reduction of one bucket
+    def register_comm_hook(self, state, hook):
+        if self.comm_hook is not None:
+            raise RuntimeError("register_comm_hook or register_builtin_comm_hook can only be "
+                               "called once.")
+        self.comm_hook, self.comm_state = hook, state
+
+    def _launch(self, index, flat, bucket):
+        """Start reducing ``flat`` (bucket ``index``'s gradients, or zeros shadowing it):
+        a Work, or the comm hook's Future."""
+        if self.comm_hook is None:
+            with ember.no_grad():
+                flat.div_(self._divisor())
+            return self._all_reduce(flat, self.group)
+        n, views = 0, []
+        for i in bucket.indices:
+            size = self.params[i].numel()
+            views.append(flat[n:n + size].view(self.params[i].shape))
+            n += size
+        grad_bucket = ember.distributed.GradBucket(
+            index, len(self.buckets), flat, views, [self.params[i] for i in bucket.indices])
+        fut = self.comm_hook(self.comm_state, grad_bucket)
+        if not isinstance(fut, ember.futures.Future):
+            raise TypeError(f"a DDP communication hook must return an ember.futures.Future "
+                            f"of the reduced bucket, got {type(fut).__name__}")
+        return fut
+
+    def _divisor(self):
+        """What gradients are divided by: the world size, or under join() (with
+        divide_by_initial_world_size=False) the number of ranks still training."""
+        if self.divisor is None or self.divide_by_initial_world_size:
+            return self.world
+        work, count = self.divisor
+        work.wait()
+        return int(count.item())
+
+    def _result(self, index, bucket):
+        """Wait for bucket ``index``'s reduction; its reduced values in ``bucket.flat``."""
+        work = bucket.work
+        if not isinstance(work, ember.futures.Future):
+            work.wait()
+            return
+        value = work.wait()
+        if isinstance(value, (list, tuple)) and len(value) == 1:
+            value = value[0]
+        if not isinstance(value, ember.Tensor) or value.numel() != bucket.flat.numel():
+            raise RuntimeError(
+                f"the DDP communication hook's future for bucket {index} must hold one tensor "
+                f"of the bucket's {bucket.flat.numel()} elements, got {_what(value)}")
+        if value.data_ptr() != bucket.flat.data_ptr():
+            with ember.no_grad():
+                bucket.flat.copy_(value.reshape(-1))
+
+    def shadow(self):
+        """On a rank that has joined: the reductions of one backward pass, with zeros."""
+        pending = [self._launch(i, ember.zeros_like(b.flat), b)
+                   for i, b in enumerate(self.buckets)]
+        for work in pending:
+            work.wait()
+        if self.find_unused:
+            flags = ember.zeros(len(self.params), dtype=ember.int32)
+            ember.distributed.all_reduce(flags, op=ember.distributed.ReduceOp.MAX,
+                                         group=self.group)
 
     def _finalize(self):
         self.expect_hooks = False
         self.started = False
-        for b in self.buckets:
-            b.work.wait()
+        for i, b in enumerate(self.buckets):
+            self._result(i, b)
+        self.divisor = None
         used = self._globally_used() if self.find_unused else None
         with ember.no_grad():
             for i, p in enumerate(self.params):
@@ -190,6 +261,16 @@ class Reducer:
     def __del__(self):
         for h in getattr(self, "handles", ()):
             h.remove()
+
+
+def _poll(work):
+    return work.done() if isinstance(work, ember.futures.Future) else work.is_completed()
+
+
+def _what(value):
+    if isinstance(value, ember.Tensor):
+        return f"a tensor of {value.numel()} elements"
+    return type(value).__name__
 
 
 def _reachable_leaves(outputs):

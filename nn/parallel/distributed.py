@@ -1,9 +1,14 @@
 """``DistributedDataParallel``: one replica of a module per process.  Parameters and buffers
 start as rank 0's; gradients are averaged over the process group in buckets during backward
 (see _reducer), so every replica takes the same optimizer step.  Needs an initialised default
-process group (``ember.distributed.init_process_group``), else raises PyTorch's ValueError."""
-import contextlib
+process group (``ember.distributed.init_process_group``), else raises PyTorch's ValueError.
 
+``register_comm_hook`` replaces the averaging of each bucket; ``join()`` trains on uneven
+inputs (the ranks that run out shadow the others' collectives)."""
+import contextlib
+import inspect
+
+from ember.distributed.algorithms.join import Join, Joinable, JoinHook, _JoinConfig
 from ember.nn.modules import Module
 from ember.nn.parallel._reducer import Reducer
 from ember.nn.parallel.data_parallel import _to_device
@@ -24,14 +29,15 @@ def _distributed():
 
 
 def _broadcast_coalesced(dist, tensors, group, src=0):
-    """Broadcast ``tensors`` from rank ``src``, one flat message per dtype and device."""
+    """Broadcast ``tensors`` from rank ``src`` of ``group``, one flat message per dtype and
+    device."""
     by_kind = {}
     for t in tensors:
         by_kind.setdefault((t.dtype, str(t.device)), []).append(t)
     with ember.no_grad():
         for ts in by_kind.values():
             flat = ember.cat([t.detach().reshape(-1) for t in ts])
-            dist.broadcast(flat, src=src, group=group)
+            dist.broadcast(flat, group=group, group_src=src)
             at = 0
             for t in ts:
                 n = t.numel()
@@ -39,7 +45,35 @@ def _broadcast_coalesced(dist, tensors, group, src=0):
                 at += n
 
 
-class DistributedDataParallel(Module):
+class _DDPJoinHook(JoinHook):
+    """DistributedDataParallel under ``join()``: a rank without inputs shadows the buffer
+    broadcast and the gradient reductions of each iteration of the others, then takes the
+    final model from a rank that was among the last to join."""
+
+    def __init__(self, ddp, divide_by_initial_world_size):
+        self.ddp = ddp
+        ddp._divide_by_initial_world_size = divide_by_initial_world_size
+        super().__init__()
+
+    def main_hook(self):
+        ddp = self.ddp
+        if ddp._will_sync_buffers():
+            ddp._sync_buffers(ddp._find_common_rank(False))
+        should_sync = ddp._global_grad_sync(joined=True)
+        ddp.require_forward_param_sync = should_sync
+        if should_sync:
+            ddp._reducer.shadow()
+
+    def post_hook(self, is_last_joiner):
+        ddp = self.ddp
+        src = ddp._find_common_rank(is_last_joiner)
+        tensors = list(ddp._reducer.params)
+        if ddp.broadcast_buffers:
+            tensors += ddp._module_buffers
+        _broadcast_coalesced(_distributed(), tensors, ddp.process_group, src)
+
+
+class DistributedDataParallel(Module, Joinable):
     """Data parallelism over the ranks of ``process_group`` (default: the world).
 
     Args:
@@ -64,6 +98,9 @@ class DistributedDataParallel(Module):
                  delay_all_reduce_named_params=None, param_to_hook_all_reduce=None,
                  mixed_precision=None, device_mesh=None):
         super().__init__()
+        self._join_config = _JoinConfig.construct_disabled_join_config()
+        self._divide_by_initial_world_size = True
+        self._join_work = None
         dist = _distributed()
         if process_group is None:
             process_group = dist.group.WORLD
@@ -132,9 +169,13 @@ class DistributedDataParallel(Module):
         grad_sync = ember.is_grad_enabled() and self.require_backward_grad_sync
         if grad_sync:
             self._reducer.ensure_prior_finished()
+        self._notify_join(grad_sync)
         self.require_forward_param_sync = ember.is_grad_enabled()
-        if self.broadcast_buffers and self.require_forward_param_sync and self._module_buffers:
-            _broadcast_coalesced(_distributed(), self._module_buffers, self.process_group)
+        if self._will_sync_buffers():
+            self._sync_buffers(self._find_common_rank(True) if self._join_config.enable
+                               else 0)
+        if self._join_config.enable:
+            self._global_grad_sync(joined=False)
         if self.device_ids:           # a device module: inputs move to its device first
             dev = ember.device(self._device_type, self.device_ids[0])
             inputs, kwargs = _to_device(inputs, dev), _to_device(kwargs, dev)
@@ -142,6 +183,93 @@ class DistributedDataParallel(Module):
         if grad_sync:
             self._reducer.prepare_for_backward(out)
         return out
+
+    # communication hooks
+    def register_comm_hook(self, state, hook):
+        """Reduce each gradient bucket with ``hook(state, bucket)`` instead of averaging it:
+        ``bucket`` is an ``ember.distributed.GradBucket`` (its gradients not divided by the
+        world size), and the hook returns an ``ember.futures.Future`` of one tensor of the
+        bucket's size, the reduced gradients (``Work.get_future()`` gives one for a
+        collective).  Register once, before training; the built-in hooks are in
+        ``ember.distributed.algorithms.ddp_comm_hooks.default_hooks``."""
+        self._check_comm_hook(hook)
+        self._reducer.register_comm_hook(state, hook)
+
+    @staticmethod
+    def _check_comm_hook(hook):
+        if not callable(hook):
+            raise TypeError("Communication hook must be callable.")
+        sig = inspect.signature(hook)
+        bucket = sig.parameters.get("bucket")
+        if bucket is not None and bucket.annotation not in (
+                inspect.Parameter.empty, ember.distributed.GradBucket):
+            raise ValueError("Communication hook: bucket annotation should be "
+                             "dist.GradBucket.")
+        if sig.return_annotation not in (inspect.Signature.empty,
+                                         ember.futures.Future[ember.Tensor]):
+            raise ValueError("Communication hook: return annotation should be "
+                             "ember.futures.Future[ember.Tensor].")
+
+    # uneven inputs
+    def join(self, divide_by_initial_world_size=True, enable=True,
+             throw_on_early_termination=False):
+        """A context manager for training on uneven inputs: a rank that runs out of inputs
+        keeps matching the others' collectives (zero gradients) until all have, then takes
+        the final model from a rank among the last to finish.  Gradients are divided by the
+        initial world size (``divide_by_initial_world_size``, default) or by the number of
+        ranks still training; ``throw_on_early_termination`` raises on every rank instead."""
+        return Join([self], enable, throw_on_early_termination,
+                    divide_by_initial_world_size=divide_by_initial_world_size)
+
+    def join_hook(self, **kwargs):
+        """The JoinHook of this module (``divide_by_initial_world_size``, default True)."""
+        return _DDPJoinHook(self, kwargs.get("divide_by_initial_world_size", True))
+
+    @property
+    def join_device(self):
+        if self.device_ids:
+            return ember.device(self._device_type, self.device_ids[0])
+        return ember.device(self._device_type)
+
+    @property
+    def join_process_group(self):
+        return self.process_group
+
+    def _notify_join(self, grad_sync):
+        """Under join(): tell the joined ranks this one trains on (they count the ranks
+        still training with the same all-reduce; the count divides the gradients)."""
+        if self._join_work is not None:       # keep the last one alive until it completed
+            self._join_work.wait()
+            self._join_work = None
+        work = Join.notify_join_context(self)
+        if work is not None:
+            self._join_work = work
+            if grad_sync:
+                self._reducer.divisor = (work, work._join_count)
+                self._reducer.divide_by_initial_world_size = \
+                    self._divide_by_initial_world_size
+
+    def _global_grad_sync(self, joined):
+        """Whether any rank syncs gradients this iteration (one all-reduce every rank
+        makes under join())."""
+        flag = ember.ones(1) if not joined and self.require_backward_grad_sync \
+            else ember.zeros(1)
+        ember.distributed.all_reduce(flag, group=self.process_group)
+        return flag.item() != 0
+
+    def _find_common_rank(self, candidate):
+        """The largest group rank among the ranks passing ``candidate=True``."""
+        dist = _distributed()
+        rank = ember.tensor([dist.get_rank(self.process_group) if candidate else -1])
+        dist.all_reduce(rank, op=dist.ReduceOp.MAX, group=self.process_group)
+        return int(rank.item())
+
+    def _will_sync_buffers(self):
+        return bool(self.require_forward_param_sync and self.broadcast_buffers
+                    and self._module_buffers)
+
+    def _sync_buffers(self, src):
+        _broadcast_coalesced(_distributed(), self._module_buffers, self.process_group, src)
 
     @staticmethod
     def _set_params_and_buffers_to_ignore_for_model(module, params_and_buffers_to_ignore):

@@ -14,7 +14,8 @@ OMITTED = {
     "torchscript": (
         "TorchScript and the JIT: its IR (Graph, Node, Value, Block), type objects, script "
         "modules/functions/containers, IR parsers, FileCheck and the legacy fork/wait RPC "
-        "futures. ember captures programs with ember.fx and ember.compile instead.",
+        "futures (torch.Future; torch.futures is ember.futures). ember captures programs "
+        "with ember.fx and ember.compile instead.",
         ["torch.*Type", "torch.AliasDb", "torch.Argument", "torch.ArgumentSpec",
          "torch.BufferDict", "torch.CallStack", "torch.Capsule", "torch.Code",
          "torch.CompilationUnit", "torch.CompleteArgumentSpec", "torch.ConcreteModuleType*",
@@ -26,7 +27,7 @@ OMITTED = {
          "torch.Use", "torch.Value", "torch.Block", "torch.import_ir_module*", "torch.parse_ir",
          "torch.parse_schema", "torch.parse_type_comment", "torch.merge_type_from_type_comment",
          "torch.unify_type_list", "torch.fork", "torch.wait", "torch.jit", "torch.classes",
-         "torch.futures", "torch.testing.FileCheck", "torch.Benchmark*",
+         "torch.testing.FileCheck", "torch.Benchmark*",
          "torch.ThroughputBenchmark", "torch.AggregationType", "torch.AVG", "torch.SUM",
          "torch.LoggerBase", "torch.LockingLogger", "torch.NoopLogger",
          "torch.nn.modules.container.Container", "torch.nn.Container", "torch.nn.modules.Container",
@@ -135,9 +136,6 @@ OMITTED = {
 
 # modules other pieces of work fill (they are "not yet", shown apart in the table)
 PENDING = {
-    "distributed follow-ups (SyncBatchNorm)": [
-        "torch.nn.SyncBatchNorm", "torch.nn.modules.SyncBatchNorm",
-        "torch.nn.modules.batchnorm.SyncBatchNorm"],
     "export and control flow (torch.export, torch.cond), the zip file classes": [
         "torch.export", "torch.cond", "torch.PyTorchFile*", "torch.*erializationStorageContext"],
 }

@@ -27,6 +27,7 @@ MODULES = [
     "torch.optim", "torch.optim.lr_scheduler", "torch.autograd", "torch.utils.data",
     "torch.linalg", "torch.fft", "torch.special", "torch.amp", "torch.testing",
     "torch.utils.checkpoint", "torch.cuda", "torch.distributions", "torch.serialization",
+    "torch.futures",
 ]
 
 
@@ -254,8 +255,10 @@ def _check_row(module, name, tobj, emod):
         return Row(module, name, "missing", _pending(qual))
     if isinstance(tobj, type) and (tobj.__module__ or "").startswith("torch"):
         want = {ember_path(tobj.__module__)}
-        if tobj.__module__.startswith("torch._C"):     # PyTorch's C++ bindings: ember has
-            want.add(ember_path(module))                # none, the public path stands in
+        # PyTorch's C++ bindings (ember has none) and torch.jit (omitted: torch.futures.Future
+        # reports it): the public path stands in
+        if tobj.__module__.startswith(("torch._C", "torch.jit")):
+            want.add(ember_path(module))
         got = getattr(eobj, "__module__", None)
         if got not in want:
             return Row(module, name, "wrong-module", f"{got} (PyTorch: {tobj.__module__})")

@@ -23,7 +23,7 @@ _walk = _load("_walk")
 _omissions = _walk._omissions
 
 # percent of the non-omitted names present (names other work owns count as missing)
-OVERALL_FLOOR = 99.6
+OVERALL_FLOOR = 99.7
 # the same, over the names no other piece of work owns
 OWN_FLOOR = 99.9
 # per module: percent present.  Recorded against torch 2.13 with the in-tree ember-cuda
@@ -45,12 +45,12 @@ MODULE_FLOORS = {
         "torch.nn.modules.utils", "torch.nn.utils", "torch.nn.utils.parametrizations",
         "torch.nn.utils.rnn", "torch.optim", "torch.optim.lr_scheduler", "torch.testing",
         "torch.utils.checkpoint", "torch.Tensor", "torch.autograd", "torch.utils.data",
-        "torch.special", "torch.distributions", "torch.serialization"
+        "torch.special", "torch.distributions", "torch.serialization", "torch.futures",
+        "torch.nn.modules.batchnorm"
     ], 100.0),
     "torch": 99.0,
-    "torch.nn": 99.4,
-    "torch.nn.modules": 99.4,
-    "torch.nn.modules.batchnorm": 85.7,
+    "torch.nn": 100.0,
+    "torch.nn.modules": 100.0,
 }
 # callables whose keyword names differ from PyTorch's, at most
 KEYWORD_GAPS_CEILING = 78

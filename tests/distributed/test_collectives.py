@@ -10,7 +10,8 @@ PER_DTYPE = ["reduce", "broadcast", "all_gather", "all_gather_into_tensor", "red
 OTHERS = ["staging.strided_views", "staging.reference_device",
           "staging.requires_grad_and_empty", "async.outstanding_waited_in_reverse",
           "async.poll_until_complete", "async.mismatch_raised_by_wait",
-          "mismatch.shape_dtype_op", "errors.arguments", "api.world", "sampler.default_group",
+          "mismatch.shape_dtype_op", "protocol.small_and_large_sync_and_async",
+          "protocol.blocking_behind_async_and_mismatched_paths", "errors.arguments", "api.world", "sampler.default_group",
           "lifecycle.destroy_and_init_again"]
 
 

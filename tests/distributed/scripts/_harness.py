@@ -47,6 +47,37 @@ def report(rank):
     os.replace(path + ".tmp", path)
 
 
+def data(seed, n=8):
+    """A global batch (inputs (n, 6), targets (n, 3)), the same on every rank."""
+    import ember
+    g = ember.Generator()
+    g.manual_seed(seed)
+    return ember.randn(n, 6, generator=g), ember.randn(n, 3, generator=g)
+
+
+def mine(t):
+    """This rank's share of a global batch (its rows, in rank order)."""
+    import ember.distributed as dist
+    k = t.shape[0] // dist.get_world_size()
+    r = dist.get_rank()
+    return t[r * k:(r + 1) * k]
+
+
+def ddp_twins(make, seed, **ddp_kwargs):
+    """(ddp, model, reference) of ``make()``: a rank-dependent init that DDP replaces by rank
+    0's; the reference starts from the same weights and trains alone on the whole batch."""
+    import ember.distributed as dist
+    from ember.nn.parallel import DistributedDataParallel
+
+    import ember
+    ember.manual_seed(seed + dist.get_rank())
+    model = make()
+    ddp = DistributedDataParallel(model, **ddp_kwargs)
+    ref = make()
+    ref.load_state_dict(model.state_dict())
+    return ddp, model, ref
+
+
 def bf16(a):
     """float32 values rounded to bfloat16 (nearest even), as float32."""
     bits = np.asarray(a, dtype=np.float32).view(np.uint32).astype(np.uint64)

@@ -271,6 +271,67 @@ def _():
     same(t.numpy(), np.full(2, W, np.float32))
 
 
+@check("protocol.small_and_large_sync_and_async")
+def _():
+    # payloads that ride in the signature exchange (12 elements), and ones that follow it
+    # (1100 elements: past 1 KB for every dtype); blocking calls (the prepared fast path for
+    # small CPU tensors) and async ones (a Work)
+    for name in ("float32", "float16", "bool", "int64", "complex128"):
+        for n in (12, 1100):
+            ins = [values(name, r, n) for r in range(W)]
+            op = "MAX" if valid(name, "MAX") else "SUM"
+            for async_op in (False, True):
+                def run(w):
+                    if async_op:
+                        w.wait()
+                for _ in range(2):      # the second call reuses the prepared plans
+                    t = tensor(name, ins[R])
+                    run(dist.all_reduce(t, op=getattr(RO, op), async_op=async_op))
+                    same(host(t), expected(name, op, ins))
+                    t = tensor(name, ins[R])
+                    run(dist.reduce(t, dst=0, op=getattr(RO, op), async_op=async_op))
+                    same(host(t), expected(name, op, ins) if R == 0 else ins[R])
+                    t = tensor(name, ins[R])
+                    run(dist.broadcast(t, src=1, async_op=async_op))
+                    same(host(t), rounded(name, ins[1]))
+                    out = [tensor(name, ins[R] * 0) for _ in range(W)]
+                    run(dist.all_gather(out, tensor(name, ins[R]), async_op=async_op))
+                    for r in range(W):
+                        same(host(out[r]), rounded(name, ins[r]))
+                    out = tensor(name, np.concatenate([ins[R]] * W) * 0).view(W, -1)
+                    run(dist.all_gather_into_tensor(out, tensor(name, ins[R]),
+                                                    async_op=async_op))
+                    same(host(out), rounded(name, np.stack(ins)))
+
+
+@check("protocol.blocking_behind_async_and_mismatched_paths")
+def _():
+    # a blocking call while async ones are in flight queues behind them (general path)
+    big, small = ember.full((2000,), float(R + 1)), ember.full((3,), float(R + 1))
+    w = dist.all_reduce(big, async_op=True)
+    w2 = dist.all_reduce(small, op=RO.MAX, async_op=True)
+    t = ember.full((5,), float(R))
+    dist.all_reduce(t)
+    w.wait()
+    w2.wait()
+    same(big.numpy(), np.full(2000, 3, np.float32))
+    same(small.numpy(), np.full(3, 2, np.float32))
+    same(t.numpy(), np.full(5, 1, np.float32))
+    # a small call on one rank meets a large one on the other: both raise, nothing hangs
+    msg = raises(RuntimeError, lambda: dist.all_reduce(ember.ones(3 if R == 0 else 3000)),
+                 match="Detected mismatch")
+    assert "float32[3]" in msg and "float32[3000]" in msg
+    msg = raises(RuntimeError, lambda: dist.broadcast(ember.ones(4), src=0) if R == 0 else
+                 dist.all_reduce(ember.ones(4), async_op=True).wait(), match="Detected mismatch")
+    # alternating prepared plans rewrite the slot's signature each time
+    for k in range(3):
+        a, b = ember.full((2,), float(R)), ember.full((2,), float(R))
+        dist.all_reduce(a, op=RO.MAX)
+        dist.broadcast(b, src=0)
+        same(a.numpy(), np.full(2, 1, np.float32))
+        same(b.numpy(), np.full(2, 0, np.float32))
+
+
 @check("errors.arguments")
 def _():
     raises(TypeError, lambda: dist.all_reduce(np.ones(3)), match="Expected parameter `tensor`")

@@ -6,7 +6,7 @@ import datetime
 import ember.distributed as dist
 import ember.nn as nn
 import numpy as np
-from _harness import check, raises, report
+from _harness import check, data, ddp_twins, mine, raises, report
 from ember.nn.modules.utils import consume_prefix_in_state_dict_if_present
 from ember.nn.parallel import DistributedDataParallel as DDP
 
@@ -32,27 +32,8 @@ class Net(nn.Module):
         return out
 
 
-def data(seed, n=8):
-    g = ember.Generator()
-    g.manual_seed(seed)
-    return ember.randn(n, 6, generator=g), ember.randn(n, 3, generator=g)
-
-
-def mine(t):
-    """This rank's half of a global batch."""
-    k = t.shape[0] // W
-    return t[R * k:(R + 1) * k]
-
-
 def twins(**ddp_kwargs):
-    """(ddp, model, reference): rank-dependent init that DDP replaces by rank 0's; the
-    reference starts from the same weights and trains alone on the whole batch."""
-    ember.manual_seed(100 + R)
-    model = Net()
-    ddp = DDP(model, **ddp_kwargs)
-    ref = Net()
-    ref.load_state_dict(model.state_dict())
-    return ddp, model, ref
+    return ddp_twins(Net, 100, **ddp_kwargs)
 
 
 def close(a, b):
