@@ -395,6 +395,8 @@ class Recorder:
             return val if type(val).__name__ == "FakeTensor" else a
         if type(a) in (tuple, list):
             return type(a)(self._to_value(x) for x in a)
+        if type(a) is dict:
+            return {k: self._to_value(v) for k, v in a.items()}
         return a
 
     # ---- ops ---------------------------------------------------------------------------------
