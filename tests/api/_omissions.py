@@ -138,8 +138,6 @@ PENDING = {
     "distributed follow-ups (SyncBatchNorm)": [
         "torch.nn.SyncBatchNorm", "torch.nn.modules.SyncBatchNorm",
         "torch.nn.modules.batchnorm.SyncBatchNorm"],
-    "export and control flow (torch.export, torch.cond), the zip file classes": [
-        "torch.export", "torch.cond", "torch.PyTorchFile*", "torch.*erializationStorageContext"],
 }
 
 # PyTorch keywords that are not part of its API contract (private spellings)
