@@ -14,8 +14,8 @@ from ember._dynamo.pytree import tree_flatten
 from ember.core._tensor import TensorBase
 from ember.fx.node import Node
 
-__all__ = ["FakeValues", "Subgraph", "SubgraphPhase", "aliases_input", "lift_from_parent",
-           "lift_tensor", "record", "unify_free_inputs"]
+__all__ = ["FakeValues", "Subgraph", "SubgraphPhase", "aliases_input", "fake_for",
+           "lift_from_parent", "lift_tensor", "record", "unify_free_inputs"]
 
 
 class SubgraphPhase(_Phase):
@@ -69,8 +69,22 @@ def lift_tensor(rec, t):
         phase.bind(t, node)
         if type(outer_val).__name__ == "FakeTensor":
             node.meta["val"] = outer_val
+        elif rec.fake_mode is not None:     # a real value read by a subgraph recorded on fakes
+            node.meta["val"] = fake_for(rec, t)
         phase.input_storages.add(geometry(t)[0])
     return node
+
+
+def fake_for(rec, t):
+    """The fake copy (static sizes) of real tensor ``t`` in ``rec``'s fake mode: ops of a
+    subgraph recorded on fakes run on it, never on ``t``."""
+    f = rec.fakes.get(id(t))
+    if f is None:
+        f = rec.fake_mode.from_tensor(t, static_shapes=True)
+        if t.requires_grad:
+            f.requires_grad_(True)
+        rec.fakes[id(t)] = f
+    return f
 
 
 def record(rec, fn, operands, name):
@@ -158,21 +172,15 @@ class FakeValues:
 
     def fake(self, value):
         """The fake copy of a real tensor (itself in a capture that is already fake)."""
-        rec = self.rec
         if not self.active or not isinstance(value, TensorBase):
             return value
-        f = rec.fakes.get(id(value))
-        if f is None:
-            f = rec.fake_mode.from_tensor(value, static_shapes=True)
-            if value.requires_grad:
-                f.requires_grad_(True)
-            rec.fakes[id(value)] = f
-        return f
+        return fake_for(self.rec, value)
 
     def __exit__(self, *exc):
         rec = self.rec
         if self.active:
             rec.fake_mode = None
+            rec.fakes.clear()
             for t, node, _ in rec.fw.lifted[self.n_lifted:]:
                 node.meta["val"] = t            # a real capture describes real values
         return False

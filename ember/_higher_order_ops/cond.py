@@ -99,7 +99,7 @@ def run_checked(fn, operands, op_name):
     from ember.autograd.grad_mode import is_grad_enabled
     if not is_grad_enabled():
         return fn(*operands)
-    leaves, _ = tree_flatten(operands)
+    leaves = [t for t in tree_flatten(operands)[0] if isinstance(t, TensorBase)]
     versions = [t._version for t in leaves]
     out = fn(*operands)
     if any(t._version != v for t, v in zip(leaves, versions)):
