@@ -274,6 +274,9 @@ def getitem(t, index):
     """Basic indexing (ints, slices, None, ...) with symbolic sizes; guards where a bound
     must be compared with a symbolic size."""
     items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(ix, Tensor) and ix.dtype == ember.bool for ix in items):
+        raise NotImplementedError("index: a boolean mask gives a shape that depends on tensor "
+                                  "data (data-dependent)")
     if any(isinstance(ix, (Tensor, list)) or ix is True or ix is False for ix in items):
         raise NotImplementedError("index: advanced indexing of a FakeTensor is not supported")
     consumed = sum(1 for ix in items if ix is not None and ix is not Ellipsis)

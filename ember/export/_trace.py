@@ -210,6 +210,8 @@ def trace(mod, args, kwargs, dynamic_shapes, strict, static=frozenset()):
                 rec.node_of(o)
     except GraphBreak as e:
         raise _stop_error(e.reason, strict) from None
+    except NotImplementedError as e:        # an op fake tensors cannot run (named in e)
+        raise _stop_error(str(e), strict) from None
     if rec.breaks:
         raise _stop_error(rec.breaks[0], strict)
     return out

@@ -31,6 +31,15 @@ class ModuleCallEntry:
     signature: object = None
 
 
+def _decomposed(graph, table):
+    """A copy of ``graph`` whose calls to an op of ``table`` call its function instead."""
+    g = copy.deepcopy(graph)
+    for node in g.nodes:
+        if node.op == "call_function" and node.target in table:
+            node.target = table[node.target]
+    return g
+
+
 class ExportedProgram:
     """A program exported by ``ember.export.export``.
 
@@ -148,11 +157,10 @@ class ExportedProgram:
         primitive ops only (composites such as linear, conv or softmax are recorded as the
         primitives they run), so the default table is empty and the copy computes as this
         program does."""
-        g = copy.deepcopy(self.graph)
-        for node in g.nodes:
-            if node.op == "call_function" and decomp_table and node.target in decomp_table:
-                node.target = decomp_table[node.target]
-        root = dict(self._subgraphs)
+        table = decomp_table or {}
+        g = _decomposed(self.graph, table)
+        root = {name: GraphModule(gm, _decomposed(gm.graph, table))
+                for name, gm in self._subgraphs.items()}
         ep = ExportedProgram(root, g, copy.deepcopy(self._graph_signature), self._state_dict,
                              dict(self._range_constraints), self._module_call_graph,
                              self._example_inputs, self._constants, verifiers=self._verifiers)
