@@ -317,6 +317,13 @@ _LAZY_FUNCTIONS.update({_n: "core.random_samplers" for _n in (
 _LAZY_SUBMODULES |= {"compiler"}
 _LAZY_FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
                         "ops": "_ops"})
+# control flow that capture keeps whole (torch.cond, torch.while_loop) and torch.export
+_LAZY_FUNCTIONS.update({"cond": "_higher_order_ops", "while_loop": "_higher_order_ops"})
+_LAZY_SUBMODULES |= {"export"}
+# PyTorch's archive classes (torch._C's, exposed as torch.PyTorchFileReader, ...)
+_LAZY_FUNCTIONS.update({_n: "serialization._file_classes" for _n in (
+    "PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
+    "DeserializationStorageContext")})
 _LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",

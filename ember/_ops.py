@@ -82,6 +82,10 @@ class _Ops:
         self.ember = _OpNamespace("ember")
 
     def __getattr__(self, name):
+        if name == "higher_order":         # cond, while_loop (as torch.ops.higher_order)
+            import ember._higher_order_ops  # noqa: F401  (registers cond, while_loop)
+            from ember._higher_order_ops._hop import higher_order
+            return higher_order
         raise AttributeError(f"ember.ops has no namespace '{name}' (ember's operators are in "
                              f"ember.ops.ember)")
 

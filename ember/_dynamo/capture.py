@@ -195,6 +195,19 @@ class Untraced:
         return False
 
 
+class _Paused:
+    def __init__(self, rec):
+        self.rec = rec
+
+    def __enter__(self):
+        self.was, self.rec.recording = self.rec.recording, False
+        return self
+
+    def __exit__(self, *a):
+        self.rec.recording = self.was
+        return False
+
+
 class _Phase:
     """One graph being recorded (the forward, or the backward of a joint capture)."""
 
@@ -207,6 +220,7 @@ class _Phase:
         self.lifted = []            # (tensor, node, source)
         self.input_storages = set()  # storages of placeholders (arguments, lifted tensors)
         self.anchor = None          # the last placeholder: lifted inputs go after it
+        self.writes_input = False   # an op wrote into a placeholder's memory
 
     def bind(self, t, node):
         self.env[id(t)] = (node, t)
@@ -257,6 +271,7 @@ class Recorder:
         self.factories = []         # (tensor, node) made by factories
         self.fakes = {}             # id(real tensor) -> its fake (fake captures)
         self.symbolic = None        # sym expr -> node conversion (fake captures)
+        self.own_epoch_moves = 0    # Module attribute writes of the capture's own GraphModules
         self._prev = None
 
     # ---- activation ------------------------------------------------------------------------
@@ -302,6 +317,11 @@ class Recorder:
             self.breaks.append(reason)
             self.recording = False
 
+    def paused(self):
+        """A context in which the recorder records nothing and stops at nothing (reading a
+        predicate's value, running a branch again eagerly)."""
+        return _Paused(self)
+
     # ---- inputs ------------------------------------------------------------------------------
     def add_input(self, t, name, value=None):
         """A placeholder for input tensor ``t`` (recorded as ``value``: its fake, if any)."""
@@ -324,6 +344,9 @@ class Recorder:
         node = self.cur.find(t)
         if node is not None:
             return node
+        if getattr(self.cur, "parent", None) is not None:     # recording a subgraph
+            from ember._dynamo.subgraph import lift_tensor
+            return lift_tensor(self, t)
         if self.bw is not None and self.cur is self.bw:
             fnode = self.fw.find(t)
             if fnode is not None:
@@ -395,6 +418,8 @@ class Recorder:
             return val if type(val).__name__ == "FakeTensor" else a
         if type(a) in (tuple, list):
             return type(a)(self._to_value(x) for x in a)
+        if type(a) is dict:
+            return {k: self._to_value(v) for k, v in a.items()}
         return a
 
     # ---- ops ---------------------------------------------------------------------------------
@@ -428,10 +453,12 @@ class Recorder:
         if writes:
             node.meta["is_impure"] = True
             written = out if out is not None else args[0] if args else None
-            if isinstance(written, TensorBase) and written.requires_grad and \
+            if isinstance(written, TensorBase) and \
                     geometry(written)[0] in self.cur.input_storages:
-                self.stop(f"{op.name} writes in place into an argument that requires grad "
-                          f"(at {user_location()})")
+                self.cur.writes_input = True
+                if written.requires_grad:
+                    self.stop(f"{op.name} writes in place into an argument that requires "
+                              f"grad (at {user_location()})")
         if op.name.endswith("_") and not isinstance(result, TensorBase):
             # an in-place kernel returning a status: the node's value is not the tensor,
             # which keeps its node (the write happens in place, in program order)

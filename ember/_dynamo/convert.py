@@ -264,7 +264,7 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     grads = _grads(index, leaves)
     with SideEffectMonitor(rec, index, config.detect_side_effects and not cf.trusted):
         result = cf.fn(*call_args, **call_kwargs)
-    if Module._attribute_epoch != epoch:
+    if Module._attribute_epoch - rec.own_epoch_moves != epoch:
         rec.note_break("side effect: a Module attribute was assigned during the call")
     if any(id(t.grad) != g for t, g, _ in grads):
         rec.note_break("side effect: the call set the .grad of a tensor (a backward inside "

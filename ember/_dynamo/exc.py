@@ -1,7 +1,9 @@
-"""Exceptions of ``ember.compile`` (``torch._dynamo.exc``)."""
+"""Exceptions of ``ember.compile`` and ``ember.export`` (``torch._dynamo.exc``)."""
+import enum
 
-__all__ = ["BackendCompilerFailed", "FailOnRecompileLimitHit", "InvalidBackend",
-           "TorchDynamoException", "Unsupported"]
+__all__ = ["BackendCompilerFailed", "CondOpArgsMismatchError", "FailOnRecompileLimitHit",
+           "InvalidBackend", "TorchDynamoException", "UncapturedHigherOrderOpError",
+           "Unsupported", "UserError", "UserErrorType"]
 
 
 class TorchDynamoException(RuntimeError):
@@ -36,3 +38,34 @@ class BackendCompilerFailed(TorchDynamoException):
 
 class FailOnRecompileLimitHit(TorchDynamoException):
     """A ``fullgraph=True`` function needed more recompiles than ``recompile_limit``."""
+
+
+class UncapturedHigherOrderOpError(TorchDynamoException):
+    """A higher-order operator (``ember.cond``, ``ember.while_loop``) was given functions
+    that break its contract (a branch mutating or returning its input while autograd
+    records, branches whose outputs differ in structure, rank or dtype)."""
+
+
+class CondOpArgsMismatchError(TorchDynamoException):
+    """The branches of ``ember.cond`` return different numbers of outputs."""
+
+
+class UserErrorType(enum.Enum):
+    DYNAMIC_CONTROL_FLOW = enum.auto()
+    ANTI_PATTERN = enum.auto()
+    STANDARD_LIBRARY = enum.auto()
+    CONSTRAINT_VIOLATION = enum.auto()
+    DYNAMIC_DIM = enum.auto()
+    INVALID_INPUT = enum.auto()
+    INVALID_OUTPUT = enum.auto()
+    UNSUPPORTED_ALIASED_MUTATED_DYNAMIC_INPUTS = enum.auto()
+
+
+class UserError(TorchDynamoException):
+    """An error in how ``ember.export`` was called (``error_type`` says which kind)."""
+
+    def __init__(self, error_type, msg, case_name=None):
+        super().__init__(msg)
+        self.error_type = error_type
+        self.message = msg
+        self.case_name = case_name

@@ -1,7 +1,7 @@
 """Flattening call arguments and results into leaves and a structure spec (tuples, lists,
 dicts and namedtuples; everything else is a leaf)."""
 
-__all__ = ["tree_flatten", "tree_unflatten"]
+__all__ = ["spec_str", "tree_flatten", "tree_unflatten"]
 
 
 def _is_namedtuple(x):
@@ -43,3 +43,14 @@ def _build(spec, it):
     if t is tuple or t is list:
         return t(items)
     return t(*items)
+
+
+def spec_str(spec):
+    """A readable form of ``spec``, as PyTorch prints its TreeSpecs: ``*`` for a leaf."""
+    if spec is None:
+        return "*"
+    if spec[0] is dict:
+        inner = ", ".join(f"{k!r}: {spec_str(s)}" for k, s in zip(spec[1], spec[2]))
+        return f"TreeSpec(dict, {list(spec[1])}, [{inner}])"
+    inner = ", ".join(spec_str(s) for s in spec[1])
+    return f"TreeSpec({spec[0].__name__}, None, [{inner}])"

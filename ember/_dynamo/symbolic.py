@@ -93,7 +93,8 @@ class SymbolicContext:
                 if (phase_name, s) in self._nodes]
 
     def node_for(self, symint, recorder):
-        """The node (or int) holding ``symint``'s value in the graph being recorded."""
+        """The node (or int/bool) holding ``symint``'s (or a SymBool's) value in the graph
+        being recorded."""
         return self._expr_node(symint.node.expr, recorder)
 
     def _expr_node(self, e, rec):
@@ -107,9 +108,17 @@ class SymbolicContext:
             return node
         graph = rec.cur.graph
         if e.is_Symbol:
-            node = rec.add_symbol_input(str(e), None)
+            parent = getattr(rec.cur, "parent", None)
+            if parent is not None:          # a subgraph takes the symbol as an input
+                from ember._dynamo.subgraph import lift_from_parent
+                node = lift_from_parent(rec, e, str(e),
+                                        lambda: self._expr_node(e, rec), None)
+            else:
+                node = rec.add_symbol_input(str(e), None)
             self._nodes[key] = node
             return node
+        if e is sp.true or e is sp.false:
+            return bool(e)
         args = [self._expr_node(x, rec) for x in e.args]
         if e.is_Add:
             node = _fold(operator.add, args, graph)
@@ -122,7 +131,12 @@ class SymbolicContext:
         else:
             fns = {F.FloorDiv: operator.floordiv, F.PythonMod: operator.mod, sp.Max: builtins.max,
                    sp.Min: builtins.min, F.FloorToInt: math.floor, F.CeilToInt: math.ceil,
-                   F.TruncToInt: int, sp.Abs: builtins.abs}
+                   F.TruncToInt: int, sp.Abs: builtins.abs, sp.Eq: operator.eq,
+                   sp.Ne: operator.ne, sp.Lt: operator.lt, sp.Le: operator.le,
+                   sp.Gt: operator.gt, sp.Ge: operator.ge, sp.Not: operator.not_}
+            if isinstance(e, (sp.And, sp.Or)):
+                return _fold(operator.and_ if isinstance(e, sp.And) else operator.or_, args,
+                             graph)
             fn = next((f for cls, f in fns.items() if isinstance(e, cls)), None)
             if fn is None:
                 from ember._dynamo.capture import GraphBreak

@@ -6,6 +6,7 @@ messages, and the result's dtype, exactly as eager), then computes the symbolic 
 passes to a dispatch-key kernel.
 """
 import ember
+from ember._subclasses._fake_nn import NN_RULES, static_fallback
 from ember._subclasses.fake_tensor import FakeTensor, contiguous_strides, hint
 from ember._sym import SymInt
 from ember.core import _tensor as _core
@@ -50,9 +51,15 @@ def _fake(ref, sizes, like, strides=None):
                             else strides, like.fake_device, like.fake_mode)
 
 
-def _no_out(name, out):
-    if out is not None:
-        raise NotImplementedError(f"{name}: out= is not supported with FakeTensor inputs")
+def _into(name, out, result):
+    """``result``, or the fake ``out=`` tensor it is written to (same sizes only)."""
+    if out is None:
+        return result
+    if not isinstance(out, FakeTensor) or out.dim() != result.dim() or \
+            any(a is not b and a != b for a, b in zip(out._fake_sizes, result._fake_sizes)):
+        raise NotImplementedError(f"{name}: out= of another shape is not supported with "
+                                  f"FakeTensor inputs")
+    return out
 
 
 def _fn(name):
@@ -63,27 +70,25 @@ def _fn(name):
 
 def _binary(name):
     def kernel(a, b, alpha=1, out=None):
-        _no_out(name, out)
         extra = {} if alpha == 1 else {"alpha": alpha}
         ref = _fn(name)(_unwrap(a), _unwrap(b), **extra)
-        return _fake(ref, rules.elementwise(_sizes(a), _sizes(b)), _first_fake(a, b))
+        return _into(name, out, _fake(ref, rules.elementwise(_sizes(a), _sizes(b)),
+                                      _first_fake(a, b)))
     return kernel
 
 
 def _unary(name):
     def kernel(a, out=None):
-        _no_out(name, out)
-        return _fake(_fn(name)(_unwrap(a)), a._fake_sizes, a)
+        return _into(name, out, _fake(_fn(name)(_unwrap(a)), a._fake_sizes, a))
     return kernel
 
 
 def _where(cond, a, b, out=None, dtype=None):
-    _no_out("where", out)
     ref = ember.where(_unwrap(cond), _unwrap(a), _unwrap(b))
     if dtype is not None and ref.dtype != dtype:        # the caller's promoted result type
         ref = ref.to(dtype)
-    return _fake(ref, rules.elementwise(_sizes(cond), _sizes(a), _sizes(b)),
-                 _first_fake(cond, a, b))
+    return _into("where", out, _fake(ref, rules.elementwise(_sizes(cond), _sizes(a), _sizes(b)),
+                                     _first_fake(cond, a, b)))
 
 
 # ---- reductions, scans, softmax -------------------------------------------------------
@@ -97,7 +102,8 @@ def _dims(dim, ndim, name):
 
 def _reduce(name):
     def kernel(a, dim, keepdim, dtype=None, out=None):
-        _no_out(name, out)
+        if out is not None:
+            raise NotImplementedError(f"{name}: out= is not supported with FakeTensor inputs")
         args = (_unwrap(a),) if dim is None and not keepdim else (_unwrap(a), dim, keepdim)
         ref = _fn(name)(*args, **({} if dtype is None else {"dtype": dtype}))
         sizes = rules.reduction(a._fake_sizes, _dims(dim, a.dim(), name), keepdim)
@@ -125,9 +131,9 @@ def _softmax(name):
 # ---- matmul and convolution -----------------------------------------------------------
 
 def _matmul(a, b, out=None):
-    _no_out("matmul", out)
     ref = ember.matmul(_unwrap(a), _unwrap(b))
-    return _fake(ref, rules.matmul(_sizes(a), _sizes(b)), _first_fake(a, b))
+    return _into("matmul", out, _fake(ref, rules.matmul(_sizes(a), _sizes(b)),
+                                      _first_fake(a, b)))
 
 
 def _convolution(x, w, bias, stride, padding, dilation, groups):
@@ -268,6 +274,9 @@ def getitem(t, index):
     """Basic indexing (ints, slices, None, ...) with symbolic sizes; guards where a bound
     must be compared with a symbolic size."""
     items = index if isinstance(index, tuple) else (index,)
+    if any(isinstance(ix, Tensor) and ix.dtype == ember.bool for ix in items):
+        raise NotImplementedError("index: a boolean mask gives a shape that depends on tensor "
+                                  "data (data-dependent)")
     if any(isinstance(ix, (Tensor, list)) or ix is True or ix is False for ix in items):
         raise NotImplementedError("index: advanced indexing of a FakeTensor is not supported")
     consumed = sum(1 for ix in items if ix is not None and ix is not Ellipsis)
@@ -325,21 +334,16 @@ _FAMILIES = {FAMILY_UNARY: _unary, FAMILY_BINARY: _binary, FAMILY_REDUCE: _reduc
              FAMILY_SCAN: _scan}
 
 
-def _unsupported(name):
-    def kernel(*args, **kwargs):
-        raise NotImplementedError(f"{name}: no symbolic shape rule for FakeTensor inputs "
-                                  f"(ember._subclasses.fake_tensor)")
-    return kernel
-
-
 def _rule_for(name, op):
     if name in _VIEWS or name in _OTHER:
         return _VIEWS.get(name) or _OTHER[name]
+    if name in NN_RULES:
+        return NN_RULES[name]
     if name in ("softmax", "log_softmax"):
         return _softmax(name)
     if op.family in _FAMILIES:
         return _FAMILIES[op.family](name)
-    return _unsupported(name)
+    return static_fallback(name)
 
 
 def _kernel_for(name, op):

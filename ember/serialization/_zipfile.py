@@ -47,8 +47,9 @@ class ZipWriter:
     position; ``close()`` writes the central directory. Offsets count bytes written, so ``f``
     need not be seekable."""
 
-    def __init__(self, f, archive, compute_crc32=True):
+    def __init__(self, f, archive, compute_crc32=True, alignment=ALIGNMENT):
         self._f, self._archive, self._crc = f, archive, compute_crc32
+        self._alignment = alignment
         self._pos = 0
         self._entries = []          # (name bytes, flags, crc, size, offset)
         self._names = set()
@@ -73,7 +74,7 @@ class ZipWriter:
         big = size >= ZIP64_LIMIT
         extra = struct.pack("<HHQQ", _ZIP64_ID, 16, size, size) if big else b""
         start = offset + _LOCAL.size + len(raw) + len(extra) + 4
-        pad = -start % ALIGNMENT
+        pad = -start % self._alignment
         extra += struct.pack("<HH", _PAD_ID, pad) + b"Z" * pad
         stored = 0xFFFFFFFF if big else size
         self._put(_LOCAL.pack(0x04034B50, 45 if big else 20, flags, 0, 0, _DOS_DATE, crc,
@@ -153,14 +154,33 @@ class ZipReader:
     def has_record(self, name):
         return name in self._records
 
-    def record(self, name, mmap=False, size=None):
-        """The bytes of record ``name`` as a uint8 array (a view of the memory map when
-        ``mmap`` and the record is stored aligned; otherwise read and CRC-checked). ``size``:
-        the number of bytes the record must hold, checked before anything is read."""
+    def names(self):
+        """The record names, in the archive's order (without the archive folder)."""
+        return list(self._records)
+
+    def header_offset(self, name):
+        """Where record ``name``'s local header starts."""
+        return self._info(name).header_offset
+
+    def data_offset(self, name):
+        """Where record ``name``'s bytes start (read from its local header)."""
+        return self._data_offset(name, self._info(name))
+
+    def size(self, name):
+        return self._info(name).file_size
+
+    def _info(self, name):
         info = self._records.get(name)
         if info is None:
             raise CorruptCheckpoint(f"PytorchStreamReader failed locating file {name}: file "
                                     f"not found")
+        return info
+
+    def record(self, name, mmap=False, size=None):
+        """The bytes of record ``name`` as a uint8 array (a view of the memory map when
+        ``mmap`` and the record is stored aligned; otherwise read and CRC-checked). ``size``:
+        the number of bytes the record must hold, checked before anything is read."""
+        info = self._info(name)
         if size is not None and info.file_size != size:
             raise CorruptCheckpoint(f"record '{name}' holds {info.file_size} bytes, its storage "
                                     f"needs {size}")

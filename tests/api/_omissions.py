@@ -135,10 +135,7 @@ OMITTED = {
 }
 
 # modules other pieces of work fill (they are "not yet", shown apart in the table)
-PENDING = {
-    "export and control flow (torch.export, torch.cond), the zip file classes": [
-        "torch.export", "torch.cond", "torch.PyTorchFile*", "torch.*erializationStorageContext"],
-}
+PENDING: dict = {}
 
 # PyTorch keywords that are not part of its API contract (private spellings)
 KEYWORDS = {

@@ -23,12 +23,13 @@ _walk = _load("_walk")
 _omissions = _walk._omissions
 
 # percent of the non-omitted names present (names other work owns count as missing)
-OVERALL_FLOOR = 99.7
+OVERALL_FLOOR = 99.8
 # the same, over the names no other piece of work owns
 OWN_FLOOR = 99.9
 # per module: percent present.  Recorded against torch 2.13 with the in-tree ember-cuda
 # plugin installed (its runtime module supplies ember.cuda's device and stream calls), after
-# the special, distributions, serialization, distributed, compile and func work merged
+# the special, distributions, serialization, distributed, compile and func work merged (torch:
+# after export, cond and the zip file classes)
 MODULE_FLOORS = {
     **dict.fromkeys([
         "torch.amp", "torch.cuda", "torch.fft", "torch.linalg", "torch.nn.functional",
@@ -48,7 +49,7 @@ MODULE_FLOORS = {
         "torch.special", "torch.distributions", "torch.serialization", "torch.futures",
         "torch.nn.modules.batchnorm"
     ], 100.0),
-    "torch": 99.0,
+    "torch": 99.8,
     "torch.nn": 100.0,
     "torch.nn.modules": 100.0,
 }

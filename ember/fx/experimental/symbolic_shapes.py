@@ -25,7 +25,18 @@ import sympy
 
 from ember.fx.experimental.sym_node import SymNode
 
-__all__ = ["Guard", "ShapeEnv", "ValueRange"]
+__all__ = ["ConstraintViolationError", "GuardOnDataDependentSymNode", "Guard", "ShapeEnv",
+           "ValueRange"]
+
+
+class GuardOnDataDependentSymNode(RuntimeError):
+    """Code branched on a value that depends on tensor data (``if x.sum() > 0:``) while a
+    program was being exported: no graph can hold that branch."""
+
+
+class ConstraintViolationError(RuntimeError):
+    """An example input contradicts the dynamic shapes asked for (a size outside a Dim's
+    range, a static size that differs)."""
 
 Guard = namedtuple("Guard", ["expr", "result"])
 Guard.__doc__ = "A condition Python branched on (a SymPy boolean) and the hinted answer."
