@@ -18,6 +18,14 @@ _spec.loader.exec_module(_core)
 device = _core.device
 
 
+@pytest.fixture(autouse=True)
+def _torch_validates_arguments():
+    """The oracle validates as PyTorch does by default: torch.compile/torch.cond (run by
+    earlier tests) switch torch's default argument validation off for good."""
+    torch.distributions.Distribution.set_default_validate_args(True)
+    ember.distributions.Distribution.set_default_validate_args(True)
+
+
 def _convert(value, lib, dtype, device):
     if isinstance(value, np.ndarray):
         value = np.ascontiguousarray(value)
