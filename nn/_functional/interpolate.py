@@ -10,7 +10,7 @@ import struct
 
 from ember.core._errors import _tensor_arg
 from ember.core.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
-from ember.nn._functional.pooling3d import adaptive_avg_pool3d
+from ember.nn._functional.pooling import adaptive_avg_pool3d
 
 import ember
 

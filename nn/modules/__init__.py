@@ -35,13 +35,11 @@ from ember.nn.modules.rnn import *  # noqa: E402, F403
 
 __all__ += rnn.__all__
 
-# distances and the losses beyond nn/modules/loss.py (margin, embedding, likelihood, CTC)
-from ember.nn.modules import distance, loss_extra  # noqa: E402
+# distances
+from ember.nn.modules import distance  # noqa: E402
 from ember.nn.modules.distance import *  # noqa: E402, F403
-from ember.nn.modules.loss_extra import *  # noqa: E402, F403
 
 __all__ += distance.__all__
-__all__ += loss_extra.__all__
 
 from ember.nn.modules import attention, transformer  # noqa: E402
 from ember.nn.modules.attention import *  # noqa: E402, F403

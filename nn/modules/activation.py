@@ -3,7 +3,7 @@ and calls the matching nn.functional function."""
 import warnings
 
 from ember.nn._functional import activation as F
-from ember.nn._functional import activation_extra as _F_extra
+from ember.nn._functional import activation as _F_act
 from ember.nn.modules.module import Module
 
 __all__ = ["CELU", "ELU", "GELU", "GLU", "Hardshrink", "Hardsigmoid", "Hardswish",
@@ -351,7 +351,7 @@ class RReLU(Module):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input):
-        return _F_extra.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+        return _F_act.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}" + \
