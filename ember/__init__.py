@@ -621,11 +621,11 @@ _LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "
 _LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization",   # NumPy-heavy: on use
                    "vmap": "func"}
 # conv3d/transposed convs, 3-d max pooling, pixel shuffles: nn composites, loaded on use
-_LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv3d",
-                        "conv_transpose1d": "nn._functional.conv_transpose",
-                        "conv_transpose2d": "nn._functional.conv_transpose",
-                        "conv_transpose3d": "nn._functional.conv_transpose",
-                        "max_pool3d": "nn._functional.pooling3d",
+_LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv",
+                        "conv_transpose1d": "nn._functional.conv",
+                        "conv_transpose2d": "nn._functional.conv",
+                        "conv_transpose3d": "nn._functional.conv",
+                        "max_pool3d": "nn._functional.pooling",
                         "pixel_shuffle": "nn._functional.pixel_shuffle",
                         "pixel_unshuffle": "nn._functional.pixel_shuffle"})
 
