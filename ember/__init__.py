@@ -307,7 +307,7 @@ from ember.core.typeinfo import iinfo as iinfo
 
 __version__ = "0.1.0"
 
-# catalogue gaps (core/math_composites, shape_composites, statistics, special, inplace_ops)
+# complex numbers and in-place function forms
 from ember.core.complex_functions import (
     angle,
     complex,
@@ -336,8 +336,8 @@ from ember.core.inplace_ops import (
     xlogy_,
 )
 
-# the API walk's fills (tests/api): more math, the *_copy/*_scatter view forms, aliases and
-# function forms of Tensor methods, layouts
+# composites by kind: elementwise math, layouts and memory formats, function forms and aliases
+# of Tensor methods, shape and joining, statistics, the *_copy/*_scatter view forms
 from ember.core.layout import (
     layout,
     strided,
