@@ -61,9 +61,9 @@ def _alias_function(alias, target):
 
 def _target_function(name):
     """The core function an alias spells (the façade re-exports the same objects)."""
-    from ember.core import math_extra
+    from ember.core import math_composites
     found = getattr(_T, name, None) or _T._more_functions().get(name)
-    return found if found is not None else getattr(math_extra, name)
+    return found if found is not None else getattr(math_composites, name)
 
 
 for _alias, _target in ALIASES.items():
@@ -312,10 +312,10 @@ def _record_stream(self, stream):
 
 def install(Tensor):
     """Add the methods this module defines to ``Tensor``."""
-    from ember.core import math_extra, view_copies
+    from ember.core import math_composites, view_copies
     for name in ("acosh", "asinh", "atanh", "frexp", "gcd", "lcm", "ldexp", "nextafter",
                  "renorm"):
-        setattr(Tensor, name, getattr(math_extra, name))
+        setattr(Tensor, name, getattr(math_composites, name))
     for name in ("diagonal_scatter", "select_scatter", "slice_scatter", "as_strided_scatter",
                  "narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
                  "slice_inverse"):

@@ -3,8 +3,6 @@
 This façade re-exports the public names of the core and wires in device plugins (loaded
 from the entry-point group ``ember.backends`` unless EMBER_DEVICE_BACKEND_AUTOLOAD=0).
 """
-import os as _os
-
 from ember._sym import (
     SymBool,
     SymFloat,
@@ -24,7 +22,6 @@ from ember.autograd.grad_mode import is_grad_enabled as is_grad_enabled
 from ember.autograd.grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
 from ember.autograd.grad_mode import no_grad as no_grad
 from ember.autograd.grad_mode import set_grad_enabled as set_grad_enabled
-from ember.core import _dtype as _dtypes
 from ember.core._device import device as device
 from ember.core._dispatch import DispatchKey as DispatchKey
 from ember.core._dtype import dtype as dtype
@@ -342,10 +339,13 @@ from ember.core.layout import (
     layout,
     strided,
 )
-from ember.core.math_composites import (
+from ember.core.math_composites import (  # the inverse hyperbolics, frexp, gcd, ...
     absolute,
+    acosh,
     addr,
     arctan2,
+    asinh,
+    atanh,
     cdist,
     clamp_max,
     clamp_min,
@@ -354,6 +354,8 @@ from ember.core.math_composites import (
     diff,
     dist,
     float_power,
+    frexp,
+    gcd,
     ger,
     heaviside,
     hypot,
@@ -362,12 +364,16 @@ from ember.core.math_composites import (
     isposinf,
     isreal,
     kron,
+    lcm,
+    ldexp,
     logaddexp,
     logaddexp2,
     logcumsumexp,
     multiply,
+    nextafter,
     positive,
     rad2deg,
+    renorm,
     sgn,
     signbit,
     sinc,
@@ -375,17 +381,6 @@ from ember.core.math_composites import (
     tensordot,
     vdot,
     xlogy,
-)
-from ember.core.math_extra import (
-    acosh,
-    asinh,
-    atanh,
-    frexp,
-    gcd,
-    lcm,
-    ldexp,
-    nextafter,
-    renorm,
 )
 from ember.core.memory_format import (
     channels_last,
@@ -588,6 +583,8 @@ tan = _table["tan"]
 trunc = _table["trunc"]
 del _table
 
+from ember import _lazy  # noqa: E402  (what loads on first use)
+
 # dtypes: ember.float32, ember.long, ...  (ember.bool/int/float shadow the builtins here
 # exactly as torch.bool/int/float do)
 from ember.core._dtype import (  # noqa: E402
@@ -616,97 +613,28 @@ from ember.core._dtype import (  # noqa: E402
     uint64,
 )
 
-_LAZY_SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils", "random", "__config__", "testing", "fx", "serialization", "func"}
-_LAZY_FUNCTIONS = {"save": "serialization", "load": "serialization",   # NumPy-heavy: on use
-                   "vmap": "func"}
-# conv3d/transposed convs, 3-d max pooling, pixel shuffles: nn composites, loaded on use
-_LAZY_FUNCTIONS.update({"conv3d": "nn._functional.conv",
-                        "conv_transpose1d": "nn._functional.conv",
-                        "conv_transpose2d": "nn._functional.conv",
-                        "conv_transpose3d": "nn._functional.conv",
-                        "max_pool3d": "nn._functional.pooling",
-                        "pixel_shuffle": "nn._functional.pixel_shuffle",
-                        "pixel_unshuffle": "nn._functional.pixel_shuffle"})
-
-# torch.* spellings of nn ops (ATen's argument orders): nn-heavy, loaded on first use
-_LAZY_FUNCTIONS.update({_n: "_nn_forms" for _n in (
-    "affine_grid_generator", "alpha_dropout", "alpha_dropout_", "bilinear",
-    "binary_cross_entropy_with_logits", "celu", "celu_", "channel_shuffle",
-    "constant_pad_nd", "convolution", "cosine_embedding_loss", "cosine_similarity",
-    "ctc_loss", "dropout", "dropout_", "embedding", "embedding_bag",
-    "embedding_renorm_", "feature_alpha_dropout", "feature_alpha_dropout_",
-    "feature_dropout", "feature_dropout_", "frobenius_norm", "grid_sampler",
-    "grid_sampler_2d", "grid_sampler_3d", "group_norm", "hardshrink",
-    "hinge_embedding_loss", "instance_norm", "kl_div", "margin_ranking_loss",
-    "max_pool1d_with_indices", "native_channel_shuffle", "native_dropout",
-    "native_group_norm", "native_norm", "norm_except_dim", "nuclear_norm",
-    "pairwise_distance", "pdist", "poisson_nll_loss", "prelu", "rms_norm", "rrelu",
-    "rrelu_", "selu", "selu_", "threshold", "threshold_", "triplet_margin_loss")})
-_LAZY_FUNCTIONS.update({_n: "_rnn_forms" for _n in (
-    "gru", "gru_cell", "lstm", "lstm_cell", "rnn_relu", "rnn_relu_cell", "rnn_tanh",
-    "rnn_tanh_cell")})
-_LAZY_FUNCTIONS.update({_n: "_batch_norm_forms" for _n in (
-    "batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_norm_elemt",
-    "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
-    "batch_norm_stats", "batch_norm_update_stats")})
-
-# the smaller torch.* functions, window functions, STFT, histograms, buffers: on first use
-_LAZY_FUNCTIONS.update({_n: "_torch_misc" for _n in (
-    "binomial", "empty_permuted", "get_num_interop_threads", "gradient", "has_lapack",
-    "has_mkl", "has_openmp", "has_spectral", "init_num_threads",
-    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "pca_lowrank", "poisson",
-    "segment_reduce", "set_anomaly_enabled", "set_default_tensor_type", "set_flush_denormal",
-    "set_num_interop_threads", "svd_lowrank", "sym_constrain_range",
-    "sym_constrain_range_for_size", "sym_sqrt", "thread_safe_generator", "to_dlpack",
-    "unravel_index")})
-_LAZY_FUNCTIONS.update({_n: "amp.legacy" for _n in (
-    "autocast_decrement_nesting", "autocast_increment_nesting", "get_autocast_cpu_dtype",
-    "get_autocast_gpu_dtype", "get_autocast_ipu_dtype", "get_autocast_xla_dtype",
-    "is_autocast_cpu_enabled", "is_autocast_ipu_enabled", "is_autocast_xla_enabled",
-    "set_autocast_cpu_dtype", "set_autocast_cpu_enabled", "set_autocast_gpu_dtype",
-    "set_autocast_ipu_dtype", "set_autocast_ipu_enabled", "set_autocast_xla_dtype",
-    "set_autocast_xla_enabled")})
-_LAZY_FUNCTIONS.update({_n: "core.windows" for _n in (
-    "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")})
-_LAZY_FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
-                        "histogram": "_histograms", "histogramdd": "_histograms",
-                        "asarray": "core.buffers", "frombuffer": "core.buffers",
-                        "from_file": "core.buffers"})
-_LAZY_SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
-                     "version", "multiprocessing", "storage", "futures"}
-_LAZY_FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
-                        "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
-                        "lobpcg": "_lobpcg",
-                        "is_storage": "core.storages"})
-
-# the legacy tensor types and typed storages (ember.FloatTensor, ember.FloatStorage, ...)
-_LEGACY_TYPE_NAMES = {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
-                      "ByteTensor", "CharTensor", "ShortTensor", "IntTensor", "LongTensor",
-                      "BoolTensor"}
-_LEGACY_STORAGE_NAMES = {n.replace("Tensor", "Storage") for n in _LEGACY_TYPE_NAMES} | {
-    "ComplexFloatStorage", "ComplexDoubleStorage"}
-
 DispatchKey.__module__ = "ember"        # PyTorch's public path (torch.DispatchKey)
 from ember import _tensor_methods  # noqa: E402  (Tensor.stft, .histogram, .prelu, ...)
 
 _tensor_methods.install(Tensor)
 
-
-def is_distributed(input):
-    """``input.is_distributed()``: False for every ember tensor."""
-    return input.is_distributed()
-
-
-def i0_(input):
-    """In place: ``input`` = i0(``input``)."""
-    return input.i0_()
-
-# torch.GradScaler is amp's; torch.Event/Stream the device-generic ones (ember.cuda's
-# for CUDA), AcceleratorError/FatalError the runtime's exceptions
-_LAZY_FUNCTIONS.update({"GradScaler": "amp.grad_scaler", "Event": "_streams",
-                        "Stream": "_streams", "AcceleratorError": "_streams",
-                        "FatalError": "_streams", "default_generator": "_streams"})
+# RNG state, the default device, device modules, threads, typename, get_include
+from ember._toplevel import (  # noqa: E402
+    _register_device_module as _register_device_module,
+)
+from ember._toplevel import (  # noqa: E402
+    get_default_device,
+    get_device_module,
+    get_include,
+    get_num_threads,
+    get_rng_state,
+    i0_,
+    is_distributed,
+    set_default_device,
+    set_num_threads,
+    set_rng_state,
+    typename,
+)
 
 # constants (``float`` is ember.float, the dtype, in this namespace)
 e = 2.718281828459045
@@ -715,129 +643,25 @@ inf = 1e309
 nan = inf - inf
 newaxis = None
 
-# old names that still work, with a warning naming the new one
-_DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
-               "is_deterministic": "are_deterministic_algorithms_enabled"}
-
-# mixed precision, device runtimes and tooling (all loaded on first use)
-_LAZY_SUBMODULES |= {"amp", "cuda", "onnx", "profiler", "accelerator"}
-# torch.special and torch.distributions; i0/igamma/igammac are also top-level in PyTorch
-_LAZY_SUBMODULES |= {"special", "distributions"}
-_LAZY_FUNCTIONS.update({"i0": "special", "igamma": "core.incomplete_gamma",
-                        "igammac": "core.incomplete_gamma"})
-# samplers behind the distributions (gamma with its reparameterised gradient, ...)
-_LAZY_FUNCTIONS.update({_n: "core.random_samplers" for _n in (
-    "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet")})
-# ember.compile: capture (ember._dynamo), code generation (ember._inductor), ember.ops
-_LAZY_SUBMODULES |= {"compiler"}
-_LAZY_FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
-                        "ops": "_ops"})
-# control flow that capture keeps whole (torch.cond, torch.while_loop) and torch.export
-_LAZY_FUNCTIONS.update({"cond": "_higher_order_ops", "while_loop": "_higher_order_ops"})
-_LAZY_SUBMODULES |= {"export"}
-# PyTorch's archive classes (torch._C's, exposed as torch.PyTorchFileReader, ...)
-_LAZY_FUNCTIONS.update({_n: "serialization._file_classes" for _n in (
-    "PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
-    "DeserializationStorageContext")})
-_LAZY_FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
-    "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
-    "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
-    "clear_autocast_cache")})
-
-
-def get_rng_state():
-    """The default CPU generator's state, as a uint8 tensor."""
-    from ember import random
-    return random.get_rng_state()
-
-
-def set_rng_state(new_state):
-    """Restore the default CPU generator's state from ``get_rng_state()``'s tensor."""
-    from ember import random
-    random.set_rng_state(new_state)
-
-
-def get_include():
-    """The folder holding ``ember/abi.h``, the kernel ABI plugins compile against."""
-    return _os.path.join(_os.path.dirname(_dtypes.__file__), "include")
-
-
-def typename(obj):
-    """A string naming the type of ``obj`` (tensors as PyTorch's legacy names)."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = type(obj).__module__
-    name = type(obj).__qualname__
-    return name if module in ("builtins", None) else f"{module}.{name}"
-
-
-def set_default_device(device):
-    """Make ``device`` the default for factory functions on this thread (None: cpu)."""
-    from ember.core import _state
-    from ember.core._device import device as _device_cls
-    _state._set_default_device(None if device is None else _device_cls(device))
-
-
-def get_default_device():
-    """This thread's default device."""
-    from ember.core import _state
-    d = _state._get_default_device()
-    return device("cpu") if d is None else d
-
-
-def _register_device_module(device_type, module, _replace=False):
-    """Make ``module`` the runtime module of ``device_type`` (``ember.<device_type>``)."""
-    from ember.backends import _runtimes
-    _runtimes.register(device_type, module, _replace)
-
-
-# device types with a façade package of PyTorch's module-level functions (``ember.cuda``:
-# seeding, memory queries, ``ember.cuda.amp``) that forwards everything else to the runtime
-_DEVICE_FACADES = {"cuda": "ember.cuda"}
-
-
-def get_device_module(device=None):
-    """The runtime module of ``device`` (a device, a type name, or the default device):
-    ``ember.<type>``'s package where there is one, else the plugin's runtime module."""
-    if device is None:
-        device = get_default_device()
-    type_name = device.type if hasattr(device, "type") else str(device).partition(":")[0]
-    if type_name in _DEVICE_FACADES:
-        import importlib
-        return importlib.import_module(_DEVICE_FACADES[type_name])
-    from ember.backends import _runtimes
-    return _runtimes.runtime(type_name)
-
-
-def set_num_threads(num_threads):
-    """Threads used by the CPU plugin's kernels (its OpenMP pool and the BLAS pools)."""
-    from ember import backends
-    backends.set_num_threads(num_threads)
-
-
-def get_num_threads():
-    from ember import backends
-    return backends.get_num_threads()
-
 
 def __getattr__(name):
-    if name in _LAZY_SUBMODULES:
+    if name in _lazy.SUBMODULES:
         import importlib
         return importlib.import_module(f"ember.{name}")
-    if name in _DEPRECATED:
+    if name in _lazy.DEPRECATED:
         import warnings
-        warnings.warn(f"ember.{name} is deprecated; use ember.{_DEPRECATED[name]} instead",
+        warnings.warn(f"ember.{name} is deprecated; use ember.{_lazy.DEPRECATED[name]} instead",
                       FutureWarning, stacklevel=2)
-        return globals()[_DEPRECATED[name]]
-    if name in _LAZY_FUNCTIONS:
+        return globals()[_lazy.DEPRECATED[name]]
+    if name in _lazy.FUNCTIONS:
         import importlib
-        return getattr(importlib.import_module(f"ember.{_LAZY_FUNCTIONS[name]}"), name)
-    if name.endswith("Tensor") and name[:-6] + "Tensor" in _LEGACY_TYPE_NAMES:
+        return getattr(importlib.import_module(f"ember.{_lazy.FUNCTIONS[name]}"), name)
+    if name.endswith("Tensor") and name[:-6] + "Tensor" in _lazy.LEGACY_TYPE_NAMES:
         from ember.core import legacy_types
         return legacy_types.legacy_class(name)
     if name == "Storage":                       # PyTorch's alias of FloatStorage
         name = "FloatStorage"
-    if name.endswith("Storage") and name in _LEGACY_STORAGE_NAMES:
+    if name.endswith("Storage") and name in _lazy.LEGACY_STORAGE_NAMES:
         from ember.core import storages
         return storages.legacy_storage(name)
     from ember.core._device import _backend_for_type
@@ -846,7 +670,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'ember' has no attribute '{name}'")
 
 
-# the public names: those defined above and those loaded on first use (_LAZY_FUNCTIONS);
+# the public names: those defined above and those loaded on first use (_lazy.FUNCTIONS);
 # tests/test_public_names.py checks the list against both
 __all__ = [
     "AcceleratorError", "CompileMode", "DeserializationStorageContext", "DispatchKey", "Event",

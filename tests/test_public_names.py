@@ -19,7 +19,7 @@ def test_all_is_sorted_and_unique():
 
 
 def _lazy_names():
-    return {n for n in ember._LAZY_FUNCTIONS if not n.startswith("_")}
+    return {n for n in ember._lazy.FUNCTIONS if not n.startswith("_")}
 
 
 def test_all_lists_what_the_facade_defines_and_loads_on_use():
