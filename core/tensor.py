@@ -14,7 +14,6 @@ from ember.core import (
 )
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 from ember.core.linalg import legacy as _linalg_legacy
-from ember.core.linalg import legacy_extra as _linalg_legacy_extra
 
 __all__ = ["Tensor"]
 
@@ -75,8 +74,6 @@ for _module, _names in ((norms, ("nanmean", "nansum", "norm")), (activations, ("
 Tensor.bernoulli = random_ops.bernoulli
 # t.det(), t.inverse(), t.svd(), t.qr(), t.cholesky(), t.pinverse(), ...
 for _name, _method in _linalg_legacy.TENSOR_METHODS.items():
-    setattr(Tensor, _name, _method)
-for _name, _method in _linalg_legacy_extra.TENSOR_METHODS.items():
     setattr(Tensor, _name, _method)
 # the index family: t.gather(...), t.scatter_(...), t.index_add_(...), t.flip(...), ...
 for _name in ("gather", "scatter", "scatter_add", "scatter_reduce", "index_select",
