@@ -647,10 +647,10 @@ class ChainedScheduler(LRScheduler):
     state_dict = SequentialLR.state_dict
     load_state_dict = SequentialLR.load_state_dict
 
-# ConstantLR, MultiplicativeLR and CyclicLR live in lr_scheduler_more.py (which imports this
+# ConstantLR, MultiplicativeLR and CyclicLR live in _lr_factor_cyclic.py (which imports this
 # module) and report this one as theirs
 EPOCH_DEPRECATION_WARNING = _EPOCH_DEPRECATION
 inf = math.inf
-from .lr_scheduler_more import ConstantLR, CyclicLR, MultiplicativeLR  # noqa: E402
+from ._lr_factor_cyclic import ConstantLR, CyclicLR, MultiplicativeLR  # noqa: E402
 
 __all__ += ["ConstantLR", "CyclicLR", "MultiplicativeLR"]

@@ -1,4 +1,4 @@
-"""The losses beyond test_functional_loss.py against PyTorch: huber, margin ranking, hinge and
+"""The losses beyond test_functional_loss.py, against PyTorch: huber, margin ranking, hinge and
 cosine embedding, soft margin, multilabel soft margin, multi margin, triplet (with and
 without a distance function), Poisson and Gaussian NLL, CTC; their modules; PReLU and
 alpha dropout.  Forward values and gradients, every reduction, float32/float64."""

@@ -1,4 +1,4 @@
-"""The layers and functions filled from the API walk, against torch: pooling variants,
+"""The less common layers and functions, against torch: pooling variants,
 sampling grids, RReLU, gumbel-softmax, channel shuffle, LRN, the remaining losses and the
 adaptive softmax (forward, gradient, dtypes, errors)."""
 import numpy as np

@@ -1,4 +1,4 @@
-"""The catalogue-gap ops (core/math_composites, shape_composites, statistics, special):
+"""The composites of core/math_composites, shape_composites, statistics and special:
 forward values against PyTorch over dtypes, broadcasting, non-contiguous and empty inputs,
 and gradients of the differentiable ones, all from one table."""
 import math

@@ -1,5 +1,5 @@
 """In-place forms of the composites, the distribution fills, the small factories and the
-error cases of the catalogue-gap ops, against PyTorch."""
+error cases of the math, shape and statistics composites, against PyTorch."""
 import math
 import warnings
 
