@@ -10,7 +10,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORE_MODULES = ["_dtype", "_state", "_dispatch", "_fallback", "_device", "_tensor", "_autograd"]
+CORE_MODULES = ["_dtype", "_state", "_dispatch", "_fallback", "_device", "_tensor", "_autograd",
+                "_conv_pool", "_norm_loss", "_fused", "_joining"]
 
 
 def staged_include():
