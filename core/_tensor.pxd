@@ -131,3 +131,8 @@ cdef TensorBase new_empty(tuple size, object dt, object dev, str op)  # _factori
 cdef Storage allocate(Backend b, device dev, int64_t nbytes)        # _storage.pxi
 cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
                             int itemsize) except -1                 # _tensor_alloc.pxi
+cdef int report_side_effect(str what) except -1                    # _capture_hooks.pxi
+cdef TensorBase with_grad(TensorBase t, object requires_grad)        # _autograd_support.pxi
+cdef TensorBase new_like(object input, object dt, object dev, str op,  # _factories.pxi
+                         object memory_format=*)
+cdef tuple parse_size(tuple size)

@@ -3,9 +3,10 @@
 The hot path lives in this extension module, split by concern into the .pxi files included
 at the bottom, so that the per-op path is direct C calls: dunder -> op -> dispatch ->
 backend kernel.  Op families that nothing here calls at the C level live in their own
-extension modules (core/_conv_pool.pyx, _norm_loss.pyx, _fused.pyx, _joining.pyx), which
-cimport what they need through _tensor.pxd, so they compile in parallel with this one and
-an edit to one of them recompiles only it; their public names are re-exported at the end.
+extension modules (core/_conv_pool.pyx, _norm_loss.pyx, _fused.pyx, _joining.pyx,
+_random.pyx), which cimport what they need through _tensor.pxd, so they compile in
+parallel with this one and an edit to one of them recompiles only it; their public names
+are re-exported at the end.
 """
 include "_core_cimports.pxi"
 
@@ -476,10 +477,10 @@ cdef class TensorBase:
         return self
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
-        return random_fill(op_uniform, self, kwargs.get("from", from_), to, generator)
+        return _fill_uniform(self, kwargs.get("from", from_), to, generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        return random_fill(op_normal, self, mean, std, generator)
+        return _fill_normal(self, mean, std, generator)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         if self._bt is not None:          # a vmap wrapper's: one per sample (functorch's)
@@ -654,7 +655,6 @@ include "_math.pxi"
 include "_matmul.pxi"
 include "_softmax.pxi"
 include "_copy.pxi"
-include "_random.pxi"
 include "_indexing.pxi"
 include "_advindex.pxi"
 include "_factories.pxi"
@@ -679,3 +679,6 @@ from ember.core._joining import (
     _bump_version, _cat, _cat_forward, _new_storage, _resize, _set_storage, _split_forward,
     _split_views, _split_with_sizes_forward, _storage_device, _storage_of, _tensor_over,
     _unbind_forward, _version_of, chunk, split, split_with_sizes, unbind)
+from ember.core._random import (
+    _default_generator, _fill_normal, _fill_uniform, _set_vmap_random, Generator,
+    initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)
