@@ -27,10 +27,11 @@ from ember.core._dispatch import all_ops, get_op
 from ember.core._size import Size
 
 DEF MAX_DIM = 16
+DEF GIL_CUTOFF = 32768      # below this many elements, keep the GIL (releasing costs more)
+
+# a tensor's requires-grad bit and vmap-wrapper bit (constants: each module its own copy)
 cdef uint64_t AUTOGRAD_BIT = <uint64_t>1 << DispatchKey.Autograd
 cdef uint64_t BATCHED_BIT = <uint64_t>1 << DispatchKey.Batched
-
-DEF GIL_CUTOFF = 32768      # below this many elements, keep the GIL (releasing costs more)
 
 # op families: which primitive of the kernel ABI an op runs on
 cdef enum:

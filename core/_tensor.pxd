@@ -3,8 +3,7 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ember.core cimport _state
 from ember.core._device cimport Backend, device
-from ember.core._dispatch cimport DispatchKey
-from ember.core._dispatch cimport Op
+from ember.core._dispatch cimport DispatchKey, Op
 from ember.core._dtype cimport dtype
 
 from ember_abi cimport ember_ctx, ember_view
@@ -107,32 +106,44 @@ cdef inline bint is_grad_enabled_c() noexcept:
     return not (_state.tls_excluded() & (<uint64_t>1 << DispatchKey.Autograd))
 
 
-cdef void derive(Op op, object formula, object entry, int save)     # _autograd_support.pxi
-cdef TensorBase as_tensor_arg(object x, str op, str arg)             # _views.pxi
-cdef TensorBase cast_to(TensorBase t, dtype dt)                      # _elementwise.pxi
+# _autograd_support.pxi
+cdef void derive(Op op, object formula, object entry, int save)
+cdef TensorBase with_grad(TensorBase t, object requires_grad)
+# _capture_hooks.pxi
+cdef int report_side_effect(str what) except -1
+# _storage.pxi, _tensor_alloc.pxi
+cdef Storage allocate(Backend b, device dev, int64_t nbytes)
+cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
+                            int itemsize) except -1
+# _promotion.pxi
+cdef str st_name(dtype d)
+# _views.pxi
+cdef TensorBase as_tensor_arg(object x, str op, str arg)
+cdef int wrap_dim(object dim, int ndim, str op) except -100
+cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length,
+                         int64_t step=*)
+cdef TensorBase select_c(TensorBase t, object dim, int64_t index)
+cdef TensorBase unsqueeze_c(TensorBase t, object dim)
+# _elementwise.pxi
+cdef TensorBase cast_to(TensorBase t, dtype dt)
 cdef TensorBase operand(object t, dtype ct)
-cdef int same_device(str op, TensorBase a, TensorBase b) except -1   # _indexing.pxi
-cdef str st_name(dtype d)                                            # _promotion.pxi
-cdef object numpy()                                                  # _factories.pxi
-cdef object softmax_forward(Op op, object input, object dim, object dtype_arg)  # _softmax.pxi
-cdef Op op_log_softmax
-cdef object binary_op(Op op, object a, object b, object alpha, object out)   # _elementwise.pxi
+cdef object binary_op(Op op, object a, object b, object alpha, object out)
 cdef object unary_op(Op op, TensorBase a, object out)
 cdef void derive_binary(Op op, formula, int save)
 cdef void derive_unary(Op op, formula, int save)
-cdef object unary_function(Op op)                                    # _math.pxi
-cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1 # _copy.pxi
+# _math.pxi
+cdef object unary_function(Op op)
+# _softmax.pxi
+cdef Op op_log_softmax
+cdef object softmax_forward(Op op, object input, object dim, object dtype_arg)
+# _copy.pxi
+cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1
 cdef int run_copy(TensorBase dst, TensorBase src) except -1
-cdef int wrap_dim(object dim, int ndim, str op) except -100         # _views.pxi
-cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length, int64_t step=*)
-cdef TensorBase select_c(TensorBase t, object dim, int64_t index)
-cdef TensorBase unsqueeze_c(TensorBase t, object dim)
-cdef TensorBase new_empty(tuple size, object dt, object dev, str op)  # _factories.pxi
-cdef Storage allocate(Backend b, device dev, int64_t nbytes)        # _storage.pxi
-cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
-                            int itemsize) except -1                 # _tensor_alloc.pxi
-cdef int report_side_effect(str what) except -1                    # _capture_hooks.pxi
-cdef TensorBase with_grad(TensorBase t, object requires_grad)        # _autograd_support.pxi
-cdef TensorBase new_like(object input, object dt, object dev, str op,  # _factories.pxi
+# _indexing.pxi
+cdef int same_device(str op, TensorBase a, TensorBase b) except -1
+# _factories.pxi
+cdef object numpy()
+cdef TensorBase new_empty(tuple size, object dt, object dev, str op)
+cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=*)
 cdef tuple parse_size(tuple size)
