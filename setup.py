@@ -2,6 +2,12 @@
 
 Cython does not see setuptools' package-dir mapping, so we stage an include folder
 (build/cy/ember/core -> core/) for cimports of `ember.core.*` to resolve to our .pxd files.
+
+The core is several extension modules (the Tensor module and the op modules split from
+it): they cythonize and compile in parallel, one job per CPU, for `setup.py build_ext`,
+`pip install` and wheel builds alike.  -g0: Python's own CFLAGS ask for debug info, which
+roughly doubles gcc's time on these large generated files.  -O3 stays: at -O2 the Tensor
+module compiles in ~40 s instead of ~54 s, but a+b on 10 elements takes ~13% longer.
 """
 import os
 
@@ -10,7 +16,10 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CORE_MODULES = ["_dtype", "_state", "_dispatch", "_fallback", "_device", "_tensor", "_autograd"]
+JOBS = os.cpu_count() or 1
+# largest first, so that the parallel build starts the longest compiles at once
+CORE_MODULES = ["_tensor", "_autograd", "_conv_pool", "_norm_loss", "_joining", "_random",
+                "_dispatch", "_device", "_fused", "_fallback", "_dtype", "_state"]
 
 
 def staged_include():
@@ -33,7 +42,7 @@ extensions = [
         [os.path.join("core", f"{name}.pyx")],
         include_dirs=[os.path.join(HERE, "core", "include"), np.get_include()],
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
-        extra_compile_args=["-O3"],
+        extra_compile_args=["-O3", "-g0"],
     )
     for name in CORE_MODULES
 ]
@@ -49,6 +58,7 @@ setup(
             "cdivision": True,
             "initializedcheck": False,
         },
-        nthreads=2,
-    )
+        nthreads=JOBS,
+    ),
+    options={"build_ext": {"parallel": JOBS}},
 )

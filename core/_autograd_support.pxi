@@ -8,17 +8,10 @@
 # Formulas sit next to their op's definition, written with ember ops, so they run on
 # every device and can themselves be differentiated (create_graph=True).
 
-from ember.core._dispatch cimport DispatchKey
-
-cdef uint64_t AUTOGRAD_BIT = <uint64_t>1 << DispatchKey.Autograd
 SAVE_INPUTS = 1
 SAVE_RESULT = 2
 SAVE_FIRST = 4          # only the first positional argument
 WRITES_SELF = 8         # the op writes its first argument (copy_, fill_, index_put)
-
-
-cdef inline bint is_grad_enabled_c() noexcept:
-    return not (_state.tls_excluded() & AUTOGRAD_BIT)
 
 
 cdef void derive(Op op, object formula, object entry, int save):

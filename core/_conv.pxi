@@ -150,11 +150,6 @@ cdef dtype compute_dtype(TensorBase a, str name):
     return _dtypes.float32 if a._dtype.itemsize == 2 else a._dtype
 
 
-cdef TensorBase operand(object t, dtype ct):
-    """t as a kernel operand: contiguous, in the compute dtype."""
-    return <TensorBase>cast_to(<TensorBase>t, ct).contiguous()
-
-
 cdef tuple int_pair(object v):
     return (int(v[0]), int(v[1]))
 

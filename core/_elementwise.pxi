@@ -1,8 +1,6 @@
 # Elementwise ops: broadcasting, type promotion, Python scalars on either side, out=,
 # in-place; all run the backend's `unary`/`binary` primitive.
 
-DEF GIL_CUTOFF = 32768      # below this many elements, keep the GIL (releasing costs more)
-
 cdef Op op_add = Op("add", "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                     FAMILY_BINARY, EMBER_BINARY_ADD, _rules.elementwise)
 cdef Op op_sub = Op("sub", "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -37,28 +35,6 @@ cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
     raise RuntimeError(msg)
 
 
-cdef inline void init_ctx(ember_ctx* ctx, TensorBase on) noexcept:
-    """A fresh kernel context for an op running on `on`'s device."""
-    init_ctx_on(ctx, on._device)
-
-
-cdef inline void init_ctx_on(ember_ctx* ctx, device d) noexcept:
-    """A fresh kernel context for a call on device `d` (an op, or an allocation)."""
-    ctx.deterministic = _state.deterministic()
-    ctx.device = device_index(d)
-    ctx.matmul_precision = _state.matmul_precision()
-    ctx.reserved = 0
-    ctx.error[0] = 0
-
-
-cdef inline int32_t device_index(device d) noexcept:
-    return 0 if d.index is None else <int32_t>d.index
-
-
-cdef inline uint64_t effective_keys(uint64_t keys) noexcept:
-    return (keys | _state.tls_included()) & ~_state.tls_excluded()
-
-
 cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1:
     """Broadcast t's shape into out[:nd] (both right-aligned)."""
     cdef int i, j
@@ -91,6 +67,11 @@ cdef TensorBase cast_to(TensorBase t, dtype dt):
     cdef TensorBase r = empty_c(t._ndim, t._sizes, dt, t._device)
     run_copy(r, t)
     return r
+
+
+cdef TensorBase operand(object t, dtype ct):
+    """t as a kernel operand: contiguous, in the compute dtype."""
+    return <TensorBase>cast_to(<TensorBase>t, ct).contiguous()
 
 
 cdef int check_writable(TensorBase o, object a, object b) except -1:

@@ -129,6 +129,16 @@ cdef object random_fill(Op op, TensorBase t, double p0, double p1, object genera
     return t
 
 
+def _fill_uniform(TensorBase t, double from_, double to, generator):
+    """Tensor.uniform_'s fill (the method is TensorBase's, in core/_tensor.pyx)."""
+    return random_fill(op_uniform, t, from_, to, generator)
+
+
+def _fill_normal(TensorBase t, double mean, double std, generator):
+    """Tensor.normal_'s fill."""
+    return random_fill(op_normal, t, mean, std, generator)
+
+
 # --- derivatives (see _autograd_support.pxi): the old values are overwritten, so the
 # gradient reaching them is zero (torch: zeros_like(grad)) ---
 

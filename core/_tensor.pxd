@@ -1,8 +1,9 @@
 # The Tensor: storage + strided metadata + dispatch keys + version counter.
-from libc.stdint cimport int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
 
+from ember.core cimport _state
 from ember.core._device cimport Backend, device
-from ember.core._dispatch cimport Op
+from ember.core._dispatch cimport DispatchKey, Op
 from ember.core._dtype cimport dtype
 
 from ember_abi cimport ember_ctx, ember_view
@@ -74,3 +75,75 @@ cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
 cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1
 cdef TensorBase detach_c(TensorBase t, bint share_version)
 cdef object sum_to(TensorBase g, object shape)
+
+
+# --- what the op modules split from this one (core/_conv_pool.pyx, ...) call: cdef functions
+# of the .pxi files _tensor.pyx includes, and the inline helpers every kernel call uses
+
+cdef inline void init_ctx(ember_ctx* ctx, TensorBase on) noexcept:
+    """A fresh kernel context for an op running on `on`'s device."""
+    init_ctx_on(ctx, on._device)
+
+
+cdef inline void init_ctx_on(ember_ctx* ctx, device d) noexcept:
+    """A fresh kernel context for a call on device `d` (an op, or an allocation)."""
+    ctx.deterministic = _state.deterministic()
+    ctx.device = device_index(d)
+    ctx.matmul_precision = _state.matmul_precision()
+    ctx.reserved = 0
+    ctx.error[0] = 0
+
+
+cdef inline int32_t device_index(device d) noexcept:
+    return 0 if d.index is None else <int32_t>d.index
+
+
+cdef inline uint64_t effective_keys(uint64_t keys) noexcept:
+    return (keys | _state.tls_included()) & ~_state.tls_excluded()
+
+
+cdef inline bint is_grad_enabled_c() noexcept:
+    return not (_state.tls_excluded() & (<uint64_t>1 << DispatchKey.Autograd))
+
+
+# _autograd_support.pxi
+cdef void derive(Op op, object formula, object entry, int save)
+cdef TensorBase with_grad(TensorBase t, object requires_grad)
+# _capture_hooks.pxi
+cdef int report_side_effect(str what) except -1
+# _storage.pxi, _tensor_alloc.pxi
+cdef Storage allocate(Backend b, device dev, int64_t nbytes)
+cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
+                            int itemsize) except -1
+# _promotion.pxi
+cdef str st_name(dtype d)
+# _views.pxi
+cdef TensorBase as_tensor_arg(object x, str op, str arg)
+cdef int wrap_dim(object dim, int ndim, str op) except -100
+cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length,
+                         int64_t step=*)
+cdef TensorBase select_c(TensorBase t, object dim, int64_t index)
+cdef TensorBase unsqueeze_c(TensorBase t, object dim)
+# _elementwise.pxi
+cdef TensorBase cast_to(TensorBase t, dtype dt)
+cdef TensorBase operand(object t, dtype ct)
+cdef object binary_op(Op op, object a, object b, object alpha, object out)
+cdef object unary_op(Op op, TensorBase a, object out)
+cdef void derive_binary(Op op, formula, int save)
+cdef void derive_unary(Op op, formula, int save)
+# _math.pxi
+cdef object unary_function(Op op)
+# _softmax.pxi
+cdef Op op_log_softmax
+cdef object softmax_forward(Op op, object input, object dim, object dtype_arg)
+# _copy.pxi
+cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1
+cdef int run_copy(TensorBase dst, TensorBase src) except -1
+# _indexing.pxi
+cdef int same_device(str op, TensorBase a, TensorBase b) except -1
+# _factories.pxi
+cdef object numpy()
+cdef TensorBase new_empty(tuple size, object dt, object dev, str op)
+cdef TensorBase new_like(object input, object dt, object dev, str op,
+                         object memory_format=*)
+cdef tuple parse_size(tuple size)

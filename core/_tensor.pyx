@@ -1,55 +1,14 @@
 """The Tensor data model and its ops.
 
-One extension module, split by concern into the .pxi files included at the bottom, so
-that the per-op path is direct C calls: dunder -> op -> dispatch -> backend kernel.
+The hot path lives in this extension module, split by concern into the .pxi files included
+at the bottom, so that the per-op path is direct C calls: dunder -> op -> dispatch ->
+backend kernel.  Op families that nothing here calls at the C level live in their own
+extension modules (core/_conv_pool.pyx, _norm_loss.pyx, _fused.pyx, _joining.pyx,
+_random.pyx), which cimport what they need through _tensor.pxd, so they compile in
+parallel with this one and an edit to one of them recompiles only it; their public names
+are re-exported at the end.
 """
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
-from cpython.ref cimport Py_DECREF, PyObject
-from libc.stdint cimport (
-    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t)
-
-from ember_abi cimport *
-from libc.string cimport memcmp, memcpy, memset
-
-from ember.core cimport _state
-from ember.core cimport _fallback
-from ember.core._device cimport (
-    Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
-from ember.core._dispatch cimport BACKEND_MASK, DEFAULT_TENSOR_KEYS, Op, highest_key
-from ember.core._dtype cimport (
-    CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
-    EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8,
-    EMBER_UINT16, EMBER_UINT32, EMBER_UINT64, as_dtype, combine_categories, dtype, promote)
-from ember.core._dtype cimport dtype as DType
-
-from ember.core import _dtype as _dtypes
-from ember.core import determinism as _determinism
-from ember.core import shape_rules as _rules
-from ember.core._dispatch import all_ops, get_op
-from ember.core._size import Size
-
-DEF MAX_DIM = 16
-
-# op families: which primitive of the kernel ABI an op runs on
-cdef enum:
-    FAMILY_VIEW = 0
-    FAMILY_UNARY = 1
-    FAMILY_BINARY = 2
-    FAMILY_REDUCE = 3
-    FAMILY_MATMUL = 4
-    FAMILY_COPY = 5
-    FAMILY_FILL = 6
-    FAMILY_RANDOM = 7
-    FAMILY_WHERE = 8
-    FAMILY_SCAN = 9
-    FAMILY_INDEX = 10
-    FAMILY_SEARCH = 11
-    FAMILY_SOFTMAX = 12
-    # ABI 5, norms and losses: the optional `norm` and `nll` entries
-    FAMILY_NORM = 13
-    FAMILY_NLL = 14
-    FAMILY_CONV = 15        # conv and pooling (optional `conv`/`pool` entries)
-    FAMILY_POOL = 16
+include "_core_cimports.pxi"
 
 cdef type _tensor_cls = TensorBase
 
@@ -518,10 +477,10 @@ cdef class TensorBase:
         return self
 
     def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
-        return random_fill(op_uniform, self, kwargs.get("from", from_), to, generator)
+        return _fill_uniform(self, kwargs.get("from", from_), to, generator)
 
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
-        return random_fill(op_normal, self, mean, std, generator)
+        return _fill_normal(self, mean, std, generator)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         if self._bt is not None:          # a vmap wrapper's: one per sample (functorch's)
@@ -695,19 +654,31 @@ include "_reduce.pxi"
 include "_math.pxi"
 include "_matmul.pxi"
 include "_softmax.pxi"
-include "_norm.pxi"
-include "_nll.pxi"
-include "_conv.pxi"
-include "_pool.pxi"
 include "_copy.pxi"
-include "_random.pxi"
 include "_indexing.pxi"
 include "_advindex.pxi"
 include "_factories.pxi"
 include "_interop.pxi"
-include "_special.pxi"
-include "_joining.pxi"
 include "_complex.pxi"
-include "_optim.pxi"
-include "_rnn.pxi"
-include "_storage_access.pxi"
+
+# The op modules split from this one cimport it, so they load last; their public names are
+# this module's too (ember.core._tensor is where the rest of ember finds every op).
+from ember.core._conv_pool import (
+    _adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, _adaptive_bounds, _conv_composite,
+    _plane_index, _pool_composite, _window_index, adaptive_max_pool2d,
+    adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, convolution,
+    convolution_backward, max_pool2d_with_indices, max_pool2d_with_indices_backward)
+from ember.core._norm_loss import (
+    _cross_entropy_backward, _cross_entropy_forward, _nll_composite, _norm_composite,
+    batch_norm, layer_norm, native_batch_norm, native_batch_norm_backward, native_layer_norm,
+    native_layer_norm_backward, nll_loss_backward, nll_loss_forward)
+from ember.core._fused import (
+    _fused_adam, _fused_rnn, _gelu, _gelu_backward, _has_fused_rnn, _special_functions,
+    _special_methods, RNN_LSTM, RNN_LSTM_BACKWARD)
+from ember.core._joining import (
+    _bump_version, _cat, _cat_forward, _new_storage, _resize, _set_storage, _split_forward,
+    _split_views, _split_with_sizes_forward, _storage_device, _storage_of, _tensor_over,
+    _unbind_forward, _version_of, chunk, split, split_with_sizes, unbind)
+from ember.core._random import (
+    _default_generator, _fill_normal, _fill_uniform, _set_vmap_random, Generator,
+    initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)

@@ -4,9 +4,6 @@
 # outside the dispatcher (its storage is the batch's: reading it would silently give
 # sample 0).  Forward AD's tangents live in TensorBase._fw (core/_autograd.pyx owns them).
 
-cdef uint64_t BATCHED_BIT = <uint64_t>1 << DispatchKey.Batched
-
-
 cdef class BatchLevel:
     """A vmap wrapper's physical tensor (batch dim first) and the vmap level it belongs to."""
 

@@ -1,0 +1,15 @@
+"""Joining and splitting (cat, split, chunk, unbind) and the storage-level tensor methods
+(set_, resize_, the version counter).  An extension module split from the Tensor module
+(core/_tensor.pyx re-exports its public names) so the core compiles in parallel.
+"""
+include "_core_cimports.pxi"
+
+from ember.core._tensor cimport (
+    Storage, TensorBase, allocate, copy_into, derive, effective_keys, narrow_c, new_empty,
+    new_tensor, refuse_inference_write, run_copy, select_c, storage_nbytes, unsqueeze_c,
+    wrap_dim)
+
+from ember.core._tensor import SAVE_RESULT, zeros
+
+include "_joining.pxi"
+include "_storage_access.pxi"

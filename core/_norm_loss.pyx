@@ -1,0 +1,14 @@
+"""Normalisation layers and the negative log-likelihood losses: the backends' optional
+`norm`/`nll` entries and their composites.  An extension module split from the Tensor
+module (core/_tensor.pyx re-exports its public names) so the core compiles in parallel.
+"""
+include "_core_cimports.pxi"
+
+from ember.core._tensor cimport (
+    TensorBase, as_tensor_arg, derive, effective_keys, init_ctx, is_grad_enabled_c,
+    op_log_softmax, raise_kernel_error, same_device, softmax_forward, st_name)
+
+from ember.core._tensor import SAVE_INPUTS, SAVE_RESULT, empty, where, zeros
+
+include "_norm.pxi"
+include "_nll.pxi"

@@ -1,0 +1,64 @@
+# The random factories (rand, randn, rand_like, randn_like): a fresh tensor filled by the
+# generator (_random.pxi); inside vmap, what ember.func registered draws per sample.
+
+cdef uint64_t VMAP_MODE_BIT = <uint64_t>1 << DispatchKey.VmapMode
+cdef object _vmap_random = None
+
+
+def _set_vmap_random(fn):
+    """fn(fill, draw, generator) -> tensor: what a random factory returns inside vmap;
+    ``draw(lead)`` draws the factory's tensor with a leading dim of size ``lead`` (None:
+    its own shape) and ``fill`` names the op that draws ('uniform_' or 'normal_')."""
+    global _vmap_random
+    _vmap_random = fn
+
+
+cdef inline bint in_vmap() noexcept:
+    return (_state.tls_included() & ~_state.tls_excluded() & VMAP_MODE_BIT) != 0 \
+        and _vmap_random is not None
+
+
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Uniform samples from [0, 1)."""
+    if in_vmap():
+        return with_grad(_vmap_random("uniform_", lambda lead: rand(
+            *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
+            dtype=dtype, device=device), generator), requires_grad)
+    return with_grad(random_fill(op_uniform, new_empty(size, dtype, device, "rand"), 0.0, 1.0,
+                                 generator), requires_grad)
+
+
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+    """Samples from the standard normal distribution."""
+    if in_vmap():
+        return with_grad(_vmap_random("normal_", lambda lead: randn(
+            *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
+            dtype=dtype, device=device), generator), requires_grad)
+    return with_grad(random_fill(op_normal, new_empty(size, dtype, device, "randn"), 0.0, 1.0,
+                                 generator), requires_grad)
+
+
+cdef object like_draw(object factory, object input, object lead, object dtype,
+                      object device, object memory_format):
+    """rand_like/randn_like inside vmap: the factory with input's shape (and a leading dim)."""
+    if lead is None:
+        return factory(input, dtype=dtype, device=device, memory_format=memory_format)
+    return (rand if factory is rand_like else randn)(
+        (lead,) + tuple(input.shape), dtype=input.dtype if dtype is None else dtype,
+        device=input.device if device is None else device)
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if in_vmap():
+        return with_grad(_vmap_random("uniform_", lambda lead: like_draw(
+            rand_like, input, lead, dtype, device, memory_format), None), requires_grad)
+    return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like", memory_format),
+                                 0.0, 1.0, None), requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    if in_vmap():
+        return with_grad(_vmap_random("normal_", lambda lead: like_draw(
+            randn_like, input, lead, dtype, device, memory_format), None), requires_grad)
+    return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like", memory_format),
+                                 0.0, 1.0, None), requires_grad)
