@@ -148,7 +148,7 @@ def test_multinomial_second_draw_law():
 
 
 def test_large_cases_are_past_the_cutoffs():
-    gil = re.search(r"DEF GIL_CUTOFF = (\d+)", (ROOT / "core/_elementwise.pxi").read_text())
+    gil = re.search(r"DEF GIL_CUTOFF = (\d+)", (ROOT / "core/_core_cimports.pxi").read_text())
     par = re.search(r"PARALLEL_CUTOFF = (\d+)",
                     (ROOT / "plugins/cpu/ember_cpu/_strided.pxd").read_text())
     assert int(gil.group(1)) == int(par.group(1)) == large.CUTOFF
