@@ -5,7 +5,7 @@ import types
 
 import ember
 
-from .lr_scheduler import LRScheduler, _check_optimizer, _per_group, _set_group_value
+from .lr_scheduler import LRScheduler, _check_optimizer, _LambdasLR, _per_group, _set_group_value
 
 __all__ = ["ConstantLR", "CyclicLR", "MultiplicativeLR"]
 
@@ -32,40 +32,14 @@ class ConstantLR(LRScheduler):
                 for base in self.base_lrs]
 
 
-class MultiplicativeLR(LRScheduler):
+class MultiplicativeLR(_LambdasLR):
     """Multiply the lr by ``lr_lambda(epoch)`` every epoch (one function, or one per group):
     ``MultiplicativeLR(optimizer, lr_lambda, last_epoch=-1)``."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        n = len(optimizer.param_groups)
-        if isinstance(lr_lambda, (list, tuple)):
-            ember._check_value(len(lr_lambda) == n,
-                               lambda: f"Expected {n} lr_lambdas, but got {len(lr_lambda)}")
-            self.lr_lambdas = list(lr_lambda)
-        else:
-            self.lr_lambdas = [lr_lambda] * n
+    def _check_lambdas(self):
         for fn in self.lr_lambdas:
             ember._check_type(callable(fn), lambda: f"lr_lambda should be a function, but got "
                               f"{type(fn).__name__}")
-        super().__init__(optimizer, last_epoch)
-
-    def state_dict(self):
-        """Attributes but the optimizer; lambdas that are objects save their ``__dict__``."""
-        state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("optimizer", "lr_lambdas")}
-        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else
-                               fn.__dict__.copy() for fn in self.lr_lambdas]
-        return state
-
-    def load_state_dict(self, state_dict):
-        """Restore ``state_dict()``'s attributes (and callable objects' ``__dict__``)."""
-        state_dict = dict(state_dict)
-        lambdas = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
-        for fn, saved in zip(self.lr_lambdas, lambdas):
-            if saved is not None:
-                fn.__dict__.update(saved)
 
     def get_lr(self):
         if self.last_epoch > 0:

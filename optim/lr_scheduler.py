@@ -134,8 +134,9 @@ class LRScheduler:
 _LRScheduler = LRScheduler
 
 
-class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` is a function or one per group."""
+class _LambdasLR(LRScheduler):
+    """LambdaLR and MultiplicativeLR: one function of the epoch per parameter group (one
+    given for all, or a list); functions that are objects save their ``__dict__``."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.optimizer = optimizer
@@ -146,7 +147,11 @@ class LambdaLR(LRScheduler):
             self.lr_lambdas = list(lr_lambda)
         else:
             self.lr_lambdas = [lr_lambda] * n
+        self._check_lambdas()
         super().__init__(optimizer, last_epoch)
+
+    def _check_lambdas(self):
+        """What a subclass requires of ``self.lr_lambdas`` (LambdaLR: nothing)."""
 
     def state_dict(self):
         """Attributes but the optimizer; lambdas that are objects save their ``__dict__``."""
@@ -164,6 +169,11 @@ class LambdaLR(LRScheduler):
         for fn, saved in zip(self.lr_lambdas, lambdas):
             if saved is not None:
                 fn.__dict__.update(saved)
+
+
+class LambdaLR(_LambdasLR):
+    """lr = initial_lr * lr_lambda(epoch); ``lr_lambda`` is a function or one per group:
+    ``LambdaLR(optimizer, lr_lambda, last_epoch=-1)``."""
 
     def get_lr(self):
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
