@@ -45,6 +45,39 @@ def torch_text(text):
     return text.replace("ember.", "torch.")
 
 
+def _compare_functional(oracle, device, name, shapes, dtype, *args, tol=None, **kw):
+    """``F.<name>(*inputs, *args, **kw)`` in ember and in torch on the same random inputs (one
+    per shape in ``shapes``; None passes None): the same values (and indices, for a tuple
+    result) and the same gradients of every input."""
+    import torch
+    torch.manual_seed(0)
+    ts = [None if s is None else torch.randn(*s, dtype=oracle.torch_dtype(dtype))
+          for s in shapes]
+    es = [None if t is None else oracle.from_torch(t, device).requires_grad_(True) for t in ts]
+    for t in ts:
+        if t is not None:
+            t.requires_grad_(True)
+    t = getattr(torch.nn.functional, name)(*ts, *args, **kw)
+    e = getattr(ember.nn.functional, name)(*es, *args, **kw)
+    if isinstance(t, tuple):
+        oracle.assert_matches(e[1], t[1])
+        t, e = t[0], e[0]
+    if tol is None:
+        tol = 1e-5 if dtype == ember.float32 else 1e-12
+    oracle.assert_matches(e.detach(), t.detach(), rtol=tol, atol=tol)
+    g = torch.randn_like(t)
+    t.backward(g)
+    e.backward(oracle.from_torch(g, device))
+    for et, tt in zip(es, ts):
+        if tt is not None:
+            oracle.assert_matches(et.grad, tt.grad, rtol=tol, atol=tol)
+
+
+@pytest.fixture(scope="session")
+def compare_functional():
+    return _compare_functional
+
+
 @pytest.fixture(scope="session")
 def bridge():
     return types.SimpleNamespace(to_torch=to_torch, from_torch=from_torch,

@@ -8,23 +8,6 @@ import pytest
 
 import ember
 
-
-def _compare(oracle, device, name, shape, dtype, *args, **kw):
-    import torch
-    torch.manual_seed(0)
-    tx = torch.randn(*shape, dtype=oracle.torch_dtype(dtype))
-    ex = oracle.from_torch(tx, device).requires_grad_(True)
-    tx.requires_grad_(True)
-    t = getattr(torch.nn.functional, name)(tx, *args, **kw)
-    e = getattr(EF, name)(ex, *args, **kw)
-    tol = 1e-5 if dtype == ember.float32 else 1e-12
-    oracle.assert_matches(e.detach(), t.detach(), rtol=tol, atol=tol)
-    g = torch.randn_like(t)
-    t.backward(g)
-    e.backward(oracle.from_torch(g, device))
-    oracle.assert_matches(ex.grad, tx.grad, rtol=tol, atol=tol)
-
-
 BLOCKS = [
     dict(kernel_size=2),
     dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
@@ -36,12 +19,12 @@ BLOCKS = [
 @pytest.mark.parametrize("kw", BLOCKS)
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 @pytest.mark.parametrize("unbatched", [False, True])
-def test_unfold_fold(oracle, device, kw, dtype, unbatched):
+def test_unfold_fold(compare_functional, oracle, device, kw, dtype, unbatched):
     import torch
     shape = (3, 7, 6) if unbatched else (2, 3, 7, 6)
-    _compare(oracle, device, "unfold", shape, dtype, **kw)
+    compare_functional(oracle, device, "unfold", [shape], dtype, **kw)
     cols = torch.nn.functional.unfold(torch.randn(*shape), **kw).shape
-    _compare(oracle, device, "fold", cols, dtype, (7, 6), **kw)
+    compare_functional(oracle, device, "fold", [cols], dtype, (7, 6), **kw)
 
 
 def test_fold_of_unfold_counts_overlaps(oracle, device):
@@ -136,8 +119,8 @@ INTERP = [
 
 @pytest.mark.parametrize("shape,kw", INTERP)
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
-def test_interpolate(oracle, device, shape, kw, dtype):
-    _compare(oracle, device, "interpolate", shape, dtype, **kw)
+def test_interpolate(compare_functional, oracle, device, shape, kw, dtype):
+    compare_functional(oracle, device, "interpolate", [shape], dtype, **kw)
 
 
 def test_interpolate_same_size_is_a_copy():
@@ -149,12 +132,12 @@ def test_interpolate_same_size_is_a_copy():
 @pytest.mark.parametrize("factor,shape", [(2, (2, 8, 3, 4)), (3, (9, 2, 2)),
                                           (2, (2, 1, 4, 3, 5))])
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
-def test_pixel_shuffle(oracle, device, factor, shape, dtype):
-    _compare(oracle, device, "pixel_shuffle", shape, dtype, factor)
+def test_pixel_shuffle(compare_functional, oracle, device, factor, shape, dtype):
+    compare_functional(oracle, device, "pixel_shuffle", [shape], dtype, factor)
     up = list(shape)
     up[-1] *= factor
     up[-2] *= factor
-    _compare(oracle, device, "pixel_unshuffle", up, dtype, factor)
+    compare_functional(oracle, device, "pixel_unshuffle", [up], dtype, factor)
 
 
 def test_pixel_shuffle_top_level():

@@ -7,27 +7,6 @@ import pytest
 
 import ember
 
-
-def _compare(oracle, device, name, shape, dtype, *args, **kw):
-    """F.<name>(x, *args, **kw) in ember and torch: same values (and indices), same grad."""
-    import torch
-    torch.manual_seed(0)
-    tx = torch.randn(*shape, dtype=oracle.torch_dtype(dtype))
-    ex = oracle.from_torch(tx, device).requires_grad_(True)
-    tx.requires_grad_(True)
-    t = getattr(torch.nn.functional, name)(tx, *args, **kw)
-    e = getattr(EF, name)(ex, *args, **kw)
-    if isinstance(t, tuple):
-        oracle.assert_matches(e[1], t[1])
-        t, e = t[0], e[0]
-    tol = 1e-5 if dtype == ember.float32 else 1e-12
-    oracle.assert_matches(e.detach(), t.detach(), rtol=tol, atol=tol)
-    g = torch.randn_like(t)
-    t.backward(g)
-    e.backward(oracle.from_torch(g, device))
-    oracle.assert_matches(ex.grad, tx.grad, rtol=tol, atol=tol)
-
-
 MAX = [
     (2, {}),
     ((2, 3, 2), dict(stride=(1, 2, 3), padding=(1, 1, 0), dilation=(2, 1, 2))),
@@ -40,10 +19,11 @@ MAX = [
 @pytest.mark.parametrize("kernel,kw", MAX)
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 @pytest.mark.parametrize("unbatched", [False, True])
-def test_max_pool3d(oracle, device, kernel, kw, dtype, unbatched):
+def test_max_pool3d(compare_functional, oracle, device, kernel, kw, dtype, unbatched):
     shape = (3, 5, 6, 7) if unbatched else (2, 3, 5, 6, 7)
-    _compare(oracle, device, "max_pool3d", shape, dtype, kernel, return_indices=True, **kw)
-    _compare(oracle, device, "max_pool3d", shape, dtype, kernel, **kw)
+    compare_functional(oracle, device, "max_pool3d", [shape], dtype, kernel,
+                       return_indices=True, **kw)
+    compare_functional(oracle, device, "max_pool3d", [shape], dtype, kernel, **kw)
 
 
 AVG = [
@@ -58,24 +38,26 @@ AVG = [
 @pytest.mark.parametrize("kernel,kw", AVG)
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 @pytest.mark.parametrize("unbatched", [False, True])
-def test_avg_pool3d(oracle, device, kernel, kw, dtype, unbatched):
+def test_avg_pool3d(compare_functional, oracle, device, kernel, kw, dtype, unbatched):
     shape = (3, 5, 6, 7) if unbatched else (2, 3, 5, 6, 7)
-    _compare(oracle, device, "avg_pool3d", shape, dtype, kernel, **kw)
+    compare_functional(oracle, device, "avg_pool3d", [shape], dtype, kernel, **kw)
 
 
 @pytest.mark.parametrize("size", [2, (3, 4, 2), (None, 4, 1), (5, 6, 7), (1, 1, 1)])
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 @pytest.mark.parametrize("unbatched", [False, True])
-def test_adaptive_pool3d(oracle, device, size, dtype, unbatched):
+def test_adaptive_pool3d(compare_functional, oracle, device, size, dtype, unbatched):
     shape = (3, 5, 6, 7) if unbatched else (2, 3, 5, 6, 7)
-    _compare(oracle, device, "adaptive_avg_pool3d", shape, dtype, size)
-    _compare(oracle, device, "adaptive_max_pool3d", shape, dtype, size, return_indices=True)
+    compare_functional(oracle, device, "adaptive_avg_pool3d", [shape], dtype, size)
+    compare_functional(oracle, device, "adaptive_max_pool3d", [shape], dtype, size,
+                       return_indices=True)
 
 
-def test_with_indices_spellings_and_top_level(oracle, device):
-    _compare(oracle, device, "max_pool3d_with_indices", (1, 2, 4, 4, 4), ember.float64, 2)
-    _compare(oracle, device, "adaptive_max_pool3d_with_indices", (1, 2, 4, 4, 4),
-             ember.float64, 3)
+def test_with_indices_spellings_and_top_level(compare_functional, oracle, device):
+    compare_functional(oracle, device, "max_pool3d_with_indices", [(1, 2, 4, 4, 4)],
+                       ember.float64, 2)
+    compare_functional(oracle, device, "adaptive_max_pool3d_with_indices", [(1, 2, 4, 4, 4)],
+                       ember.float64, 3)
     assert ember.max_pool3d is EF.max_pool3d
 
 
