@@ -65,7 +65,7 @@ _DEPENDENCIES = ("numpy", "scipy", "sympy", "mpmath", "pluggy", "threadpoolctl",
 
 def _ember_dirs():
     """Path prefixes of code that is not the user's: ember's own folders, the libraries it
-    uses and Python's standard library (frozen modules included)."""
+    uses, the device plugins loaded and Python's standard library (frozen modules included)."""
     global _EMBER_DIRS
     if _EMBER_DIRS is None:
         import importlib.util
@@ -75,13 +75,19 @@ def _ember_dirs():
         root = os.path.dirname(os.path.dirname(ember.__file__))
         dirs = [os.path.join(root, d) + os.sep for d in
                 ("ember", "core", "nn", "optim", "backends", "distributed")]
-        for name in _DEPENDENCIES:
+        from ember import backends
+        plugins = {r["module"].__name__.partition(".")[0] for r in backends._loaded.values()}
+        for name in (*_DEPENDENCIES, *sorted(plugins)):
             try:
                 spec = importlib.util.find_spec(name)
             except (ImportError, ValueError):
                 spec = None
-            for loc in (spec.submodule_search_locations or []) if spec else []:
-                dirs.append(loc + os.sep)
+            if spec is None:
+                continue
+            locations = spec.submodule_search_locations or []
+            dirs.extend(loc + os.sep for loc in locations)
+            if not locations and spec.origin:       # a one-file module (threadpoolctl)
+                dirs.append(spec.origin)
         _EMBER_DIRS = tuple(dirs) + ("<frozen ", sysconfig.get_paths()["stdlib"] + os.sep)
     return _EMBER_DIRS
 

@@ -184,3 +184,22 @@ def test_autograd_state_changes_break(close):
         cg(a * 3).sum().backward()
         close(a.grad, ember.full((4,), 6.0))
     assert any("writes in place into an argument" in r for r in _breaks())
+
+
+def test_libraries_ember_calls_are_not_the_users_side_effects():
+    """The first matmul of a process loads the BLAS and applies the thread limit through
+    threadpoolctl (which opens files): inside a capture that is ember's business, not a side
+    effect of the user's code (it broke every compiled model whose first matmul it was)."""
+    import subprocess
+    import sys
+    code = (
+        "import ember\n"
+        "from ember._dynamo.utils import counters\n"
+        "ember.set_num_threads(1)\n"
+        "f = ember.compile(lambda a, b: (a @ b).relu(), fullgraph=True)\n"
+        "a, b = ember.randn(8, 8), ember.randn(8, 8)\n"
+        "assert bool((f(a, b) == (a @ b).relu()).all())\n"
+        "assert not counters['graph_break'], dict(counters['graph_break'])\n"
+        "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
