@@ -448,6 +448,16 @@ cdef class OpNode(Node):
             return tuple((<SavedTensor>x).unpack(self) if x is not None else None for x in r)
         return (<SavedTensor>r).unpack(self)
 
+    def saved_result(self, int i):
+        """Output ``i`` of the op alone.  A formula that reads some outputs of a
+        multi-output op unpacks (and version-checks) only those: the user may change the
+        others in place (ReLU(inplace=True) on BatchNorm's output)."""
+        r = self._result
+        if not isinstance(r, tuple):
+            return self.result      # one output, or the error saying why none is saved
+        x = r[i]
+        return (<SavedTensor>x).unpack(self) if x is not None else None
+
     @property
     def needs_input_grad(self):
         return tuple(i < len(self.next_edges) and self.next_edges[i] is not None
@@ -693,12 +703,23 @@ cdef tuple input_edges(tuple args):
                  for i in range(last + 1))
 
 
+cdef inline void own_output(TensorBase t):
+    """An output that is a view of a buffer the op made itself (a reshape of its result,
+    outside any graph) becomes a tensor of its own, as PyTorch's outputs of non-view ops
+    are: an in-place op on it (ReLU(inplace=True) after BatchNorm) must rebase onto this
+    node, not onto that buffer, which has no history and dropped the gradient."""
+    cdef object b = t._base_ref
+    if b is not None and not ((<TensorBase>b)._keys & AG):
+        t._base_ref = None
+
+
 cdef void attach(OpNode node, object r, int save_result):
     """Make the op's floating outputs the node's outputs."""
     cdef TensorBase t
     if isinstance(r, TensorBase):
         t = <TensorBase>r
         if t._dtype.is_floating_point:
+            own_output(t)
             t._grad_fn = node
             t._output_nr = 0
             t._keys |= AG
@@ -715,6 +736,7 @@ cdef void attach(OpNode node, object r, int save_result):
         x = outs[i]
         if isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_floating_point:
             t = <TensorBase>x
+            own_output(t)
             t._grad_fn = node
             t._output_nr = i
             t._keys |= AG

@@ -200,7 +200,7 @@ cdef tuple nll_formula(bint ce, object ctx, object g):
     """The backward op through the dispatcher (vmap's and forward AD's keys see it), or its
     composite when the backward is itself recorded."""
     x, target, weight, reduction, ignore_index = ctx.args
-    total = ctx.result[1]
+    total = ctx.saved_result(1)
     if is_grad_enabled_c():
         return (nll_backward_impl(ce, g[0], x, target, weight, reduction, ignore_index, total,
                                   True),)

@@ -396,7 +396,7 @@ def _norm_composite(str name, *args):
 
 def _d_native_layer_norm(ctx, g):
     x, normalized_shape, w, b, eps = ctx.args
-    y, mean, rstd = ctx.result
+    mean, rstd = ctx.saved_result(1), ctx.saved_result(2)    # not the output (in place)
     need = tuple(ctx.needs_input_grad) + (False,) * 4
     mask = (need[0], need[2], need[3])
     if is_grad_enabled_c():
@@ -414,7 +414,7 @@ def _d_native_layer_norm(ctx, g):
 def _d_native_batch_norm(ctx, g):
     x, w, b = ctx.args[:3]
     training, eps = ctx.kwargs["training"], ctx.kwargs["eps"]
-    y, mean, invstd = ctx.result
+    mean, invstd = ctx.saved_result(1), ctx.saved_result(2)
     mask = (tuple(ctx.needs_input_grad) + (False,) * 3)[:3]
     if is_grad_enabled_c():
         if training:

@@ -386,10 +386,10 @@ def _d_max_pool2d(ctx, g):
     x, kernel_size, stride, padding, dilation, ceil_mode = ctx.args
     if not is_grad_enabled_c():
         return (max_pool2d_with_indices_backward(g[0], x, kernel_size, stride, padding,
-                                                 dilation, ceil_mode, ctx.result[1]),)
+                                                 dilation, ceil_mode, ctx.saved_result(1)),)
     a = window_args(EMBER_POOL_MAX, x, kernel_size, stride, padding, dilation, ceil_mode,
                     False, None)
-    return (pool_backward_composite(a, g[0], x, ctx.result[1]),)
+    return (pool_backward_composite(a, g[0], x, ctx.saved_result(1)),)
 
 
 def _d_avg_pool2d(ctx, g):
@@ -413,9 +413,9 @@ def _d_adaptive_avg_pool2d(ctx, g):
 def _d_adaptive_max_pool2d(ctx, g):
     x = ctx.args[0]
     if not is_grad_enabled_c():
-        return (adaptive_max_pool2d_backward(g[0], x, ctx.result[1]),)
+        return (adaptive_max_pool2d_backward(g[0], x, ctx.saved_result(1)),)
     a = adaptive_args(EMBER_POOL_ADAPTIVE_MAX, x, ctx.args[1])
-    return (pool_backward_composite(a, g[0], x, ctx.result[1]),)
+    return (pool_backward_composite(a, g[0], x, ctx.saved_result(1)),)
 
 
 derive(op_max_pool2d, _d_max_pool2d,

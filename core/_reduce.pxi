@@ -423,7 +423,7 @@ cdef object _reverse_cumsum(object x, object dim):
 
 def _d_cummax(ctx, g):
     """cummax/cummin: each output's gradient goes to the position its value came from."""
-    dim, indices, g = ctx.args[1], ctx.result[1], g[0]
+    dim, indices, g = ctx.args[1], ctx.saved_result(1), g[0]
     if g.dim() == 0:
         return (g,)
     return (scatter_add(zeros(ctx.shapes[0], dtype=g.dtype, device=g.device), dim, indices,

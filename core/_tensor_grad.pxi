@@ -139,8 +139,11 @@ def _edge(TensorBase t):
     return edge_of(t)
 
 
-def _make_result(TensorBase t, Node node, int output_nr):
-    """Make t an output of `node` (autograd.Function's outputs)."""
+def _make_result(TensorBase t, Node node, int output_nr, bint fresh=False):
+    """Make t an output of `node` (autograd.Function's outputs); ``fresh``: t is not one
+    of the Function's inputs (then a view of a buffer its forward made is its own tensor)."""
+    if fresh:
+        own_output(t)
     t._grad_fn = node
     t._output_nr = output_nr
     t._keys |= AG

@@ -78,6 +78,10 @@ class _BackwardCtx:
         self.needs_input_grad = tuple(j == i for j in range(n))
         self.shapes = ctx.shapes
 
+    def saved_result(self, i):
+        """Output ``i`` of the op, as OpNode.saved_result gives it to backward formulas."""
+        return self.result[i] if isinstance(self.result, tuple) else self.result
+
 
 def elementwise(ctx):
     """J t = sum over inputs of (backward formula at input i)(t_i broadcast): exact for ops

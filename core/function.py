@@ -154,10 +154,11 @@ class Function:
         result = []
         for i, o in enumerate(outputs):
             if isinstance(o, TensorBase):
-                if id(o) in inputs and id(o) not in dirty:
+                fresh = id(o) not in inputs
+                if not fresh and id(o) not in dirty:
                     o = o.view_as(o)                  # an input returned as-is: an alias
                 if id(o) not in non_diff and o.dtype.is_floating_point:
-                    _ag._make_result(o, ctx, i)
+                    _ag._make_result(o, ctx, i, fresh)
             result.append(o)
         ctx._in_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, TensorBase) else None
                              for a in args)

@@ -15,6 +15,7 @@ seen: such code should not be compiled.
 """
 import builtins
 import dis
+import gc
 import random
 import sys
 import time
@@ -110,11 +111,17 @@ class SideEffectMonitor:
         if self.enabled:
             self._dirs = _ember_dirs()
             self._prev = sys.getprofile()
+            # no garbage collection while watching: gc.callbacks (hypothesis installs one)
+            # would run other code at an arbitrary moment and read as the user's effects
+            self._gc = gc.isenabled()
+            gc.disable()
             sys.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc):
         if self.enabled:
             sys.setprofile(self._prev)
+            if self._gc:
+                gc.enable()
         return False
 

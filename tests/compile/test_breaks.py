@@ -203,3 +203,25 @@ def test_libraries_ember_calls_are_not_the_users_side_effects():
         "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_garbage_collection_callbacks_are_not_the_users_side_effects():
+    """A gc callback (hypothesis installs one) that runs while a capture traces is not code
+    of the compiled function: it must not break the graph."""
+    import gc
+    state = {"n": 0}
+
+    def callback(phase, info):
+        global _GC_SEEN
+        _GC_SEEN = state["n"] = state["n"] + 1     # writes a global, as hypothesis' does
+
+    def f(x):
+        junk = [[] for _ in range(20000)]           # allocations: automatic collections
+        return (x * 2).sin() + len(junk) * 0
+    gc.callbacks.append(callback)
+    try:
+        out = ember.compile(f, backend="eager")(ember.ones(3))
+    finally:
+        gc.callbacks.remove(callback)
+    assert bool((out == (ember.ones(3) * 2).sin()).all())
+    assert not [r for r in _breaks() if "callback" in r], _breaks()

@@ -215,3 +215,43 @@ def test_testing_assert_allclose():
     ember.testing.assert_allclose(ember.tensor([1.0]), ember.tensor([1.05]), rtol=0.1, atol=0)
     with pytest.raises(ValueError):
         ember.testing.assert_allclose(ember.ones(1), ember.ones(1), rtol=0.1)
+
+
+# An op's output changed in place afterwards (``ReLU(inplace=True)`` after BatchNorm or a
+# pooling layer): PyTorch allows it where the backward does not read that output, and raises
+# where it does.  ember must agree both ways: never a false error, never a gradient dropped.
+_INPLACE_AFTER = [
+    ("batch_norm", lambda F, x: F.batch_norm(x, None, None, training=True), True),
+    ("layer_norm", lambda F, x: F.layer_norm(x, x.shape[-1:]), True),
+    ("max_pool2d", lambda F, x: F.max_pool2d(x, 2), True),
+    ("adaptive_max_pool2d", lambda F, x: F.adaptive_max_pool2d(x, 2), True),
+    ("cross_entropy(none)", lambda F, x: F.cross_entropy(
+        x.flatten(1), x.new_zeros(x.shape[0]).long(), reduction="none"), True),
+    ("cummax", lambda F, x: x.cummax(1).values, True),
+    ("softmax", lambda F, x: F.softmax(x, -1), False),
+    ("vector_norm", lambda F, x: x.norm(dim=1), False),
+]
+
+
+@pytest.mark.parametrize("name,make,allowed", _INPLACE_AFTER, ids=[c[0] for c in _INPLACE_AFTER])
+def test_output_changed_in_place_as_pytorch(name, make, allowed):
+    import numpy as np
+    import torch
+    arr = np.random.default_rng(0).standard_normal((2, 3, 4, 4))
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor(arr, requires_grad=True)
+        y = make(lib.nn.functional, x)
+        y.mul_(2)
+        try:
+            (y * y).sum().backward()
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            results.append(None)
+            continue
+        assert x.grad is not None, f"{lib.__name__}: the gradient was dropped"
+        results.append(x.grad.detach().numpy())
+    if allowed:
+        np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-8)
+    else:
+        assert results == [None, None]

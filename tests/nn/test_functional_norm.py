@@ -223,3 +223,29 @@ def test_group_norm_matches_torch(device, oracle, shape, groups):
 def test_group_norm_errors(device):
     with pytest.raises(RuntimeError, match="divisible by num_groups"):
         F.group_norm(ember.randn(2, 6, 4, device=device), 4)
+
+
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.bfloat16])
+@pytest.mark.parametrize("norm", ["batch", "layer"])
+def test_norm_output_changed_in_place_still_backpropagates(device, oracle, dtype, norm):
+    """The norms' backward reads their statistics, never their output: ReLU(inplace=True)
+    right after BatchNorm (or LayerNorm) is ordinary research code and must not raise
+    "modified by an inplace operation" (it did for bfloat16, as under autocast)."""
+    rng = np.random.default_rng(0)
+    arr = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    e, t = pair(arr, dtype, device)
+    w = np.linspace(0.5, 1.5, 3 if norm == "batch" else 5).astype(np.float32)
+    ew, tw = pair(w, dtype, device)
+    if norm == "batch":
+        ey = F.batch_norm(e, None, None, ew, None, training=True)
+        ty = TF.batch_norm(t, None, None, tw, None, training=True)
+    else:
+        ey = F.layer_norm(e, (5,), ew)
+        ty = TF.layer_norm(t, (5,), tw)
+    ey.relu_()
+    ty.relu_()
+    ey.float().sum().backward()
+    ty.float().sum().backward()
+    tol = 5e-2 if dtype == ember.bfloat16 else None
+    oracle.assert_matches(ey.detach(), ty.detach(), rtol=tol, atol=tol)
+    check_grads([(e, t), (ew, tw)], oracle, rtol=tol)
