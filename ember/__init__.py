@@ -643,29 +643,7 @@ newaxis = None
 
 
 def __getattr__(name):
-    if name in _lazy.SUBMODULES:
-        import importlib
-        return importlib.import_module(f"ember.{name}")
-    if name in _lazy.DEPRECATED:
-        import warnings
-        warnings.warn(f"ember.{name} is deprecated; use ember.{_lazy.DEPRECATED[name]} instead",
-                      FutureWarning, stacklevel=2)
-        return globals()[_lazy.DEPRECATED[name]]
-    if name in _lazy.FUNCTIONS:
-        import importlib
-        return getattr(importlib.import_module(f"ember.{_lazy.FUNCTIONS[name]}"), name)
-    if name.endswith("Tensor") and name[:-6] + "Tensor" in _lazy.LEGACY_TYPE_NAMES:
-        from ember.core import legacy_types
-        return legacy_types.legacy_class(name)
-    if name == "Storage":                       # PyTorch's alias of FloatStorage
-        name = "FloatStorage"
-    if name.endswith("Storage") and name in _lazy.LEGACY_STORAGE_NAMES:
-        from ember.core import storages
-        return storages.legacy_storage(name)
-    from ember.core._device import _backend_for_type
-    if _backend_for_type(name) is not None and name != "meta":
-        return get_device_module(name)          # ember.cuda, ember.mps, ember.cpu, ...
-    raise AttributeError(f"module 'ember' has no attribute '{name}'")
+    return _lazy.resolve(name)
 
 
 # the public names: those defined above and those loaded on first use (_lazy.FUNCTIONS);

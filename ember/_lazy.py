@@ -1,21 +1,24 @@
-"""The façade's names that load on first use (``ember/__init__.py``'s ``__getattr__``):
-submodules, functions and classes by the module that holds them, the legacy tensor types and
-storages, and deprecated spellings.  Keeping them out of ``import ember`` keeps it fast."""
+"""The façade's names that load on first use (``ember/__init__.py``'s ``__getattr__`` is
+``resolve``): submodules, functions and classes by the module that holds them, the legacy
+tensor types and storages, the device runtime modules, and deprecated spellings.  Keeping
+them out of ``import ember`` keeps it fast."""
+import importlib
 
-__all__ = ["DEPRECATED", "FUNCTIONS", "LEGACY_STORAGE_NAMES", "LEGACY_TYPE_NAMES", "SUBMODULES"]
+__all__ = ["DEPRECATED", "FUNCTIONS", "LEGACY_STORAGE_NAMES", "LEGACY_TYPE_NAMES", "SUBMODULES",
+           "resolve"]
 
 SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
-                    "utils", "random", "__config__", "testing", "fx", "serialization", "func"}
+              "utils", "random", "__config__", "testing", "fx", "serialization", "func"}
 FUNCTIONS = {"save": "serialization", "load": "serialization",   # NumPy-heavy: on use
-                   "vmap": "func"}
+             "vmap": "func"}
 # conv3d/transposed convs, 3-d max pooling, pixel shuffles: nn composites, loaded on use
 FUNCTIONS.update({"conv3d": "nn._functional.conv",
-                        "conv_transpose1d": "nn._functional.conv",
-                        "conv_transpose2d": "nn._functional.conv",
-                        "conv_transpose3d": "nn._functional.conv",
-                        "max_pool3d": "nn._functional.pooling",
-                        "pixel_shuffle": "nn._functional.pixel_shuffle",
-                        "pixel_unshuffle": "nn._functional.pixel_shuffle"})
+                  "conv_transpose1d": "nn._functional.conv",
+                  "conv_transpose2d": "nn._functional.conv",
+                  "conv_transpose3d": "nn._functional.conv",
+                  "max_pool3d": "nn._functional.pooling",
+                  "pixel_shuffle": "nn._functional.pixel_shuffle",
+                  "pixel_unshuffle": "nn._functional.pixel_shuffle"})
 
 # torch.* spellings of nn ops (ATen's argument orders): nn-heavy, loaded on first use
 FUNCTIONS.update({_n: "_nn_forms" for _n in (
@@ -58,15 +61,15 @@ FUNCTIONS.update({_n: "amp.legacy" for _n in (
 FUNCTIONS.update({_n: "core.windows" for _n in (
     "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")})
 FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
-                        "histogram": "_histograms", "histogramdd": "_histograms",
-                        "asarray": "core.buffers", "frombuffer": "core.buffers",
-                        "from_file": "core.buffers"})
+                  "histogram": "_histograms", "histogramdd": "_histograms",
+                  "asarray": "core.buffers", "frombuffer": "core.buffers",
+                  "from_file": "core.buffers"})
 SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
-                     "version", "multiprocessing", "storage", "futures"}
+               "version", "multiprocessing", "storage", "futures"}
 FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
-                        "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
-                        "lobpcg": "_lobpcg",
-                        "is_storage": "core.storages"})
+                  "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
+                  "lobpcg": "_lobpcg",
+                  "is_storage": "core.storages"})
 
 # the legacy tensor types and typed storages (ember.FloatTensor, ember.FloatStorage, ...)
 LEGACY_TYPE_NAMES = {"FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor",
@@ -78,26 +81,26 @@ LEGACY_STORAGE_NAMES = {n.replace("Tensor", "Storage") for n in LEGACY_TYPE_NAME
 # torch.GradScaler is amp's; torch.Event/Stream the device-generic ones (ember.cuda's
 # for CUDA), AcceleratorError/FatalError the runtime's exceptions
 FUNCTIONS.update({"GradScaler": "amp.grad_scaler", "Event": "_streams",
-                        "Stream": "_streams", "AcceleratorError": "_streams",
-                        "FatalError": "_streams", "default_generator": "_streams"})
+                  "Stream": "_streams", "AcceleratorError": "_streams",
+                  "FatalError": "_streams", "default_generator": "_streams"})
 
 # old names that still work, with a warning naming the new one
 DEPRECATED = {"set_deterministic": "use_deterministic_algorithms",
-               "is_deterministic": "are_deterministic_algorithms_enabled"}
+              "is_deterministic": "are_deterministic_algorithms_enabled"}
 
 # mixed precision, device runtimes and tooling (all loaded on first use)
 SUBMODULES |= {"amp", "cuda", "onnx", "profiler", "accelerator"}
 # torch.special and torch.distributions; i0/igamma/igammac are also top-level in PyTorch
 SUBMODULES |= {"special", "distributions"}
 FUNCTIONS.update({"i0": "special", "igamma": "core.incomplete_gamma",
-                        "igammac": "core.incomplete_gamma"})
+                  "igammac": "core.incomplete_gamma"})
 # samplers behind the distributions (gamma with its reparameterised gradient, ...)
 FUNCTIONS.update({_n: "core.random_samplers" for _n in (
     "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet")})
 # ember.compile: capture (ember._dynamo), code generation (ember._inductor), ember.ops
 SUBMODULES |= {"compiler"}
 FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
-                        "ops": "_ops"})
+                  "ops": "_ops"})
 # control flow that capture keeps whole (torch.cond, torch.while_loop) and torch.export
 FUNCTIONS.update({"cond": "_higher_order_ops", "while_loop": "_higher_order_ops"})
 SUBMODULES |= {"export"}
@@ -109,3 +112,29 @@ FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache")})
+
+
+def resolve(name):
+    """``ember.<name>`` for a name not defined at import (AttributeError if none)."""
+    import ember
+    if name in SUBMODULES:
+        return importlib.import_module(f"ember.{name}")
+    if name in DEPRECATED:
+        import warnings
+        warnings.warn(f"ember.{name} is deprecated; use ember.{DEPRECATED[name]} instead",
+                      FutureWarning, stacklevel=3)
+        return getattr(ember, DEPRECATED[name])
+    if name in FUNCTIONS:
+        return getattr(importlib.import_module(f"ember.{FUNCTIONS[name]}"), name)
+    if name.endswith("Tensor") and name in LEGACY_TYPE_NAMES:
+        from ember.core import legacy_types
+        return legacy_types.legacy_class(name)
+    if name == "Storage":                       # PyTorch's alias of FloatStorage
+        name = "FloatStorage"
+    if name.endswith("Storage") and name in LEGACY_STORAGE_NAMES:
+        from ember.core import storages
+        return storages.legacy_storage(name)
+    from ember.core._device import _backend_for_type
+    if _backend_for_type(name) is not None and name != "meta":
+        return ember.get_device_module(name)    # ember.cuda, ember.mps, ember.cpu, ...
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")
