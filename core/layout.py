@@ -4,10 +4,10 @@
 __all__ = ["layout", "strided"]
 
 
-class layout:
-    """The type of the layout constants (``torch.layout``)."""
+class _NamedConstant:
+    """A named constant of the ember namespace (layouts, memory formats): shown and pickled
+    as ``ember.<name>``."""
     __slots__ = ("_name",)
-    __module__ = "ember"
 
     def __init__(self, name):
         self._name = name
@@ -17,6 +17,12 @@ class layout:
 
     def __reduce__(self):
         return self._name               # pickles as the module-level constant
+
+
+class layout(_NamedConstant):
+    """The type of the layout constants (``torch.layout``)."""
+    __slots__ = ()
+    __module__ = "ember"
 
 
 strided = layout("strided")

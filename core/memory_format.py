@@ -6,23 +6,16 @@ of ``clone`` and the ``*_like`` factories is ``preserve_format``, as PyTorch's: 
 non-overlapping input keeps its strides, any other input gets dense strides in the same
 order as its own."""
 
+from ember.core.layout import _NamedConstant
+
 __all__ = ["memory_format", "contiguous_format", "preserve_format", "channels_last",
            "channels_last_3d", "legacy_contiguous_format"]
 
 
-class memory_format:
+class memory_format(_NamedConstant):
     """The type of the memory-format constants (``torch.memory_format``)."""
-    __slots__ = ("_name",)
+    __slots__ = ()
     __module__ = "ember"
-
-    def __init__(self, name):
-        self._name = name
-
-    def __repr__(self):
-        return f"ember.{self._name}"
-
-    def __reduce__(self):
-        return self._name               # pickles as the module-level constant
 
 
 contiguous_format = memory_format("contiguous_format")
