@@ -44,8 +44,9 @@ def _mpiexec():
     return str(near) if near.exists() else shutil.which("mpiexec")
 
 
-def run_job(script, args=(), n=2, timeout=120, launcher=False, cwd=None):
-    """Run ``script`` on ``n`` ranks and collect its RESULT lines."""
+def run_job(script, args=(), n=2, timeout=120, launcher=False, cwd=None, env=None):
+    """Run ``script`` on ``n`` ranks (``env``: extra environment) and collect its RESULT
+    lines."""
     if importlib.util.find_spec("mpi4py") is None:
         pytest.skip("mpi4py is not installed (pip install mpi4py mpich)")
     mpiexec = _mpiexec()
@@ -57,7 +58,8 @@ def run_job(script, args=(), n=2, timeout=120, launcher=False, cwd=None):
     else:
         cmd = [mpiexec, "-n", str(n), sys.executable, path]
     with tempfile.TemporaryDirectory() as out:
-        env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE", HARNESS_OUT=out)
+        env = dict(os.environ, OMP_NUM_THREADS="1", OMP_WAIT_POLICY="PASSIVE", HARNESS_OUT=out,
+                   **(env or {}))
         start = time.monotonic()
         p = subprocess.run(cmd + [str(a) for a in args], capture_output=True, text=True,
                            timeout=timeout, env=env, cwd=cwd or SCRIPTS)
