@@ -12,8 +12,8 @@ from ember.backends.hookspecs import RUNTIME_API, DeviceModule, DeviceSpec, hook
 __all__ = ["DeviceModule", "DeviceSpec", "hookimpl", "load", "autoload", "plugins",
            "register", "set_num_threads", "get_num_threads", "build_info", "AUTOLOAD_ENV",
            "GROUP", "abi_ops", "unimplemented", "is_declared_unimplemented", "host_fallbacks",
-           "reset_host_fallbacks", "coverage", "default_generator", "OutOfMemoryError", "device",
-           "kernel_codegen", "kernel_table"]
+           "reset_host_fallbacks", "coverage", "default_generator", "OutOfMemoryError",
+           "IndexOutOfBoundsError", "device", "kernel_codegen", "kernel_table"]
 
 GROUP = "ember.backends"
 AUTOLOAD_ENV = "EMBER_DEVICE_BACKEND_AUTOLOAD"
@@ -326,6 +326,9 @@ def __getattr__(name):
     if name == "OutOfMemoryError":       # what a plugin's allocator failure raises
         from ember.core._tensor import OutOfMemoryError
         return OutOfMemoryError
+    if name == "IndexOutOfBoundsError":  # an index error a device reports after the op
+        from ember.core._tensor import IndexOutOfBoundsError
+        return IndexOutOfBoundsError
     if name == "device":                 # ember.device, for runtime modules' device args
         from ember.core._device import device
         return device

@@ -74,14 +74,14 @@ cdef TensorBase to_device(TensorBase src, device dev, dtype dt):
         with nogil:
             rc = ts.to_host(&cs, r._storage.data, s._storage.data, nbytes)
         if rc:
-            raise_kernel_error(rc, &cs)
+            raise_sync_error(rc, &cs)
         return r
     host = bytearray(nbytes)
     h = PyByteArray_AS_STRING(host)
     with nogil:
         rc = ts.to_host(&cs, h, s._storage.data, nbytes)
     if rc:
-        raise_kernel_error(rc, &cs)
+        raise_sync_error(rc, &cs)
     with nogil:
         rc = td.from_host(&cd, r._storage.data, h, nbytes)
     if rc:

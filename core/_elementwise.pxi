@@ -35,6 +35,18 @@ cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
     raise RuntimeError(msg)
 
 
+cdef int raise_sync_error(int rc, ember_ctx* ctx) except -1:
+    """An error from a synchronising call (`to_host`): an asynchronous device may report
+    there an index out of range that an earlier op found (abi.h), when the op's own
+    exception type is no longer known, so it is both IndexError and RuntimeError (PyTorch's
+    CUDA reports every device assert as RuntimeError)."""
+    if rc == EMBER_ERR_INDEX:
+        pending = _fallback.take_pending()
+        raise pending if pending is not None else \
+            IndexOutOfBoundsError(ctx.error[:].decode("utf-8", "replace"))
+    return raise_kernel_error(rc, ctx)
+
+
 cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1:
     """Broadcast t's shape into out[:nd] (both right-aligned)."""
     cdef int i, j

@@ -22,7 +22,7 @@ cdef object item_c(TensorBase t):
     cdef int rc = t._backend.kernels().to_host(
         &ctx, &buf, t._storage.data + t._offset * t._dtype.itemsize, t._dtype.itemsize)
     if rc:
-        raise_kernel_error(rc, &ctx)
+        raise_sync_error(rc, &ctx)
     return read_scalar(<char*>&buf, t._dtype.code)
 
 
@@ -49,7 +49,7 @@ cdef object host_array(TensorBase t):
             &ctx, <void*><size_t>out.ctypes.data,
             s._storage.data + s._offset * s._dtype.itemsize, nbytes)
         if rc:
-            raise_kernel_error(rc, &ctx)
+            raise_sync_error(rc, &ctx)
     return out
 
 

@@ -26,7 +26,10 @@
  *     kernel itself on a host device; an asynchronous device may instead return it from
  *     the next synchronising call on that device (`to_host`, or its runtime's synchronize),
  *     with the same message; the kernel then skips the bad element, never reading or
- *     writing out of bounds.
+ *     writing out of bounds.  The core raises such a deferred EMBER_ERR_INDEX as an
+ *     exception that is both IndexError and RuntimeError (ember.backends.
+ *     IndexOutOfBoundsError, which a runtime's synchronize raises too): the op's own type
+ *     is no longer known, and PyTorch's CUDA reports device asserts as RuntimeError.
  *
  *   - `from_host` has read all of `host_src` when it returns (the core may free it).
  *

@@ -194,7 +194,10 @@ cdef int _raise_pending(int device) except -1:
     cdef int rc = ec_take_error(&ctx, 1)
     if rc:
         msg = ctx.error[:].decode("utf-8", "replace")
-        raise (IndexError if rc == 2 else RuntimeError)(msg)
+        if rc == 2:      # the op's own exception type is not known here: both (abi.h)
+            from ember.backends import IndexOutOfBoundsError
+            raise IndexOutOfBoundsError(msg)
+        raise RuntimeError(msg)
     return 0
 
 

@@ -30,7 +30,14 @@ def set_device(device):
 
 
 def synchronize(device=None):
-    """Kernels run synchronously: nothing to wait for."""
+    """Kernels run synchronously: nothing to wait for, but a data error deferred to a
+    synchronisation (EMBER_REFERENCE_DEFER_ERRORS=1) is raised here, as an asynchronous
+    device reports it."""
+    pending = _kernels().take_deferred_error()
+    if pending is not None:
+        code, msg = pending
+        from ember.backends import IndexOutOfBoundsError
+        raise (IndexOutOfBoundsError if code == 2 else RuntimeError)(msg)  # EMBER_ERR_INDEX
 
 
 def _kernels():

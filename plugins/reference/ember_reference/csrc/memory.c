@@ -24,6 +24,7 @@ void ref_free(int32_t device, void *ptr) {
 }
 
 int ref_to_host(ember_ctx *ctx, void *host_dst, const void *device_src, int64_t nbytes) {
+    REF_TRY(ref_take_deferred_error(ctx));
     if (nbytes <= 0) return EMBER_OK;
     char *src;
     REF_TRY(ref_arena_translate(ctx, device_src, 0, nbytes, &src, "to_host"));

@@ -79,6 +79,14 @@ static PyObject *address_range(PyObject *self, PyObject *unused) {
                          (unsigned long long)s.space_end);
 }
 
+static PyObject *take_deferred_error(PyObject *self, PyObject *unused) {
+    (void)self, (void)unused;
+    ember_ctx ctx = {0};
+    int code = ref_take_deferred_error(&ctx);
+    if (!code) Py_RETURN_NONE;
+    return Py_BuildValue("(is)", code, ctx.error);
+}
+
 static PyMethodDef methods[] = {
     {"kernel_table", kernel_table, METH_NOARGS,
      "The PyCapsule (\"ember.kernel_table\") holding this device's ember_kernel_table."},
@@ -87,6 +95,8 @@ static PyMethodDef methods[] = {
     {"reset_peak", reset_peak, METH_NOARGS, "Set the peak to the bytes allocated now."},
     {"address_range", address_range, METH_NOARGS,
      "(begin, end) of the reserved device address range; (0, 0) before the first alloc."},
+    {"take_deferred_error", take_deferred_error, METH_NOARGS,
+     "(code, message) of the data error waiting for a synchronisation, or None."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -45,6 +45,9 @@ int ref_fail(ember_ctx *ctx, int code, const char *fmt, ...)
  * (PyTorch's: "index 5 is out of bounds for dimension 0 with size 3") */
 int ref_data_error(ember_ctx *ctx, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* the data error deferred to this synchronising call (EMBER_REFERENCE_DEFER_ERRORS=1), its
+ * message in ctx->error, or EMBER_OK */
+int ref_take_deferred_error(ember_ctx *ctx);
 #define REF_TRY(expr)                                                                     \
     do {                                                                                  \
         int ref_rc_ = (expr);                                                             \
