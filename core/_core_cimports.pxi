@@ -22,6 +22,7 @@ from ember.core._dtype cimport dtype as DType
 
 from ember.core import _dtype as _dtypes
 from ember.core import determinism as _determinism
+from ember.core import optable as _optable
 from ember.core import shape_rules as _rules
 from ember.core._dispatch import all_ops, get_op
 from ember.core._size import Size

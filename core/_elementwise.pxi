@@ -1,20 +1,28 @@
 # Elementwise ops: broadcasting, type promotion, Python scalars on either side, out=,
 # in-place; all run the backend's `unary`/`binary` primitive.
 
-cdef Op op_add = Op("add", "add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                    FAMILY_BINARY, EMBER_BINARY_ADD, _rules.elementwise)
-cdef Op op_sub = Op("sub", "sub(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-                    FAMILY_BINARY, EMBER_BINARY_SUB, _rules.elementwise)
-cdef Op op_mul = Op("mul", "mul(Tensor self, Tensor other) -> Tensor",
-                    FAMILY_BINARY, EMBER_BINARY_MUL, _rules.elementwise)
-cdef Op op_div = Op("div", "div(Tensor self, Tensor other) -> Tensor",
-                    FAMILY_BINARY, EMBER_BINARY_DIV, _rules.elementwise)
-cdef Op op_neg = Op("neg", "neg(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_NEG,
-                    _rules.elementwise)
-cdef Op op_exp = Op("exp", "exp(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_EXP,
-                    _rules.elementwise)
-cdef Op op_relu = Op("relu", "relu(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_RELU,
-                     _rules.elementwise)
+cdef Op table_op(object d, int family):
+    """The Op of a row of the op table (core/optable.py): its name, or the core's own
+    (`d.op`), its schema, family and ABI code."""
+    name = d.op or d.name
+    schema = d.schema or (f"{name}(Tensor self) -> Tensor" if family == FAMILY_UNARY
+                          else f"{name}(Tensor self, Tensor other) -> Tensor")
+    return Op(name, schema, family, d.code, _rules.elementwise)
+
+
+# every unary and binary op code is an Op on the shared paths below; the ones the core calls
+# directly are held as C globals
+for _d in _optable.UNARY.ops:
+    table_op(_d, FAMILY_UNARY)
+for _d in _optable.BINARY.ops:
+    table_op(_d, FAMILY_BINARY)
+cdef Op op_add = get_op("add")
+cdef Op op_sub = get_op("sub")
+cdef Op op_mul = get_op("mul")
+cdef Op op_div = get_op("div")
+cdef Op op_neg = get_op("neg")
+cdef Op op_exp = get_op("exp")
+cdef Op op_relu = get_op("relu")
 
 
 cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
@@ -512,8 +520,6 @@ derive_binary(op_add, _d_add, 0)
 derive_binary(op_sub, _d_sub, 0)
 derive_binary(op_mul, _d_mul, SAVE_INPUTS)
 derive_binary(op_div, _d_div, SAVE_INPUTS)
-derive_unary(op_neg, lambda ctx, g: (-g,), 0)
-derive_unary(op_exp, lambda ctx, g: (g * ctx.result,), SAVE_RESULT)
 # where, not g * (y > 0): one select pass instead of a bool cast and a multiply (and 0,
 # not NaN, where y is 0 and g NaN, as PyTorch's threshold_backward)
 derive_unary(op_relu, lambda ctx, g: (where(ctx.result > 0, g, 0),), SAVE_RESULT)

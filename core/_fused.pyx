@@ -1,15 +1,14 @@
 """The backends' optional fused entries that replace a sequence of ops (a whole Adam step,
-a whole LSTM layer) and the special functions (erfinv, lgamma, digamma) on the unary
-family.  An extension module split from the Tensor module (core/_tensor.pyx re-exports its
+a whole LSTM layer) and the exact GELU as one kernel each way.  An extension module split from the Tensor module (core/_tensor.pyx re-exports its
 public names) so the core compiles in parallel.
 """
 include "_core_cimports.pxi"
 
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, derive_binary, derive_unary, effective_keys,
-    init_ctx, raise_kernel_error, same_device, st_name, unary_function, unary_op)
+    init_ctx, raise_kernel_error, same_device, st_name, unary_op)
 
-from ember.core._tensor import SAVE_INPUTS, SAVE_RESULT, _unary_method, exp
+from ember.core._tensor import SAVE_INPUTS, exp
 
 include "_special.pxi"
 include "_optim.pxi"

@@ -1,50 +1,21 @@
 # The rest of the elementwise math the kernel ABI names (abs, log, sqrt, trig, sigmoid,
-# maximum, minimum, pow): each an Op on the shared unary/binary paths of _elementwise.pxi.
-# Public names that would shadow Python builtins inside this module (abs, pow) are
-# defined with a leading underscore and re-exported under their PyTorch names.
+# maximum, minimum, pow, comparisons): Ops of the op table (core/optable.py, made in
+# _elementwise.pxi) on the shared unary/binary paths.  The table's simple rows become public
+# functions (`table_functions`), Tensor methods with in-place forms (`_math_methods`) and
+# derivatives (`derive_from_table`); the rest are written here.  Public names that would
+# shadow Python builtins inside this module (abs, pow) have a leading underscore and are
+# re-exported under their PyTorch names.
 
-cdef Op op_abs = Op("abs", "abs(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_ABS,
-                    _rules.elementwise)
-cdef Op op_log = Op("log", "log(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_LOG,
-                    _rules.elementwise)
-cdef Op op_sqrt = Op("sqrt", "sqrt(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_SQRT,
-                     _rules.elementwise)
-cdef Op op_sin = Op("sin", "sin(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_SIN,
-                    _rules.elementwise)
-cdef Op op_cos = Op("cos", "cos(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_COS,
-                    _rules.elementwise)
-cdef Op op_tanh = Op("tanh", "tanh(Tensor self) -> Tensor", FAMILY_UNARY, EMBER_UNARY_TANH,
-                     _rules.elementwise)
-cdef Op op_sigmoid = Op("sigmoid", "sigmoid(Tensor self) -> Tensor", FAMILY_UNARY,
-                        EMBER_UNARY_SIGMOID, _rules.elementwise)
-cdef Op op_reciprocal = Op("reciprocal", "reciprocal(Tensor self) -> Tensor", FAMILY_UNARY,
-                           EMBER_UNARY_RECIPROCAL, _rules.elementwise)
-cdef Op op_square = Op("square", "square(Tensor self) -> Tensor", FAMILY_UNARY,
-                       EMBER_UNARY_SQUARE, _rules.elementwise)
-# rounding (dtype kept) and more float functions, one Op each, from one table
-cdef list _MORE_UNARY = [
-    ("floor", EMBER_UNARY_FLOOR), ("ceil", EMBER_UNARY_CEIL), ("trunc", EMBER_UNARY_TRUNC),
-    ("exp2", EMBER_UNARY_EXP2), ("expm1", EMBER_UNARY_EXPM1), ("log2", EMBER_UNARY_LOG2),
-    ("log10", EMBER_UNARY_LOG10), ("log1p", EMBER_UNARY_LOG1P), ("erf", EMBER_UNARY_ERF),
-    ("erfc", EMBER_UNARY_ERFC), ("asin", EMBER_UNARY_ASIN), ("acos", EMBER_UNARY_ACOS),
-    ("atan", EMBER_UNARY_ATAN), ("sinh", EMBER_UNARY_SINH), ("cosh", EMBER_UNARY_COSH),
-    ("rsqrt", EMBER_UNARY_RSQRT), ("bitwise_not", EMBER_UNARY_BITWISE_NOT),
-    ("tan", EMBER_UNARY_TAN)]
-cdef list _MORE_BINARY = [
-    ("atan2", EMBER_BINARY_ATAN2), ("fmod", EMBER_BINARY_FMOD),
-    ("remainder", EMBER_BINARY_REMAINDER), ("floor_divide", EMBER_BINARY_FLOOR_DIVIDE),
-    ("fmax", EMBER_BINARY_FMAX), ("fmin", EMBER_BINARY_FMIN),
-    ("bitwise_and", EMBER_BINARY_BITWISE_AND), ("bitwise_or", EMBER_BINARY_BITWISE_OR),
-    ("bitwise_xor", EMBER_BINARY_BITWISE_XOR),
-    ("bitwise_left_shift", EMBER_BINARY_SHIFT_LEFT),
-    ("bitwise_right_shift", EMBER_BINARY_SHIFT_RIGHT)]
-for _name, _code in _MORE_UNARY:
-    Op(_name, f"{_name}(Tensor self) -> Tensor", FAMILY_UNARY, _code, _rules.elementwise)
-for _name, _code in _MORE_BINARY:
-    Op(_name, f"{_name}(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY, _code,
-       _rules.elementwise)
-cdef Op op_round = Op("round", "round(Tensor self, *, int decimals=0) -> Tensor", FAMILY_UNARY,
-                      EMBER_UNARY_ROUND, _rules.elementwise)
+cdef Op op_abs = get_op("abs")
+cdef Op op_log = get_op("log")
+cdef Op op_sqrt = get_op("sqrt")
+cdef Op op_sin = get_op("sin")
+cdef Op op_cos = get_op("cos")
+cdef Op op_tanh = get_op("tanh")
+cdef Op op_sigmoid = get_op("sigmoid")
+cdef Op op_reciprocal = get_op("reciprocal")
+cdef Op op_square = get_op("square")
+cdef Op op_round = get_op("round")
 cdef Op op_floor_divide = get_op("floor_divide")
 cdef Op op_remainder = get_op("remainder")
 cdef Op op_bitwise_and = get_op("bitwise_and")
@@ -54,33 +25,21 @@ cdef Op op_bitwise_not = get_op("bitwise_not")
 cdef Op op_shift_left = get_op("bitwise_left_shift")
 cdef Op op_shift_right = get_op("bitwise_right_shift")
 cdef Op op_trunc = get_op("trunc")
-
-cdef Op op_maximum = Op("maximum", "maximum(Tensor self, Tensor other) -> Tensor",
-                        FAMILY_BINARY, EMBER_BINARY_MAXIMUM, _rules.elementwise)
-cdef Op op_minimum = Op("minimum", "minimum(Tensor self, Tensor other) -> Tensor",
-                        FAMILY_BINARY, EMBER_BINARY_MINIMUM, _rules.elementwise)
-cdef Op op_pow = Op("pow", "pow(Tensor self, Tensor exponent) -> Tensor", FAMILY_BINARY,
-                    EMBER_BINARY_POW, _rules.elementwise)
-
-
-cdef Op op_eq = Op("eq", "eq(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY,
-                   EMBER_BINARY_EQ, _rules.elementwise)
-cdef Op op_ne = Op("ne", "ne(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY,
-                   EMBER_BINARY_NE, _rules.elementwise)
-cdef Op op_lt = Op("lt", "lt(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY,
-                   EMBER_BINARY_LT, _rules.elementwise)
-cdef Op op_le = Op("le", "le(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY,
-                   EMBER_BINARY_LE, _rules.elementwise)
-cdef Op op_gt = Op("gt", "gt(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY,
-                   EMBER_BINARY_GT, _rules.elementwise)
-cdef Op op_ge = Op("ge", "ge(Tensor self, Tensor other) -> Tensor", FAMILY_BINARY,
-                   EMBER_BINARY_GE, _rules.elementwise)
-cdef Op op_logical_and = Op("logical_and", "logical_and(Tensor self, Tensor other) -> Tensor",
-                            FAMILY_BINARY, EMBER_BINARY_LOGICAL_AND, _rules.elementwise)
-cdef Op op_logical_or = Op("logical_or", "logical_or(Tensor self, Tensor other) -> Tensor",
-                           FAMILY_BINARY, EMBER_BINARY_LOGICAL_OR, _rules.elementwise)
-cdef Op op_logical_xor = Op("logical_xor", "logical_xor(Tensor self, Tensor other) -> Tensor",
-                            FAMILY_BINARY, EMBER_BINARY_LOGICAL_XOR, _rules.elementwise)
+cdef Op op_maximum = get_op("maximum")
+cdef Op op_minimum = get_op("minimum")
+cdef Op op_pow = get_op("pow")
+cdef Op op_eq = get_op("eq")
+cdef Op op_ne = get_op("ne")
+cdef Op op_lt = get_op("lt")
+cdef Op op_le = get_op("le")
+cdef Op op_gt = get_op("gt")
+cdef Op op_ge = get_op("ge")
+cdef Op op_logical_and = get_op("logical_and")
+cdef Op op_logical_or = get_op("logical_or")
+cdef Op op_logical_xor = get_op("logical_xor")
+# the rows whose function and methods come from the table
+cdef tuple SIMPLE_UNARY = tuple(d for d in _optable.UNARY.ops if "function" in d.forms)
+cdef tuple SIMPLE_BINARY = tuple(d for d in _optable.BINARY.ops if "function" in d.forms)
 
 
 cdef object compare(Op op, object a, object b):
@@ -120,8 +79,6 @@ logical_and = binary_function(op_logical_and)
 logical_or = binary_function(op_logical_or)
 logical_xor = binary_function(op_logical_xor)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-BINARY_METHODS = ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-                  "logical_xor")
 
 
 def logical_not(input, *, out=None):
@@ -195,8 +152,6 @@ tanh = unary_function(op_tanh)
 sigmoid = unary_function(op_sigmoid)
 reciprocal = unary_function(op_reciprocal)
 square = unary_function(op_square)
-UNARY_METHODS = ("abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal",
-                 "square")
 
 
 def maximum(input, other, *, out=None):
@@ -243,13 +198,11 @@ def frac(input, *, out=None):
     return binary_op(op_sub, a, unary_op(op_trunc, a, None), 1, out)
 
 
-def _more_functions():
-    """{name: public function} for the ops of _MORE_UNARY and _MORE_BINARY."""
-    out = {}
-    for name, _ in _MORE_UNARY:
-        out[name] = unary_function(get_op(name))
-    for name, _ in _MORE_BINARY:
-        out[name] = binary_function(get_op(name))
+def table_functions():
+    """{name: public function} of the op table's simple rows (their aliases not included:
+    method_forms spells those)."""
+    out = {d.name: unary_function(get_op(d.name)) for d in SIMPLE_UNARY}
+    out.update({d.name: binary_function(get_op(d.name)) for d in SIMPLE_BINARY})
     return out
 
 
@@ -289,10 +242,10 @@ def _math_methods():
     """{name: method} for Tensor: the unary ops above with their in-place forms, the
     comparisons and logical ops, all/any."""
     out = {}
-    for name in UNARY_METHODS + tuple(n for n, _ in _MORE_UNARY):
-        out[name], out[name + "_"] = _unary_method(get_op(name))
-    for name in BINARY_METHODS + tuple(n for n, _ in _MORE_BINARY):
-        out[name] = _binary_method(get_op(name))
+    for d in SIMPLE_UNARY:
+        out[d.name], out[d.name + "_"] = _unary_method(get_op(d.name))
+    for d in SIMPLE_BINARY:
+        out[d.name] = _binary_method(get_op(d.name))
     out["round"] = lambda self, decimals=0: _round(self, decimals=decimals)
     out["__invert__"] = lambda self: unary_op(op_bitwise_not, self, None)
     for dunder, op in (("and", op_bitwise_and), ("or", op_bitwise_or), ("xor", op_bitwise_xor),
@@ -439,6 +392,7 @@ def _state_default_dtype():
 # --- derivatives (see _autograd_support.pxi) -------------------------------------------
 
 import math
+import re
 
 cdef double _LN2 = 0.6931471805599453
 cdef double _LN10 = 2.302585092994046
@@ -488,12 +442,6 @@ def _d_pow(ctx, g):
     return ga, gb
 
 
-def _d_atan2(ctx, g):
-    a, b = ctx.args
-    d = a * a + b * b
-    return g * b / d, -g * a / d
-
-
 def _d_fmod(ctx, g):
     a, b = ctx.args
     return g, (-g * unary_op(op_trunc, a / b, None) if isinstance(b, TensorBase) else None)
@@ -505,44 +453,55 @@ def _d_remainder(ctx, g):
               else None)
 
 
-cdef dict _UNARY_D = {
-    "abs": (lambda ctx, g: (g * ctx.args[0].sign(),), SAVE_INPUTS),
-    "log": (lambda ctx, g: (g / ctx.args[0],), SAVE_INPUTS),
-    "sqrt": (lambda ctx, g: (g / (2 * ctx.result),), SAVE_RESULT),
-    "sin": (lambda ctx, g: (g * cos(ctx.args[0]),), SAVE_INPUTS),
-    "cos": (lambda ctx, g: (-g * sin(ctx.args[0]),), SAVE_INPUTS),
-    "tanh": (lambda ctx, g: (g * (1 - ctx.result * ctx.result),), SAVE_RESULT),
-    "sigmoid": (lambda ctx, g: (g * ctx.result * (1 - ctx.result),), SAVE_RESULT),
-    "reciprocal": (lambda ctx, g: (-g * ctx.result * ctx.result,), SAVE_RESULT),
-    "square": (lambda ctx, g: (g * 2 * ctx.args[0],), SAVE_INPUTS),
-    "floor": (_zeros_grad, 0), "ceil": (_zeros_grad, 0), "trunc": (_zeros_grad, 0),
-    "round": (_zeros_grad, 0),
-    "exp2": (lambda ctx, g: (g * ctx.result * _LN2,), SAVE_RESULT),
-    "expm1": (lambda ctx, g: (g * (ctx.result + 1),), SAVE_RESULT),
-    "log2": (lambda ctx, g: (g / (ctx.args[0] * _LN2),), SAVE_INPUTS),
-    "log10": (lambda ctx, g: (g / (ctx.args[0] * _LN10),), SAVE_INPUTS),
-    "log1p": (lambda ctx, g: (g / (ctx.args[0] + 1),), SAVE_INPUTS),
-    "erf": (lambda ctx, g: (g * _TWO_OVER_SQRT_PI * (-ctx.args[0].square()).exp(),),
-            SAVE_INPUTS),
-    "erfc": (lambda ctx, g: (-g * _TWO_OVER_SQRT_PI * (-ctx.args[0].square()).exp(),),
-             SAVE_INPUTS),
-    "asin": (lambda ctx, g: (g * (1 - ctx.args[0].square()).rsqrt(),), SAVE_INPUTS),
-    "acos": (lambda ctx, g: (-g * (1 - ctx.args[0].square()).rsqrt(),), SAVE_INPUTS),
-    "atan": (lambda ctx, g: (g / (1 + ctx.args[0].square()),), SAVE_INPUTS),
-    "sinh": (lambda ctx, g: (g * ctx.args[0].cosh(),), SAVE_INPUTS),
-    "cosh": (lambda ctx, g: (g * ctx.args[0].sinh(),), SAVE_INPUTS),
-    "tan": (lambda ctx, g: (g * (1 + ctx.result.square()),), SAVE_RESULT),
-    "rsqrt": (lambda ctx, g: (-0.5 * g * ctx.result * ctx.result * ctx.result,), SAVE_RESULT),
-}
+def _polygamma(n, x):
+    from ember.core.special import polygamma            # a composite over these ops
+    return polygamma(n, x)
+
+
+# the constants and late-bound functions the table's derivative formulas may name
+cdef dict _FORMULA_NAMES = {"LN2": _LN2, "LN10": _LN10, "TWO_OVER_SQRT_PI": _TWO_OVER_SQRT_PI,
+                            "HALF_SQRT_PI": 0.886226925452758, "polygamma": _polygamma}
+
+
+cdef tuple compiled_formula(object d):
+    """(backward function, save flags) of an op-table row's derivative: its formulas, one
+    per input in PyTorch's derivatives.yaml words (grad, self, other, result), become one
+    function returning a gradient per input; "zero" is a zero gradient."""
+    if d.grad == "zero":
+        return _zeros_grad, 0
+    exprs = (d.grad,) if isinstance(d.grad, str) else tuple(d.grad)
+    words = set(re.findall(r"[A-Za-z_]\w*", " ".join(exprs)))
+    lines = [f"def d_{d.name}(ctx, grad):"]
+    cdef int save = 0
+    if "self" in words or "other" in words:
+        save |= SAVE_INPUTS
+        lines.append("    self = ctx.args[0]")
+        if "other" in words:
+            lines.append("    other = ctx.args[1]")
+    if "result" in words:
+        save |= SAVE_RESULT
+        lines.append("    result = ctx.result")
+    lines.append(f"    return ({', '.join(exprs)},)")
+    namespace = dict(_FORMULA_NAMES)
+    exec("\n".join(lines), namespace)
+    return namespace[f"d_{d.name}"], save
+
+
+for _d in _optable.UNARY.ops:
+    if _d.grad is not None:
+        _f, _save = compiled_formula(_d)
+        derive_unary(get_op(_d.op or _d.name), _f, _save)
+for _d in _optable.BINARY.ops:
+    if _d.grad is not None:
+        _f, _save = compiled_formula(_d)
+        derive_binary(get_op(_d.op or _d.name), _f, _save)
 cdef dict _BINARY_D = {
     "maximum": (_d_extreme, SAVE_INPUTS), "minimum": (_d_extreme, SAVE_INPUTS),
     "fmax": (_d_nan_extreme, SAVE_INPUTS), "fmin": (_d_nan_extreme, SAVE_INPUTS),
-    "pow": (_d_pow, SAVE_INPUTS), "atan2": (_d_atan2, SAVE_INPUTS),
+    "pow": (_d_pow, SAVE_INPUTS),
     "fmod": (_d_fmod, SAVE_INPUTS), "remainder": (_d_remainder, SAVE_INPUTS),
     "floor_divide": (_d_floor_divide, 0),
 }
-for _name, (_f, _save) in _UNARY_D.items():
-    derive_unary(get_op(_name), _f, _save)
 for _name, (_f, _save) in _BINARY_D.items():
     derive_binary(get_op(_name), _f, _save)
 

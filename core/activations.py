@@ -9,7 +9,7 @@ from ember.core._errors import _scalar_name, _tensor_arg
 
 __all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
 
-_F = _T._more_functions()     # erf, expm1, log1p, ...: the table-generated unary functions
+_F = _T.table_functions()     # erf, expm1, log1p, ...: the table-generated unary functions
 
 
 def _float_input(x, op, kernel=None):

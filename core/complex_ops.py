@@ -11,7 +11,7 @@ import math
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 
-_more = _T._more_functions()          # the table-made functions: atan2, cosh, sinh, ...
+_more = _T.table_functions()          # the table-made functions: atan2, cosh, sinh, ...
 
 # unary ops whose complex result is real: abs (the modulus)
 _REAL_RESULT = frozenset(["abs"])

@@ -23,6 +23,7 @@ positional argument: None where there is none, a list for a list argument), ``le
 """
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core import optable
 from ember.core._dispatch import get_op
 from ember.core._tensor import TensorBase
 
@@ -427,13 +428,9 @@ def _fill(ctx):
 
 # --- the table ---------------------------------------------------------------------------
 
-_ELEMENTWISE = (
-    "abs", "acos", "asin", "atan", "atan2", "ceil", "cos", "cosh", "digamma", "div", "erf",
-    "erfc", "erfinv", "exp", "exp2", "expm1", "floor", "floor_divide", "fmax", "fmin",
-    "fmod", "lgamma", "log", "log10", "log1p", "log2", "maximum", "minimum", "mul", "pow",
-    "reciprocal", "relu", "remainder", "round", "rsqrt", "sigmoid", "sin", "sinh", "sqrt",
-    "square", "tan", "tanh", "trunc", "add", "sub", "neg", "where", "_gelu",
-    "_gelu_backward")
+# every differentiable op of the op table (core/optable.py), and where
+_ELEMENTWISE = tuple(d.op or d.name for f in (optable.UNARY, optable.BINARY) for d in f.ops
+                     if get_op(d.op or d.name).derivative is not None) + ("where",)
 _LINEAR = (
     "view", "reshape", "permute", "transpose", "expand", "squeeze", "unsqueeze", "narrow",
     "select", "diagonal", "as_strided", "clone", "_to_copy", "sum", "mean", "cumsum",

@@ -167,7 +167,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
     u = _uniform(self, generator)
-    return self.copy_(median + sigma * _T._more_functions()["tan"](math.pi * (u - 0.5)))
+    return self.copy_(median + sigma * _T.table_functions()["tan"](math.pi * (u - 0.5)))
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):

@@ -28,7 +28,7 @@ __all__ = ["absolute", "addr", "arctan2", "cdist", "clamp_max", "clamp_min", "co
 
 _FLOAT64 = _dtype_by_name["float64"]
 _BOOL = _dtype_by_name["bool"]
-_more = _T._more_functions()
+_more = _T.table_functions()
 _atan2, _log1p, _exp2 = _more["atan2"], _more["log1p"], _more["exp2"]
 
 multiply, subtract, absolute = _T.mul, _T.sub, _T._abs

@@ -7,34 +7,33 @@ methods (is_nonzero, dim_order, new, apply_, sum_to_size, ...).
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core import optable
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core.inplace_ops import _inplace
 
-# alias -> the op it spells (both as Tensor methods and as torch.* functions)
-ALIASES = {"arccos": "acos", "arccosh": "acosh", "arcsin": "asin", "arcsinh": "asinh",
-           "arctan": "atan", "arctanh": "atanh", "divide": "div", "fix": "trunc",
-           "greater": "gt", "greater_equal": "ge", "less": "lt", "less_equal": "le",
-           "not_equal": "ne", "moveaxis": "movedim"}
+# alias -> the op it spells (both as Tensor methods and as torch.* functions): the op
+# table's (core/optable.py) and the composites'
+ALIASES = {**{a: d.name for f in (optable.UNARY, optable.BINARY) for d in f.ops
+              for a in d.aliases},
+           "arccosh": "acosh", "arcsinh": "asinh", "arctanh": "atanh", "divide": "div",
+           "moveaxis": "movedim"}
 
-# out-of-place methods whose in-place form computes out of place and writes back
-_INPLACE_OF = ("acosh", "asinh", "atanh", "addbmm", "addmv", "addr", "atan2", "bitwise_and",
-               "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
-               "cumprod", "cumsum", "eq", "ne", "lt", "le", "gt", "ge", "fmod", "remainder",
-               "floor_divide", "frac", "round", "logical_and", "logical_or", "logical_xor",
-               "logical_not", "logit", "renorm", "gcd", "lcm", "ldexp", "nextafter",
-               "conj_physical", "true_divide", "multiply", "negative", "subtract",
-               "index_reduce")
+# out-of-place methods whose in-place form computes out of place and writes back: the op
+# table's binary rows with an in-place form, and these
+_INPLACE_OF = tuple(d.name for d in optable.BINARY.ops if "inplace" in d.forms) + (
+    "acosh", "asinh", "atanh", "addbmm", "addmv", "addr", "cumprod", "cumsum", "frac", "round",
+    "logical_not", "logit", "renorm", "gcd", "lcm", "ldexp", "nextafter", "conj_physical",
+    "true_divide", "multiply", "negative", "subtract", "index_reduce")
 
-# in-place methods that PyTorch also spells torch.<name>(input, ...)
-_FUNCTION_OF_METHOD = ("abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_",
-                       "arcsinh_", "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_",
-                       "ceil_", "conj_physical_", "cos_", "cosh_", "erf_", "erfc_", "exp2_",
-                       "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_", "lcm_",
-                       "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "neg_",
-                       "negative_", "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_",
-                       "sin_", "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "zero_",
-                       "index_put_", "resize_as_", "detach", "detach_", "as_strided_")
+# in-place methods that PyTorch also spells torch.<name>(input, ...): the op table's unary
+# rows with that form (and their aliases), and these
+_FUNCTION_OF_METHOD = tuple(f"{n}_" for d in optable.UNARY.ops if "inplace_function" in d.forms
+                            for n in (d.name,) + d.aliases) + (
+    "acosh_", "addmv_", "arccosh_", "arcsinh_", "arctanh_", "asinh_", "atanh_",
+    "conj_physical_", "exp_", "fill_", "frac_", "gcd_", "lcm_", "ldexp_", "logit_", "neg_",
+    "negative_", "relu_", "round_", "zero_", "index_put_", "resize_as_", "detach", "detach_",
+    "as_strided_")
 
 __all__ = sorted(set(ALIASES) | set(_FUNCTION_OF_METHOD)) + [
     "adjoint", "fill", "get_device", "is_inference", "is_nonzero", "is_same_size",
@@ -62,7 +61,7 @@ def _alias_function(alias, target):
 def _target_function(name):
     """The core function an alias spells (the façade re-exports the same objects)."""
     from ember.core import math_composites
-    found = getattr(_T, name, None) or _T._more_functions().get(name)
+    found = getattr(_T, name, None) or _T.table_functions().get(name)
     return found if found is not None else getattr(math_composites, name)
 
 

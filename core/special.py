@@ -18,7 +18,7 @@ from ember.core.special_support import (
 __all__ = ["digamma", "entr", "erfinv", "lgamma", "multigammaln", "mvlgamma", "polygamma",
            "xlog1py", "zeta"]
 
-_fns = _T._special_functions()
+_fns = _T.table_functions()          # rows of the op table (core/optable.py)
 erfinv, lgamma, digamma = _fns["erfinv"], _fns["lgamma"], _fns["digamma"]
 
 _SHIFT = 12             # terms summed directly before the Euler-Maclaurin tail

@@ -105,7 +105,7 @@ def piecewise_args(xs, pieces, fill=math.nan):
     return r
 
 
-_MORE = _T._more_functions()
+_MORE = _T.table_functions()
 sinh, cosh, erf, erfc, expm1, log1p, acos, remainder = (
     _MORE[n] for n in ("sinh", "cosh", "erf", "erfc", "expm1", "log1p", "acos", "remainder"))
 

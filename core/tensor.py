@@ -239,11 +239,11 @@ def _matrix_adjoint(t, name):
     return t.transpose(-2, -1)
 
 
-# methods built from op tables: t.abs(), t.abs_(), t.eq(), t.float(), t.det(), t.erf(), the
-# in-place forms of composites and the distribution fills (the op-definition table of
-# issue 19 is to declare these with their ops)
+# methods built from tables: t.abs(), t.abs_(), t.eq(), t.erf() (the op table,
+# core/optable.py), t.float(), t.det(), the in-place forms of composites and the
+# distribution fills
 for _name, _method in {**_math_methods(), **_cast_methods(), **_linalg_legacy.TENSOR_METHODS,
-                       **_ops._special_methods(), **inplace_ops.INPLACE_METHODS,
+                       **inplace_ops.INPLACE_METHODS,
                        **inplace_ops.VIEW_METHODS, **inplace_ops.RANDOM_METHODS}.items():
     setattr(Tensor, _name, _method)
 

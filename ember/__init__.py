@@ -42,7 +42,6 @@ from ember.core._tensor import _abs as abs  # noqa: F401  (named _abs in Cython:
 from ember.core._tensor import _all as all  # noqa: F401
 from ember.core._tensor import _any as any  # noqa: F401
 from ember.core._tensor import _log_softmax_backward_data as _log_softmax_backward_data
-from ember.core._tensor import _more_functions as _more_functions
 from ember.core._tensor import _pow as pow  # noqa: F401
 from ember.core._tensor import _round as round  # noqa: F401
 from ember.core._tensor import _softmax_backward_data as _softmax_backward_data
@@ -145,6 +144,7 @@ from ember.core._tensor import sum as sum
 from ember.core._tensor import swapaxes as swapaxes
 from ember.core._tensor import swapdims as swapdims
 from ember.core._tensor import t as t
+from ember.core._tensor import table_functions as _table_functions
 from ember.core._tensor import take as take
 from ember.core._tensor import tanh as tanh
 from ember.core._tensor import tensor as tensor
@@ -549,7 +549,7 @@ from ember.core.view_copies import (
 )
 
 # floor, ceil, trunc, exp2, ..., atan2, fmod, remainder, floor_divide, bitwise_*: one table
-_table = _more_functions()
+_table = _table_functions()
 acos = _table["acos"]
 asin = _table["asin"]
 atan = _table["atan"]

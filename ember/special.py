@@ -76,7 +76,7 @@ __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
            "shifted_chebyshev_polynomial_w", "sinc", "softmax", "spherical_bessel_j0",
            "xlog1py", "xlogy", "zeta"]
 
-_more = _T._more_functions()
+_more = _T.table_functions()
 erf, erfc, exp2, expm1, log1p = (_more[n] for n in ("erf", "erfc", "exp2", "expm1", "log1p"))
 expit = _T.sigmoid
 gammaln = _lgamma

@@ -18,7 +18,7 @@ __all__ = ["celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish
            "rrelu_", "selu_", "threshold_"]
 
 
-_F = _T._more_functions()
+_F = _T.table_functions()
 
 gelu = _A.gelu
 silu = _A.silu

@@ -92,6 +92,9 @@ enum {
     EMBER_ERR_MEMORY = 6           /* MemoryError */
 };
 
+/* ---- op codes of the uniform families: generated from core/optable.py by
+ * `python -m ember.core.optable_codegen`; edit the table, not these lines ---- */
+
 /* elementwise unary op codes: out = f(a) */
 enum {
     EMBER_UNARY_NEG = 0, EMBER_UNARY_EXP = 1, EMBER_UNARY_RELU = 2, EMBER_UNARY_ABS = 3,
@@ -107,61 +110,60 @@ enum {
     EMBER_UNARY_RSQRT = 28,
     /* integers and bool: ~x (logical not on bool) */
     EMBER_UNARY_BITWISE_NOT = 29,
-    EMBER_UNARY_TAN = 30,          /* floating dtypes only */
-    /* special functions, floating dtypes only: ERFINV is NaN outside [-1, 1] and +-inf at
-     * +-1; LGAMMA is log|gamma(x)| (+inf at 0 and the negative integers); DIGAMMA is
-     * -inf at +0, +inf at -0, NaN at the negative integers */
+    /* floating dtypes only */
+    EMBER_UNARY_TAN = 30,
+    /* special functions, floating dtypes only: ERFINV is NaN outside [-1, 1] and +-inf at +-1;
+     * LGAMMA is log|gamma(x)| (+inf at 0 and the negative integers); DIGAMMA is -inf at +0, +inf
+     * at -0, NaN at the negative integers */
     EMBER_UNARY_ERFINV = 31, EMBER_UNARY_LGAMMA = 32, EMBER_UNARY_DIGAMMA = 33,
     /* floating dtypes only: the exact GELU, x * Phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2
      * (ABI 6: one pass instead of a composite's five) */
-    EMBER_UNARY_GELU = 34,
-    EMBER_UNARY_COUNT = 35
+    EMBER_UNARY_GELU = 34, EMBER_UNARY_COUNT = 35
 };
 
 /* elementwise binary op codes: out = f(a, b) */
 enum {
     EMBER_BINARY_ADD = 0, EMBER_BINARY_SUB = 1, EMBER_BINARY_MUL = 2,
-    EMBER_BINARY_DIV = 3,          /* true division; integer dtypes never reach it */
-    EMBER_BINARY_MAXIMUM = 4, EMBER_BINARY_MINIMUM = 5, EMBER_BINARY_POW = 6,
-    /* predicates: `out` is bool while a and b share any one dtype (NaN compares false,
-     * except NE); logical ops read "nonzero" as true */
+    /* true division; integer dtypes never reach it */
+    EMBER_BINARY_DIV = 3, EMBER_BINARY_MAXIMUM = 4, EMBER_BINARY_MINIMUM = 5, EMBER_BINARY_POW = 6,
+    /* predicates: `out` is bool while a and b share any one dtype (NaN compares false, except
+     * NE); logical ops read "nonzero" as true */
     EMBER_BINARY_EQ = 7, EMBER_BINARY_NE = 8, EMBER_BINARY_LT = 9, EMBER_BINARY_LE = 10,
-    EMBER_BINARY_GT = 11, EMBER_BINARY_GE = 12,
-    EMBER_BINARY_LOGICAL_AND = 13, EMBER_BINARY_LOGICAL_OR = 14, EMBER_BINARY_LOGICAL_XOR = 15,
+    EMBER_BINARY_GT = 11, EMBER_BINARY_GE = 12, EMBER_BINARY_LOGICAL_AND = 13,
+    EMBER_BINARY_LOGICAL_OR = 14, EMBER_BINARY_LOGICAL_XOR = 15,
     /* same dtype in and out again: ATAN2 on floats; FMOD has the dividend's sign (C fmod),
-     * REMAINDER the divisor's (Python %); FLOOR_DIVIDE rounds toward -inf; FMAX/FMIN ignore
-     * a NaN when the other operand is a number; integer division by zero in FMOD,
-     * REMAINDER or FLOOR_DIVIDE returns EMBER_ERR_RUNTIME ("ZeroDivisionError") */
+     * REMAINDER the divisor's (Python %); FLOOR_DIVIDE rounds toward -inf; FMAX/FMIN ignore a
+     * NaN when the other operand is a number; integer division by zero in FMOD, REMAINDER or
+     * FLOOR_DIVIDE returns EMBER_ERR_RUNTIME ("ZeroDivisionError") */
     EMBER_BINARY_ATAN2 = 16, EMBER_BINARY_FMOD = 17, EMBER_BINARY_REMAINDER = 18,
     EMBER_BINARY_FLOOR_DIVIDE = 19, EMBER_BINARY_FMAX = 20, EMBER_BINARY_FMIN = 21,
-    /* integers and bool only; shifts by a negative or too-large count follow PyTorch (0 for
-     * left shifts, the sign fill for right shifts) */
+    /* integers and bool only; shifts by a negative or too-large count follow PyTorch (0 for left
+     * shifts, the sign fill for right shifts) */
     EMBER_BINARY_BITWISE_AND = 22, EMBER_BINARY_BITWISE_OR = 23, EMBER_BINARY_BITWISE_XOR = 24,
     EMBER_BINARY_SHIFT_LEFT = 25, EMBER_BINARY_SHIFT_RIGHT = 26,
-    /* floating dtypes only: GELU's gradient, out = a * (Phi(b) + b * phi(b)) with a the
-     * incoming gradient, b the GELU's input, phi the standard normal density (ABI 6) */
-    EMBER_BINARY_GELU_BACKWARD = 27,
-    EMBER_BINARY_COUNT = 28
+    /* floating dtypes only: GELU's gradient, out = a * (Phi(b) + b * phi(b)) with a the incoming
+     * gradient, b the GELU's input, phi the standard normal density (ABI 6) */
+    EMBER_BINARY_GELU_BACKWARD = 27, EMBER_BINARY_COUNT = 28
 };
 
 /* reductions over the trailing `nreduce` dims of `a`; out has a->ndim - nreduce dims */
 enum {
     EMBER_REDUCE_SUM = 0,
-    EMBER_REDUCE_MEAN = 1,         /* floating dtypes only; empty reduction gives NaN */
-    EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3, EMBER_REDUCE_MIN = 4,
-    /* `out` is int64: the position of the first maximum/minimum within the reduced dims
-     * (row-major over them); a NaN counts as the extreme (PyTorch); empty: the core errors */
-    EMBER_REDUCE_ARGMAX = 5, EMBER_REDUCE_ARGMIN = 6,
-    EMBER_REDUCE_COUNT = 7
+    /* floating dtypes only; empty reduction gives NaN */
+    EMBER_REDUCE_MEAN = 1, EMBER_REDUCE_PROD = 2, EMBER_REDUCE_MAX = 3, EMBER_REDUCE_MIN = 4,
+    /* `out` is int64: the position of the first maximum/minimum within the reduced dims (row-
+     * major over them); a NaN counts as the extreme (PyTorch); empty: the core errors */
+    EMBER_REDUCE_ARGMAX = 5, EMBER_REDUCE_ARGMIN = 6, EMBER_REDUCE_COUNT = 7
 };
 
-/* scans along the LAST dim of `a` (the core moves the scanned dim there); out has a's shape
- * and dtype; CUMMAX/CUMMIN also write the position of the running extreme into `indices`
- * (int64, a's shape; NULL for the other ops); a NaN becomes and stays the extreme */
+/* scans along the LAST dim of `a` (the core moves the scanned dim there); out has a's shape and
+ * dtype; CUMMAX/CUMMIN also write the position of the running extreme into `indices` (int64, a's
+ * shape; NULL for the other ops); a NaN becomes and stays the extreme */
 enum {
     EMBER_SCAN_CUMSUM = 0, EMBER_SCAN_CUMPROD = 1, EMBER_SCAN_CUMMAX = 2, EMBER_SCAN_CUMMIN = 3,
     EMBER_SCAN_COUNT = 4
 };
+/* ---- end of the generated op codes ---- */
 
 /* the softmax family along the LAST dim (the core moves `dim` there); floating dtypes;
  * every operand has out's shape and dtype; rows are independent (each is computed in one

@@ -3,15 +3,14 @@ fill, over every dtype each op takes and every operand layout."""
 import numpy as np
 
 import ember
+from ember.core import optable
 from ember.testing.conformance import _special as sp
 from ember.testing.conformance._case import case, key
 from ember.testing.conformance._data import (
     DTYPES,
     FLOATS,
     INTS,
-    INTS_BOOL,
     LAYOUTS,
-    NUMERIC,
     base_shape,
     check,
     read,
@@ -35,44 +34,27 @@ def _gelu(x):
     return x * sp.ndtr(x)
 
 
-# op: (ember call, NumPy reference, dtypes, domain, tolerance scale)
-UNARY = {
-    "neg": (ember.neg, np.negative, NUMERIC, "any", 1),
-    "exp": (ember.exp, np.exp, FLOATS, "small", 1),
-    "relu": (ember.relu, lambda x: np.maximum(x, 0), NUMERIC, "any", 1),
-    "abs": (ember.abs, np.abs, NUMERIC, "any", 1),
-    "log": (ember.log, np.log, FLOATS, "positive", 1),
-    "sqrt": (ember.sqrt, np.sqrt, FLOATS, "positive", 1),
-    "sin": (ember.sin, np.sin, FLOATS, "any", 1),
-    "cos": (ember.cos, np.cos, FLOATS, "any", 1),
-    "tanh": (ember.tanh, np.tanh, FLOATS, "any", 1),
-    "sigmoid": (ember.sigmoid, lambda x: 1 / (1 + np.exp(-x)), FLOATS, "any", 1),
-    "reciprocal": (ember.reciprocal, lambda x: 1 / x, FLOATS, "nonzero", 1),
-    "square": (ember.square, np.square, NUMERIC, "any", 1),
-    "floor": (ember.floor, np.floor, NUMERIC, "any", 1),
-    "ceil": (ember.ceil, np.ceil, NUMERIC, "any", 1),
-    "trunc": (ember.trunc, np.trunc, NUMERIC, "any", 1),
-    "round": (ember.round, _np_round, NUMERIC, "any", 1),
-    "exp2": (ember.exp2, np.exp2, FLOATS, "small", 1),
-    "expm1": (ember.expm1, np.expm1, FLOATS, "small", 1),
-    "log2": (ember.log2, np.log2, FLOATS, "positive", 1),
-    "log10": (ember.log10, np.log10, FLOATS, "positive", 1),
-    "log1p": (ember.log1p, np.log1p, FLOATS, "positive", 1),
-    "erf": (ember.erf, sp.erf, FLOATS, "small", 1),
-    "erfc": (ember.erfc, sp.erfc, FLOATS, "small", 1),
-    "asin": (ember.asin, np.arcsin, FLOATS, "unit", 1),
-    "acos": (ember.acos, np.arccos, FLOATS, "unit", 1),
-    "atan": (ember.atan, np.arctan, FLOATS, "any", 1),
-    "sinh": (ember.sinh, np.sinh, FLOATS, "small", 1),
-    "cosh": (ember.cosh, np.cosh, FLOATS, "small", 1),
-    "rsqrt": (ember.rsqrt, lambda x: 1 / np.sqrt(x), FLOATS, "positive", 1),
-    "bitwise_not": (ember.bitwise_not, np.invert, INTS_BOOL, "any", 1),
-    "tan": (ember.tan, np.tan, FLOATS, "unit", 1),
-    "erfinv": (ember.erfinv, sp.erfinv, FLOATS, "unit", 2),
-    "lgamma": (ember.lgamma, sp.lgamma, FLOATS, "positive", 2),
-    "digamma": (ember.digamma, sp.digamma, FLOATS, "positive", 2),
-    "gelu": (F.gelu, _gelu, FLOATS, "any", 1),
+# NumPy's value of each unary op code; the dtypes its kernel takes, the input domain and the
+# tolerance come from the op table (core/optable.py), so a new code needs only a line here
+UNARY_REF = {
+    "neg": np.negative, "exp": np.exp, "relu": lambda x: np.maximum(x, 0), "abs": np.abs,
+    "log": np.log, "sqrt": np.sqrt, "sin": np.sin, "cos": np.cos, "tanh": np.tanh,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "reciprocal": lambda x: 1 / x,
+    "square": np.square, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+    "round": _np_round, "exp2": np.exp2, "expm1": np.expm1, "log2": np.log2,
+    "log10": np.log10, "log1p": np.log1p, "erf": sp.erf, "erfc": sp.erfc, "asin": np.arcsin,
+    "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
+    "rsqrt": lambda x: 1 / np.sqrt(x), "bitwise_not": np.invert, "tan": np.tan,
+    "erfinv": sp.erfinv, "lgamma": sp.lgamma, "digamma": sp.digamma, "gelu": _gelu,
 }
+# the ember call of a code that is no torch.<name> function
+_CALL = {"gelu": F.gelu}
+
+
+def _suite_dtypes(d):
+    """The dtypes of an op-table row that the suite covers (not the unsigned dtypes of
+    limited support)."""
+    return tuple(t for t in DTYPES if t in d.dtype_names)
 
 
 def _unary_case(op, fn, ref, domain, scale):
@@ -86,8 +68,10 @@ def _unary_case(op, fn, ref, domain, scale):
     return run
 
 
-for _op, (_fn, _ref, _dts, _dom, _sc) in UNARY.items():
-    case("unary", _op, _dts, LAYOUTS)(_unary_case(_op, _fn, _ref, _dom, _sc))
+for _d in optable.UNARY.ops:
+    case("unary", _d.name, _suite_dtypes(_d), LAYOUTS)(_unary_case(
+        _d.name, _CALL.get(_d.name) or getattr(ember, _d.name), UNARY_REF[_d.name], _d.domain,
+        _d.tol))
 
 
 # --- binary ------------------------------------------------------------------------------
@@ -105,28 +89,15 @@ def _bool_or_int(f):
 PREDICATES = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal,
               "gt": np.greater, "ge": np.greater_equal, "logical_and": np.logical_and,
               "logical_or": np.logical_or, "logical_xor": np.logical_xor}
-# op: (ember call, NumPy reference, dtypes, domain of a, domain of b, takes a Python scalar)
-BINARY = {
-    "add": (ember.add, np.add, DTYPES, "any", "any", True),
-    "sub": (ember.sub, np.subtract, NUMERIC, "any", "any", True),
-    "mul": (ember.mul, np.multiply, DTYPES, "any", "any", True),
-    "div": (ember.div, np.divide, FLOATS, "any", "nonzero", True),
-    "maximum": (ember.maximum, np.maximum, DTYPES, "any", "any", False),
-    "minimum": (ember.minimum, np.minimum, DTYPES, "any", "any", False),
-    "pow": (ember.pow, np.power, NUMERIC, "positive", "small", True),
-    **{name: (getattr(ember, name), f, DTYPES, "small", "small", not name.startswith("log"))
-       for name, f in PREDICATES.items()},
-    "atan2": (ember.atan2, np.arctan2, FLOATS, "any", "any", False),
-    "fmod": (ember.fmod, np.fmod, NUMERIC, "any", "nonzero", True),
-    "remainder": (ember.remainder, np.remainder, NUMERIC, "any", "nonzero", True),
-    "floor_divide": (ember.floor_divide, np.floor_divide, NUMERIC, "any", "nonzero", True),
-    "fmax": (ember.fmax, np.fmax, FLOATS, "any", "any", False),
-    "fmin": (ember.fmin, np.fmin, FLOATS, "any", "any", False),
-    "bitwise_and": (ember.bitwise_and, np.bitwise_and, INTS_BOOL, "any", "any", True),
-    "bitwise_or": (ember.bitwise_or, np.bitwise_or, INTS_BOOL, "any", "any", True),
-    "bitwise_xor": (ember.bitwise_xor, np.bitwise_xor, INTS_BOOL, "any", "any", True),
-    "shift_left": (ember.bitwise_left_shift, _shift_left, INTS, "any", "small", True),
-    "shift_right": (ember.bitwise_right_shift, np.right_shift, INTS, "any", "small", True),
+# NumPy's value of each binary op code (by its ABI name); dtypes, input domains and whether
+# `other` may be a Python number come from the op table (gelu_backward has its own case)
+BINARY_REF = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "maximum": np.maximum, "minimum": np.minimum, "pow": np.power, **PREDICATES,
+    "atan2": np.arctan2, "fmod": np.fmod, "remainder": np.remainder,
+    "floor_divide": np.floor_divide, "fmax": np.fmax, "fmin": np.fmin,
+    "bitwise_and": np.bitwise_and, "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+    "shift_left": _shift_left, "shift_right": np.right_shift,
 }
 BINARY_LAYOUTS = LAYOUTS + ("pyscalar",)
 _BIN_SHAPES = {"contiguous": ((3, 4), (3, 4)), "strided": ((8, 3), (8, 3)),
@@ -233,12 +204,16 @@ def _shift_edge_case(op, fn, run_layout):
     return run
 
 
-for _op, (_fn, _ref, _dts, _da, _db, _scalar) in BINARY.items():
-    _run = _binary_case(_op, _fn, _ref, _da, _db)
+for _d in optable.BINARY.ops:
+    if _d.name == "gelu_backward":
+        continue
+    _op, _fn = _d.enum.lower(), getattr(ember, _d.name)
+    _da, _db = (_d.domain, _d.domain) if isinstance(_d.domain, str) else _d.domain
+    _run = _binary_case(_op, _fn, BINARY_REF[_op], _da, _db)
     _variants = BINARY_LAYOUTS
     if _op.startswith("shift"):
         _run, _variants = _shift_edge_case(_op, _fn, _run), BINARY_LAYOUTS + SHIFT_EDGES
-    case("binary", _op, _dts, _variants, skip=_binary_skip(_scalar))(_run)
+    case("binary", _op, _suite_dtypes(_d), _variants, skip=_binary_skip(_d.scalar_other))(_run)
 
 
 @case("binary", "gelu_backward", FLOATS, ("contiguous", "strided", "empty", "scalar"))

@@ -58,25 +58,12 @@ cdef extern from "_unary_math.h":
     void ember_gelu_backward_f32(float *o, const float *g, const float *x,
                                  int64_t n) noexcept nogil
 
-cdef extern from *:
-    """
-    static const char *const ember_unary_names[] = {"neg", "exp", "relu", "abs", "log",
-        "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil",
-        "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin",
-        "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma",
-        "gelu"};
-    static const char *const ember_binary_names[] = {"add", "sub", "mul", "div", "maximum",
-        "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-        "logical_xor", "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin",
-        "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right", "gelu_backward"};
-    /* the tables must follow abi.h's codes */
-    typedef char ember_unary_names_check[
-        sizeof(ember_unary_names) / sizeof(*ember_unary_names) == EMBER_UNARY_COUNT ? 1 : -1];
-    typedef char ember_binary_names_check[
-        sizeof(ember_binary_names) / sizeof(*ember_binary_names) == EMBER_BINARY_COUNT ? 1 : -1];
-    """
+# each op's name and the dtypes its kernel takes: generated from ember's op table
+cdef extern from "ember/abi_tables.h":
     const char *ember_unary_names[]
     const char *ember_binary_names[]
+    const uint32_t ember_unary_dtypes[]
+    const uint32_t ember_binary_dtypes[]
 
 
 cdef enum:
@@ -478,33 +465,14 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     return iter_run(&it, ew_row, e, it.numel)
 
 
-# which dtypes an op takes (as in PyTorch): floats take every unary op but bitwise_not;
-# integers the ones closed over integers (rounding is the identity there); bool only
-# bitwise_not
+# which dtypes an op takes (as PyTorch: the op table's); bool computes in int64 and stores
+# != 0, so add is logical or and mul logical and
 cdef inline bint unary_supported(int op, int dtype) noexcept nogil:
-    if op == EMBER_UNARY_BITWISE_NOT:
-        return not is_floating(dtype)
-    if is_floating(dtype):
-        return True
-    return dtype != EMBER_BOOL and (
-        op == EMBER_UNARY_NEG or op == EMBER_UNARY_ABS or op == EMBER_UNARY_RELU
-        or op == EMBER_UNARY_SQUARE or EMBER_UNARY_FLOOR <= op <= EMBER_UNARY_ROUND)
+    return (ember_unary_dtypes[op] >> dtype) & 1
 
 
-# the same for the non-predicate binary ops; bool computes in int64 and stores != 0:
-# add is logical or, mul logical and
 cdef inline bint binary_supported(int op, int dtype) noexcept nogil:
-    if op == EMBER_BINARY_DIV or op == EMBER_BINARY_ATAN2 or op == EMBER_BINARY_GELU_BACKWARD:
-        return is_floating(dtype)
-    if EMBER_BINARY_BITWISE_AND <= op <= EMBER_BINARY_BITWISE_XOR:
-        return not is_floating(dtype)
-    if op == EMBER_BINARY_SHIFT_LEFT or op == EMBER_BINARY_SHIFT_RIGHT:
-        return not is_floating(dtype) and dtype != EMBER_BOOL
-    if dtype == EMBER_BOOL:
-        return not (op == EMBER_BINARY_SUB or op == EMBER_BINARY_POW
-                    or op == EMBER_BINARY_FMOD or op == EMBER_BINARY_REMAINDER
-                    or op == EMBER_BINARY_FLOOR_DIVIDE)
-    return True
+    return (ember_binary_dtypes[op] >> dtype) & 1
 
 
 cdef int unary_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,

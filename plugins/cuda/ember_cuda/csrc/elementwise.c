@@ -3,45 +3,19 @@
 #include <stdint.h>
 
 #include "ec.h"
+#include "ember/abi_tables.h"
 
 #define FLAG_ALIGNED 4
 #define FLAG_FLAT 8
 #define U_LOGICAL_NOT EMBER_UNARY_COUNT   /* kernels/ew.cu: bitwise_not of bool */
 
-static const char *const unary_names[] = {"neg", "exp", "relu", "abs", "log", "sqrt", "sin",
-    "cos", "tanh", "sigmoid", "reciprocal", "square", "floor", "ceil", "trunc", "round", "exp2",
-    "expm1", "log2", "log10", "log1p", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh",
-    "rsqrt", "bitwise_not", "tan", "erfinv", "lgamma", "digamma", "gelu"};
-static const char *const binary_names[] = {"add", "sub", "mul", "div", "maximum", "minimum",
-    "pow", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor",
-    "atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and", "bitwise_or",
-    "bitwise_xor", "shift_left", "shift_right", "gelu_backward"};
-typedef char unary_names_check[
-    sizeof unary_names / sizeof *unary_names == EMBER_UNARY_COUNT ? 1 : -1];
-typedef char binary_names_check[
-    sizeof binary_names / sizeof *binary_names == EMBER_BINARY_COUNT ? 1 : -1];
-
-/* floats take every unary op but bitwise_not; integers the ones closed over integers
- * (rounding is the identity there); bool only bitwise_not */
+/* which dtypes each op takes and its name: ember/abi_tables.h (from ember's op table) */
 static int unary_supported(int op, int dtype) {
-    if (op == EMBER_UNARY_BITWISE_NOT) return !ec_is_floating(dtype);
-    if (ec_is_floating(dtype)) return 1;
-    return dtype != EMBER_BOOL &&
-           (op == EMBER_UNARY_NEG || op == EMBER_UNARY_ABS || op == EMBER_UNARY_RELU ||
-            op == EMBER_UNARY_SQUARE || (op >= EMBER_UNARY_FLOOR && op <= EMBER_UNARY_ROUND));
+    return (ember_unary_dtypes[op] & EMBER_DTYPE_BIT(dtype)) != 0;
 }
 
 static int binary_supported(int op, int dtype) {
-    if (op == EMBER_BINARY_DIV || op == EMBER_BINARY_ATAN2 || op == EMBER_BINARY_GELU_BACKWARD)
-        return ec_is_floating(dtype);
-    if (op >= EMBER_BINARY_BITWISE_AND && op <= EMBER_BINARY_BITWISE_XOR)
-        return !ec_is_floating(dtype);
-    if (op == EMBER_BINARY_SHIFT_LEFT || op == EMBER_BINARY_SHIFT_RIGHT)
-        return !ec_is_floating(dtype) && dtype != EMBER_BOOL;
-    if (dtype == EMBER_BOOL)
-        return !(op == EMBER_BINARY_SUB || op == EMBER_BINARY_POW || op == EMBER_BINARY_FMOD ||
-                 op == EMBER_BINARY_REMAINDER || op == EMBER_BINARY_FLOOR_DIVIDE);
-    return 1;
+    return (ember_binary_dtypes[op] & EMBER_DTYPE_BIT(dtype)) != 0;
 }
 
 static int is_predicate(int op) { return op >= EMBER_BINARY_EQ && op <= EMBER_BINARY_LOGICAL_XOR; }
@@ -68,7 +42,7 @@ static int check_views(ember_ctx *ctx, const char *op, int n, const ember_view *
 int ec_unary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a) {
     if (op < 0 || op >= EMBER_UNARY_COUNT)
         return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unary: unknown op code %d", (int)op);
-    const char *name = unary_names[op];
+    const char *name = ember_unary_names[op];
     const ember_view *v[2] = {out, a};
     int rc = check_views(ctx, name, 2, v);
     if (rc) return rc;
@@ -99,7 +73,7 @@ int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_vie
               const ember_view *b) {
     if (op < 0 || op >= EMBER_BINARY_COUNT)
         return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "binary: unknown op code %d", (int)op);
-    const char *name = binary_names[op];
+    const char *name = ember_binary_names[op];
     const ember_view *v[3] = {out, a, b};
     int rc = check_views(ctx, name, 3, v);
     if (rc) return rc;

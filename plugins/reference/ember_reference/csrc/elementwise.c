@@ -5,7 +5,8 @@
  * Each op is one scalar function: floats compute in double (float16/bfloat16 included,
  * rounded once on store), integers in int64 with C's wrapping arithmetic (stored back with
  * a wrap), bool as int64 0/1 stored as "nonzero" (so add is `or` and mul is `and`).
- * Which (op, dtype) pairs exist follows PyTorch; anything else returns
+ * Which (op, dtype) pairs exist follows PyTorch, as ember/abi_tables.h lists them (generated
+ * from ember's op table, with the ops' names); anything else returns
  * EMBER_ERR_NOT_IMPLEMENTED, which the core turns into NotImplementedError (or a host
  * fallback).
  */
@@ -13,21 +14,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "ember/abi_tables.h"
 #include "reference.h"
 
 double lgamma_r(double x, int *sign);
-
-static const char *const unary_names[EMBER_UNARY_COUNT] = {
-    "neg", "exp", "relu", "abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal",
-    "square", "floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p",
-    "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan",
-    "erfinv", "lgamma", "digamma", "gelu"};
-
-static const char *const binary_names[EMBER_BINARY_COUNT] = {
-    "add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge",
-    "logical_and", "logical_or", "logical_xor", "atan2", "fmod", "remainder", "floor_divide",
-    "fmax", "fmin", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right",
-    "gelu_backward"};
 
 /* ---- special functions the C library lacks --------------------------------------------- */
 
@@ -134,26 +124,20 @@ static int64_t unary_i(int32_t op, int64_t x) {    /* wrapping integer arithmeti
     }
 }
 
-/* floats take every op but bitwise_not; integers the ones closed over integers; bool only
- * bitwise_not (logical not) */
 static int unary_supported(int32_t op, int32_t dt) {
-    if (op == EMBER_UNARY_BITWISE_NOT) return !ref_is_float(dt);
-    if (ref_is_float(dt)) return 1;
-    return dt != EMBER_BOOL &&
-           (op == EMBER_UNARY_NEG || op == EMBER_UNARY_ABS || op == EMBER_UNARY_RELU ||
-            op == EMBER_UNARY_SQUARE || (op >= EMBER_UNARY_FLOOR && op <= EMBER_UNARY_ROUND));
+    return (ember_unary_dtypes[op] & EMBER_DTYPE_BIT(dt)) != 0;
 }
 
 int ref_unary(ember_ctx *ctx, int32_t op, const ember_view *out_dev, const ember_view *a_dev) {
     if (op < 0 || op >= EMBER_UNARY_COUNT)
         return ref_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unary: unknown op code %d", (int)op);
     ember_view out, a;
-    REF_TRY(ref_map_view(ctx, &out, out_dev, unary_names[op]));
-    REF_TRY(ref_map_view(ctx, &a, a_dev, unary_names[op]));
-    REF_TRY(ref_check_same_dtype(ctx, unary_names[op], &out, &a));
+    REF_TRY(ref_map_view(ctx, &out, out_dev, ember_unary_names[op]));
+    REF_TRY(ref_map_view(ctx, &a, a_dev, ember_unary_names[op]));
+    REF_TRY(ref_check_same_dtype(ctx, ember_unary_names[op], &out, &a));
     if (!unary_supported(op, out.dtype))
         return ref_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "unary '%s' is not implemented for %s",
-                        unary_names[op], ref_dtype_name(out.dtype));
+                        ember_unary_names[op], ref_dtype_name(out.dtype));
     int fl = ref_is_float(out.dtype);
     ref_iter it;
     ref_iter_init(&it, out.ndim, out.sizes);
@@ -261,24 +245,15 @@ static int64_t binary_i(int32_t op, int64_t x, int64_t y) {
     }
 }
 
-/* which dtypes a non-predicate op takes (as PyTorch) */
 static int binary_supported(int32_t op, int32_t dt) {
-    if (op == EMBER_BINARY_DIV || op == EMBER_BINARY_ATAN2 || op == EMBER_BINARY_GELU_BACKWARD)
-        return ref_is_float(dt);
-    if (op >= EMBER_BINARY_BITWISE_AND && op <= EMBER_BINARY_BITWISE_XOR) return !ref_is_float(dt);
-    if (op == EMBER_BINARY_SHIFT_LEFT || op == EMBER_BINARY_SHIFT_RIGHT)
-        return !ref_is_float(dt) && dt != EMBER_BOOL;
-    if (dt == EMBER_BOOL)
-        return !(op == EMBER_BINARY_SUB || op == EMBER_BINARY_POW || op == EMBER_BINARY_FMOD ||
-                 op == EMBER_BINARY_REMAINDER || op == EMBER_BINARY_FLOOR_DIVIDE);
-    return 1;
+    return (ember_binary_dtypes[op] & EMBER_DTYPE_BIT(dt)) != 0;
 }
 
 int ref_binary(ember_ctx *ctx, int32_t op, const ember_view *out_dev, const ember_view *a_dev,
                const ember_view *b_dev) {
     if (op < 0 || op >= EMBER_BINARY_COUNT)
         return ref_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "binary: unknown op code %d", (int)op);
-    const char *name = binary_names[op];
+    const char *name = ember_binary_names[op];
     ember_view out, a, b;
     REF_TRY(ref_map_view(ctx, &out, out_dev, name));
     REF_TRY(ref_map_view(ctx, &a, a_dev, name));

@@ -1,0 +1,87 @@
+/* Op names and kernel dtypes of the uniform families, indexed by op code.
+ * Generated from core/optable.py by `python -m ember.core.optable_codegen`: do
+ * not edit.  A plugin may include it to name ops in its messages and to answer
+ * EMBER_ERR_NOT_IMPLEMENTED for a dtype the core never passes. */
+#ifndef EMBER_ABI_TABLES_H
+#define EMBER_ABI_TABLES_H
+
+#include <stdint.h>
+
+#include "ember/abi.h"
+
+/* a set of dtypes: bit (1 << dtype code) */
+#define EMBER_DTYPE_BIT(code) (UINT32_C(1) << (code))
+#define EMBER_DTYPES_ALL \
+    (EMBER_DTYPE_BIT(EMBER_BOOL) | EMBER_DTYPE_BIT(EMBER_UINT8) | EMBER_DTYPE_BIT(EMBER_INT8) | \
+     EMBER_DTYPE_BIT(EMBER_INT16) | EMBER_DTYPE_BIT(EMBER_INT32) | EMBER_DTYPE_BIT(EMBER_INT64) | \
+     EMBER_DTYPE_BIT(EMBER_FLOAT16) | EMBER_DTYPE_BIT(EMBER_BFLOAT16) | \
+     EMBER_DTYPE_BIT(EMBER_FLOAT32) | EMBER_DTYPE_BIT(EMBER_FLOAT64) | \
+     EMBER_DTYPE_BIT(EMBER_UINT16) | EMBER_DTYPE_BIT(EMBER_UINT32) | EMBER_DTYPE_BIT(EMBER_UINT64))
+#define EMBER_DTYPES_NUMERIC \
+    (EMBER_DTYPE_BIT(EMBER_UINT8) | EMBER_DTYPE_BIT(EMBER_INT8) | EMBER_DTYPE_BIT(EMBER_INT16) | \
+     EMBER_DTYPE_BIT(EMBER_INT32) | EMBER_DTYPE_BIT(EMBER_INT64) | EMBER_DTYPE_BIT(EMBER_FLOAT16) | \
+     EMBER_DTYPE_BIT(EMBER_BFLOAT16) | EMBER_DTYPE_BIT(EMBER_FLOAT32) | \
+     EMBER_DTYPE_BIT(EMBER_FLOAT64) | EMBER_DTYPE_BIT(EMBER_UINT16) | \
+     EMBER_DTYPE_BIT(EMBER_UINT32) | EMBER_DTYPE_BIT(EMBER_UINT64))
+#define EMBER_DTYPES_FLOAT \
+    (EMBER_DTYPE_BIT(EMBER_FLOAT16) | EMBER_DTYPE_BIT(EMBER_BFLOAT16) | \
+     EMBER_DTYPE_BIT(EMBER_FLOAT32) | EMBER_DTYPE_BIT(EMBER_FLOAT64))
+#define EMBER_DTYPES_INT \
+    (EMBER_DTYPE_BIT(EMBER_UINT8) | EMBER_DTYPE_BIT(EMBER_INT8) | EMBER_DTYPE_BIT(EMBER_INT16) | \
+     EMBER_DTYPE_BIT(EMBER_INT32) | EMBER_DTYPE_BIT(EMBER_INT64) | EMBER_DTYPE_BIT(EMBER_UINT16) | \
+     EMBER_DTYPE_BIT(EMBER_UINT32) | EMBER_DTYPE_BIT(EMBER_UINT64))
+#define EMBER_DTYPES_INT_BOOL \
+    (EMBER_DTYPE_BIT(EMBER_BOOL) | EMBER_DTYPE_BIT(EMBER_UINT8) | EMBER_DTYPE_BIT(EMBER_INT8) | \
+     EMBER_DTYPE_BIT(EMBER_INT16) | EMBER_DTYPE_BIT(EMBER_INT32) | EMBER_DTYPE_BIT(EMBER_INT64) | \
+     EMBER_DTYPE_BIT(EMBER_UINT16) | EMBER_DTYPE_BIT(EMBER_UINT32) | EMBER_DTYPE_BIT(EMBER_UINT64))
+
+static const char *const ember_unary_names[EMBER_UNARY_COUNT] = {
+    "neg", "exp", "relu", "abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal",
+    "square", "floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf",
+    "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan", "erfinv",
+    "lgamma", "digamma", "gelu"
+};
+static const uint32_t ember_unary_dtypes[EMBER_UNARY_COUNT] = {
+    EMBER_DTYPES_NUMERIC, EMBER_DTYPES_FLOAT, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_NUMERIC,
+    EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_INT_BOOL, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT
+};
+
+static const char *const ember_binary_names[EMBER_BINARY_COUNT] = {
+    "add", "sub", "mul", "div", "maximum", "minimum", "pow", "eq", "ne", "lt", "le", "gt", "ge",
+    "logical_and", "logical_or", "logical_xor", "atan2", "fmod", "remainder", "floor_divide",
+    "fmax", "fmin", "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right",
+    "gelu_backward"
+};
+static const uint32_t ember_binary_dtypes[EMBER_BINARY_COUNT] = {
+    EMBER_DTYPES_ALL, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_ALL, EMBER_DTYPES_FLOAT, EMBER_DTYPES_ALL,
+    EMBER_DTYPES_ALL, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL,
+    EMBER_DTYPES_ALL, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL,
+    EMBER_DTYPES_ALL, EMBER_DTYPES_FLOAT, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC,
+    EMBER_DTYPES_NUMERIC, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL, EMBER_DTYPES_INT_BOOL,
+    EMBER_DTYPES_INT_BOOL, EMBER_DTYPES_INT_BOOL, EMBER_DTYPES_INT, EMBER_DTYPES_INT,
+    EMBER_DTYPES_FLOAT
+};
+
+static const char *const ember_reduce_names[EMBER_REDUCE_COUNT] = {
+    "sum", "mean", "prod", "max", "min", "argmax", "argmin"
+};
+static const uint32_t ember_reduce_dtypes[EMBER_REDUCE_COUNT] = {
+    EMBER_DTYPES_ALL, EMBER_DTYPES_FLOAT, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL,
+    EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC
+};
+
+static const char *const ember_scan_names[EMBER_SCAN_COUNT] = {
+    "cumsum", "cumprod", "cummax", "cummin"
+};
+static const uint32_t ember_scan_dtypes[EMBER_SCAN_COUNT] = {
+    EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_ALL, EMBER_DTYPES_ALL
+};
+
+#endif
