@@ -85,9 +85,16 @@ def _cat_forward(dim, *tensors, out=None):
         result = <TensorBase>out
         if list(result.shape) != shape:
             raise RuntimeError(f"cat(): out has shape {list(result.shape)}, expected {shape}")
+    # a fresh result overlaps no input and has no views: its pieces are plain copies (no
+    # overlap or version checks) unless a mode (fake tensors, a dispatch mode) takes copy_
+    cdef bint fresh = out is None and not (
+        (op_copy._kernel_mask >> op_copy.resolve(effective_keys(result._keys))) & 1)
     cdef int64_t start = 0
     for t in parts:
-        copy_into(narrow_c(result, d, start, t._sizes[d]), t, "cat")
+        if fresh:
+            run_copy(narrow_c(result, d, start, t._sizes[d]), t)
+        else:
+            copy_into(narrow_c(result, d, start, t._sizes[d]), t, "cat")
         start += t._sizes[d]
     return result
 

@@ -137,6 +137,7 @@ cdef object unary_function(Op op)
 cdef Op op_log_softmax
 cdef object softmax_forward(Op op, object input, object dim, object dtype_arg)
 # _copy.pxi
+cdef Op op_copy
 cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1
 cdef int run_copy(TensorBase dst, TensorBase src) except -1
 # _indexing.pxi

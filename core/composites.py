@@ -388,7 +388,8 @@ def cat(tensors, dim=0, *, out=None, axis=None):
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
-        _tensor_arg(t, "cat", f"tensors[{i}]")
+        if not isinstance(t, TensorBase):          # the message only when it is needed
+            _tensor_arg(t, "cat", f"tensors[{i}]")
     return _T._cat(tensors, dim, out)
 
 
