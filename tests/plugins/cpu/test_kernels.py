@@ -229,6 +229,24 @@ def test_copy_large_parallel(rng, threads):
         np.testing.assert_array_equal(out2, base.T)
 
 
+@pytest.mark.parametrize("name", ["uint8", "int16", "float32", "float64"])      # 1-8 bytes
+def test_copy_transposes_by_tiles(name, rng, threads):
+    """out's last two dims are the source's swapped: the tiled path, over sizes that are
+    not whole tiles or column blocks, with outer dims and a strided outer layout."""
+    for shape, perm in [((37, 300), (1, 0)), ((3, 17, 530), (0, 2, 1)),
+                        ((5, 40, 33), (2, 0, 1)), ((2, 3, 70, 16), (1, 0, 3, 2))]:
+        base = make(name, shape, rng)
+        src = base.transpose(perm)
+        for n in (1, 2):
+            threads(n)
+            out = np.zeros(src.shape, storage(name))
+            K._test_copy(out, src, CODE[name], CODE[name])
+            np.testing.assert_array_equal(out, src)
+            wide = np.zeros(src.shape[:-1] + (src.shape[-1] + 3,), storage(name))
+            K._test_copy(wide[..., 1:-2], src, CODE[name], CODE[name])   # out with a row pitch
+            np.testing.assert_array_equal(wide[..., 1:-2], src)
+
+
 @pytest.mark.parametrize("name", DTYPES)
 def test_fill(name):
     value = to_dtype(np.array([3.0]), name)
