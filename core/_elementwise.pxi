@@ -1,21 +1,22 @@
 # Elementwise ops: broadcasting, type promotion, Python scalars on either side, out=,
 # in-place; all run the backend's `unary`/`binary` primitive.
 
-cdef Op table_op(object d, int family):
+cdef Op table_op(object d, int family, object rule):
     """The Op of a row of the op table (core/optable.py): its name, or the core's own
-    (`d.op`), its schema, family and ABI code."""
+    (`d.op`), its schema (by default "name(Tensor self[, Tensor other]) -> Tensor"), family,
+    ABI code and shape rule."""
     name = d.op or d.name
     schema = d.schema or (f"{name}(Tensor self) -> Tensor" if family == FAMILY_UNARY
                           else f"{name}(Tensor self, Tensor other) -> Tensor")
-    return Op(name, schema, family, d.code, _rules.elementwise)
+    return Op(name, schema, family, d.code, rule)
 
 
 # every unary and binary op code is an Op on the shared paths below; the ones the core calls
 # directly are held as C globals
 for _d in _optable.UNARY.ops:
-    table_op(_d, FAMILY_UNARY)
+    table_op(_d, FAMILY_UNARY, _rules.elementwise)
 for _d in _optable.BINARY.ops:
-    table_op(_d, FAMILY_BINARY)
+    table_op(_d, FAMILY_BINARY, _rules.elementwise)
 cdef Op op_add = get_op("add")
 cdef Op op_sub = get_op("sub")
 cdef Op op_mul = get_op("mul")

@@ -1,23 +1,15 @@
 # Reductions over dims (sum, mean, prod, amax, amin): the kept dims lead, the reduced dims trail, and the
 # backend's `reduce` primitive folds the trailing ones.
 
-cdef Op op_sum = Op("sum", "sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
-                    "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_SUM,
-                    _rules.reduction)
-cdef Op op_prod = Op("prod", "prod(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
-                     "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_PROD,
-                     _rules.reduction)
-cdef Op op_amax = Op("amax", "amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-                     FAMILY_REDUCE, EMBER_REDUCE_MAX, _rules.reduction)
-cdef Op op_amin = Op("amin", "amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor",
-                     FAMILY_REDUCE, EMBER_REDUCE_MIN, _rules.reduction)
-cdef Op op_argmax = Op("argmax", "argmax(Tensor self, int? dim=None, bool keepdim=False) -> "
-                       "Tensor", FAMILY_REDUCE, EMBER_REDUCE_ARGMAX, _rules.reduction)
-cdef Op op_argmin = Op("argmin", "argmin(Tensor self, int? dim=None, bool keepdim=False) -> "
-                       "Tensor", FAMILY_REDUCE, EMBER_REDUCE_ARGMIN, _rules.reduction)
-cdef Op op_mean = Op("mean", "mean(Tensor self, int[1]? dim=None, bool keepdim=False, *, "
-                     "ScalarType? dtype=None) -> Tensor", FAMILY_REDUCE, EMBER_REDUCE_MEAN,
-                     _rules.reduction)
+for _d in _optable.REDUCE.ops:                  # the op table's rows (core/optable.py)
+    table_op(_d, FAMILY_REDUCE, _rules.reduction)
+cdef Op op_sum = get_op("sum")
+cdef Op op_prod = get_op("prod")
+cdef Op op_amax = get_op("amax")
+cdef Op op_amin = get_op("amin")
+cdef Op op_argmax = get_op("argmax")
+cdef Op op_argmin = get_op("argmin")
+cdef Op op_mean = get_op("mean")
 
 
 cdef int reduce_mask(TensorBase a, object dim, bint* mask, str op) except -1:
@@ -205,14 +197,12 @@ cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):
 
 # --- scans: the scanned dim is moved last (a view), the backend's `scan` runs along it -------
 
-cdef Op op_cumsum = Op("cumsum", "cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> "
-                       "Tensor", FAMILY_SCAN, EMBER_SCAN_CUMSUM, _rules.elementwise)
-cdef Op op_cumprod = Op("cumprod", "cumprod(Tensor self, int dim, *, ScalarType? dtype=None) "
-                        "-> Tensor", FAMILY_SCAN, EMBER_SCAN_CUMPROD, _rules.elementwise)
-cdef Op op_cummax = Op("cummax", "cummax(Tensor self, int dim) -> (Tensor values, Tensor "
-                       "indices)", FAMILY_SCAN, EMBER_SCAN_CUMMAX, _rules.elementwise)
-cdef Op op_cummin = Op("cummin", "cummin(Tensor self, int dim) -> (Tensor values, Tensor "
-                       "indices)", FAMILY_SCAN, EMBER_SCAN_CUMMIN, _rules.elementwise)
+for _d in _optable.SCAN.ops:
+    table_op(_d, FAMILY_SCAN, _rules.elementwise)
+cdef Op op_cumsum = get_op("cumsum")
+cdef Op op_cumprod = get_op("cumprod")
+cdef Op op_cummax = get_op("cummax")
+cdef Op op_cummin = get_op("cummin")
 
 
 cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):

@@ -191,28 +191,36 @@ BINARY = Family("binary", "elementwise binary op codes: out = f(a, b)", (
             "(ABI 6)"),
 ))
 
+_REDUCE_SCHEMA = ("{}(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? "
+                  "dtype=None) -> Tensor")
+_EXTREME_SCHEMA = "{}(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor"
+_ARG_SCHEMA = "{}(Tensor self, int? dim=None, bool keepdim=False) -> Tensor"
+_SCAN_SCHEMA = "{}(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"
+_CUMEXT_SCHEMA = "{}(Tensor self, int dim) -> (Tensor values, Tensor indices)"
+
 REDUCE = Family("reduce", "reductions over the trailing `nreduce` dims of `a`; out has "
                 "a->ndim - nreduce dims", (
-    _r("sum", 0, "all"),
-    _r("mean", 1, note="floating dtypes only; empty reduction gives NaN"),
-    _r("prod", 2, "all", domain="prod"),
-    _r("max", 3, "all"),
-    _r("min", 4, "all"),
-    _r("argmax", 5, "numeric", domain="small",
+    _r("sum", 0, "all", schema=_REDUCE_SCHEMA.format("sum")),
+    _r("mean", 1, note="floating dtypes only; empty reduction gives NaN",
+       schema=_REDUCE_SCHEMA.format("mean")),
+    _r("prod", 2, "all", domain="prod", schema=_REDUCE_SCHEMA.format("prod")),
+    _r("max", 3, "all", op="amax", schema=_EXTREME_SCHEMA.format("amax")),
+    _r("min", 4, "all", op="amin", schema=_EXTREME_SCHEMA.format("amin")),
+    _r("argmax", 5, "numeric", domain="small", schema=_ARG_SCHEMA.format("argmax"),
        note="`out` is int64: the position of the first maximum/minimum within the reduced "
             "dims (row-major over them); a NaN counts as the extreme (PyTorch); empty: the "
             "core errors"),
-    _r("argmin", 6, "numeric", domain="small"),
+    _r("argmin", 6, "numeric", domain="small", schema=_ARG_SCHEMA.format("argmin")),
 ))
 
 SCAN = Family("scan", "scans along the LAST dim of `a` (the core moves the scanned dim there); "
               "out has a's shape and dtype; CUMMAX/CUMMIN also write the position of the "
               "running extreme into `indices` (int64, a's shape; NULL for the other ops); a "
               "NaN becomes and stays the extreme", (
-    _r("cumsum", 0, "numeric"),
-    _r("cumprod", 1, "numeric", domain="prod"),
-    _r("cummax", 2, "all", domain="small"),
-    _r("cummin", 3, "all", domain="small"),
+    _r("cumsum", 0, "numeric", schema=_SCAN_SCHEMA.format("cumsum")),
+    _r("cumprod", 1, "numeric", domain="prod", schema=_SCAN_SCHEMA.format("cumprod")),
+    _r("cummax", 2, "all", domain="small", schema=_CUMEXT_SCHEMA.format("cummax")),
+    _r("cummin", 3, "all", domain="small", schema=_CUMEXT_SCHEMA.format("cummin")),
 ))
 
 FAMILIES = (UNARY, BINARY, REDUCE, SCAN)

@@ -15,6 +15,7 @@ from ember.testing.conformance._data import (
     check,
     read,
     seeded,
+    suite_dtypes,
     to_device,
     tolerance,
     values,
@@ -51,12 +52,6 @@ UNARY_REF = {
 _CALL = {"gelu": F.gelu}
 
 
-def _suite_dtypes(d):
-    """The dtypes of an op-table row that the suite covers (not the unsigned dtypes of
-    limited support)."""
-    return tuple(t for t in DTYPES if t in d.dtype_names)
-
-
 def _unary_case(op, fn, ref, domain, scale):
     def run(device, dtype, layout):
         host = values(seeded("unary", op, dtype, layout), base_shape(layout), dtype, domain)
@@ -69,7 +64,7 @@ def _unary_case(op, fn, ref, domain, scale):
 
 
 for _d in optable.UNARY.ops:
-    case("unary", _d.name, _suite_dtypes(_d), LAYOUTS)(_unary_case(
+    case("unary", _d.name, suite_dtypes(_d), LAYOUTS)(_unary_case(
         _d.name, _CALL.get(_d.name) or getattr(ember, _d.name), UNARY_REF[_d.name], _d.domain,
         _d.tol))
 
@@ -213,7 +208,7 @@ for _d in optable.BINARY.ops:
     _variants = BINARY_LAYOUTS
     if _op.startswith("shift"):
         _run, _variants = _shift_edge_case(_op, _fn, _run), BINARY_LAYOUTS + SHIFT_EDGES
-    case("binary", _op, _suite_dtypes(_d), _variants, skip=_binary_skip(_d.scalar_other))(_run)
+    case("binary", _op, suite_dtypes(_d), _variants, skip=_binary_skip(_d.scalar_other))(_run)
 
 
 @case("binary", "gelu_backward", FLOATS, ("contiguous", "strided", "empty", "scalar"))

@@ -2,6 +2,7 @@
 import numpy as np
 
 import ember
+from ember.core import optable
 from ember.testing.conformance._case import case
 from ember.testing.conformance._data import (
     DTYPES,
@@ -11,6 +12,7 @@ from ember.testing.conformance._data import (
     check,
     read,
     seeded,
+    suite_dtypes,
     to_device,
     tolerance,
     values,
@@ -41,22 +43,23 @@ def _np_argext(f):
     return ref
 
 
-# op: (ember call(x, dim), NumPy reference(x, dim), dtypes, result dtype, domain)
+# op: (ember call(x, dim), NumPy reference(x, dim), result dtype); dtypes and input domain
+# come from the op table (core/optable.py)
 REDUCE = {
     "sum": (lambda x, d: x.sum() if d is None else x.sum(d),
-            lambda x, d: np.sum(x, axis=d), DTYPES, _acc, "any"),
-    "mean": (lambda x, d: x.mean() if d is None else x.mean(d), lambda x, d: _np_mean(x, d),
-             FLOATS, lambda d: d, "any"),
+            lambda x, d: np.sum(x, axis=d), _acc),
+    "mean": (lambda x, d: x.mean() if d is None else x.mean(d),
+             lambda x, d: _np_mean(x, d), lambda d: d),
     "prod": (lambda x, d: x.prod() if d is None else x.prod(d),
-             lambda x, d: np.prod(x, axis=d), DTYPES, _acc, "prod"),
+             lambda x, d: np.prod(x, axis=d), _acc),
     "max": (lambda x, d: ember.amax(x) if d is None else ember.amax(x, d),
-            lambda x, d: np.max(x, axis=d), DTYPES, lambda d: d, "any"),
+            lambda x, d: np.max(x, axis=d), lambda d: d),
     "min": (lambda x, d: ember.amin(x) if d is None else ember.amin(x, d),
-            lambda x, d: np.min(x, axis=d), DTYPES, lambda d: d, "any"),
-    "argmax": (lambda x, d: ember.argmax(x, d), _np_argext(np.argmax), NUMERIC,
-               lambda d: "int64", "small"),
-    "argmin": (lambda x, d: ember.argmin(x, d), _np_argext(np.argmin), NUMERIC,
-               lambda d: "int64", "small"),
+            lambda x, d: np.min(x, axis=d), lambda d: d),
+    "argmax": (lambda x, d: ember.argmax(x, d), _np_argext(np.argmax),
+               lambda d: "int64"),
+    "argmin": (lambda x, d: ember.argmin(x, d), _np_argext(np.argmin),
+               lambda d: "int64"),
 }
 
 
@@ -83,9 +86,11 @@ def _reduce_case(op, fn, ref, out_dtype, domain):
     return run
 
 
-for _op, (_fn, _ref, _dts, _out, _dom) in REDUCE.items():
-    case("reduce", _op, _dts, ("contiguous", "strided", "broadcast", "empty", "scalar",
-                               "full"))(_reduce_case(_op, _fn, _ref, _out, _dom))
+for _d in optable.REDUCE.ops:
+    _fn, _ref, _out = REDUCE[_d.name]
+    case("reduce", _d.name, suite_dtypes(_d), ("contiguous", "strided", "broadcast", "empty",
+                                               "scalar", "full"))(
+        _reduce_case(_d.name, _fn, _ref, _out, _d.domain))
 
 
 # --- scan --------------------------------------------------------------------------------
@@ -105,11 +110,12 @@ def _cumext(x, dim, better):
     return np.moveaxis(vals, -1, dim), np.moveaxis(idx, -1, dim)
 
 
+# op: (ember call, NumPy reference); dtypes and input domain come from the op table
 SCAN = {
-    "cumsum": (ember.cumsum, np.cumsum, NUMERIC, "any"),
-    "cumprod": (ember.cumprod, np.cumprod, NUMERIC, "prod"),
-    "cummax": (ember.cummax, lambda x, d: _cumext(x, d, lambda v, b: v >= b), DTYPES, "small"),
-    "cummin": (ember.cummin, lambda x, d: _cumext(x, d, lambda v, b: v <= b), DTYPES, "small"),
+    "cumsum": (ember.cumsum, np.cumsum),
+    "cumprod": (ember.cumprod, np.cumprod),
+    "cummax": (ember.cummax, lambda x, d: _cumext(x, d, lambda v, b: v >= b)),
+    "cummin": (ember.cummin, lambda x, d: _cumext(x, d, lambda v, b: v <= b)),
 }
 _SCAN_DIM = {"contiguous": 1, "strided": 0, "broadcast": 0, "empty": 1, "scalar": 0}
 
@@ -141,9 +147,10 @@ def _scan_case(op, fn, ref, domain):
     return run
 
 
-for _op, (_fn, _ref, _dts, _dom) in SCAN.items():
-    case("scan", _op, _dts, ("contiguous", "strided", "broadcast", "empty", "scalar"))(
-        _scan_case(_op, _fn, _ref, _dom))
+for _d in optable.SCAN.ops:
+    case("scan", _d.name, suite_dtypes(_d), ("contiguous", "strided", "broadcast", "empty",
+                                             "scalar"))(
+        _scan_case(_d.name, *SCAN[_d.name], _d.domain))
 
 
 # --- index -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 import ember
 
 __all__ = ["DTYPES", "FLOATS", "INTS", "NUMERIC", "INTS_BOOL", "LAYOUTS", "edtype", "round_to",
+           "suite_dtypes",
            "values", "seeded", "to_device", "read", "view", "check", "tolerance", "np_dtype"]
 
 DTYPES = ("bool", "uint8", "int8", "int16", "int32", "int64",
@@ -16,6 +17,12 @@ FLOATS = DTYPES[6:]
 INTS = DTYPES[1:6]
 NUMERIC = DTYPES[1:]
 INTS_BOOL = DTYPES[:6]
+
+
+def suite_dtypes(row):
+    """The dtypes of an op-table row (core/optable.py) that the suite covers: the kernel's,
+    less the unsigned dtypes of limited support."""
+    return tuple(t for t in DTYPES if t in row.dtype_names)
 
 # operand layouts: contiguous, strided (transposed and sliced with a step), broadcast
 # (stride 0), zero-size and 0-d; each is a base shape and a view of it
