@@ -49,6 +49,16 @@ from ember_cpu._strided cimport (
     set_error, error_dtype,
 )
 
+cdef extern from "_binary_math.h":
+    void ember_add_f32(float *o, const float *a, const float *b, int64_t n) noexcept nogil
+    void ember_sub_f32(float *o, const float *a, const float *b, int64_t n) noexcept nogil
+    void ember_mul_f32(float *o, const float *a, const float *b, int64_t n) noexcept nogil
+    void ember_div_f32(float *o, const float *a, const float *b, int64_t n) noexcept nogil
+    void ember_add_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
+    void ember_sub_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
+    void ember_mul_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
+    void ember_div_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
+
 cdef extern from "_unary_math.h":
     void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_erf_f32(float *o, const float *a, int64_t n) noexcept nogil
@@ -240,7 +250,14 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
 
 cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) noexcept nogil:
     cdef int64_t i
-    if op == EMBER_BINARY_ADD:
+    # float arithmetic: vector blocks built per instruction set (_binary_math.h)
+    if ct_t is float and EMBER_BINARY_ADD <= op <= EMBER_BINARY_DIV:
+        (ember_add_f32 if op == EMBER_BINARY_ADD else ember_sub_f32 if op == EMBER_BINARY_SUB
+         else ember_mul_f32 if op == EMBER_BINARY_MUL else ember_div_f32)(o, a, b, n)
+    elif ct_t is double and EMBER_BINARY_ADD <= op <= EMBER_BINARY_DIV:
+        (ember_add_f64 if op == EMBER_BINARY_ADD else ember_sub_f64 if op == EMBER_BINARY_SUB
+         else ember_mul_f64 if op == EMBER_BINARY_MUL else ember_div_f64)(o, a, b, n)
+    elif op == EMBER_BINARY_ADD:
         for i in range(n):
             o[i] = _add(a[i], b[i])
     elif op == EMBER_BINARY_SUB:
