@@ -24,6 +24,22 @@ EMBER_ROW_CLONES static void ember_##NAME##_##S(T *o, const T *a, const T *b, in
     for (; i < n; i++) o[i] = a[i] OP b[i];                                                \
 }
 
+/* the same with one operand a broadcast number: o = a OP s, or o = s OP a (`rev`) */
+#define EMBER_EW_ARITH_SCALAR(T, S, NAME, OP)                                              \
+EMBER_ROW_CLONES static void ember_##NAME##_scalar_##S(T *o, const T *a, T s, int rev,     \
+                                                       int64_t n) {                        \
+    typedef T vec __attribute__((vector_size(64)));                                        \
+    enum { W = 64 / sizeof(T) };                                                           \
+    int64_t i = 0;                                                                         \
+    for (; i + W <= n; i += W) {                                                           \
+        vec x;                                                                             \
+        memcpy(&x, a + i, sizeof x);                                                       \
+        x = rev ? s OP x : x OP s;                                                         \
+        memcpy(o + i, &x, sizeof x);                                                       \
+    }                                                                                      \
+    for (; i < n; i++) o[i] = rev ? s OP a[i] : a[i] OP s;                                 \
+}
+
 EMBER_EW_ARITH(float, f32, add, +)
 EMBER_EW_ARITH(float, f32, sub, -)
 EMBER_EW_ARITH(float, f32, mul, *)
@@ -32,5 +48,13 @@ EMBER_EW_ARITH(double, f64, add, +)
 EMBER_EW_ARITH(double, f64, sub, -)
 EMBER_EW_ARITH(double, f64, mul, *)
 EMBER_EW_ARITH(double, f64, div, /)
+EMBER_EW_ARITH_SCALAR(float, f32, add, +)
+EMBER_EW_ARITH_SCALAR(float, f32, sub, -)
+EMBER_EW_ARITH_SCALAR(float, f32, mul, *)
+EMBER_EW_ARITH_SCALAR(float, f32, div, /)
+EMBER_EW_ARITH_SCALAR(double, f64, add, +)
+EMBER_EW_ARITH_SCALAR(double, f64, sub, -)
+EMBER_EW_ARITH_SCALAR(double, f64, mul, *)
+EMBER_EW_ARITH_SCALAR(double, f64, div, /)
 
 #endif

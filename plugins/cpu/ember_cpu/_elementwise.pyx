@@ -58,6 +58,18 @@ cdef extern from "_binary_math.h":
     void ember_sub_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
     void ember_mul_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
     void ember_div_f64(double *o, const double *a, const double *b, int64_t n) noexcept nogil
+    void ember_add_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
+    void ember_sub_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
+    void ember_mul_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
+    void ember_div_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
+    void ember_add_scalar_f64(double *o, const double *a, double s, int rev,
+                              int64_t n) noexcept nogil
+    void ember_sub_scalar_f64(double *o, const double *a, double s, int rev,
+                              int64_t n) noexcept nogil
+    void ember_mul_scalar_f64(double *o, const double *a, double s, int rev,
+                              int64_t n) noexcept nogil
+    void ember_div_scalar_f64(double *o, const double *a, double s, int rev,
+                              int64_t n) noexcept nogil
 
 cdef extern from "_unary_math.h":
     void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
@@ -386,6 +398,34 @@ cdef int run_block(const EwCall *e, void *o, const void *a, const void *b,
     return binary_loop(e.op, <int64_t *>o, <const int64_t *>a, <const int64_t *>b, n)
 
 
+# float arithmetic with one operand a broadcast number (x * 0.5, grad.mul_(coef)): one pass in
+# vector blocks, the number read once (a staged row would copy it into a buffer first)
+cdef bint scalar_arith(const EwCall *e, char **ptrs, const int64_t *strides,
+                       int64_t n) noexcept nogil:
+    if e.nin != 2 or not (EMBER_BINARY_ADD <= e.op <= EMBER_BINARY_DIV) or not e.out_native \
+            or strides[0] != 1 or (e.ct != CT_F32 and e.ct != CT_F64):
+        return False
+    cdef int rev
+    if strides[1] == 1 and strides[2] == 0:
+        rev = 0
+    elif strides[1] == 0 and strides[2] == 1:
+        rev = 1
+    else:
+        return False
+    cdef char *a = ptrs[2 if rev else 1]
+    cdef char *s = ptrs[1 if rev else 2]
+    if e.ct == CT_F32:
+        (ember_add_scalar_f32 if e.op == EMBER_BINARY_ADD else ember_sub_scalar_f32
+         if e.op == EMBER_BINARY_SUB else ember_mul_scalar_f32 if e.op == EMBER_BINARY_MUL
+         else ember_div_scalar_f32)(<float *>ptrs[0], <const float *>a, (<float *>s)[0], rev, n)
+    else:
+        (ember_add_scalar_f64 if e.op == EMBER_BINARY_ADD else ember_sub_scalar_f64
+         if e.op == EMBER_BINARY_SUB else ember_mul_scalar_f64 if e.op == EMBER_BINARY_MUL
+         else ember_div_scalar_f64)(<double *>ptrs[0], <const double *>a, (<double *>s)[0], rev,
+                                    n)
+    return True
+
+
 # -- one row of the iteration ---------------------------------------------------------------
 
 cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
@@ -397,6 +437,8 @@ cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
     cdef bint all_direct = True
     cdef int k, status
     cdef int64_t i = 0, m, step = BUF_LEN
+    if scalar_arith(e, ptrs, strides, n):
+        return EMBER_OK
     for k in range(e.nin + 1):
         direct[k] = (e.out_native if k == 0 else e.native) and strides[k] == 1
         all_direct = all_direct and direct[k]

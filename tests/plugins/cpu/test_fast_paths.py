@@ -130,3 +130,22 @@ def test_float_arithmetic_in_vector_blocks(dtype, n, op):
     ea, eb = ember.tensor(a), ember.tensor(b)
     fn(ea, eb, out=eb)
     np.testing.assert_array_equal(eb.numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [15, 17, 4099])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_float_arithmetic_with_a_number(dtype, n, op):
+    """One operand a broadcast number (a Python number on either side, a 0-d tensor, in
+    place): IEEE results, as NumPy's with the number in the tensor's dtype (PyTorch divides
+    by a number as a multiplication by its reciprocal, 1 ulp off)."""
+    a = np.random.default_rng(n).standard_normal(n).astype(dtype)
+    k = np.asarray(0.7, dtype)
+    py = {"add": lambda x, y: x + y, "sub": lambda x, y: x - y, "mul": lambda x, y: x * y,
+          "div": lambda x, y: x / y}[op]
+    ea = ember.tensor(a)
+    for got, want in [(py(ea, 0.7), py(a, k)), (py(0.7, ea), py(k, a)),
+                      (py(ea, ember.tensor(0.7, dtype=getattr(ember, dtype))), py(a, k))]:
+        np.testing.assert_array_equal(got.numpy(), want)
+    getattr(ea, op + "_")(0.7)
+    np.testing.assert_array_equal(ea.numpy(), py(a, k))
