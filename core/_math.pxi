@@ -2,7 +2,7 @@
 # maximum, minimum, pow, comparisons): Ops of the op table (core/optable.py, made in
 # _elementwise.pxi) on the shared unary/binary paths.  The table's simple rows become public
 # functions (`table_functions`), Tensor methods with in-place forms (`_math_methods`) and
-# derivatives (`derive_from_table`); the rest are written here.  Public names that would
+# derivatives (`compiled_formula`); the rest are written here.  Public names that would
 # shadow Python builtins inside this module (abs, pow) have a leading underscore and are
 # re-exported under their PyTorch names.
 
