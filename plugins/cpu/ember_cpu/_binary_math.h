@@ -40,21 +40,13 @@ EMBER_ROW_CLONES static void ember_##NAME##_scalar_##S(T *o, const T *a, T s, in
     for (; i < n; i++) o[i] = rev ? s OP a[i] : a[i] OP s;                                 \
 }
 
-EMBER_EW_ARITH(float, f32, add, +)
-EMBER_EW_ARITH(float, f32, sub, -)
-EMBER_EW_ARITH(float, f32, mul, *)
-EMBER_EW_ARITH(float, f32, div, /)
-EMBER_EW_ARITH(double, f64, add, +)
-EMBER_EW_ARITH(double, f64, sub, -)
-EMBER_EW_ARITH(double, f64, mul, *)
-EMBER_EW_ARITH(double, f64, div, /)
-EMBER_EW_ARITH_SCALAR(float, f32, add, +)
-EMBER_EW_ARITH_SCALAR(float, f32, sub, -)
-EMBER_EW_ARITH_SCALAR(float, f32, mul, *)
-EMBER_EW_ARITH_SCALAR(float, f32, div, /)
-EMBER_EW_ARITH_SCALAR(double, f64, add, +)
-EMBER_EW_ARITH_SCALAR(double, f64, sub, -)
-EMBER_EW_ARITH_SCALAR(double, f64, mul, *)
-EMBER_EW_ARITH_SCALAR(double, f64, div, /)
+/* each (type, suffix, op) once, for both forms */
+#define EMBER_EW_EACH(FORM)                                                                \
+    FORM(float, f32, add, +) FORM(float, f32, sub, -) FORM(float, f32, mul, *)             \
+    FORM(float, f32, div, /) FORM(double, f64, add, +) FORM(double, f64, sub, -)           \
+    FORM(double, f64, mul, *) FORM(double, f64, div, /)
+
+EMBER_EW_EACH(EMBER_EW_ARITH)
+EMBER_EW_EACH(EMBER_EW_ARITH_SCALAR)
 
 #endif
