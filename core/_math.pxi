@@ -198,12 +198,15 @@ def frac(input, *, out=None):
     return binary_op(op_sub, a, unary_op(op_trunc, a, None), 1, out)
 
 
+# made once: callers (the façade, aliases resolved at each call) share these objects
+cdef dict _TABLE_FUNCTIONS = {d.name: unary_function(get_op(d.name)) for d in SIMPLE_UNARY}
+_TABLE_FUNCTIONS.update({d.name: binary_function(get_op(d.name)) for d in SIMPLE_BINARY})
+
+
 def table_functions():
     """{name: public function} of the op table's simple rows (their aliases not included:
-    method_forms spells those)."""
-    out = {d.name: unary_function(get_op(d.name)) for d in SIMPLE_UNARY}
-    out.update({d.name: binary_function(get_op(d.name)) for d in SIMPLE_BINARY})
-    return out
+    method_forms spells those); one shared dict, not to be changed."""
+    return _TABLE_FUNCTIONS
 
 
 def _pow(input, exponent, *, out=None):

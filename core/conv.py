@@ -55,6 +55,17 @@ def _pad_right(x, extra):
     return x
 
 
+def _steps(stride, dilation, nd):
+    """``stride`` and ``dilation`` as ``nd`` values each, checked positive (PyTorch's
+    errors)."""
+    stride, dilation = _expand(stride, nd, "stride"), _expand(dilation, nd, "dilation")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    return stride, dilation
+
+
 def _check(x, weight, bias, groups, nd, name):
     if x.dim() not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -109,12 +120,7 @@ def _conv_args(input, weight, bias, stride, padding, dilation, groups, nd, name)
         _tensor_arg(bias, name, "bias")
     groups = int(groups)
     _check(x, weight, bias, groups, nd, name)
-    stride = _expand(stride, nd, "stride")
-    dilation = _expand(dilation, nd, "dilation")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
+    stride, dilation = _steps(stride, dilation, nd)
     extra = [0] * nd
     if isinstance(padding, str):
         if padding == "valid":

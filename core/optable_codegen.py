@@ -86,7 +86,7 @@ def tables_h():
            "/* a set of dtypes: bit (1 << dtype code) */\n"
            "#define EMBER_DTYPE_BIT(code) (UINT32_C(1) << (code))\n"]
     for name, dts in optable.DTYPE_SETS.items():
-        bits = " | ".join(f"EMBER_DTYPE_BIT(EMBER_{d.upper()})" for d in dts)
+        bits = [f"EMBER_DTYPE_BIT(EMBER_{d.upper()})" for d in dts]
         out.append(f"#define EMBER_DTYPES_{name.upper()} \\\n    ({_wrap_bits(bits)})\n")
     for fam in optable.FAMILIES:
         up = fam.name.upper()
@@ -101,9 +101,9 @@ def tables_h():
 
 
 def _wrap_bits(bits):
-    """A long `a | b | ...` over continued macro lines."""
-    lines = _packed(bits.split(" | "), "     ", sep=" |", end="").rstrip("\n").split("\n")
-    return " \\\n".join(ln.replace(",", "").rstrip() for ln in lines).strip()
+    """`bits[0] | bits[1] | ...` over continued macro lines."""
+    lines = _packed(bits, "     ", sep=" |", end="").rstrip("\n").split("\n")
+    return " \\\n".join(lines).strip()
 
 
 def _replace(text, begin, end, region, path):

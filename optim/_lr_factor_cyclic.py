@@ -5,7 +5,15 @@ import types
 
 import ember
 
-from .lr_scheduler import LRScheduler, _check_optimizer, _LambdasLR, _per_group, _set_group_value
+from .lr_scheduler import (
+    LRScheduler,
+    _check_optimizer,
+    _cycled_momenta,
+    _LambdasLR,
+    _per_group,
+    _set_group_value,
+    _set_momentum,
+)
 
 __all__ = ["ConstantLR", "CyclicLR", "MultiplicativeLR"]
 
@@ -77,17 +85,8 @@ class CyclicLR(LRScheduler):
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            ember._check_value("momentum" in optimizer.defaults or "betas" in optimizer.defaults,
-                               "optimizer must support momentum or beta1 with "
-                               "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for high, low, group in zip(self.max_momentums, self.base_momentums,
-                                            optimizer.param_groups):
-                    self._set_momentum(group, high)
-                    group["max_momentum"], group["base_momentum"] = high, low
+            self.use_beta1, self.base_momentums, self.max_momentums = _cycled_momenta(
+                optimizer, base_momentum, max_momentum, last_epoch)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs
 
@@ -109,12 +108,6 @@ class CyclicLR(LRScheduler):
             return 1 / (2.0 ** (x - 1))
         return self.gamma ** x
 
-    def _set_momentum(self, group, value):
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
-
     def get_lr(self):
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
@@ -126,7 +119,7 @@ class CyclicLR(LRScheduler):
         if self.cycle_momentum:
             for low, high, group in zip(self.base_momentums, self.max_momentums,
                                         self.optimizer.param_groups):
-                self._set_momentum(group, high - (high - low) * factor * scale)
+                _set_momentum(group, high - (high - low) * factor * scale, self.use_beta1)
         return lrs
 
     def state_dict(self):

@@ -373,6 +373,30 @@ def _per_group(name, optimizer, value):
     return [v.clone() if isinstance(v, ember.Tensor) else v for v in value]
 
 
+def _set_momentum(group, value, use_beta1):
+    """A group's momentum: betas[0] for Adam-like optimizers, else momentum."""
+    if use_beta1:
+        group["betas"] = (value, *group["betas"][1:])
+    else:
+        group["momentum"] = value
+
+
+def _cycled_momenta(optimizer, base_momentum, max_momentum, last_epoch):
+    """CyclicLR's and OneCycleLR's ``cycle_momentum`` set-up: (use_beta1, per-group base
+    momenta, per-group max momenta); a fresh schedule starts each group at its max."""
+    ember._check_value("momentum" in optimizer.defaults or "betas" in optimizer.defaults,
+                       "optimizer must support momentum or beta1 with `cycle_momentum` option "
+                       "enabled")
+    use_beta1 = "betas" in optimizer.defaults
+    lows = _per_group("base_momentum", optimizer, base_momentum)
+    highs = _per_group("max_momentum", optimizer, max_momentum)
+    if last_epoch == -1:
+        for hi, lo, group in zip(highs, lows, optimizer.param_groups):
+            _set_momentum(group, hi, use_beta1)
+            group["max_momentum"], group["base_momentum"] = hi, lo
+    return use_beta1, lows, highs
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): the lr rises from ``max_lr / div_factor`` to
     ``max_lr`` over ``pct_start`` of the steps and anneals to ``initial_lr /
@@ -426,24 +450,9 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            ember._check_value("momentum" in optimizer.defaults or "betas" in optimizer.defaults,
-                               "optimizer must support momentum or beta1 with "
-                               "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
-            highs = _per_group("max_momentum", optimizer, max_momentum)
-            lows = _per_group("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for hi, lo, group in zip(highs, lows, optimizer.param_groups):
-                    self._set_momentum(group, hi)
-                    group["max_momentum"] = hi
-                    group["base_momentum"] = lo
+            self.use_beta1 = _cycled_momenta(optimizer, base_momentum, max_momentum,
+                                             last_epoch)[0]
         super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, group, value):
-        if self.use_beta1:
-            group["betas"] = (value, *group["betas"][1:])
-        else:
-            group["momentum"] = value
 
     def _anneal(self, start, end, pct):
         if self._anneal_func_type == "cos":
@@ -463,7 +472,8 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lrs.append(self._anneal(group[lr0], group[lr1], pct))
                     if self.cycle_momentum:
-                        self._set_momentum(group, self._anneal(group[m0], group[m1], pct))
+                        _set_momentum(group, self._anneal(group[m0], group[m1], pct),
+                                      self.use_beta1)
                     break
                 start = end
         return lrs

@@ -12,7 +12,7 @@ between its elements, padded by dilation * (kernel - 1) - padding (cropped where
 plus output_padding on the right), correlated with the kernel flipped and its in/out channels
 swapped within each group.  Autograd goes through the convolutions."""
 from ember.core._errors import _tensor_arg
-from ember.core.conv import _check, _conv_args, _expand, conv1d, conv2d
+from ember.core.conv import _check, _conv_args, _expand, _steps, conv1d, conv2d
 from ember.nn._functional.padding import pad as _pad
 
 import ember
@@ -96,14 +96,9 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
         raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
     groups = int(groups)
     _check(x, weight, bias, groups, nd, name)
-    stride = _expand(stride, nd, "stride")
+    stride, dilation = _steps(stride, dilation, nd)
     padding = _expand(padding, nd, "padding")
     output_padding = _expand(output_padding, nd, "output_padding")
-    dilation = _expand(dilation, nd, "dilation")
-    if any(s <= 0 for s in stride):
-        raise RuntimeError("non-positive stride is not supported")
-    if any(d <= 0 for d in dilation):
-        raise RuntimeError("non-positive dilation is not supported")
     if any(p < 0 for p in padding):
         raise RuntimeError("negative padding is not supported")
     if any(p < 0 for p in output_padding):

@@ -47,8 +47,8 @@ _DOMAIN = {"any": (-2.0, 2.0), "small": (-1.0, 1.0), "positive": (0.2, 3.0),
 def _inputs(fam, d, rng, shape):
     """One array per input of the op, drawn from the row's domain."""
     domains = (d.domain,) * 2 if isinstance(d.domain, str) else d.domain
-    return [rng.uniform(*_DOMAIN[dom], size=shape) for dom in domains[:1 if fam == "unary"
-                                                                       else 2]]
+    count = 1 if fam == "unary" else 2
+    return [rng.uniform(*_DOMAIN[dom], size=shape) for dom in domains[:count]]
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "strided", "empty"])

@@ -78,6 +78,23 @@ def compare_functional():
     return _compare_functional
 
 
+def _same_functional_error(oracle, name, args, kw):
+    """``F.<name>(*args, **kw)`` raises in ember what it raises in torch: type and message
+    (ember tensors in ``args`` become torch ones for torch's call)."""
+    import torch
+    targs = [oracle.to_torch(a) if isinstance(a, ember.Tensor) else a for a in args]
+    with pytest.raises(Exception) as t_err:
+        getattr(torch.nn.functional, name)(*targs, **kw)
+    with pytest.raises(t_err.type) as e_err:
+        getattr(ember.nn.functional, name)(*args, **kw)
+    assert str(e_err.value) == str(t_err.value)
+
+
+@pytest.fixture(scope="session")
+def same_functional_error():
+    return _same_functional_error
+
+
 @pytest.fixture(scope="session")
 def bridge():
     return types.SimpleNamespace(to_torch=to_torch, from_torch=from_torch,

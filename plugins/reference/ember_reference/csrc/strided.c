@@ -36,7 +36,8 @@ int ref_fail(ember_ctx *ctx, int code, const char *fmt, ...) {
 /* With EMBER_REFERENCE_DEFER_ERRORS=1 the device reports data errors as an asynchronous
  * one may (abi.h): the kernel stops and succeeds, and the first error waits for the next
  * synchronising call (to_host, ember.reference.synchronize), so that path of the core and
- * of the conformance suite runs without a GPU.  One slot: kernels run one at a time. */
+ * of the conformance suite runs without a GPU.  One slot per process, for this test mode:
+ * kernels that several threads run at once may each find it taken or overwrite it. */
 static int defer_errors = -1;
 static int deferred_code;
 static char deferred_msg[EMBER_ERROR_LEN];
