@@ -7,7 +7,8 @@
 # * "inner" layout (the reduced elements are the fast-moving ones): the reduced elements,
 #   in row-major order, are cut into blocks of BLOCK; a block is cut into leaves of LEAF
 #   summed with 8 interleaved accumulators (vectorizes without -ffast-math); leaves and
-#   then blocks are combined pairwise by a binary-counter cascade.  Few outputs over many
+#   then blocks are combined pairwise by a binary-counter cascade.  A float sum's block is
+#   one leaf of 64-byte vector accumulators built per instruction set (_sum_block.h).  Few outputs over many
 #   elements: threads share the blocks of one output; many outputs: threads share outputs.
 # * "outer" layout (the kept dim is the contiguous one, e.g. sum(dim=0) of a row-major
 #   matrix): rows are accumulated into a tile of kept elements, vectorized over the
@@ -39,6 +40,10 @@ cdef extern from *:
                                                     "argmax", "argmin"};
     """
     const char *ember_reduce_names[]
+
+cdef extern from "_sum_block.h":
+    float ember_sum_block_f32(const float *x, int64_t n) noexcept nogil
+    double ember_sum_block_f64(const double *x, int64_t n) noexcept nogil
 
 cdef enum:
     LEAF = 128          # elements per leaf (8 accumulators x 16)
@@ -157,8 +162,13 @@ cdef inline ct_t _block(int op, const ct_t *x, int64_t n) noexcept nogil:
 
 
 # 1 <= n <= BLOCK contiguous elements; each branch inlines _block with a constant op, so
-# every op gets its own vectorized leaf loop
+# every op gets its own vectorized leaf loop; a float sum runs a leaf built per instruction set
 cdef ct_t block_reduce(int op, const ct_t *x, int64_t n) noexcept nogil:
+    if op == EMBER_REDUCE_SUM or op == EMBER_REDUCE_MEAN:
+        if ct_t is float:
+            return ember_sum_block_f32(x, n)
+        elif ct_t is double:
+            return ember_sum_block_f64(x, n)
     if op == EMBER_REDUCE_PROD:
         return _block(EMBER_REDUCE_PROD, x, n)
     if op == EMBER_REDUCE_MAX:

@@ -989,6 +989,35 @@ def test_sum_accuracy_10m_float32(rng, threads):
     np.testing.assert_allclose(out8, cols.astype(np.float64).sum(0), rtol=1e-6)
 
 
+def _block_sum_in_order(x):
+    """_sum_block.h's order, one IEEE add at a time: four vectors of accumulators, (a0 + a1)
+    + (a2 + a3), a halving tree over the lanes, then the tail in order."""
+    w = 64 // x.itemsize
+    nb = len(x) - len(x) % (4 * w)
+    acc = np.zeros((4, w), x.dtype)
+    for i in range(0, nb, 4 * w):
+        acc += x[i:i + 4 * w].reshape(4, w)
+    lane = (acc[0] + acc[1]) + (acc[2] + acc[3])
+    while len(lane) > 1:
+        lane = lane[: len(lane) // 2] + lane[len(lane) // 2:]
+    s = lane[0]
+    for v in x[nb:]:
+        s = s + v
+    return s
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 31, 64, 65, 127, 1000, 2048])
+def test_float_sum_block_runs_its_documented_order(name, n, rng):
+    # one block (n <= BLOCK): the result is the leaf itself, the same bits whichever
+    # instruction-set clone ran it
+    x = rng.uniform(-1, 1, n).astype(name) * np.float32(1000)
+    x = x.astype(name)
+    out = np.zeros((), name)
+    run_reduce("sum", out, x, 1, name)
+    assert out.tobytes() == np.asarray(_block_sum_in_order(x), name).tobytes()
+
+
 def test_integer_sum_wraps_like_the_dtype():
     a = np.full(1000, 100, np.int8)
     out = np.zeros((), np.int8)
