@@ -558,6 +558,39 @@ def test_fused_lstm_matches_the_per_step_ops(dtype, kwargs, monkeypatch):
         np.testing.assert_allclose(a, b, rtol=tol * 10, atol=tol * 10)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_lstm_packed_steps_match_the_per_step_ops(dtype, monkeypatch):
+    """Enough steps and rows run the per-step products in ember-cpu's packed kernel: several
+    column panels, a last panel part-filled, a row tile part-filled (7 rows), both
+    directions, threads sharing the panels; the same bits at 1 and 2 threads."""
+    np_dtype, tol = DTYPES[dtype]
+    m = enn.LSTM(3, 100, bidirectional=True, dtype=getattr(ember, dtype))
+    x0 = RNG.standard_normal((5, 7, 3)).astype(np_dtype)
+
+    def run():
+        x = ember.tensor(x0, requires_grad=True)
+        out, (hn, cn) = m(x)
+        ((out * out).sum() + (cn * hn).sum()).backward()
+        res = [out.detach().numpy(), hn.detach().numpy(), cn.detach().numpy(),
+               x.grad.numpy()] + [p.grad.numpy().copy() for p in m.parameters()]
+        m.zero_grad()
+        return res
+
+    saved = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = run()
+        ember.set_num_threads(2)
+        two = run()
+    finally:
+        ember.set_num_threads(saved)
+    for a, b in zip(one, two):
+        assert a.tobytes() == b.tobytes()
+    _per_step(monkeypatch)
+    for a, b in zip(one, run()):
+        np.testing.assert_allclose(a, b, rtol=tol * 10, atol=tol * 10)
+
+
 def test_fused_lstm_declines_half_precision_and_inference_needs_no_saved_gates():
     """bfloat16 is not a dtype the cpu kernel takes: the per-step ops run; under no_grad
     the kernel keeps no gates (same results)."""

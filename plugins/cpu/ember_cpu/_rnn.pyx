@@ -1,8 +1,10 @@
 # The `rnn` entry (ABI 6.2, abi.h EMBER_RNN_*): one LSTM layer in one direction over every
 # step, the time loop here instead of ~30 ops per step in the core.  Per step: one GEMM
-# with the hidden state (z = gi[t] + h_prev W_hh^T, BLAS adding into a copy of gi[t]) and
-# the fused gate arithmetic of _rnn_cells.h; the backward's weight gradient is two GEMMs
-# over all steps at the end.  Imported with BLAS at the first call (see _kernels); hands its
+# with the hidden state (z = gi[t] + h_prev W_hh^T) and the fused gate arithmetic of
+# _rnn_cells.h; the backward's weight gradient is two GEMMs over all steps at the end.
+# The per-step products have few rows (the batch): with enough steps W_hh is packed once
+# and they run in _small_gemm.h's kernel, threads sharing its column panels; otherwise
+# (few steps, one or many rows) in BLAS.  Imported with BLAS at the first call (see _kernels); hands its
 # entry over as the capsule `rnn_capsule`.
 #
 # BLAS is column-major: a row-major C (M x N) = op(A) op(B) is C^T = op(B)^T op(A)^T.
@@ -31,6 +33,20 @@ cdef extern from "_rnn_cells.h":
     void ember_lstm_bwd_f64(double *dz, double *dc, const double *dh, const double *z,
                             const double *c, const double *c_prev, int64_t H) noexcept nogil
 
+cdef extern from "_small_gemm.h":
+    int64_t ember_sg_panel_f32() noexcept nogil
+    int64_t ember_sg_panel_f64() noexcept nogil
+    void ember_sg_pack_f32(const float *B, int64_t K, int64_t N, int64_t sk, int64_t sn,
+                           int64_t np, float *Bp) noexcept nogil
+    void ember_sg_pack_f64(const double *B, int64_t K, int64_t N, int64_t sk, int64_t sn,
+                           int64_t np, double *Bp) noexcept nogil
+    void ember_sg_mm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
+                         const float *Bp, int64_t p0, int64_t p1, const float *D,
+                         float *C) noexcept nogil
+    void ember_sg_mm_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
+                         const double *Bp, int64_t p0, int64_t p1, const double *D,
+                         double *C) noexcept nogil
+
 ctypedef fused real_t:
     float
     double
@@ -38,6 +54,59 @@ ctypedef fused real_t:
 # a layer whose per-step product has fewer multiply-adds than this holds OpenBLAS to one
 # thread (as _blas does for small products: waking its pool costs more than it saves)
 DEF SMALL_GEMM = 1 << 22
+# the packed kernel: rows per step (its tile is 4 rows; more than 128 and BLAS's cache
+# blocking wins), steps per call (packing W_hh costs about one step's product), and the
+# multiply-adds per step from which threads share the panels
+DEF SG_MIN_ROWS = 4
+DEF SG_MAX_ROWS = 128
+DEF SG_MIN_STEPS = 4
+DEF SG_PARALLEL = 1 << 18
+
+
+ctypedef struct Packed:        # a B packed for _small_gemm.h; data NULL: the step uses BLAS
+    void *data
+    int64_t np, npanels, K, N
+
+
+cdef int pack_b(Packed *pk, const real_t *b, int64_t K, int64_t N, int64_t sk, int64_t sn,
+                int64_t M, int64_t T) noexcept nogil:
+    """Pack B(k, n) = b[k * sk + n * sn] when the call suits the kernel; EMBER_ERR_MEMORY
+    when it does but the buffer cannot be had."""
+    pk.data = NULL
+    if not (SG_MIN_ROWS <= M <= SG_MAX_ROWS and T >= SG_MIN_STEPS and K > 0 and N > 0):
+        return EMBER_OK
+    pk.np = ember_sg_panel_f32() if real_t is float else ember_sg_panel_f64()
+    pk.npanels = (N + pk.np - 1) // pk.np
+    pk.K, pk.N = K, N
+    pk.data = malloc(pk.npanels * pk.np * K * sizeof(real_t))
+    if pk.data == NULL:
+        return EMBER_ERR_MEMORY
+    if real_t is float:
+        ember_sg_pack_f32(b, K, N, sk, sn, pk.np, <float *>pk.data)
+    else:
+        ember_sg_pack_f64(b, K, N, sk, sn, pk.np, <double *>pk.data)
+    return EMBER_OK
+
+
+cdef inline void packed_panels(const Packed *pk, int64_t M, const real_t *a, int64_t p0,
+                               int64_t p1, const real_t *d, real_t *c) noexcept nogil:
+    if real_t is float:
+        ember_sg_mm_f32(M, pk.N, pk.K, a, pk.K, <const float *>pk.data, p0, p1, d, c)
+    else:
+        ember_sg_mm_f64(M, pk.N, pk.K, a, pk.K, <const double *>pk.data, p0, p1, d, c)
+
+
+cdef void packed_mm(const Packed *pk, int64_t M, const real_t *a, const real_t *d,
+                    real_t *c, int nt) noexcept nogil:
+    """c [M, N] = d + a [M, K] B (d may be NULL), threads sharing B's panels."""
+    cdef int64_t i, per
+    if nt > 1 and M * pk.N * pk.K >= SG_PARALLEL and pk.npanels > 1:
+        nt = <int>min(<int64_t>nt, pk.npanels)
+        per = (pk.npanels + nt - 1) // nt
+        for i in prange(nt, nogil=True, schedule='static', num_threads=nt):
+            packed_panels(pk, M, a, i * per, min((i + 1) * per, pk.npanels), d, c)
+    else:
+        packed_panels(pk, M, a, 0, pk.npanels, d, c)
 
 
 cdef void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const real_t *a,
@@ -108,18 +177,26 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
     cdef real_t *c
     cdef bint parallel = B * G >= PARALLEL_CUTOFF and B > 1
     cdef int nt = num_threads()
+    cdef Packed pk
+    # W_hh^T: B(k, n) = w[n * H + k]
+    if pack_b(&pk, w, H, G, 1, H, B, T) != EMBER_OK:
+        return EMBER_ERR_MEMORY
     # without saved gates / cell states: one step's z, and two cell buffers in turn
     if gates == NULL or cs == NULL:
         scratch = <real_t *>malloc((G + 2 * H) * B * sizeof(real_t) + 1)
         if scratch == NULL:
+            free(pk.data)
             return EMBER_ERR_MEMORY
     for s in range(T):
         t = step_t(s, T, reverse)
         z = gates + t * B * G if gates != NULL else scratch
         c = cs + t * B * H if cs != NULL else scratch + B * G + (s % 2) * B * H
-        memcpy(z, gi + t * B * G, B * G * sizeof(real_t))
-        if H > 0:
-            mm_nt(B, G, H, h_prev, w, <real_t>1, z)
+        if pk.data != NULL:
+            packed_mm(&pk, B, h_prev, gi + t * B * G, z, nt)
+        else:
+            memcpy(z, gi + t * B * G, B * G * sizeof(real_t))
+            if H > 0:
+                mm_nt(B, G, H, h_prev, w, <real_t>1, z)
         if parallel and nt > 1:
             for b in prange(B, nogil=True, schedule='static', num_threads=nt):
                 cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
@@ -131,6 +208,7 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
     memcpy(v[1].data, h_prev, B * H * sizeof(real_t))
     memcpy(v[2].data, c_prev, B * H * sizeof(real_t))
     free(scratch)
+    free(pk.data)
     return EMBER_OK
 
 
@@ -150,8 +228,13 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
     cdef const real_t *c_prev
     cdef real_t *dz
     # dh: this step's total dh; dhp: the dh_prev the GEMM hands the earlier step; dc in place
+    cdef Packed pk
+    # W_hh itself: B(k, n) = w[k * H + n]
+    if pack_b(&pk, w, G, H, H, 1, B, T) != EMBER_OK:
+        return EMBER_ERR_MEMORY
     cdef real_t *dh = <real_t *>calloc(3 * BH + 1, sizeof(real_t))
     if dh == NULL:
+        free(pk.data)
         return EMBER_ERR_MEMORY
     cdef real_t *dhp = dh + BH
     cdef real_t *dc = dh + 2 * BH
@@ -175,11 +258,14 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
             for b in range(B):
                 cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
                          cs + (t * B + b) * H, c_prev + b * H, H)
-        if H > 0:
+        if pk.data != NULL:
+            packed_mm(&pk, B, dz, <const real_t *>NULL, dhp, nt)
+        elif H > 0:
             mm_nn(B, H, G, dz, w, <real_t>0, dhp)
     memcpy(v[1].data, dhp, BH * sizeof(real_t))
     memcpy(v[2].data, dc, BH * sizeof(real_t))
     free(dh)
+    free(pk.data)
     # dW_hh = sum over steps of dz^T h_prev: the first step run reads h0, the others the
     # previous step's output, which for the whole run is one block of y
     if H > 0:
