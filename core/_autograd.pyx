@@ -16,7 +16,9 @@ from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport int64_t, uint64_t
 
 from ember.core cimport _state
-from ember.core._dispatch cimport DispatchKey, Op
+from ember.core._dispatch cimport (
+    DispatchKey, Op, SAVE_INPUTS, SAVE_RESULT, SAVE_FIRST, WRITES_SELF, SELF_FOR_OTHERS,
+)
 from ember.core._tensor cimport (
     TensorBase,
     detach_c,
@@ -34,10 +36,6 @@ from ember.core import _dispatch
 from ember.core import _tensor as _T
 
 cdef uint64_t AG = <uint64_t>1 << DispatchKey.Autograd
-cdef int SAVE_INPUTS = 1
-cdef int SAVE_RESULT = 2
-cdef int SAVE_FIRST = 4
-cdef int WRITES_SELF = 8
 
 
 # --- grad modes (thread-local: the Autograd key in this thread's excluded set) -----------

@@ -3,16 +3,10 @@
 # op's derivative: `derive(op, formula, entry, save)` stores on the op
 #   formula(ctx, grad) -> one gradient per positional argument (None where there is none),
 #   entry(*args, **kwargs) -> runs the op again (called with Autograd excluded),
-#   save: which values the formula reads (SAVE_INPUTS, SAVE_FIRST, SAVE_RESULT), and
-#         WRITES_SELF for ops that write their first argument in place.
+#   save: which values the formula reads and whether the op writes its first argument
+#         (the DerivativeFlags of _dispatch.pxd).
 # Formulas sit next to their op's definition, written with ember ops, so they run on
 # every device and can themselves be differentiated (create_graph=True).
-
-SAVE_INPUTS = 1
-SAVE_RESULT = 2
-SAVE_FIRST = 4          # only the first positional argument
-WRITES_SELF = 8         # the op writes its first argument (copy_, fill_, index_put)
-
 
 cdef void derive(Op op, object formula, object entry, int save):
     op.derivative = (formula, entry, save)

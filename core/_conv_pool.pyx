@@ -4,11 +4,12 @@ module (core/_tensor.pyx re-exports its public names) so the core compiles in pa
 """
 include "_core_cimports.pxi"
 
+from ember.core._dispatch cimport SAVE_INPUTS, SAVE_RESULT
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, cast_to, derive, effective_keys, empty_c, init_ctx,
     is_grad_enabled_c, numpy, operand, raise_kernel_error, same_device, st_name)
 
-from ember.core._tensor import SAVE_INPUTS, SAVE_RESULT, full, tensor, zeros
+from ember.core._tensor import full, tensor, zeros
 
 include "_conv.pxi"
 include "_pool.pxi"

@@ -13,7 +13,10 @@ from ember.core cimport _state
 from ember.core cimport _fallback
 from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
-from ember.core._dispatch cimport BACKEND_MASK, DEFAULT_TENSOR_KEYS, DispatchKey, Op, highest_key
+from ember.core._dispatch cimport (
+    BACKEND_MASK, DEFAULT_TENSOR_KEYS, DispatchKey, Op, highest_key, SAVE_INPUTS, SAVE_RESULT,
+    SAVE_FIRST, WRITES_SELF, SELF_FOR_OTHERS,
+)
 from ember.core._dtype cimport (
     CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,
     EMBER_FLOAT64, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64, EMBER_UINT8,

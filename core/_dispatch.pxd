@@ -25,6 +25,16 @@ cpdef enum DispatchKey:
     PythonMode = 48
     Profiler = 49
 
+# What an op's derivative record (Op.derivative = (formula, entry, flags)) says its formula
+# reads and whether the op writes its first argument; see _autograd_support.pxi.
+cpdef enum DerivativeFlags:
+    SAVE_INPUTS = 1
+    SAVE_RESULT = 2
+    SAVE_FIRST = 4          # only the first positional argument
+    WRITES_SELF = 8         # the op writes its first argument (copy_, fill_, index_put)
+    SELF_FOR_OTHERS = 16    # self is read only for the other inputs' gradients (mul, div):
+                            # an in-place write keeps no copy of it when none needs one
+
 cdef enum:
     FIRST_DYNAMIC_BACKEND = 8
     LAST_DYNAMIC_BACKEND = 31

@@ -4,11 +4,12 @@ public names) so the core compiles in parallel.
 """
 include "_core_cimports.pxi"
 
+from ember.core._dispatch cimport SAVE_INPUTS
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, derive_binary, derive_unary, effective_keys,
     init_ctx, raise_kernel_error, same_device, st_name, unary_op)
 
-from ember.core._tensor import SAVE_INPUTS, exp
+from ember.core._tensor import exp
 
 include "_special.pxi"
 include "_optim.pxi"

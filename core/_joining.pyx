@@ -4,12 +4,13 @@
 """
 include "_core_cimports.pxi"
 
+from ember.core._dispatch cimport SAVE_RESULT
 from ember.core._tensor cimport (
     Storage, TensorBase, allocate, copy_into, derive, effective_keys, narrow_c, new_empty,
     new_tensor, op_copy, refuse_inference_write, run_copy, select_c, storage_nbytes,
     unsqueeze_c, wrap_dim)
 
-from ember.core._tensor import SAVE_RESULT, zeros
+from ember.core._tensor import zeros
 
 include "_joining.pxi"
 include "_storage_access.pxi"

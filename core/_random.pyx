@@ -4,11 +4,12 @@ random factories (rand, randn, *_like).  An extension module split from the Tens
 """
 include "_core_cimports.pxi"
 
+from ember.core._dispatch cimport WRITES_SELF
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, derive, effective_keys, init_ctx, new_empty, new_like, parse_size,
     raise_kernel_error, report_side_effect, st_name, with_grad)
 
-from ember.core._tensor import WRITES_SELF, tensor, zeros_like
+from ember.core._tensor import tensor, zeros_like
 
 cdef extern from "Python.h":
     ctypedef struct PyTypeObject:

@@ -63,7 +63,9 @@ cdef class AutogradKernel:
             if isinstance(a, TensorBase):
                 t = <TensorBase>a
                 meta.append((t.shape, t._dtype, t._device))
-                if self.save & SAVE_INPUTS or (self.save & SAVE_FIRST and i == 0):
+                if i == self_pos and clone_of_self is None and self.save & SELF_FOR_OTHERS:
+                    saved.append(None)      # no other input needs self (inplace below)
+                elif self.save & SAVE_INPUTS or (self.save & SAVE_FIRST and i == 0):
                     saved.append(save(clone_of_self if i == self_pos else t, -1))
                 else:
                     saved.append(None)
@@ -97,10 +99,14 @@ cdef class AutogradKernel:
             return self.below(args, kwargs)
         edges = input_edges(args)
         clone = None
-        if self.save & (SAVE_INPUTS | SAVE_FIRST):
+        if self.save & (SAVE_INPUTS | SAVE_FIRST) and not (
+                self.save & SELF_FOR_OTHERS and not any(requires(a) for a in args[1:])):
             clone = detach_c(self_t, False).clone()
         r = self.below(args, kwargs)
-        node = self.make_node(args, kwargs, edges, clone, 0)
+        # the node keeps no `out=self`: that would be a cycle (tensor -> node -> tensor),
+        # and the tensor and its graph would wait for the garbage collector
+        node = self.make_node(args, kwargs if "out" not in kwargs else
+                              {k: v for k, v in kwargs.items() if k != "out"}, edges, clone, 0)
         if self.save & SAVE_RESULT:
             node._result = save(self_t, 0)
         rebase(self_t, node)

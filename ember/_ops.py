@@ -12,7 +12,6 @@ __all__ = ["OpOverload", "ops"]
 
 _TOP = 63                   # above every dispatch key: redispatch below it is a full dispatch
 _FAMILY_RANDOM = 7
-_WRITES_SELF = 8            # the derivative flag of ops that write their first argument
 _RANDOM = frozenset(["multinomial", "bernoulli", "dropout", "randint_like", "normal"])
 
 
@@ -27,7 +26,8 @@ class OpOverload:
         self.__name__ = self.__qualname__ = op.name
         self._fx_qualname = f"ember.ops.ember.{op.name}"
         self._fx_name = op.name
-        writes = op.derivative is not None and bool(op.derivative[2] & _WRITES_SELF)
+        writes = op.derivative is not None and \
+            bool(op.derivative[2] & _dispatch.DerivativeFlags.WRITES_SELF)
         self._is_impure = (op.name.endswith("_") or op.family == _FAMILY_RANDOM or writes
                            or op.name in _RANDOM)
 

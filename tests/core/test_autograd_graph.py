@@ -255,3 +255,43 @@ def test_output_changed_in_place_as_pytorch(name, make, allowed):
         np.testing.assert_allclose(results[0], results[1], rtol=1e-6, atol=1e-8)
     else:
         assert results == [None, None]
+
+
+@pytest.mark.parametrize("write", [
+    lambda y, b: y.add_(b), lambda y, b: y.mul_(2.0), lambda y, b: y.mul_(b),
+    lambda y, b: y.div_(b), lambda y, b: y.sigmoid_(), lambda y, b: y.__iadd__(b),
+    lambda y, b: y[:, :2].mul_(2.0), lambda y, b: y.clamp_(-1, 1)])
+def test_in_place_write_on_a_graph_leaves_no_reference_cycle(write):
+    """A graph is freed when its last tensor goes, not when the garbage collector runs:
+    an in-place write's node must not hold the tensor it wrote (`out=self`)."""
+    import gc
+    x = ember.randn(4, 5, requires_grad=True)
+    b = ember.randn(5, requires_grad=True)
+    write(x * 1, b)                      # warm up lazy imports
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        y = x * 1
+        write(y, b)
+        del y
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def test_mul_in_place_by_a_number_keeps_no_copy_of_self():
+    """mul_/div_ read self only for the other operand's gradient (SELF_FOR_OTHERS): with a
+    number or a tensor without grad there is nothing to keep; with one there is."""
+    x = ember.randn(3, 4, requires_grad=True)
+    for other, saved in [(2.0, False), (ember.randn(4), False),
+                         (ember.randn(4, requires_grad=True), True)]:
+        y = x * 1
+        y.mul_(other)
+        assert (y.grad_fn.args[0] is not None) == saved
+        y.sum().backward()
+        ref = other if isinstance(other, float) else other.detach()
+        np.testing.assert_allclose(x.grad.numpy(), np.broadcast_to(
+            np.asarray(ref, np.float32), (3, 4)), rtol=1e-6)
+        x.grad = None
