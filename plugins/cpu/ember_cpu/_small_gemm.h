@@ -84,12 +84,19 @@ static inline int64_t ember_sg_panel_##S(void) {                                
 static void ember_sg_pack_##S(const T *B, int64_t K, int64_t N, int64_t sk, int64_t sn,    \
                               int64_t np, T *Bp) {                                         \
     int64_t p, k, j, npanels = (N + np - 1) / np;                                          \
-    for (p = 0; p < npanels; p++)                                                          \
-        for (k = 0; k < K; k++) {                                                          \
-            T *dst = Bp + (p * K + k) * np;                                                \
-            for (j = 0; j < np; j++)                                                       \
-                dst[j] = p * np + j < N ? B[k * sk + (p * np + j) * sn] : (T)0;            \
-        }                                                                                  \
+    memset(Bp, 0, npanels * K * np * sizeof(T));                                           \
+    for (p = 0; p < npanels; p++) {                                                        \
+        int64_t w = N - p * np < np ? N - p * np : np;                                     \
+        if (sk == 1)           /* B^T stored row-major: read each of its rows in order */  \
+            for (j = 0; j < w; j++) {                                                      \
+                const T *src = B + (p * np + j) * sn;                                      \
+                for (k = 0; k < K; k++) Bp[(p * K + k) * np + j] = src[k];                 \
+            }                                                                              \
+        else                                                                               \
+            for (k = 0; k < K; k++)                                                        \
+                for (j = 0; j < w; j++)                                                    \
+                    Bp[(p * K + k) * np + j] = B[k * sk + (p * np + j) * sn];              \
+    }                                                                                      \
 }                                                                                          \
 /* panels [p0, p1) of C = D + A Bp, with Bp packed for np = ember_sg_panel_##S() */        \
 static void ember_sg_mm_##S(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,      \
