@@ -57,6 +57,28 @@ cdef extern from *:
     """
     void ember_cpu_tune_malloc()
 
+# Blocks of 4 MiB and more are marked for transparent huge pages (as NumPy does: this
+# kernel's THP mode is "madvise"): a large tensor then takes 512x fewer page faults and TLB
+# entries.  Measured on 10M float32: sum 1.85 -> 0.95 ms, the same as summing NumPy's
+# memory; PyTorch's own 1.64 ms.
+cdef extern from *:
+    """
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+    #define EMBER_CPU_HUGE_FROM ((int64_t)4 << 20)
+    static void ember_cpu_advise_huge(void *p, int64_t n) {
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        uintptr_t a = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
+        uintptr_t e = ((uintptr_t)p + (uintptr_t)n) & ~(uintptr_t)4095;
+        if (n >= EMBER_CPU_HUGE_FROM && e > a) madvise((void *)a, e - a, MADV_HUGEPAGE);
+    #else
+        (void)p; (void)n;
+    #endif
+    }
+    """
+    void ember_cpu_advise_huge(void *p, int64_t n) nogil
+
 
 ember_cpu_tune_malloc()
 
@@ -88,6 +110,7 @@ cdef void *mem_alloc(ember_ctx *ctx, int64_t nbytes) noexcept nogil:
         snprintf(ctx.error, EMBER_ERROR_LEN, "DefaultCPUAllocator: not enough memory: you "
                  "tried to allocate %lld bytes.", <long long>nbytes)
         return NULL
+    ember_cpu_advise_huge(p, nbytes)
     ember_cpu_track(p, 1)
     return p
 
