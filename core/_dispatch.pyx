@@ -296,6 +296,11 @@ def mode_keys_active():
     return bool(_state.tls_included() & ~_state.tls_excluded() & MODE_KEYS)
 
 
+def live_mode_keys():
+    """The mode keys switched on in this thread, as a mask of DispatchKey bits."""
+    return _state.tls_included() & ~_state.tls_excluded() & MODE_KEYS
+
+
 def _set_vmap_composite(fn):
     """fn(op, python_function, args, kwargs): how a composite with no VmapMode kernel of
     its own runs while a vmap is on (ember.func: decomposed, or a loop over the batch)."""

@@ -81,7 +81,8 @@ class Adam(Optimizer):
         it has one and every parameter is at the same step: False means "do it per tensor".
         The arithmetic is the per-tensor loop's, element for element (maximize and weight
         decay included, so the kernel takes the raw gradients)."""
-        if group["differentiable"]:
+        if group["differentiable"] or isinstance(group["lr"], ember.Tensor):
+            # a tensor lr: the per-tensor ops round lr's arithmetic in its dtype
             return False
         params = [p for p in group["params"] if p.grad is not None]
         states = [self._state(p, group) for p in params]

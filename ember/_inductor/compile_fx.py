@@ -59,18 +59,46 @@ def compile_fx(gm, example_inputs, config_patches=None):
         print(src)
         if hasattr(codegen, "source"):
             print(codegen.source(kernels))
-    from ember.core._dispatch import mode_keys_active
+    from ember.core._dispatch import DispatchKey, live_mode_keys
     from ember.fx.graph_module import _exec_source
     fused = _exec_source(src.replace("def call(", "def forward(", 1), namespace)
+    profiled = _exec_source(src.replace("def call(", "def forward(", 1),
+                            {**namespace, **_recorded(namespace, kernels)})
     slow = gm.forward
+    profiler_only = 1 << int(DispatchKey.Profiler)
 
     def call(*args):
-        # a mode key (profiler, autocast) wants to see each op: replay them one by one
-        return slow(*args) if mode_keys_active() else fused(*args)
+        live = live_mode_keys()
+        if not live:
+            return fused(*args)
+        if live == profiler_only:
+            # the profiler sees what runs: the compiled region, each fused kernel, and the
+            # library ops (matmul, ...) the code calls through the dispatcher
+            from ember.profiler import record_function
+            with record_function("CompiledFunction"):
+                return profiled(*args)
+        # another mode key (autocast, a Python mode, vmap) wants to see each op: replay
+        # them one by one
+        return slow(*args)
     call.source = src
     call.kernels = kernels
     call.externs = sched.externs
     return call
+
+
+def _recorded(namespace, kernels):
+    """The kernels' launchers of ``namespace``, each recorded as a profiler event named as
+    the kernel (``ember_fused_k4``)."""
+    from ember.profiler import record_function
+
+    def recorded(name, launch):
+        label = f"ember_fused_{name}"
+
+        def run(ptrs):
+            with record_function(label):
+                launch(ptrs)
+        return run
+    return {k.name: recorded(k.name, namespace[k.name]) for k in kernels}
 
 
 class InductorBackend:

@@ -89,12 +89,20 @@ def test_options_and_profiler_see_the_ops(capsys):
     assert not hasattr(call, "kernels")            # ran op by op
     ember.compile(lambda x: x.exp() * 3, options={"debug": True})(x)
     assert "void k" in capsys.readouterr().out
+    # under the profiler the compiled code runs (as PyTorch's does): one event for the
+    # region and one per fused kernel, not a replay of the captured ops
     cf = ember.compile(lambda x: x.sin() + 2)
-    cf(x)
+    want = cf(x)
     with ember.profiler.profile() as prof:
-        cf(x)
+        got = cf(x)
     names = {e.key for e in prof.key_averages()}
-    assert {"ember::sin", "ember::add"} <= names
+    assert "CompiledFunction" in names
+    assert any(n.startswith("ember_fused_k") for n in names)
+    assert not {"ember::sin", "ember::add"} & names
+    assert ember.equal(got, want)
+    # another mode key (autocast) still sees each op
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        assert ember.allclose(cf(x), want)
 
 
 def test_disk_cache_second_process_compiles_nothing(_kernel_cache):

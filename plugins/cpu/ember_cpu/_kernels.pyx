@@ -18,6 +18,7 @@ from ember_cpu._abi cimport (
     EMBER_UINT16, EMBER_UINT32, EMBER_UINT64,
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
 )
+from ember_cpu._adam cimport adam_kernel
 from ember_cpu._copy cimport (
     mem_alloc, mem_free, copy_kernel, fill_kernel, to_host_kernel, from_host_kernel,
 )
@@ -203,7 +204,7 @@ TABLE.norm = norm_kernel
 TABLE.nll = nll_kernel
 TABLE.conv = conv_kernel
 TABLE.pool = pool_kernel
-TABLE.adam = NULL          # the optimizers run their per-tensor ops
+TABLE.adam = adam_kernel
 TABLE.sort = NULL          # the core sorts on the host
 TABLE.rnn = rnn_kernel
 

@@ -1,0 +1,94 @@
+# The fused Adam/AdamW step (abi.h's optional `adam` entry, ABI 6): one call updates every
+# parameter of a group, instead of ~8 ops per parameter.  v holds n groups of five views
+# {param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq (NULL unless amsgrad)}; each group is
+# C-contiguous, of one shape and one dtype.  float32/float64 run _adam_rows.h's loop (the
+# per-tensor ops' bits); other dtypes answer NOT_IMPLEMENTED and the core runs its ops.
+# Every group is checked before any is written, so an error leaves the parameters as they
+# were.  A parameter of PARALLEL_CUTOFF elements or more is cut into chunks threads share
+# (elements are independent: the same bits at any thread count).
+from cython.parallel cimport prange
+from libc.stdint cimport int64_t
+
+from ember_cpu._abi cimport (
+    EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK,
+    ember_adam_params, ember_ctx, ember_view,
+)
+from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+
+cdef extern from "_adam_rows.h":
+    void ember_adam_run_f32(const ember_adam_params *p, float *param, const float *grad,
+                            float *m, float *v, float *vmax, int64_t n) noexcept nogil
+    void ember_adam_run_f64(const ember_adam_params *p, double *param, const double *grad,
+                            double *m, double *v, double *vmax, int64_t n) noexcept nogil
+
+
+cdef bint contiguous(const ember_view *v) noexcept nogil:
+    cdef int64_t expected = 1
+    cdef int d
+    for d in range(v.ndim - 1, -1, -1):
+        if v.sizes[d] != 1 and v.strides[d] != expected:
+            return False
+        expected *= v.sizes[d]
+    return True
+
+
+cdef int64_t numel(const ember_view *v) noexcept nogil:
+    cdef int64_t n = 1
+    cdef int d
+    for d in range(v.ndim):
+        n *= v.sizes[d]
+    return n
+
+
+cdef int check_group(ember_ctx *ctx, const ember_adam_params *p,
+                     const ember_view *const *g) noexcept nogil:
+    cdef int k, d
+    for k in range(5):
+        if g[k] == NULL:
+            if k < 4 or p.amsgrad:
+                return set_error(ctx, EMBER_ERR_VALUE, "adam", "a required view is NULL")
+            continue
+        if g[k].dtype != g[0].dtype or not contiguous(g[k]) or g[k].ndim != g[0].ndim:
+            return set_error(ctx, EMBER_ERR_VALUE, "adam",
+                             "views must be contiguous and share one dtype and shape")
+        for d in range(g[0].ndim):
+            if g[k].sizes[d] != g[0].sizes[d]:
+                return set_error(ctx, EMBER_ERR_VALUE, "adam",
+                                 "views must be contiguous and share one dtype and shape")
+    if g[0].dtype != EMBER_FLOAT32 and g[0].dtype != EMBER_FLOAT64:
+        return EMBER_ERR_NOT_IMPLEMENTED
+    return EMBER_OK
+
+
+cdef void run(const ember_adam_params *p, const ember_view *const *g, int64_t lo,
+              int64_t hi) noexcept nogil:
+    """Elements [lo, hi) of one group."""
+    cdef char *vmax = g[4].data if g[4] != NULL else NULL
+    if g[0].dtype == EMBER_FLOAT32:
+        ember_adam_run_f32(p, <float *>g[0].data + lo, <const float *>g[1].data + lo,
+                           <float *>g[2].data + lo, <float *>g[3].data + lo,
+                           <float *>vmax + lo if vmax != NULL else NULL, hi - lo)
+    else:
+        ember_adam_run_f64(p, <double *>g[0].data + lo, <const double *>g[1].data + lo,
+                           <double *>g[2].data + lo, <double *>g[3].data + lo,
+                           <double *>vmax + lo if vmax != NULL else NULL, hi - lo)
+
+
+cdef int adam_kernel(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v,
+                     int64_t n) noexcept nogil:
+    cdef int64_t t, c, size, chunks, per
+    cdef int rc, nt = num_threads()
+    for t in range(n):
+        rc = check_group(ctx, p, v + 5 * t)
+        if rc != EMBER_OK:
+            return rc
+    for t in range(n):
+        size = numel(v[5 * t])
+        if nt > 1 and size >= PARALLEL_CUTOFF:
+            chunks = nt
+            per = (size + chunks - 1) // chunks
+            for c in prange(chunks, nogil=True, schedule='static', num_threads=nt):
+                run(p, v + 5 * t, c * per, min((c + 1) * per, size))
+        else:
+            run(p, v + 5 * t, 0, size)
+    return EMBER_OK
