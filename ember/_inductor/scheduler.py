@@ -178,6 +178,8 @@ class Scheduler:
         """The wrapper expression of ``value`` as a real tensor."""
         if isinstance(value, _PyValue):
             return value.name
+        if isinstance(value, View) and value.realized is None:
+            value.realized = self._view_of_real(value)
         if value.realized is None:
             self.realize([value])
         buf = value.realized
@@ -195,6 +197,26 @@ class Scheduler:
                 buf.real_name = real
             return real
         return buf.name
+
+    def _view_of_real(self, view):
+        """``view`` (a reshape, transpose, ... of a lazy value) as the same view of its base's
+        buffer, or None: no kernel copies what is already in memory.  The base is used when
+        a kernel wrote it already, or when the view covers all of it (writing the base then
+        costs what writing the view would)."""
+        node, base = view.replay, view.base
+        if base.realized is None:
+            whole = isinstance(base, Value) and not isinstance(base, View) and \
+                _numel(base.shape) == _numel(view.shape)
+            if not whole:
+                return None
+            self.realize([base])
+        args = map_arg(node.args[1:], lambda n: self.env[n])
+        kwargs = map_arg(node.kwargs, lambda n: self.env[n])
+        try:
+            out = LOWERINGS[node.target.__name__](node, base.realized, *args, **kwargs)
+        except (TypeError, ValueError, ZeroDivisionError):
+            return None
+        return out if isinstance(out, Buffer) else None
 
     def _output(self, outs):
         outs = outs if isinstance(outs, (tuple, list)) else (outs,)
@@ -319,3 +341,9 @@ def _leaves(x):
     walk(x)
     return out
 
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n

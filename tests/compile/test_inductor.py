@@ -33,6 +33,21 @@ def test_elementwise_chain_is_one_kernel():
     assert "#pragma omp parallel for" in src and "ember_fast_sinf" in src
 
 
+def test_a_reshape_of_a_written_value_is_a_view_not_a_copy():
+    """An extern (matmul) reading a reshape of a value a kernel writes anyway takes a view
+    of that buffer: the elementwise kernel and the sum's, no third kernel copying y."""
+    x, w = ember.randn(4, 8, 16), ember.randn(16, 5)
+
+    def f(x, w):
+        y = x.exp() * 2
+        return y.reshape(32, 16) @ w, y.sum()
+    (out, s), call = _compiled(f, x, w)
+    assert len(call.kernels) == 2 and "matmul" in call.externs and "view" in call.source
+    y = x.exp() * 2
+    _close(out, y.reshape(32, 16) @ w, 1e-5)
+    _close(s, y.sum(), 1e-5)
+
+
 def test_trig_outside_the_fast_range_uses_libm():
     x = ember.tensor([0.5, -3.0, 1e5, 3e6, -1e30, math.inf, -math.inf, math.nan,
                       123456.789, 1e-30] * 500)
