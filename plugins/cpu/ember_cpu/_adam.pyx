@@ -13,23 +13,13 @@ from ember_cpu._abi cimport (
     EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK,
     ember_adam_params, ember_ctx, ember_view,
 )
-from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+from ember_cpu._strided cimport PARALLEL_CUTOFF, contiguous, num_threads, set_error
 
 cdef extern from "_adam_rows.h":
     void ember_adam_run_f32(const ember_adam_params *p, float *param, const float *grad,
                             float *m, float *v, float *vmax, int64_t n) noexcept nogil
     void ember_adam_run_f64(const ember_adam_params *p, double *param, const double *grad,
                             double *m, double *v, double *vmax, int64_t n) noexcept nogil
-
-
-cdef bint contiguous(const ember_view *v) noexcept nogil:
-    cdef int64_t expected = 1
-    cdef int d
-    for d in range(v.ndim - 1, -1, -1):
-        if v.sizes[d] != 1 and v.strides[d] != expected:
-            return False
-        expected *= v.sizes[d]
-    return True
 
 
 cdef int64_t numel(const ember_view *v) noexcept nogil:

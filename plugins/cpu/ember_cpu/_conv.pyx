@@ -25,8 +25,7 @@ from ember_cpu._abi cimport (
 )
 from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
 from ember_cpu._openmp_helpers cimport omp_get_thread_num
-from ember_cpu._pool cimport contiguous
-from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+from ember_cpu._strided cimport PARALLEL_CUTOFF, contiguous, num_threads, set_error
 
 ctypedef fused real_t:
     float

@@ -5,6 +5,3 @@ from ember_cpu._abi cimport ember_ctx, ember_pool_params, ember_view
 cdef int pool_kernel(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
                      const ember_view *out, const ember_view *indices,
                      const ember_view *a) noexcept nogil
-
-# whether v is C-contiguous (extent-1 dims may have any stride)
-cdef bint contiguous(const ember_view *v) noexcept nogil

@@ -13,7 +13,7 @@ from ember_cpu._abi cimport (
     EMBER_POOL_ADAPTIVE_MAX, EMBER_POOL_AVG, EMBER_POOL_AVG_BACKWARD, EMBER_POOL_COUNT,
     EMBER_POOL_MAX, EMBER_POOL_MAX_BACKWARD,
 )
-from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+from ember_cpu._strided cimport PARALLEL_CUTOFF, contiguous, num_threads, set_error
 
 ctypedef fused real_t:
     float
@@ -27,16 +27,6 @@ ctypedef struct PoolJob:
     int64_t *indices
     const char *a              # the op's input planes (grad_output for the backward ops)
     int64_t H, W, Ho, Wo       # input and output plane sizes
-
-
-cdef bint contiguous(const ember_view *v) noexcept nogil:
-    cdef int64_t expect = 1
-    cdef int d
-    for d in range(v.ndim - 1, -1, -1):
-        if v.sizes[d] != 1 and v.strides[d] != expect:
-            return False
-        expect *= v.sizes[d]
-    return True
 
 
 # window o along one dim: taps start + i * step for i < count (some may fall outside)

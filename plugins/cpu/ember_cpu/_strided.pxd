@@ -90,6 +90,9 @@ cdef int error_dtype(ember_ctx *ctx, const char *op, int dtype) noexcept nogil
 cdef int num_threads() noexcept nogil
 cdef void set_num_threads(int n) noexcept nogil
 
+# whether v is C-contiguous (extent-1 dims may have any stride)
+cdef bint contiguous(const ember_view *v) noexcept nogil
+
 # fill `it` from views[0..nargs) (views[0] is out); checks ndim/sizes/dtypes; drops size-1
 # dims, optionally orders dims by out's strides, and merges dims contiguous in all operands
 cdef int iter_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,

@@ -12,6 +12,16 @@ from ember_cpu._openmp_helpers cimport omp_get_max_threads, omp_set_num_threads
 cdef int _num_threads = max(1, omp_get_max_threads())
 
 
+cdef bint contiguous(const ember_view *v) noexcept nogil:
+    cdef int64_t expect = 1
+    cdef int d
+    for d in range(v.ndim - 1, -1, -1):
+        if v.sizes[d] != 1 and v.strides[d] != expect:
+            return False
+        expect *= v.sizes[d]
+    return True
+
+
 cdef int num_threads() noexcept nogil:
     return _num_threads
 
