@@ -150,6 +150,11 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     values = _output(values, unbatched, 3)
     if not return_indices:
         return values
+    # a window's NaN wins, the last one as in PyTorch's kernel (max(dim) gives the first)
+    nan = windows.isnan()
+    taps = windows.shape[2]
+    last_nan = (taps - 1) - nan.flip(2).to(ember.uint8).argmax(2)
+    tap = ember.where(nan.any(2), last_nan, tap)
     # each (tap, output position)'s flat input position, then the winning tap's
     dev = x.device
     pos = [(ember.arange(k[i], device=dev) * d[i]).reshape(-1, 1)
@@ -243,8 +248,11 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     planes, where = planes.reshape(n, c, depth, oh, ow), where.reshape(n, c, depth, oh, ow)
     values, indices = [], []
     for a, b in _depth_windows(depth, od):
-        # the first maximum in (d, h, w) order: the first plane holding the box maximum
+        # the first maximum in (d, h, w) order: the first plane holding the box maximum;
+        # a NaN wins, the last one as in PyTorch's kernel: the last plane holding one
         v, t = planes[:, :, a:b].max(2)
+        nan = planes[:, :, a:b].isnan()
+        t = ember.where(nan.any(2), (b - a - 1) - nan.flip(2).to(ember.uint8).argmax(2), t)
         values.append(v)
         indices.append((t + a) * (h * w) + where[:, :, a:b].gather(2, t.unsqueeze(2))
                        .squeeze(2))

@@ -123,3 +123,21 @@ def test_errors_match_torch(call):
     with pytest.raises(RuntimeError) as ee:
         call(EF, ember.randn)
     assert str(ee.value) == str(te.value).split("\n")[0]
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2),
+                                dict(kernel_size=3, stride=1, padding=1, dilation=2),
+                                dict(kernel_size=2, stride=2, ceil_mode=True)])
+def test_max_indices_with_ties_and_nans_match_torch(oracle, device, kw):
+    """Windows inside the plane take their own loops (the 2x2 one, the general one); the
+    first maximum in row-major order wins, and a NaN beats any number: the last NaN, as
+    PyTorch's `val > maxval || isnan(val)`."""
+    import torch
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(1)
+    t = torch.randint(0, 3, (2, 5, 13, 17), generator=g).float()     # many ties
+    t[torch.rand(t.shape, generator=g) < 0.04] = float("nan")         # some windows 2 NaNs
+    r, i = EF.max_pool2d(oracle.from_torch(t, device), return_indices=True, **kw)
+    tr, ti = F.max_pool2d(t, return_indices=True, **kw)
+    oracle.assert_matches(i, ti)
+    oracle.assert_matches(r, tr)                     # NaNs compare equal

@@ -3,6 +3,7 @@ values, indices and input gradients over kernel, stride, padding, dilation, ceil
 count_include_pad and divisor_override, float32/float64, unbatched inputs, and errors."""
 import ember.nn as enn
 import ember.nn.functional as EF
+import numpy as np
 import pytest
 
 import ember
@@ -132,3 +133,19 @@ def test_layers(oracle, device, name, args, kw):
     t.sum().backward()
     e.sum().backward()
     oracle.assert_matches(ex.grad, tx.grad)
+
+
+@pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1)])
+def test_max_pool3d_indices_with_ties_and_nans_match_torch(kw):
+    """The first maximum wins, and a NaN beats any number: the last NaN of the window, as
+    PyTorch's kernel (`max(dim)` alone would give the first)."""
+    import torch
+    import torch.nn.functional as F
+    g = torch.Generator().manual_seed(0)
+    t = torch.randint(0, 3, (2, 3, 6, 7, 8), generator=g).float()
+    t[torch.rand(t.shape, generator=g) < 0.05] = float("nan")
+    for name, args in [("max_pool3d", kw), ("adaptive_max_pool3d", dict(output_size=(2, 3, 3)))]:
+        tv, ti = getattr(F, name)(t, return_indices=True, **args)
+        v, i = getattr(EF, name)(ember.tensor(t.numpy()), return_indices=True, **args)
+        assert (i.numpy() == ti.numpy()).all(), name
+        np.testing.assert_array_equal(v.numpy(), tv.numpy())

@@ -316,8 +316,9 @@ enum {
 /* pooling over the planes of [N, C, H, W] (out's sizes give the output's):
  *   POOL_MAX                 out = max over each window of a (dilated, padded with -inf:
  *                            padding never wins); indices (int64, out's shape) = the flat
- *                            position h * W + w of the maximum in its input plane; a NaN
- *                            wins
+ *                            position h * W + w of the maximum in its input plane (the
+ *                            first in row-major order); a NaN wins (the last NaN, as
+ *                            PyTorch's kernels)
  *   POOL_MAX_BACKWARD        out = grad_input (a's plane size from out): zero, then
  *                            out[indices] += a (= grad_output), in row-major order of a
  *   POOL_AVG                 out = window sum / divisor: divisor_override when > 0, else

@@ -95,7 +95,7 @@ __device__ __forceinline__ void cover(const PoolGeom &g, int d, i64 i, i64 size,
 }
 
 // out = the window maxima, ix = their flat positions h * W + w; the first maximum wins and
-// a NaN beats any number (the first NaN); an all-padding window gives 0 at -1
+// a NaN beats any number (the last NaN, as PyTorch's); an all-padding window gives 0 at -1
 extern "C" __global__ void max_pool(const scalar_t *__restrict__ x, scalar_t *__restrict__ y,
                                     i64 *__restrict__ ix, PoolGeom g) {
     const i64 total = g.planes * g.Ho * g.Wo;
@@ -113,7 +113,7 @@ extern "C" __global__ void max_pool(const scalar_t *__restrict__ x, scalar_t *__
                 const i64 iw = ww.start + b * ww.step;
                 if (iw < 0 || iw >= g.W) continue;
                 const scalar_t v = xp[ih * g.W + iw];
-                if (best_i < 0 || v > best || (v != v && best == best)) {
+                if (best_i < 0 || v > best || v != v) {
                     best = v;
                     best_i = ih * g.W + iw;
                 }

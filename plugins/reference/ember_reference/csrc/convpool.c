@@ -229,13 +229,13 @@ int ref_pool(ember_ctx *ctx, int32_t op, const ember_pool_params *p, const ember
                     window ww = adaptive ? adaptive_window(wo, ys.w, xs.w)
                         : strided_window(wo, p->kernel[1], p->stride[1], p->padding[1],
                                          is_max ? p->dilation[1] : 1, xs.w);
-                    if (is_max) {                 /* the first maximum; a NaN wins */
+                    if (is_max) {   /* the first maximum; a NaN wins (the last, as torch) */
                         double best = -INFINITY;
                         int64_t at = -1;
                         for (int64_t h = wh.lo; h < wh.hi; h += wh.step)
                             for (int64_t w = ww.lo; w < ww.hi; w += ww.step) {
                                 double v = at4(xv, &xs, n, c, h, w);
-                                if (at < 0 || (best == best && (v != v || v > best)))
+                                if (at < 0 || v != v || v > best)
                                     best = v, at = h * xs.w + w;
                             }
                         set4(yv, &ys, n, c, ho, wo, at < 0 ? -INFINITY : best);
