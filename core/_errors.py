@@ -56,7 +56,16 @@ def _arg_type_message(x, op, arg="input", position=None, expected="Tensor"):
     ``{op}(): argument '{arg}' (position {position}) must be {expected}, not {type}``, the
     position part only when ``position`` is given."""
     at = "" if position is None else f" (position {position})"
-    return f"{op}(): argument '{arg}'{at} must be {expected}, not {type(x).__name__}"
+    return f"{op}(): argument '{arg}'{at} must be {expected}, not {_type_name(x)}"
+
+
+def _type_name(x):
+    """The name PyTorch's messages give ``x``'s type (CPython's tp_name): a class defined in
+    Python by its name, a C type with its module (``numpy.ndarray``; builtins bare)."""
+    t = type(x)
+    if t.__flags__ & (1 << 9) or t.__module__ == "builtins":    # Py_TPFLAGS_HEAPTYPE
+        return t.__name__
+    return f"{t.__module__}.{t.__name__}"
 
 
 def _transform_arg_message(x):

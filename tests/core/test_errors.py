@@ -97,3 +97,15 @@ def test_no_hand_written_must_be_tensor_message():
              if pattern.search(line)]
     assert len(list(sources())) > 100          # the scan sees the source tree
     assert not found, "write the message with core._errors._tensor_arg: " + ", ".join(found)
+
+
+def test_wrong_type_names_the_type_as_pytorch_does():
+    """CPython's tp_name: a C type with its module (numpy.ndarray), builtins bare."""
+    import numpy as np
+    import torch
+    for value in (np.zeros(2), np.float32(1), [1], None):
+        with pytest.raises(TypeError) as got:
+            ember.exp(value)
+        with pytest.raises(TypeError) as want:
+            torch.exp(value)
+        assert str(got.value).split(", not ")[1] == str(want.value).split(", not ")[1]
