@@ -9,7 +9,7 @@ import math
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
-from ember.core import composites, math_composites, products, special
+from ember.core import composites, elementwise, products, special
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core.typeinfo import iinfo
@@ -53,7 +53,7 @@ def _inplace(fn, name):
     return method
 
 
-_M = math_composites
+_M = elementwise
 _OUT_OF_PLACE = {
     "addcmul_": composites.addcmul, "addcdiv_": composites.addcdiv,
     "lerp_": composites.lerp, "clamp_": composites.clamp, "clip_": composites.clamp,

@@ -15,7 +15,7 @@ from ember.core._tensor import TensorBase
 from ember.core.composites import cat
 from ember.core.function import Function
 from ember.core.grad_mode import no_grad
-from ember.core.shape_composites import broadcast_tensors
+from ember.core.shapes import broadcast_tensors
 
 __all__ = []
 

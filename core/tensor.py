@@ -5,16 +5,16 @@ from ember.core import (
     activations,
     complex_functions,
     composites,
+    elementwise,
     index_ops,
     inplace_ops,
     legacy_types,
-    math_composites,
     method_forms,
     minmax,
     norms,
     products,
     random_ops,
-    shape_composites,
+    shapes,
     sorting,
     special,
     statistics,
@@ -156,48 +156,48 @@ class Tensor(TensorBase):
     repeat_interleave = index_ops.repeat_interleave
     masked_scatter_ = index_ops._masked_scatter_
     # NumPy-style math, shape helpers, statistics, special functions
-    absolute = math_composites.absolute
-    addr = math_composites.addr
-    arctan2 = math_composites.arctan2
-    clamp_max = math_composites.clamp_max
-    clamp_min = math_composites.clamp_min
-    copysign = math_composites.copysign
-    deg2rad = math_composites.deg2rad
-    diff = math_composites.diff
-    dist = math_composites.dist
-    float_power = math_composites.float_power
-    ger = math_composites.ger
-    heaviside = math_composites.heaviside
-    hypot = math_composites.hypot
-    inner = math_composites.inner
-    isneginf = math_composites.isneginf
-    isposinf = math_composites.isposinf
-    isreal = math_composites.isreal
-    kron = math_composites.kron
-    logaddexp = math_composites.logaddexp
-    logaddexp2 = math_composites.logaddexp2
-    logcumsumexp = math_composites.logcumsumexp
-    multiply = math_composites.multiply
-    positive = math_composites.positive
-    rad2deg = math_composites.rad2deg
-    sgn = math_composites.sgn
-    signbit = math_composites.signbit
-    sinc = math_composites.sinc
-    subtract = math_composites.subtract
-    vdot = math_composites.vdot
-    xlogy = math_composites.xlogy
-    argwhere = shape_composites.argwhere
-    broadcast_to = shape_composites.broadcast_to
-    diagflat = shape_composites.diagflat
-    dsplit = shape_composites.dsplit
-    hsplit = shape_composites.hsplit
-    msort = shape_composites.msort
-    ravel = shape_composites.ravel
-    rot90 = shape_composites.rot90
-    take_along_dim = shape_composites.take_along_dim
-    tensor_split = shape_composites.tensor_split
-    unfold = shape_composites.unfold
-    vsplit = shape_composites.vsplit
+    absolute = elementwise.absolute
+    addr = elementwise.addr
+    arctan2 = elementwise.arctan2
+    clamp_max = elementwise.clamp_max
+    clamp_min = elementwise.clamp_min
+    copysign = elementwise.copysign
+    deg2rad = elementwise.deg2rad
+    diff = elementwise.diff
+    dist = elementwise.dist
+    float_power = elementwise.float_power
+    ger = elementwise.ger
+    heaviside = elementwise.heaviside
+    hypot = elementwise.hypot
+    inner = elementwise.inner
+    isneginf = elementwise.isneginf
+    isposinf = elementwise.isposinf
+    isreal = elementwise.isreal
+    kron = elementwise.kron
+    logaddexp = elementwise.logaddexp
+    logaddexp2 = elementwise.logaddexp2
+    logcumsumexp = elementwise.logcumsumexp
+    multiply = elementwise.multiply
+    positive = elementwise.positive
+    rad2deg = elementwise.rad2deg
+    sgn = elementwise.sgn
+    signbit = elementwise.signbit
+    sinc = elementwise.sinc
+    subtract = elementwise.subtract
+    vdot = elementwise.vdot
+    xlogy = elementwise.xlogy
+    argwhere = shapes.argwhere
+    broadcast_to = shapes.broadcast_to
+    diagflat = shapes.diagflat
+    dsplit = shapes.dsplit
+    hsplit = shapes.hsplit
+    msort = shapes.msort
+    ravel = shapes.ravel
+    rot90 = shapes.rot90
+    take_along_dim = shapes.take_along_dim
+    tensor_split = shapes.tensor_split
+    unfold = shapes.unfold
+    vsplit = shapes.vsplit
     aminmax = statistics.aminmax
     corrcoef = statistics.corrcoef
     cov = statistics.cov

@@ -319,25 +319,7 @@ from ember.core.complex_functions import (
     view_as_complex,
     view_as_real,
 )
-from ember.core.inplace_ops import (
-    clamp_,
-    clamp_max_,
-    clamp_min_,
-    clip_,
-    deg2rad_,
-    nan_to_num_,
-    rad2deg_,
-    sinc_,
-    xlogy_,
-)
-
-# composites by kind: elementwise math, layouts and memory formats, function forms and aliases
-# of Tensor methods, shape and joining, statistics, the *_copy/*_scatter view forms
-from ember.core.layout import (
-    layout,
-    strided,
-)
-from ember.core.math_composites import (  # the inverse hyperbolics, frexp, gcd, ...
+from ember.core.elementwise import (  # the inverse hyperbolics, frexp, gcd, ...
     absolute,
     acosh,
     addr,
@@ -379,6 +361,24 @@ from ember.core.math_composites import (  # the inverse hyperbolics, frexp, gcd,
     tensordot,
     vdot,
     xlogy,
+)
+from ember.core.inplace_ops import (
+    clamp_,
+    clamp_max_,
+    clamp_min_,
+    clip_,
+    deg2rad_,
+    nan_to_num_,
+    rad2deg_,
+    sinc_,
+    xlogy_,
+)
+
+# composites by kind: elementwise math, layouts and memory formats, function forms and aliases
+# of Tensor methods, shape and joining, statistics, the *_copy/*_scatter view forms
+from ember.core.layout import (
+    layout,
+    strided,
 )
 from ember.core.memory_format import (
     channels_last,
@@ -468,7 +468,7 @@ from ember.core.method_forms import (
     trunc_,
     zero_,
 )
-from ember.core.shape_composites import (
+from ember.core.shapes import (
     argwhere,
     atleast_1d,
     atleast_2d,

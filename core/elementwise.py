@@ -14,7 +14,7 @@ from ember.core._tensor import TensorBase, where
 from ember.core.composites import _sign, _wrap, cat, isinf, isnan, outer
 from ember.core.function import Function, without_derivative, zero_derivative
 from ember.core.products import _scaled_sum
-from ember.core.shape_composites import broadcast_tensors
+from ember.core.shapes import broadcast_tensors
 from ember.core.typeinfo import finfo
 
 __all__ = ["absolute", "addr", "arctan2", "cdist", "clamp_max", "clamp_min", "copysign", "deg2rad",
