@@ -59,7 +59,7 @@ cdef object unfold_c(object x, object idx, double pad_value, int64_t K, int64_t 
     n, c, h, w = x.shape
     flat = x.reshape(n, c, h * w)
     pad = full((n, c, 1), pad_value, dtype=x.dtype, device=x.device)
-    from ember.core.composites import cat
+    from ember.core.shapes import cat
     return cat([flat, pad], 2).index_select(2, idx).reshape(n, c, K, L)
 
 

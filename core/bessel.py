@@ -15,7 +15,7 @@ there, as its Chebyshev/Hankel kernels give)."""
 import math
 
 from ember.core import _tensor as _T
-from ember.core.composites import sign
+from ember.core.elementwise import sign
 from ember.core.special_support import (
     EULER,
     acosh,

@@ -95,7 +95,7 @@ def is_neg(input):
 def angle(input, *, out=None):
     """The argument of each element, atan2(imag, real); for real inputs 0 where >= 0, pi
     where negative (NaN stays NaN); integers give the default float dtype."""
-    from ember.core.math_composites import _atan2
+    from ember.core.elementwise import _atan2
     x = _tensor_arg(input, "angle", position=1)
     if x.dtype.is_complex:
         r = _atan2(_T._imag(x), _T._real(x))

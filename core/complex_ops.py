@@ -83,7 +83,7 @@ def _exp_parts(re, im):
 
 
 def _log_parts(re, im):
-    from ember.core.math_composites import hypot
+    from ember.core.elementwise import hypot
     if im is None:
         im = _T.zeros_like(re)
     return _T.log(hypot(re, im)), _more["atan2"](im, re)
@@ -161,12 +161,12 @@ def unary(op, a, out):
     elif op == "log":
         re, im = _log_parts(re, im)
     elif op == "sqrt":
-        from ember.core.math_composites import copysign, hypot
+        from ember.core.elementwise import copysign, hypot
         m = hypot(re, im)
         # the principal root; the imaginary part takes im's sign (-0.0 included)
         re, im = _T.sqrt((m + re) * 0.5), copysign(_T.sqrt((m - re) * 0.5), im)
     elif op == "abs":
-        from ember.core.math_composites import hypot
+        from ember.core.elementwise import hypot
         res = hypot(re, im)
         return res if out is None else out.copy_(res)
     elif op == "reciprocal":

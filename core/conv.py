@@ -45,7 +45,7 @@ def _same_padding(weight, stride, dilation, nd):
 
 def _pad_right(x, extra):
     """x with `extra[i]` zeros appended to spatial dim i (the odd part of 'same' padding)."""
-    from ember.core.composites import cat
+    from ember.core.shapes import cat
 
     for i, e in enumerate(extra):
         if e:

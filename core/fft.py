@@ -13,7 +13,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core._state import get_default_dtype
-from ember.core.composites import roll
+from ember.core.shapes import roll
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "hfft2", "hfftn", "ifft",
            "ifft2", "ifftn", "ifftshift", "ihfft", "ihfft2", "ihfftn", "irfft", "irfft2",

@@ -1,6 +1,6 @@
 """Index composites written once over the index primitives (gather/scatter, search) and
 nonzero, so every device has them: flip, repeat_interleave, bincount, histc, bucketize,
-masked_select, masked_scatter.
+masked_select, masked_scatter, take_along_dim and argwhere.
 
 Why composite: each is a gather or scatter_add once its index is known (flip reverses an
 arange, repeat_interleave searches a cumsum, bincount/histc scatter-add ones, the masked ops
@@ -10,10 +10,10 @@ from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.determinism import alert_nondeterministic
-from ember.core.shape_rules import broadcast_shapes
+from ember.core.shape_rules import _wrap, broadcast_shapes
 
-__all__ = ["bincount", "bucketize", "flip", "fliplr", "flipud", "histc", "masked_scatter",
-           "masked_select", "repeat_interleave"]
+__all__ = ["argwhere", "bincount", "bucketize", "flip", "fliplr", "flipud", "histc",
+           "masked_scatter", "masked_select", "repeat_interleave", "take_along_dim"]
 
 _INT64 = _dtype_by_name["int64"]
 _BOOL = _dtype_by_name["bool"]
@@ -198,3 +198,32 @@ def masked_scatter(input, mask, source):
     t = _tensor_arg(input, "masked_scatter")
     shape = broadcast_shapes(t.shape, _mask(mask, "masked_scatter").shape)
     return _masked_scatter_(t.expand(shape).clone(), mask, source)
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when dim
+    is None); the other dims broadcast."""
+    t, idx = _tensor_arg(input, "take_along_dim"), _tensor_arg(indices, "take_along_dim", "indices")
+    if idx.dtype != _INT64:
+        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_T._st_name(idx.dtype)}")
+    if dim is None:
+        r = t.reshape(-1).gather(0, idx.reshape(-1))
+    else:
+        if t.dim() != idx.dim():
+            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                               f"number of dimensions, but got {t.dim()} dimensions for input, "
+                               f"and {idx.dim()} dimensions for indices")
+        d = _wrap(dim, max(t.dim(), 1), "take_along_dim")
+        ts, js = list(t.shape), list(idx.shape)
+        ts[d] = js[d] = 1
+        shape = list(broadcast_shapes(tuple(ts), tuple(js)))
+        st, si = list(shape), list(shape)
+        st[d], si[d] = t.shape[d], idx.shape[d]
+        r = t.expand(st).gather(d, idx.expand(si))
+    return r if out is None else out.copy_(r)
+
+
+def argwhere(input):
+    """Indices of the nonzero elements, [n, ndim]."""
+    return _T.nonzero(_tensor_arg(input, "argwhere"))

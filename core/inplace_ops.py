@@ -9,7 +9,7 @@ import math
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
-from ember.core import composites, math_composites, products, special
+from ember.core import elementwise, products, shapes, special
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core.typeinfo import iinfo
@@ -53,13 +53,13 @@ def _inplace(fn, name):
     return method
 
 
-_M = math_composites
+_M = elementwise
 _OUT_OF_PLACE = {
-    "addcmul_": composites.addcmul, "addcdiv_": composites.addcdiv,
-    "lerp_": composites.lerp, "clamp_": composites.clamp, "clip_": composites.clamp,
-    "clamp_min_": _M.clamp_min, "clamp_max_": _M.clamp_max, "sign_": composites.sign,
-    "sgn_": _M.sgn, "nan_to_num_": composites.nan_to_num, "triu_": composites.triu,
-    "tril_": composites.tril, "addmm_": products.addmm, "baddbmm_": products.baddbmm,
+    "addcmul_": _M.addcmul, "addcdiv_": _M.addcdiv,
+    "lerp_": _M.lerp, "clamp_": _M.clamp, "clip_": _M.clamp,
+    "clamp_min_": _M.clamp_min, "clamp_max_": _M.clamp_max, "sign_": _M.sign,
+    "sgn_": _M.sgn, "nan_to_num_": _M.nan_to_num, "triu_": shapes.triu,
+    "tril_": shapes.tril, "addmm_": products.addmm, "baddbmm_": products.baddbmm,
     "absolute_": _T._abs, "arctan2_": _M.arctan2, "hypot_": _M.hypot, "xlogy_": _M.xlogy,
     "copysign_": _M.copysign, "heaviside_": _M.heaviside, "sinc_": _M.sinc,
     "deg2rad_": _M.deg2rad, "rad2deg_": _M.rad2deg,

@@ -60,9 +60,9 @@ def _alias_function(alias, target):
 
 def _target_function(name):
     """The core function an alias spells (the façade re-exports the same objects)."""
-    from ember.core import math_composites
+    from ember.core import elementwise
     found = getattr(_T, name, None) or _T.table_functions().get(name)
-    return found if found is not None else getattr(math_composites, name)
+    return found if found is not None else getattr(elementwise, name)
 
 
 for _alias, _target in ALIASES.items():
@@ -267,7 +267,7 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
                        pin_memory=False, requires_grad=False):
     """An uninitialised tensor with ``size`` and ``stride`` (dtype and device default to
     this tensor's)."""
-    from ember.core.shape_composites import empty_strided
+    from ember.core.factories import empty_strided
     return empty_strided(size, stride, dtype=dtype or self.dtype,
                          device=device or self.device, requires_grad=requires_grad)
 
@@ -311,10 +311,10 @@ def _record_stream(self, stream):
 
 def install(Tensor):
     """Add the methods this module defines to ``Tensor``."""
-    from ember.core import math_composites, view_copies
-    for name in ("acosh", "asinh", "atanh", "frexp", "gcd", "lcm", "ldexp", "nextafter",
-                 "renorm"):
-        setattr(Tensor, name, getattr(math_composites, name))
+    from ember.core import elementwise, norms, view_copies
+    for name in ("acosh", "asinh", "atanh", "frexp", "gcd", "lcm", "ldexp", "nextafter"):
+        setattr(Tensor, name, getattr(elementwise, name))
+    Tensor.renorm = norms.renorm
     for name in ("diagonal_scatter", "select_scatter", "slice_scatter", "as_strided_scatter",
                  "narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
                  "slice_inverse"):

@@ -1,41 +1,84 @@
-"""NaN-ignoring reductions and torch.norm, as composites of primitive reductions."""
+"""Norms and distances as composites of primitive reductions: linalg.vector_norm (with
+PyTorch's derivative, zero where the norm is zero), torch.norm, dist, cdist and renorm.
+(The matrix norms are ember.linalg's, in core/linalg/norms.py.)"""
+import math
+
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
-from ember.core.composites import isnan, vector_norm
+from ember.core._tensor import where
+from ember.core.elementwise import _out
+from ember.core.function import Function
+from ember.core.grad_mode import is_grad_enabled
 
-__all__ = ["nanmean", "nansum", "norm"]
-
-
-def _zero_nans(x):
-    return _T.where(isnan(x), 0, x).to(x.dtype) if x.is_floating_point() else x
-
-
-def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
-           keepdims=None):
-    """Sum over ``dim`` treating NaN as zero."""
-    if axis is not None or keepdims is not None:
-        dim, keepdim = _T._numpy_names("nansum", dim, keepdim, axis, keepdims)
-    x = _tensor_arg(input, "nansum", position=1)
-    return _T.sum(_zero_nans(x), dim, keepdim, dtype=dtype, out=out)
+__all__ = ["cdist", "dist", "norm", "renorm", "vector_norm"]
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
-            keepdims=None):
-    """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
-    if axis is not None or keepdims is not None:
-        dim, keepdim = _T._numpy_names("nanmean", dim, keepdim, axis, keepdims)
-    x = _tensor_arg(input, "nanmean", position=1)
-    if not x.is_floating_point():
-        raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
-                           f"dtype but got {_scalar_name(x)}")
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """linalg.vector_norm: the ``ord``-norm of ``x`` over ``dim`` (all dims by default)."""
+    _tensor_arg(x, "vector_norm", "x")
     if dtype is not None:
-        if not dtype.is_floating_point:
-            raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must "
-                               f"be either a floating point or complex dtype. Got: {dtype}")
         x = x.to(dtype)
-    count = (x == x).sum(dim, keepdim, dtype=x.dtype)       # the non-NaN elements
-    r = _T.sum(_zero_nans(x), dim, keepdim) / count
-    return r if out is None else out.copy_(r)
+    if not x.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_scalar_name(x)}")
+    red = () if dim is None else dim
+    if ord == math.inf:
+        return _T.amax(_T._abs(x), red, keepdim)
+    if ord == -math.inf:
+        return _T.amin(_T._abs(x), red, keepdim)
+    if ord == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+    if ord == 1:
+        return _T._abs(x).sum(dim, keepdim=keepdim)
+    return _PNorm.apply(x, float(ord), dim, keepdim)
+
+
+class _PNorm(Function):
+    """(sum |x|^p)^(1/p) over ``dim`` with PyTorch's derivative x |x|^(p-2) / norm^(p-1),
+    zero where the norm is zero (differentiating the composite gives 0/0 there)."""
+
+    _node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, p, dim, keepdim):
+        if p == 2:                                     # two passes: no |x| needed
+            norm = _T.sqrt(_T.square(x).sum(dim, keepdim=True))
+        else:
+            norm = (_T._abs(x) ** p).sum(dim, keepdim=True) ** (1.0 / p)
+        ctx.save_for_backward(x, norm)
+        ctx.p, ctx.dim, ctx.keepdim = p, dim, keepdim
+        return norm if keepdim else _unkeep(norm, dim)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, norm = ctx.saved_tensors
+        p = ctx.p
+        if is_grad_enabled():             # create_graph: the norm as a function of x again
+            norm = _PNorm.apply(x, p, ctx.dim, True)
+        if not ctx.keepdim:
+            g = g.reshape(norm.shape)
+        scale = x if p == 2 else x * _T._abs(x) ** (p - 2)
+        d = g / (norm if p == 2 else norm ** (p - 1))
+        return scale * _T.where(norm == 0, 0.0, d).to(d.dtype), None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        """The norm's tangent: sum(x |x|^(p-2) t) / norm^(p-1), zero where the norm is."""
+        x, norm = ctx.saved_tensors
+        p = ctx.p
+        scale = x if p == 2 else x * _T._abs(x) ** (p - 2)
+        d = (scale * t).sum(ctx.dim, keepdim=True) / (norm if p == 2 else norm ** (p - 1))
+        d = _T.where(norm == 0, 0.0, d).to(d.dtype)
+        return d if ctx.keepdim else _unkeep(d, ctx.dim)
+
+
+def _unkeep(t, dim):
+    """``t`` (reduced over ``dim`` with keepdim) without the reduced dims."""
+    if dim is None or dim == () or dim == []:
+        return t.reshape(())
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return t.squeeze(tuple(d % t.dim() for d in dims)) if t.dim() else t
 
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
@@ -61,3 +104,66 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     r = vector_norm(x, p, dim, keepdim, dtype=dtype)
     return r if out is None else out.copy_(r)
 
+
+def _pnorm(diff, p, dim):
+    """The p-norm over ``dim`` with PyTorch's subgradient 0 where the norm is 0."""
+    a = _T._abs(diff)
+    if p == 0:
+        return (a != 0).to(diff.dtype).sum(dim)
+    if p == math.inf:
+        return _T.amax(a, dim) if a.shape[dim] else a.sum(dim)
+    s = (_T.square(a) if p == 2 else a ** p).sum(dim)
+    zero = s == 0
+    r = _T.where(zero, 1.0, s) ** (1.0 / p)
+    return _T.where(zero, 0.0, r)
+
+
+def dist(input, other, p=2):
+    """The p-norm of input - other (broadcast)."""
+    d = _tensor_arg(input, "dist") - _tensor_arg(other, "dist", "other")
+    if not d.is_floating_point():
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
+                           f"as input. Got {_T._st_name(d.dtype)}")
+    return _pnorm(d.reshape(-1), p, 0)
+
+
+@composite("cdist")
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The p-norm distance between each row of x1 [..., P, M] and of x2 [..., R, M]."""
+    _tensor_arg(x1, "cdist", "x1")
+    _tensor_arg(x2, "cdist", "x2")
+    for t, name in ((x1, "X1"), (x2, "X2")):
+        if t.dim() < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{t.dim()}D")
+        if not t.is_floating_point():
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_T._st_name(t.dtype)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)            # [..., P, R, M]
+    return _pnorm(d, p, -1)
+
+
+def renorm(input, p, dim, maxnorm, *, out=None):
+    """Each slice of ``input`` along ``dim`` whose ``p``-norm exceeds ``maxnorm``, rescaled
+    to norm ``maxnorm`` (as PyTorch, by maxnorm / (norm + 1e-7))."""
+    x = _tensor_arg(input, "renorm", position=1)
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(f"renorm: Expected a floating point or complex tensor as input. "
+                           f"Got {_T._st_name(x.dtype)}")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if x.dim() <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.dim()} "
+                           f"dimensions")
+    dim = dim % x.dim()
+    others = [d for d in range(x.dim()) if d != dim]
+    norms = vector_norm(x, p, others, keepdim=True)
+    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0).to(x.dtype)
+    return _out(x * factor, out)

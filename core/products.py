@@ -1,13 +1,18 @@
-"""Products built on matmul: addmm, addmv, addbmm, baddbmm, einsum; and cross and
-diag_embed.  Composites of primitive ops, so every device has them."""
+"""Products built on matmul: mm, bmm, mv, dot, vdot, inner, outer/ger, kron, tensordot,
+einsum; the forms that add a scaled input (addmm, addmv, addbmm, baddbmm, addr); cross and
+trace.  Composites of primitive ops, so every device has them."""
+import math
 import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
-from ember.core.composites import stack
+from ember.core._tensor import TensorBase
+from ember.core.elementwise import _out
+from ember.core.shapes import stack
 
-__all__ = ["addbmm", "addmm", "addmv", "baddbmm", "cross", "diag_embed", "einsum"]
+__all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "cross", "dot", "einsum", "ger",
+           "inner", "kron", "mm", "mv", "outer", "tensordot", "trace", "vdot"]
 
 
 def _ndim(t, n, op, arg):
@@ -93,6 +98,17 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return _scaled_sum("addbmm", input, product, beta, alpha, out)
 
 
+def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    _tensor_arg(vec1, "addr", "vec1")
+    _tensor_arg(vec2, "addr", "vec2")
+    if vec1.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
+                           if vec1.dim() != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
+    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, out)
+
+
 def cross(input, other, dim=None, *, out=None):
     """The cross product of 3-vectors along ``dim`` (inputs broadcast); dim=None takes the
     first dim of size 3, with PyTorch's deprecation warning."""
@@ -119,20 +135,136 @@ def cross(input, other, dim=None, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    """A tensor whose diagonals (``offset``) over dims ``dim1``, ``dim2`` hold the last dim
-    of ``input``; zeros elsewhere."""
-    _tensor_arg(input, "diag_embed", "input")
-    nd = input.dim() + 1
-    d1, d2 = (_T._wrap_dim(d, nd) for d in (dim1, dim2))
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    n = (input.shape[-1] if input.dim() else 1) + abs(offset)
-    rest = iter(input.shape[:-1])
-    shape = [n if i in (d1, d2) else next(rest) for i in range(nd)]
-    out = input.new_zeros(shape)
-    out.diagonal(offset, d1, d2).copy_(input)
-    return out
+# --- products of vectors and matrices ---------------------------------------------------
+
+def outer(input, vec2):
+    """The outer product of two 1-D tensors."""
+    _tensor_arg(input, "outer")
+    _tensor_arg(vec2, "outer", "vec2")
+    if input.dim() != 1 or vec2.dim() != 1:
+        raise RuntimeError(f"outer: expected 1D tensors, got {input.dim()}D and {vec2.dim()}D")
+    return input.unsqueeze(1) * vec2.unsqueeze(0)
+
+
+ger = outer
+
+
+def _dims(op, *pairs):
+    for t, n, arg in pairs:
+        _tensor_arg(t, op, arg)
+        if t.dim() != n:
+            raise RuntimeError(f"{arg} must be a {n}D tensor" if op != "dot" else
+                               f"1D tensors expected, but got {t.dim()}D and {n}D tensors")
+
+
+def dot(input, tensor):
+    """The inner product of two 1-D tensors of the same size."""
+    _dims("dot", (input, 1, "input"), (tensor, 1, "tensor"))
+    return _T.matmul(input, tensor)
+
+
+def vdot(input, other, *, out=None):
+    """The dot product of two 1-D tensors (no conjugation needed: no complex dtypes)."""
+    a, b = _tensor_arg(input, "vdot"), _tensor_arg(other, "vdot", "other")
+    if a.dim() != 1 or b.dim() != 1:
+        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected both vectors to have same dtype, but found "
+                           f"{_T._st_name(a.dtype)} and {_T._st_name(b.dtype)}")
+    if a.shape != b.shape:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                           f"[{b.shape[0]}] to have the same number of elements, but got "
+                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
+    return _out(_T.matmul(a, b), out)
+
+
+def inner(input, other, *, out=None):
+    """Sum over the last dims of both (a product when either is 0-d)."""
+    a, b = _tensor_arg(input, "inner"), _tensor_arg(other, "inner", "other")
+    if a.dim() == 0 or b.dim() == 0:
+        return _out(a * b, out)
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(a.shape)} and {list(b.shape)}")
+    return _out(tensordot(a, b, ([a.dim() - 1], [b.dim() - 1])), out)
+
+
+@composite("mm")
+def mm(input, mat2, *, out=None):
+    """Matrix product of two 2-D tensors."""
+    _dims("mm", (input, 2, "self"), (mat2, 2, "mat2"))
+    return _T.matmul(input, mat2, out=out)
+
+
+@composite("bmm")
+def bmm(input, mat2, *, out=None):
+    """Batched matrix product of two 3-D tensors with the same batch size."""
+    _dims("bmm", (input, 3, "batch1"), (mat2, 3, "batch2"))
+    if input.shape[0] != mat2.shape[0] or input.shape[2] != mat2.shape[1]:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{input.shape[0]}, {input.shape[2]}] but got: "
+                           f"[{mat2.shape[0]}, {mat2.shape[1]}].")
+    return _T.matmul(input, mat2, out=out)
+
+
+def mv(input, vec):
+    """Matrix-vector product."""
+    _dims("mv", (input, 2, "self"), (vec, 1, "vec"))
+    return _T.matmul(input, vec)
+
+
+def kron(input, other, *, out=None):
+    """The Kronecker product: every element of input times a block of other."""
+    a, b = _tensor_arg(input, "kron"), _tensor_arg(other, "kron", "other")
+    nd = max(a.dim(), b.dim())
+    sa = (1,) * (nd - a.dim()) + tuple(a.shape)
+    sb = (1,) * (nd - b.dim()) + tuple(b.shape)
+    ia = sum(((s, 1) for s in sa), ())                 # a's dims interleaved with ones
+    ib = sum(((1, s) for s in sb), ())
+    r = a.reshape(ia) * b.reshape(ib)
+    return _out(r.reshape(tuple(x * y for x, y in zip(sa, sb))), out)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Sum over the last ``dims`` dims of a and the first of b, or over the dim lists
+    ``dims = (dims_a, dims_b)``."""
+    _tensor_arg(a, "tensordot", "a")
+    _tensor_arg(b, "tensordot", "b")
+    if isinstance(dims, TensorBase):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(a.dim(), b.dim()):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
+                               f"dims={dims}")
+        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(da) != len(db):
+            raise RuntimeError("both dimension lists should have same length")
+    da = [d % max(a.dim(), 1) for d in da]
+    db = [d % max(b.dim(), 1) for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
+                               f"dim {y}")
+    free_a = [d for d in range(a.dim()) if d not in da]
+    free_b = [d for d in range(b.dim()) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    left = a.permute(free_a + da).reshape(-1, k)
+    right = b.permute(db + free_b).reshape(k, -1)
+    shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
+    return _out(_T.matmul(left, right).reshape(shape), out)
+
+
+@composite("trace")
+def trace(input):
+    """Sum of the main diagonal of a 2-D tensor."""
+    if _tensor_arg(input, "trace").dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.dim()}")
+    return input.diagonal().sum()
 
 
 # --- einsum ----------------------------------------------------------------------------

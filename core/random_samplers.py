@@ -269,7 +269,7 @@ def binomial(count, prob, generator=None):
     prob's dtype (count and prob broadcast together)."""
     _tensor_arg(count, "binomial", "count")
     _tensor_arg(prob, "binomial", "prob")
-    from ember.core.shape_composites import broadcast_tensors
+    from ember.core.shapes import broadcast_tensors
     c, p = broadcast_tensors(count, prob)
     shape = tuple(c.shape)
     r = _binomial_sample(c, p, generator).reshape(shape).to(prob.dtype)

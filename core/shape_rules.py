@@ -22,6 +22,15 @@ def broadcast_shapes(*shapes):
     return tuple(out)
 
 
+def _wrap(dim, ndim, op):
+    """``dim`` wrapped into [0, ndim) (IndexError outside [-ndim, ndim)): the dim check of the
+    Python composites (shapes, statistics, index_ops)."""
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    return dim % ndim
+
+
 def elementwise(*shapes):
     return broadcast_shapes(*shapes)
 

@@ -94,9 +94,11 @@ def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
     return _back(t, values.reshape(t.shape), idx.reshape(t.shape), "sort", axis)
 
 
-def msort(input):
-    """``input`` sorted along its first dim: sort(input, dim=0).values."""
-    return sort(input, 0).values
+def msort(input, *, out=None):
+    """``input`` sorted along dim 0."""
+    t = _tensor_arg(input, "msort")
+    r = t.gather(0, sort(t, 0).indices) if t.dim() else t.clone()
+    return r if out is None else out.copy_(r)
 
 
 def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):

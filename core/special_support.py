@@ -12,10 +12,9 @@ from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _arg_type_message, _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.composites import cat
 from ember.core.function import Function
 from ember.core.grad_mode import no_grad
-from ember.core.shape_composites import broadcast_tensors
+from ember.core.shapes import broadcast_tensors, cat
 
 __all__ = []
 

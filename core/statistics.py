@@ -1,23 +1,153 @@
-"""Order statistics and moments as composites: aminmax, nanmedian, quantile/nanquantile
-(all of torch's interpolation modes), cov, corrcoef, trapezoid/cumulative_trapezoid.
-Sorted values are read back with gather from the sort's indices, so they carry gradients."""
+"""Reductions and statistics as composites: var/std and var_mean/std_mean, nansum/nanmean,
+count_nonzero, logsumexp and logcumsumexp; order statistics and moments: aminmax, nanmedian,
+quantile/nanquantile (all of torch's interpolation modes), cov, corrcoef, trapezoid/
+cumulative_trapezoid.  Sorted values are read back with gather from the sort's indices, so
+they carry gradients.  (The norms are in core/norms.py, sort/median/mode in
+core/sorting.py.)"""
 import collections
 import math
 import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.composites import _wrap, isnan, lerp
+from ember.core.elementwise import _out, isinf, isnan, lerp, logaddexp
+from ember.core.shape_rules import _wrap
+from ember.core.shapes import cat
 from ember.core.sorting import sort
+from ember.core.typeinfo import finfo
 
-__all__ = ["aminmax", "corrcoef", "cov", "cumulative_trapezoid", "nanmedian", "nanquantile",
-           "quantile", "trapezoid", "trapz"]
+__all__ = ["aminmax", "corrcoef", "count_nonzero", "cov", "cumulative_trapezoid",
+           "logcumsumexp", "logsumexp", "nanmean", "nanmedian", "nanquantile", "nansum",
+           "quantile", "std", "std_mean", "trapezoid", "trapz", "var", "var_mean"]
+
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 _MinMax = collections.namedtuple("aminmax", ["min", "max"])
 _MinMax.__module__ = "ember.return_types"
+
+
+def _var(input, dim, correction, keepdim, op):
+    x = _tensor_arg(input, op)
+    if not x.is_floating_point():
+        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {_scalar_name(x)}")
+    mean = x.mean(dim, keepdim=True)
+    n = x.numel() // max(1, mean.numel())
+    if n - correction <= 0:
+        import warnings
+        warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=3)
+    var = _T.square(x - mean).sum(dim, keepdim=keepdim) / max(0, n - correction)
+    return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
+
+
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None, axis=None,
+        keepdims=None):
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("var", dim, keepdim, axis, keepdims)
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    return _var(input, dim, correction, keepdim, "var")[0]
+
+
+def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None, axis=None,
+        keepdims=None):
+    """Standard deviation over ``dim`` with Bessel's ``correction``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("std", dim, keepdim, axis, keepdims)
+    return _T.sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def var_mean(input, dim=None, *, correction=1, keepdim=False, axis=None, keepdims=None):
+    """(var, mean) over ``dim``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("var_mean", dim, keepdim, axis, keepdims)
+    return _var(input, dim, correction, keepdim, "var_mean")
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False, axis=None, keepdims=None):
+    """(std, mean) over ``dim``."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("std_mean", dim, keepdim, axis, keepdims)
+    v, m = _var(input, dim, correction, keepdim, "std_mean")
+    return _T.sqrt(v), m
+
+
+def _zero_nans(x):
+    return _T.where(isnan(x), 0, x).to(x.dtype) if x.is_floating_point() else x
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
+           keepdims=None):
+    """Sum over ``dim`` treating NaN as zero."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("nansum", dim, keepdim, axis, keepdims)
+    x = _tensor_arg(input, "nansum", position=1)
+    return _T.sum(_zero_nans(x), dim, keepdim, dtype=dtype, out=out)
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
+            keepdims=None):
+    """Mean over ``dim`` of the non-NaN elements (NaN where there are none)."""
+    if axis is not None or keepdims is not None:
+        dim, keepdim = _T._numpy_names("nanmean", dim, keepdim, axis, keepdims)
+    x = _tensor_arg(input, "nanmean", position=1)
+    if not x.is_floating_point():
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                           f"dtype but got {_scalar_name(x)}")
+    if dtype is not None:
+        if not dtype.is_floating_point:
+            raise RuntimeError(f"nanmean(): could not infer output dtype. Optional dtype must "
+                               f"be either a floating point or complex dtype. Got: {dtype}")
+        x = x.to(dtype)
+    count = (x == x).sum(dim, keepdim, dtype=x.dtype)       # the non-NaN elements
+    r = _T.sum(_zero_nans(x), dim, keepdim) / count
+    return r if out is None else out.copy_(r)
+
+
+def count_nonzero(input, dim=None, *, axis=None):
+    """How many elements of ``input`` (over ``dim``) are nonzero, as int64."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("count_nonzero", dim, False, axis, None)
+    _T._refuse_limited("count_nonzero", _tensor_arg(input, "count_nonzero").dtype)
+    return (input != 0).sum(dim)
+
+
+def logsumexp(input, dim, keepdim=False):
+    """log(sum(exp(input))) over ``dim``, stable for large values and infinities."""
+    x = _tensor_arg(input, "logsumexp")
+    if not x.is_floating_point():
+        x = x.to(_T._state_default_dtype())
+    m = _T.amax(x, dim, True) if x.numel() else _T.zeros_like(x.sum(dim, keepdim=True))
+    m = _T.where(isinf(m), 0.0, m).to(x.dtype)       # all -inf (or +inf) rows stay exact
+    r = _T.log(_T.exp(x - m).sum(dim, keepdim=True)) + m
+    return r if keepdim else r.squeeze(dim)
+
+
+def logcumsumexp(input, dim, *, out=None):
+    """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
+    would underflow exp fall back to a running logaddexp."""
+    x = _tensor_arg(input, "logcumsumexp")
+    if not x.is_floating_point():
+        x = x.to(_T._state_default_dtype())
+    if x.dim() == 0 or x.numel() == 0:
+        return _out(x.clone(), out)
+    m = _T.amax(x, dim, True)
+    m = _T.where(isinf(m), 0.0, m).to(x.dtype)
+    shifted = x - m
+    if bool(((shifted < math.log(finfo(x.dtype).tiny) + 2) & isinf(x).logical_not()).any()):
+        d = dim % x.dim()
+        acc, parts = None, []
+        for i in range(x.shape[d]):
+            xi = x.narrow(d, i, 1)
+            acc = xi if acc is None else logaddexp(acc, xi)
+            parts.append(acc)
+        return _out(cat(parts, d), out)
+    return _out(_T.log(_T.cumsum(_T.exp(shifted), dim)) + m, out)
 
 
 def aminmax(input, *, dim=None, keepdim=False):

@@ -4,17 +4,16 @@ from ember.core import _tensor as _ops
 from ember.core import (
     activations,
     complex_functions,
-    composites,
+    elementwise,
     index_ops,
     inplace_ops,
     legacy_types,
-    math_composites,
     method_forms,
     minmax,
     norms,
     products,
     random_ops,
-    shape_composites,
+    shapes,
     sorting,
     special,
     statistics,
@@ -69,34 +68,55 @@ class Tensor(TensorBase):
         return TensorBase.type(self, dtype, non_blocking)
 
     # composites as methods: t.clamp(0, 1), t.var(0), t.sort(), t.gather(...), ...
-    addcdiv = composites.addcdiv
-    addcmul = composites.addcmul
-    allclose = composites.allclose
-    bmm = composites.bmm
-    clamp = composites.clamp
-    clip = composites.clip
-    count_nonzero = composites.count_nonzero
-    diag = composites.diag
-    dot = composites.dot
-    isclose = composites.isclose
-    isfinite = composites.isfinite
-    isinf = composites.isinf
-    isnan = composites.isnan
-    lerp = composites.lerp
-    logsumexp = composites.logsumexp
-    mm = composites.mm
-    mv = composites.mv
-    nan_to_num = composites.nan_to_num
-    outer = composites.outer
-    repeat = composites.repeat
-    roll = composites.roll
-    sign = composites.sign
-    std = composites.std
-    tile = composites.tile
-    trace = composites.trace
-    tril = composites.tril
-    triu = composites.triu
-    var = composites.var
+    # elementwise (core/elementwise.py)
+    absolute = elementwise.absolute
+    addcdiv = elementwise.addcdiv
+    addcmul = elementwise.addcmul
+    allclose = elementwise.allclose
+    arctan2 = elementwise.arctan2
+    clamp = elementwise.clamp
+    clamp_max = elementwise.clamp_max
+    clamp_min = elementwise.clamp_min
+    clip = elementwise.clip
+    copysign = elementwise.copysign
+    deg2rad = elementwise.deg2rad
+    float_power = elementwise.float_power
+    heaviside = elementwise.heaviside
+    hypot = elementwise.hypot
+    isclose = elementwise.isclose
+    isfinite = elementwise.isfinite
+    isinf = elementwise.isinf
+    isnan = elementwise.isnan
+    isneginf = elementwise.isneginf
+    isposinf = elementwise.isposinf
+    isreal = elementwise.isreal
+    lerp = elementwise.lerp
+    logaddexp = elementwise.logaddexp
+    logaddexp2 = elementwise.logaddexp2
+    multiply = elementwise.multiply
+    nan_to_num = elementwise.nan_to_num
+    positive = elementwise.positive
+    rad2deg = elementwise.rad2deg
+    sgn = elementwise.sgn
+    sign = elementwise.sign
+    signbit = elementwise.signbit
+    sinc = elementwise.sinc
+    subtract = elementwise.subtract
+    xlogy = elementwise.xlogy
+    # reductions and statistics (core/statistics.py, core/minmax.py, the Cython core)
+    aminmax = statistics.aminmax
+    corrcoef = statistics.corrcoef
+    count_nonzero = statistics.count_nonzero
+    cov = statistics.cov
+    logcumsumexp = statistics.logcumsumexp
+    logsumexp = statistics.logsumexp
+    nanmean = statistics.nanmean
+    nanmedian = statistics.nanmedian
+    nanquantile = statistics.nanquantile
+    nansum = statistics.nansum
+    quantile = statistics.quantile
+    std = statistics.std
+    var = statistics.var
     max = minmax.max
     min = minmax.min
     argmax = _ops.argmax
@@ -105,24 +125,56 @@ class Tensor(TensorBase):
     cumprod = _ops.cumprod
     cummax = _ops.cummax
     cummin = _ops.cummin
+    # norms and distances (core/norms.py)
+    dist = norms.dist
+    norm = norms.norm
+    # order statistics (core/sorting.py)
     argsort = sorting.argsort
     kthvalue = sorting.kthvalue
     median = sorting.median
     mode = sorting.mode
+    msort = sorting.msort
     sort = sorting.sort
     topk = sorting.topk
     unique = sorting.unique
     unique_consecutive = sorting.unique_consecutive
-    nanmean = norms.nanmean
-    nansum = norms.nansum
-    norm = norms.norm
-    logit = activations.logit
+    # products (core/products.py)
     addbmm = products.addbmm
     addmm = products.addmm
     addmv = products.addmv
+    addr = products.addr
     baddbmm = products.baddbmm
+    bmm = products.bmm
     cross = products.cross
-    diag_embed = products.diag_embed
+    dot = products.dot
+    ger = products.ger
+    inner = products.inner
+    kron = products.kron
+    mm = products.mm
+    mv = products.mv
+    outer = products.outer
+    trace = products.trace
+    vdot = products.vdot
+    # shape and joining (core/shapes.py)
+    broadcast_to = shapes.broadcast_to
+    diag = shapes.diag
+    diag_embed = shapes.diag_embed
+    diagflat = shapes.diagflat
+    diff = shapes.diff
+    dsplit = shapes.dsplit
+    hsplit = shapes.hsplit
+    ravel = shapes.ravel
+    repeat = shapes.repeat
+    roll = shapes.roll
+    rot90 = shapes.rot90
+    tensor_split = shapes.tensor_split
+    tile = shapes.tile
+    tril = shapes.tril
+    triu = shapes.triu
+    unfold = shapes.unfold
+    vsplit = shapes.vsplit
+    # activations and random sampling
+    logit = activations.logit
     bernoulli = random_ops.bernoulli
     # the index family
     gather = _ops.gather
@@ -155,55 +207,8 @@ class Tensor(TensorBase):
     masked_select = index_ops.masked_select
     repeat_interleave = index_ops.repeat_interleave
     masked_scatter_ = index_ops._masked_scatter_
-    # NumPy-style math, shape helpers, statistics, special functions
-    absolute = math_composites.absolute
-    addr = math_composites.addr
-    arctan2 = math_composites.arctan2
-    clamp_max = math_composites.clamp_max
-    clamp_min = math_composites.clamp_min
-    copysign = math_composites.copysign
-    deg2rad = math_composites.deg2rad
-    diff = math_composites.diff
-    dist = math_composites.dist
-    float_power = math_composites.float_power
-    ger = math_composites.ger
-    heaviside = math_composites.heaviside
-    hypot = math_composites.hypot
-    inner = math_composites.inner
-    isneginf = math_composites.isneginf
-    isposinf = math_composites.isposinf
-    isreal = math_composites.isreal
-    kron = math_composites.kron
-    logaddexp = math_composites.logaddexp
-    logaddexp2 = math_composites.logaddexp2
-    logcumsumexp = math_composites.logcumsumexp
-    multiply = math_composites.multiply
-    positive = math_composites.positive
-    rad2deg = math_composites.rad2deg
-    sgn = math_composites.sgn
-    signbit = math_composites.signbit
-    sinc = math_composites.sinc
-    subtract = math_composites.subtract
-    vdot = math_composites.vdot
-    xlogy = math_composites.xlogy
-    argwhere = shape_composites.argwhere
-    broadcast_to = shape_composites.broadcast_to
-    diagflat = shape_composites.diagflat
-    dsplit = shape_composites.dsplit
-    hsplit = shape_composites.hsplit
-    msort = shape_composites.msort
-    ravel = shape_composites.ravel
-    rot90 = shape_composites.rot90
-    take_along_dim = shape_composites.take_along_dim
-    tensor_split = shape_composites.tensor_split
-    unfold = shape_composites.unfold
-    vsplit = shape_composites.vsplit
-    aminmax = statistics.aminmax
-    corrcoef = statistics.corrcoef
-    cov = statistics.cov
-    nanmedian = statistics.nanmedian
-    nanquantile = statistics.nanquantile
-    quantile = statistics.quantile
+    argwhere = index_ops.argwhere
+    take_along_dim = index_ops.take_along_dim
     mvlgamma = special.mvlgamma
 
     def polygamma(self, n):

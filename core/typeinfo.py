@@ -1,7 +1,10 @@
-"""ember.finfo / ember.iinfo: the numerical limits of the floating and integer dtypes."""
+"""ember.finfo / ember.iinfo: the numerical limits of the floating and integer dtypes;
+ember.can_cast: PyTorch's casting rule between dtypes."""
 from ember.core import _dtype
 
-__all__ = ["finfo", "iinfo"]
+__all__ = ["can_cast", "finfo", "iinfo"]
+
+_BOOL = _dtype._dtype_by_name["bool"]
 
 # bits, eps, max, smallest normal (tiny), resolution (10**-precision)
 _FLOAT = {
@@ -52,3 +55,10 @@ class iinfo:
 
     def __repr__(self):
         return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+
+
+def can_cast(from_, to):
+    """PyTorch's casting rule: no float -> integral, no non-bool -> bool."""
+    if from_.is_floating_point and not to.is_floating_point and to != _BOOL:
+        return False
+    return not (to == _BOOL and from_ != _BOOL)

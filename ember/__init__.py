@@ -157,48 +157,6 @@ from ember.core._tensor import where as where
 from ember.core._tensor import zeros as zeros
 from ember.core._tensor import zeros_like as zeros_like
 from ember.core.activations import logit as logit
-from ember.core.composites import (
-    addcdiv,
-    addcmul,
-    allclose,
-    bmm,
-    cat,
-    clamp,
-    clip,
-    concat,
-    concatenate,
-    count_nonzero,
-    diag,
-    dot,
-    eye,
-    hstack,
-    isclose,
-    isfinite,
-    isinf,
-    isnan,
-    lerp,
-    linspace,
-    logspace,
-    logsumexp,
-    mm,
-    mv,
-    nan_to_num,
-    outer,
-    roll,
-    rsub,
-    sign,
-    stack,
-    std,
-    std_mean,
-    tile,
-    trace,
-    tril,
-    triu,
-    var,
-    var_mean,
-    vector_norm,
-    vstack,
-)
 from ember.core.conv import (
     conv1d,
     conv2d,
@@ -210,17 +168,6 @@ from ember.core.determinism import (
     is_deterministic_algorithms_warn_only_enabled,
     set_deterministic_debug_mode,
     use_deterministic_algorithms,
-)
-from ember.core.index_ops import (
-    bincount,
-    bucketize,
-    flip,
-    fliplr,
-    flipud,
-    histc,
-    masked_scatter,
-    masked_select,
-    repeat_interleave,
 )
 from ember.core.linalg.legacy import (  # torch.lu, matrix_exp, geqrf, ...
     chain_matmul,
@@ -250,11 +197,6 @@ from ember.core.linalg.legacy import (  # torch.lu, matrix_exp, geqrf, ...
 )
 from ember.core.minmax import max as max  # noqa: F401
 from ember.core.minmax import min as min  # noqa: F401
-from ember.core.norms import (
-    nanmean,
-    nansum,
-    norm,
-)
 from ember.core.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -264,31 +206,11 @@ from ember.core.pooling import (
     max_pool1d,
     max_pool2d,
 )
-from ember.core.products import (
-    addbmm,
-    addmm,
-    addmv,
-    baddbmm,
-    cross,
-    diag_embed,
-    einsum,
-)
 from ember.core.random_ops import (
     bernoulli,
     normal,
     randint,
     randint_like,
-)
-from ember.core.sorting import (
-    argsort,
-    kthvalue,
-    median,
-    mode,
-    randperm,
-    sort,
-    topk,
-    unique,
-    unique_consecutive,
 )
 from ember.core.switches import (
     get_float32_matmul_precision,
@@ -302,7 +224,10 @@ from ember.core.typeinfo import iinfo as iinfo
 
 __version__ = "0.1.0"
 
-# complex numbers and in-place function forms
+# complex numbers; the Python composites by kind (core/elementwise.py, factories.py,
+# index_ops.py, norms.py, products.py, shapes.py, sorting.py, statistics.py); in-place
+# function forms; layouts and memory formats; function forms and aliases of Tensor
+# methods; special functions; the *_copy/*_scatter view forms
 from ember.core.complex_functions import (
     angle,
     complex,
@@ -319,6 +244,75 @@ from ember.core.complex_functions import (
     view_as_complex,
     view_as_real,
 )
+from ember.core.elementwise import (
+    absolute,
+    acosh,
+    addcdiv,
+    addcmul,
+    allclose,
+    arctan2,
+    asinh,
+    atanh,
+    clamp,
+    clamp_max,
+    clamp_min,
+    clip,
+    copysign,
+    deg2rad,
+    float_power,
+    frexp,
+    gcd,
+    heaviside,
+    hypot,
+    isclose,
+    isfinite,
+    isin,
+    isinf,
+    isnan,
+    isneginf,
+    isposinf,
+    isreal,
+    lcm,
+    ldexp,
+    lerp,
+    logaddexp,
+    logaddexp2,
+    multiply,
+    nan_to_num,
+    nextafter,
+    positive,
+    rad2deg,
+    rsub,
+    sgn,
+    sign,
+    signbit,
+    sinc,
+    subtract,
+    xlogy,
+)
+from ember.core.factories import (
+    empty_strided,
+    eye,
+    linspace,
+    logspace,
+    range,
+    scalar_tensor,
+    tril_indices,
+    triu_indices,
+)
+from ember.core.index_ops import (
+    argwhere,
+    bincount,
+    bucketize,
+    flip,
+    fliplr,
+    flipud,
+    histc,
+    masked_scatter,
+    masked_select,
+    repeat_interleave,
+    take_along_dim,
+)
 from ember.core.inplace_ops import (
     clamp_,
     clamp_max_,
@@ -330,55 +324,9 @@ from ember.core.inplace_ops import (
     sinc_,
     xlogy_,
 )
-
-# composites by kind: elementwise math, layouts and memory formats, function forms and aliases
-# of Tensor methods, shape and joining, statistics, the *_copy/*_scatter view forms
 from ember.core.layout import (
     layout,
     strided,
-)
-from ember.core.math_composites import (  # the inverse hyperbolics, frexp, gcd, ...
-    absolute,
-    acosh,
-    addr,
-    arctan2,
-    asinh,
-    atanh,
-    cdist,
-    clamp_max,
-    clamp_min,
-    copysign,
-    deg2rad,
-    diff,
-    dist,
-    float_power,
-    frexp,
-    gcd,
-    ger,
-    heaviside,
-    hypot,
-    inner,
-    isneginf,
-    isposinf,
-    isreal,
-    kron,
-    lcm,
-    ldexp,
-    logaddexp,
-    logaddexp2,
-    logcumsumexp,
-    multiply,
-    nextafter,
-    positive,
-    rad2deg,
-    renorm,
-    sgn,
-    signbit,
-    sinc,
-    subtract,
-    tensordot,
-    vdot,
-    xlogy,
 )
 from ember.core.memory_format import (
     channels_last,
@@ -468,8 +416,34 @@ from ember.core.method_forms import (
     trunc_,
     zero_,
 )
-from ember.core.shape_composites import (
-    argwhere,
+from ember.core.norms import (
+    cdist,
+    dist,
+    norm,
+    renorm,
+    vector_norm,
+)
+from ember.core.products import (
+    addbmm,
+    addmm,
+    addmv,
+    addr,
+    baddbmm,
+    bmm,
+    cross,
+    dot,
+    einsum,
+    ger,
+    inner,
+    kron,
+    mm,
+    mv,
+    outer,
+    tensordot,
+    trace,
+    vdot,
+)
+from ember.core.shapes import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -477,29 +451,45 @@ from ember.core.shape_composites import (
     broadcast_shapes,
     broadcast_tensors,
     broadcast_to,
-    can_cast,
     cartesian_prod,
+    cat,
     column_stack,
     combinations,
+    concat,
+    concatenate,
+    diag,
+    diag_embed,
     diagflat,
+    diff,
     dsplit,
     dstack,
-    empty_strided,
     hsplit,
-    isin,
+    hstack,
     meshgrid,
-    msort,
-    range,
     ravel,
+    roll,
     rot90,
     row_stack,
-    scalar_tensor,
-    take_along_dim,
+    stack,
     tensor_split,
-    tril_indices,
-    triu_indices,
+    tile,
+    tril,
+    triu,
     vander,
     vsplit,
+    vstack,
+)
+from ember.core.sorting import (
+    argsort,
+    kthvalue,
+    median,
+    mode,
+    msort,
+    randperm,
+    sort,
+    topk,
+    unique,
+    unique_consecutive,
 )
 from ember.core.special import digamma as digamma  # noqa: E402  (the rest: ember.special)
 from ember.core.special import erfinv as erfinv  # noqa: E402
@@ -509,14 +499,24 @@ from ember.core.special import polygamma as polygamma  # noqa: E402
 from ember.core.statistics import (
     aminmax,
     corrcoef,
+    count_nonzero,
     cov,
     cumulative_trapezoid,
+    logcumsumexp,
+    logsumexp,
+    nanmean,
     nanmedian,
     nanquantile,
+    nansum,
     quantile,
+    std,
+    std_mean,
     trapezoid,
     trapz,
+    var,
+    var_mean,
 )
+from ember.core.typeinfo import can_cast as can_cast
 from ember.core.view_copies import (
     alias_copy,
     as_strided_copy,

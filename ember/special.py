@@ -22,15 +22,14 @@ from ember.core.bessel import modified_bessel_k1 as modified_bessel_k1
 from ember.core.bessel import scaled_modified_bessel_k0 as scaled_modified_bessel_k0
 from ember.core.bessel import scaled_modified_bessel_k1 as scaled_modified_bessel_k1
 from ember.core.bessel import spherical_bessel_j0 as spherical_bessel_j0
-from ember.core.composites import logsumexp as _logsumexp
+from ember.core.elementwise import sinc as sinc
+from ember.core.elementwise import xlogy as xlogy
 from ember.core.error_functions import erfcx as erfcx
 from ember.core.error_functions import log_ndtr as log_ndtr
 from ember.core.error_functions import ndtr as ndtr
 from ember.core.error_functions import ndtri as ndtri
 from ember.core.incomplete_gamma import gammainc as gammainc
 from ember.core.incomplete_gamma import gammaincc as gammaincc
-from ember.core.math_composites import sinc as sinc
-from ember.core.math_composites import xlogy as xlogy
 from ember.core.orthogonal_polynomials import chebyshev_polynomial_t as chebyshev_polynomial_t
 from ember.core.orthogonal_polynomials import chebyshev_polynomial_u as chebyshev_polynomial_u
 from ember.core.orthogonal_polynomials import chebyshev_polynomial_v as chebyshev_polynomial_v
@@ -61,6 +60,7 @@ from ember.core.special import xlog1py as xlog1py
 from ember.core.special import zeta as zeta
 from ember.core.special_support import not_implemented_dtype as _not_implemented_dtype
 from ember.core.special_support import out_ as _out
+from ember.core.statistics import logsumexp as _logsumexp
 
 __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
            "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",

@@ -89,7 +89,7 @@ def eye_(tensor):
     """Fill a 2-D tensor with the identity matrix (ones on the diagonal)."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
-    from ember.core.composites import eye
+    from ember.core.factories import eye
     with no_grad():
         return tensor.copy_(eye(*tensor.shape, dtype=tensor.dtype, device=tensor.device))
 
@@ -180,7 +180,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     if tensor.numel() == 0:
         return tensor
     from ember.core import _tensor as _T
-    from ember.core.composites import diag
+    from ember.core.shapes import diag
 
     from ember.linalg import qr
     rows = tensor.shape[0]

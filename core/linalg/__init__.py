@@ -4,7 +4,6 @@ host copies of the tensors, results moved back to the input's device.
 _common holds the checks and host round trips, solvers the linear systems, decompositions
 the factorizations, norms the norms and products, legacy the top-level torch.* names."""
 
-from ember.core.composites import vector_norm
 from ember.core.linalg._common import LinAlgError
 from ember.core.linalg.decompositions import (
     cholesky,
@@ -50,6 +49,7 @@ from ember.core.linalg.solvers import (
     solve_ex,
     solve_triangular,
 )
+from ember.core.norms import vector_norm
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
            "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex",

@@ -16,12 +16,12 @@ formulas for eigh and svd); PyTorch's derivatives.yaml lists the same.  Each Fun
 jvp reads what its forward saved."""
 
 from ember.core import _tensor as _T
-from ember.core.composites import cat, eye
+from ember.core.factories import eye
 from ember.core.function import Function
 from ember.core.linalg import decompositions as _dec
 from ember.core.linalg import solvers as _sol
 from ember.core.linalg._common import _result
-from ember.core.products import diag_embed
+from ember.core.shapes import cat, diag_embed
 
 __all__ = ["cholesky", "det", "eigh", "inv", "qr", "slogdet", "solve", "solve_triangular",
            "svd"]

@@ -11,7 +11,6 @@ from ember.core import products
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
-from ember.core.composites import vector_norm
 from ember.core.linalg._common import (
     _back,
     _check_float,
@@ -24,6 +23,7 @@ from ember.core.linalg._common import (
     with_out,
 )
 from ember.core.linalg.decompositions import eigh, eigvalsh, svd, svdvals
+from ember.core.norms import vector_norm
 
 __all__ = ["cross", "diagonal", "matmul", "matrix_norm", "matrix_rank", "multi_dot", "norm",
            "pinv", "vecdot"]

@@ -25,7 +25,7 @@ __all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocas
 _BIT = 1 << int(DispatchKey.Autocast)
 
 # the modules that define the listed composites (imported when autocast is first used)
-_DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.math_composites")
+_DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.norms")
 
 _DEFAULT_DTYPES = {"cpu": "bfloat16", "cuda": "float16", "xpu": "bfloat16", "mps": "float16"}
 _CPU_DTYPES = ("bfloat16", "float16")

@@ -4,7 +4,8 @@ import itertools
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._tensor import TensorBase
-from ember.core.composites import allclose, stack
+from ember.core.elementwise import allclose
+from ember.core.shapes import stack
 
 _F64 = _dtype_by_name["float64"]
 

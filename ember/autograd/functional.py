@@ -8,7 +8,7 @@ from ember.autograd import grad as _grad
 from ember.autograd.grad_mode import enable_grad
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
-from ember.core.composites import stack
+from ember.core.shapes import stack
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 

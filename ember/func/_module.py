@@ -3,7 +3,7 @@ place of its parameters and buffers) and stack_module_state (several models' sta
 stacked, for vmap over an ensemble)."""
 from collections.abc import Sequence
 
-from ember.core.composites import stack
+from ember.core.shapes import stack
 
 __all__ = ["functional_call", "stack_module_state"]
 

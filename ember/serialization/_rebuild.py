@@ -14,7 +14,7 @@ import threading
 
 from ember.core import _dtype as _dtypes
 from ember.core._tensor import TensorBase, from_numpy
-from ember.core.shape_composites import empty_strided
+from ember.core.factories import empty_strided
 from ember.core.tensor import Tensor
 
 __all__ = ["LoadedStorage", "MissingDtype", "StorageType", "dtype_named", "storage_name_of"]

@@ -8,7 +8,7 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core import activations as _A
 from ember.core._errors import _tensor_arg
-from ember.core.composites import clamp
+from ember.core.elementwise import clamp
 
 __all__ = ["celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
            "leaky_relu", "log_softmax", "logsigmoid", "mish", "normalize", "relu",

@@ -2,9 +2,9 @@
 (forward) recursion of Graves et al. 2006 in log space, built from differentiable ember ops
 and vectorised over the batch and the label positions; only the time loop is in Python.
 Its gradient is autograd's."""
-from ember.core import composites as _C
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.statistics import logsumexp
 from ember.nn._functional.loss import _reduction
 
 import ember
@@ -115,7 +115,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         shifted = ember.cat([pad, alpha], 1)
         step = ember.stack([alpha, shifted[:, 1:width + 1],
                             ember.where(skip, shifted[:, :width], _NEG)], 0)
-        alpha = ember.where(lengths > t, _C.logsumexp(step, 0) + emit[t], alpha)
+        alpha = ember.where(lengths > t, logsumexp(step, 0) + emit[t], alpha)
 
     # end in the last label or the trailing blank
     last = ember.tensor([2 * v for v in tg_len], device=device).reshape(batch, 1)
@@ -123,7 +123,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     end = ember.cat([alpha.gather(1, last),
                      ember.where(has_label, alpha.gather(1, (last - 1).clamp_min(0)), _NEG)],
                     1)
-    nll = -_C.logsumexp(end, 1)
+    nll = -logsumexp(end, 1)
     # PyTorch's ctc gradient w.r.t. log_probs is exp(log_probs) - posterior, the true one
     # plus exp(log_probs) on each sample's frames (the same once through log_softmax): add
     # a term that is 0 in value and has exactly that gradient

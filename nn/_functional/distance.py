@@ -1,7 +1,7 @@
 """Distances between tensors (torch.nn.functional): cosine_similarity, pairwise_distance
 and pdist, as composites of differentiable ember ops."""
-from ember.core import composites as _C
 from ember.core._errors import _tensor_arg
+from ember.core.norms import vector_norm
 
 import ember
 
@@ -18,8 +18,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
                            f"{ember.empty(0, dtype=dtype).type()[6:-6]}")
     x1, x2 = ember.broadcast_tensors(x1.to(dtype), x2.to(dtype))
-    n1 = _C.vector_norm(x1, 2, dim, True)
-    n2 = _C.vector_norm(x2, 2, dim, True)
+    n1 = vector_norm(x1, 2, dim, True)
+    n2 = vector_norm(x2, 2, dim, True)
     # the clamp changes the value only: the norms' gradients pass it, as PyTorch's do
     n1 = n1 + (n1.clamp_min(eps) - n1).detach()
     n2 = n2 + (n2.clamp_min(eps) - n2).detach()
@@ -34,7 +34,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     diff = x1 - x2 + eps
     if diff.dim() == 0:             # 0-d inputs: the norm of one number
         return diff.abs()
-    return _C.vector_norm(diff, p, dim, keepdim)
+    return vector_norm(diff, p, dim, keepdim)
 
 
 def pdist(input, p=2):
@@ -49,4 +49,4 @@ def pdist(input, p=2):
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = ember.triu_indices(n, n, 1, device=input.device)
-    return _C.vector_norm(input[i] - input[j], p, 1)
+    return vector_norm(input[i] - input[j], p, 1)

@@ -4,9 +4,9 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
-from ember.core.composites import cat
 from ember.core.index_ops import bincount
 from ember.core.norms import norm
+from ember.core.shapes import cat
 from ember.core.sorting import unique
 
 from ember.autograd.grad_mode import no_grad

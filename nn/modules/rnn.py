@@ -11,9 +11,9 @@ import numbers
 import warnings
 
 from ember.core import _tensor as _T
-from ember.core.composites import cat
 from ember.core.grad_mode import is_grad_enabled
 from ember.core.mode_keys import autocast_active
+from ember.core.shapes import cat
 from ember.core.tensor import Tensor
 from ember.nn import init
 from ember.nn._functional.dropout import dropout as _dropout

@@ -2,7 +2,9 @@
 import math
 
 from ember.core import _tensor as _T
-from ember.core.composites import clamp, stack, vector_norm
+from ember.core.elementwise import clamp
+from ember.core.norms import vector_norm
+from ember.core.shapes import stack
 from ember.core.tensor import Tensor
 
 from ember.autograd.grad_mode import no_grad

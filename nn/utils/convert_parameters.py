@@ -1,5 +1,5 @@
 """Flatten parameters into one vector and back (``torch.nn.utils.convert_parameters``)."""
-from ember.core.composites import cat
+from ember.core.shapes import cat
 from ember.core.tensor import Tensor
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]

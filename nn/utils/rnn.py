@@ -8,7 +8,7 @@ from collections import namedtuple
 
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
-from ember.core.composites import cat, stack
+from ember.core.shapes import cat, stack
 from ember.core.tensor import Tensor
 
 __all__ = ["PackedSequence", "PackedSequence_", "bind", "invert_permutation",

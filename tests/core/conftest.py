@@ -69,3 +69,97 @@ def oracle():
                                  from_torch=from_torch, assert_matches=assert_matches,
                                  tol=tol, ALL_DTYPES=ALL_DTYPES, FLOAT_DTYPES=FLOAT_DTYPES,
                                  NUMERIC_DTYPES=NUMERIC_DTYPES)
+
+
+# --- one table row against PyTorch: the tables of tests/core/test_elementwise.py,
+# test_shapes.py, test_statistics.py, test_products_norms.py, ... (id, fn(lib, *inputs),
+# [(shape, numpy dtype, kind)], differentiable)
+TABLE_RNG = np.random.default_rng(0)
+
+
+def _table_data(shape, dtype, kind):
+    if kind == "pos":
+        a = TABLE_RNG.uniform(0.2, 3.0, shape)
+    elif kind == "prob":
+        a = TABLE_RNG.uniform(0, 1, shape)
+    elif kind == "unit":
+        a = TABLE_RNG.uniform(-0.95, 0.95, shape)
+    elif kind == "int":
+        a = TABLE_RNG.integers(-4, 5, shape)
+    elif kind == "idx":
+        a = TABLE_RNG.integers(0, 3, shape)
+    else:
+        a = TABLE_RNG.standard_normal(shape)
+    return a.astype(dtype)
+
+
+def _table_pair(arr, device, transpose, requires_grad=False):
+    """The same values as an ember and a torch tensor (ember's non-contiguous when asked)."""
+    import torch
+    if transpose:
+        e = ember.tensor(np.ascontiguousarray(arr.T), device=device).t()
+    else:
+        e = ember.tensor(arr, device=device)
+    t = torch.tensor(arr)
+    if requires_grad:
+        e.requires_grad_()
+        t.requires_grad_()
+    return e, t
+
+
+def _table_flat(out):
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _table_compare(e_out, t_out, rtol):
+    import torch
+    for e, t in zip(_table_flat(e_out), _table_flat(t_out), strict=True):
+        rtol = max(rtol, 2e-6) if isinstance(t, torch.Tensor) and t.dtype == torch.float32 \
+            else rtol
+        if not isinstance(t, torch.Tensor):
+            assert e == t
+            continue
+        got = torch.from_numpy(np.array(e.detach().numpy(force=True)))
+        assert tuple(got.shape) == tuple(t.shape), (got.shape, t.shape)
+        assert str(got.dtype) == str(t.dtype), (got.dtype, t.dtype)
+        torch.testing.assert_close(got, t.detach(), rtol=rtol, atol=rtol, equal_nan=True)
+
+
+def check_table_case(case, transpose, device):
+    """Forward values against PyTorch over dtypes, broadcasting, non-contiguous and empty
+    inputs, and gradients of the differentiable rows."""
+    import torch
+    _, fn, specs, differentiable = case
+    arrays = [_table_data(shape, dtype, kind) for shape, dtype, kind in specs]
+    grad = differentiable and not transpose
+    pairs = [_table_pair(a, device, transpose and a.ndim == 2,
+                         grad and a.dtype == np.float64) for a in arrays]
+    try:
+        e_out = fn(ember, *[p[0] for p in pairs])
+    except NotImplementedError as e:        # the special functions are optional kernels
+        if device == "cpu":
+            raise
+        pytest.skip(f"{device}: {e}")
+    t_out = fn(torch, *[p[1] for p in pairs])
+    rtol = 1e-4 if any(a.dtype == np.float32 for a in arrays) else 1e-9
+    _table_compare(e_out, t_out, rtol)
+    if not grad:
+        return
+    e_outs, t_outs = _table_flat(e_out), _table_flat(t_out)
+    weights = [TABLE_RNG.standard_normal(tuple(t.shape)) for t in t_outs]
+    e_loss = sum((o * ember.tensor(w, device=device)).sum() for o, w in zip(e_outs, weights))
+    t_loss = sum((o * torch.tensor(w)).sum() for o, w in zip(t_outs, weights))
+    e_loss.backward()
+    t_loss.backward()
+    for (e, t) in pairs:
+        if t.requires_grad:
+            # torch's explicit zero gradients (copysign's `other`) are None here
+            e_grad = e.grad if e.grad is not None else ember.zeros(tuple(e.shape),
+                                                                   dtype=ember.float64)
+            _table_compare(e_grad, t.grad, 1e-7)
+
+
+@pytest.fixture(scope="session")
+def table_case():
+    """check_table_case(case, transpose, device): one row of an op table against PyTorch."""
+    return check_table_case

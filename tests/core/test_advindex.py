@@ -1,7 +1,8 @@
 """Advanced indexing against PyTorch: t[idx] and t[idx] = v with int/bool tensors, lists
 and arrays mixed with ints, slices, None and Ellipsis (adjacent advanced indices keep their
-place, separated ones move to the front), plus the composites flip, repeat_interleave,
-bincount, histc, masked_select and masked_scatter."""
+place, separated ones move to the front), plus the composites of core/index_ops.py: flip,
+repeat_interleave, bincount, histc, masked_select, masked_scatter, take_along_dim and
+argwhere."""
 import numpy as np
 import pytest
 import torch
@@ -190,3 +191,23 @@ def test_masked_select_scatter(device, oracle):
     with pytest.raises(RuntimeError, match="Number of elements of source"):
         e.masked_scatter(m, src[:2])
     oracle.assert_matches(ember.nonzero(m), torch.nonzero(T[0] > 30))
+
+
+# values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
+# row per case (conftest.py's check_table_case)
+F, D, L, B = "float32", "float64", "int64", "bool"
+CASES = [
+    ("take_along_dim", lambda m, a, i: m.take_along_dim(a, i.long(), 1),
+     [((3, 4), D, "n"), ((3, 2), L, "idx")], True),
+    ("take_along_dim_bcast", lambda m, a, i: m.take_along_dim(a, i.long(), 0),
+     [((3, 4), D, "n"), ((2, 1), L, "idx")], True),
+    ("take_along_dim_flat", lambda m, a, i: m.take_along_dim(a, i.long()),
+     [((3, 4), D, "n"), ((5,), L, "idx")], True),
+    ("argwhere", lambda m, a: m.argwhere(a), [((3, 4), L, "idx")], False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
+def test_forward_and_grad(case, transpose, device, table_case):
+    table_case(case, transpose, device)

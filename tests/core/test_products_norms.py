@@ -1,4 +1,6 @@
-"""addmm family, einsum, cross, diag_embed, nansum/nanmean/norm, as_tensor against PyTorch."""
+"""The products of core/products.py (mm, bmm, mv, dot, outer, kron, inner, tensordot,
+addr, trace, the addmm family, einsum, cross) and the norms of core/norms.py
+(vector_norm, norm, dist, cdist) against PyTorch; and as_tensor."""
 import math
 
 import numpy as np
@@ -14,6 +16,44 @@ def pair(shape, dtype=ember.float32, device="cpu", seed=0, nan=False):
         data.reshape(-1)[::3] = np.nan
     return (ember.tensor(data, device=device).to(dtype),
             torch.tensor(data).to(getattr(torch, dtype.name)))
+
+
+def uniform_pair(shape, device, dtype="float32", seed=0, lo=-3.0, hi=3.0):
+    a = np.random.default_rng(seed).uniform(lo, hi, size=shape)
+    t = torch.tensor(a, dtype=getattr(torch, dtype))
+    return ember.tensor(t.numpy(), device=device), t
+
+
+@pytest.mark.parametrize("expr", [
+    "F.outer(a[0], b[1])", "F.dot(a[0], b[0])", "F.mm(a, b.t())", "F.mv(a, b[0])",
+    "F.bmm(a.view(2, 2, 3), b.view(2, 3, 2))",
+])
+def test_products_match_torch(expr, device, oracle):
+    a, ta = uniform_pair((4, 3), device, seed=1)
+    b, tb = uniform_pair((4, 3), device, seed=2)
+    p, tp = uniform_pair((4, 3), device, seed=3, lo=0.5, hi=3.0)
+    got = eval(expr, {"F": ember, "a": a, "b": b, "p": p})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "p": tp})
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("expr", [
+    "F.trace(a)",
+])
+def test_trace(expr, device, oracle):
+    a, ta = uniform_pair((4, 3), device, seed=21)
+    b, tb = uniform_pair((4, 3), device, seed=22)
+    got = eval(expr, {"F": ember, "a": a, "b": b})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb})
+    oracle.assert_matches(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_product_errors(device):
+    a = ember.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="Expected size for first two dimensions of batch2"):
+        ember.bmm(ember.ones(2, 2, 3), ember.ones(3, 3, 2))
+    with pytest.raises(RuntimeError, match="must be a 2D tensor"):
+        ember.mm(ember.ones(3), a)
 
 
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
@@ -121,44 +161,22 @@ def test_cross(device, oracle):
         ember.cross(ember.ones(2, 4), ember.ones(2, 4))
 
 
-@pytest.mark.parametrize("offset,dim1,dim2", [(0, -2, -1), (1, 0, 2), (-2, 2, 0), (0, 1, 0)])
-def test_diag_embed(device, oracle, offset, dim1, dim2):
-    a, ta = pair((2, 3), ember.float32, device)
-    oracle.assert_matches(ember.diag_embed(a, offset, dim1, dim2),
-                          torch.diag_embed(ta, offset, dim1, dim2))
-    oracle.assert_matches(a.t().diag_embed(offset), ta.t().diag_embed(offset))
+@pytest.mark.parametrize("expr", [
+    "F.linalg.vector_norm(a)", "F.linalg.vector_norm(a, 1, 1)",
+    "F.linalg.vector_norm(a, float('inf'), 0)", "F.linalg.vector_norm(a, 0)",
+    "F.linalg.vector_norm(a, 3.5, 1, True)", "F.linalg.vector_norm(a, -float('inf'))",
+])
+def test_vector_norm_matches_torch(expr, device, oracle):
+    a, ta = uniform_pair((4, 3), device, seed=1)
+    b, tb = uniform_pair((4, 3), device, seed=2)
+    p, tp = uniform_pair((4, 3), device, seed=3, lo=0.5, hi=3.0)
+    got = eval(expr, {"F": ember, "a": a, "b": b, "p": p})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "p": tp})
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_diag_embed_errors(device):
-    with pytest.raises(RuntimeError, match="cannot be identical"):
-        ember.diag_embed(ember.ones(2, 3, device=device), 0, 1, 1)
-    with pytest.raises(IndexError, match="out of range"):
-        ember.diag_embed(ember.ones(2, 3, device=device), 0, 0, 3)
-
-
-@pytest.mark.parametrize("dtype", [ember.float16, ember.float32, ember.float64])
-@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), ((0, 2), True), (-1, True)])
-def test_nansum_nanmean(device, oracle, dtype, dim, keepdim):
-    a, ta = pair((3, 4, 5), dtype, device, nan=True)
-    kw = {} if dim is None else {"dim": dim, "keepdim": keepdim}
-    oracle.assert_matches(ember.nansum(a, **kw), torch.nansum(ta, **kw))
-    oracle.assert_matches(ember.nanmean(a, **kw), torch.nanmean(ta, **kw))
-    oracle.assert_matches(a.transpose(0, 2).nansum(**kw), ta.transpose(0, 2).nansum(**kw))
-    oracle.assert_matches(a.nanmean(**kw), ta.nanmean(**kw))
-
-
-def test_nan_reductions_int_and_empty(device, oracle):
-    i = ember.tensor([[1, 2], [3, 4]], device=device)
-    ti = torch.tensor([[1, 2], [3, 4]])
-    oracle.assert_matches(ember.nansum(i, 1), torch.nansum(ti, 1))
-    for kw in ({}, {"dtype": ember.float32}):
-        with pytest.raises(RuntimeError, match="nanmean.*floating point"):
-            ember.nanmean(i, **kw)
-    e, te = pair((0, 3), ember.float32, device)
-    oracle.assert_matches(ember.nansum(e, 0), torch.nansum(te, 0))
-    oracle.assert_matches(ember.nanmean(e, 0), torch.nanmean(te, 0))
-    allnan = ember.full((2,), math.nan, device=device)
-    oracle.assert_matches(ember.nanmean(allnan), torch.nanmean(torch.full((2,), math.nan)))
+def test_vector_norm_value():
+    assert math.isclose(ember.linalg.vector_norm(ember.tensor([3.0, 4.0])).item(), 5.0)
 
 
 @pytest.mark.parametrize("p", ["fro", 1, 2, 3, 0.5, math.inf, -math.inf, 0, None])
@@ -222,3 +240,46 @@ def test_vector_norm_gradient_matches_torch_at_zero_rows(ord, dim, keepdim):
     (g * g).sum().backward()                           # second order, away from the zero row
     (tg * tg).sum().backward()
     np.testing.assert_allclose(x.grad.numpy()[0], tx.grad.numpy()[0], rtol=1e-10, atol=1e-12)
+
+
+# values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
+# row per case (conftest.py's check_table_case): products, then norms and distances
+F, D, L, B = "float32", "float64", "int64", "bool"
+CASES = [
+    ("kron", lambda m, a, b: m.kron(a, b), [((2, 3), D, "n"), ((3, 2), D, "n")], True),
+    ("kron_nd", lambda m, a, b: m.kron(a, b), [((2,), L, "int"), ((2, 3, 2), L, "int")], False),
+    ("inner", lambda m, a, b: m.inner(a, b), [((2, 3), D, "n"), ((4, 3), D, "n")], True),
+    ("inner_0d", lambda m, a, b: m.inner(a, b), [((), D, "n"), ((4, 3), D, "n")], True),
+    ("vdot", lambda m, a, b: m.vdot(a, b), [((5,), D, "n"), ((5,), D, "n")], True),
+    ("tensordot", lambda m, a, b: m.tensordot(a, b, 1), [((2, 3), D, "n"), ((3, 4), D, "n")],
+     True),
+    ("tensordot_lists", lambda m, a, b: m.tensordot(a, b, ([0, 2], [1, 0])),
+     [((2, 3, 4), D, "n"), ((4, 2, 5), D, "n")], True),
+    ("tensordot_0", lambda m, a, b: m.tensordot(a, b, 0), [((2,), D, "n"), ((3,), D, "n")],
+     True),
+    ("ger", lambda m, a, b: m.ger(a, b), [((3,), D, "n"), ((4,), D, "n")], True),
+    ("addr", lambda m, a, b, c: m.addr(a, b, c, beta=0.5, alpha=2),
+     [((3, 4), D, "n"), ((3,), D, "n"), ((4,), D, "n")], True),
+    ("dist", lambda m, a, b: m.dist(a, b), [((3, 4), D, "n"), ((4,), D, "n")], True),
+    ("dist_p1", lambda m, a, b: m.dist(a, b, 1), [((3, 4), D, "n"), ((3, 4), D, "n")], True),
+    ("dist_p3", lambda m, a, b: m.dist(a, b, 3.5), [((3, 4), D, "n"), ((3, 4), D, "n")], True),
+    ("dist_pinf", lambda m, a, b: m.dist(a, b, math.inf), [((3, 4), D, "n"), ((3, 4), D, "n")],
+     True),
+    ("dist_p0", lambda m, a, b: m.dist(a, b, 0), [((3, 4), D, "int"), ((3, 4), D, "int")],
+     False),
+    ("dist_same", lambda m, a: m.dist(a, a * 1), [((3,), D, "n")], True),
+    ("cdist", lambda m, a, b: m.cdist(a, b), [((4, 3), D, "n"), ((5, 3), D, "n")], True),
+    ("cdist_batch_p1", lambda m, a, b: m.cdist(a, b, 1.0),
+     [((2, 4, 3), D, "n"), ((2, 5, 3), D, "n")], True),
+    ("cdist_p3", lambda m, a, b: m.cdist(a, b, 3.0), [((4, 3), D, "n"), ((5, 3), D, "n")], True),
+    ("cdist_pinf", lambda m, a, b: m.cdist(a, b, math.inf), [((4, 3), D, "n"), ((5, 3), D, "n")],
+     True),
+    ("cdist_p0", lambda m, a, b: m.cdist(a, b, 0.0), [((4, 3), D, "int"), ((5, 3), D, "int")],
+     False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
+def test_forward_and_grad(case, transpose, device, table_case):
+    table_case(case, transpose, device)

@@ -179,7 +179,7 @@ TERNARY = {
 EXACT_TERNARY = {"where", "clamp", "clamp_min", "clamp_max"}
 
 
-# Excluded: clamp (core/composites.py) is a maximum then a minimum, so it accepts bool
+# Excluded: clamp (core/elementwise.py) is a maximum then a minimum, so it accepts bool
 # inputs where PyTorch raises NotImplementedError and promotes in two steps, so mixed dtypes
 # can differ from PyTorch's one three-way promotion. Those ops draw one float dtype here.
 ONE_FLOAT_DTYPE = {"clamp", "clamp_min", "clamp_max"}

@@ -1,4 +1,4 @@
-"""sort/argsort/topk/kthvalue/median/unique/randperm against PyTorch (values without ties,
+"""sort/argsort/msort/topk/kthvalue/median/unique/randperm against PyTorch (values without ties,
 where PyTorch leaves the order of equal elements unspecified)."""
 import numpy as np
 import pytest
@@ -51,3 +51,17 @@ def test_unique_inverse_counts_and_randperm(device, oracle):
         ember.topk(x, 9)
     with pytest.raises(IndexError, match="out of range"):
         ember.kthvalue(x, 0)
+
+
+# values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
+# row per case (conftest.py's check_table_case)
+F, D, L, B = "float32", "float64", "int64", "bool"
+CASES = [
+    ("msort", lambda m, a: m.msort(a), [((4, 3), D, "n")], True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
+def test_forward_and_grad(case, transpose, device, table_case):
+    table_case(case, transpose, device)

@@ -1,7 +1,9 @@
 """ember.special's values against PyTorch over wide domains (0, negatives, large, inf,
 nan), float64 and float32.  Where PyTorch's own kernel is measurably inaccurate (its
 Bessel J/Y and Airy kernels in the middle range, igamma for a > 20, ndtr's lower tail),
-the float64 values are checked tightly against SciPy and loosely against PyTorch."""
+the float64 values are checked tightly against SciPy and loosely against PyTorch.  Also
+erfinv, lgamma, digamma, polygamma and mvlgamma with their gradients, strided inputs
+included."""
 import numpy as np
 import pytest
 import scipy.special as sp
@@ -164,3 +166,26 @@ def test_polynomials(name, device):
     nn = np.array([[0.0], [4.0], [40.0]])
     got, want = run(name, np.linspace(-0.99, 0.99, 7), nn, device=device)
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+
+
+# values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
+# row per case (conftest.py's check_table_case)
+F, D, L, B = "float32", "float64", "int64", "bool"
+CASES = [
+    ("erfinv", lambda m, a: m.erfinv(a), [((3, 4), D, "unit")], True),
+    ("erfinv_f32", lambda m, a: m.erfinv(a), [((3, 4), F, "unit")], False),
+    ("lgamma", lambda m, a: m.lgamma(a), [((3, 4), D, "n")], True),
+    ("lgamma_int", lambda m, a: m.lgamma(a), [((3, 4), L, "idx")], False),
+    ("digamma", lambda m, a: m.digamma(a), [((3, 4), D, "pos")], True),
+    ("digamma_f32", lambda m, a: m.digamma(a), [((3, 4), F, "n")], False),
+    ("polygamma1", lambda m, a: m.polygamma(1, a), [((3, 4), D, "pos")], True),
+    ("polygamma3", lambda m, a: m.polygamma(3, a), [((3, 4), D, "pos")], True),
+    ("polygamma2_neg", lambda m, a: m.polygamma(2, a - 3.5), [((3, 4), D, "unit")], False),
+    ("mvlgamma", lambda m, a: m.mvlgamma(a + 2, 3), [((3, 4), D, "pos")], True),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
+def test_forward_and_grad(case, transpose, device, table_case):
+    table_case(case, transpose, device)

@@ -140,7 +140,7 @@ def _stack_results(outs, level, name):
 
 
 def _stack(ts):
-    from ember.core.composites import stack
+    from ember.core.shapes import stack
     return stack(ts)
 
 

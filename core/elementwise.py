@@ -1,36 +1,37 @@
-"""Elementwise math and small products composed from primitive ops: hypot, logaddexp,
-xlogy, copysign, sinc, float_power, diff, kron, inner, tensordot, cdist, logcumsumexp, ...
-Also the inverse hyperbolic functions, frexp/ldexp, gcd/lcm, nextafter and renorm.  Written
-once in ember ops, so every device has them and autograd differentiates them; the inverse
-hyperbolics run in float64 (accurate to the last bit of float32 and better than 2 ulp in
-float64) and carry their exact derivatives."""
+"""Elementwise ops composed from primitive ops: clamp/clip and clamp_min/clamp_max, sign/sgn,
+lerp, addcmul/addcdiv, rsub, nan_to_num; the predicates isnan, isinf, isfinite, isposinf/
+isneginf, isreal, signbit, isclose/allclose and isin; NumPy-style math: hypot, logaddexp/
+logaddexp2, xlogy, copysign, heaviside, sinc, float_power, deg2rad/rad2deg, arctan2 and the
+multiply/subtract/absolute/positive spellings; the inverse hyperbolic functions, frexp/ldexp,
+gcd/lcm and nextafter.  Written once in ember ops, so every device has them and autograd
+differentiates them; the inverse hyperbolics run in float64 (accurate to the last bit of
+float32 and better than 2 ulp in float64) and carry their exact derivatives.  Names follow
+torch; a name shadowing a builtin (min, max, all) is not defined here."""
+import functools
 import math
 
 from ember.core import _tensor as _T
-from ember.core._dispatch import composite
-from ember.core._dtype import _dtype_by_name
+from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, where
-from ember.core.composites import _sign, _wrap, cat, isinf, isnan, outer
 from ember.core.function import Function, without_derivative, zero_derivative
-from ember.core.products import _scaled_sum
-from ember.core.shape_composites import broadcast_tensors
+from ember.core.shapes import broadcast_tensors
+from ember.core.sorting import sort
 from ember.core.typeinfo import finfo
 
-__all__ = ["absolute", "addr", "arctan2", "cdist", "clamp_max", "clamp_min", "copysign", "deg2rad",
-           "diff", "dist", "float_power", "ger", "heaviside", "hypot", "inner",
-           "isneginf", "isposinf", "isreal", "kron", "logaddexp", "logaddexp2",
-           "logcumsumexp", "multiply", "positive", "rad2deg", "sgn", "signbit", "sinc",
-           "subtract", "tensordot", "vdot", "xlogy", "acosh", "arccosh", "arcsinh",
-           "arctanh", "asinh", "atanh", "frexp", "gcd", "lcm", "ldexp", "nextafter",
-           "renorm"]
+__all__ = ["absolute", "acosh", "addcdiv", "addcmul", "allclose", "arccosh", "arcsinh",
+           "arctan2", "arctanh", "asinh", "atanh", "clamp", "clamp_max", "clamp_min", "clip",
+           "copysign", "deg2rad", "float_power", "frexp", "gcd", "heaviside", "hypot",
+           "isclose", "isfinite", "isin", "isinf", "isnan", "isneginf", "isposinf", "isreal",
+           "lcm", "ldexp", "lerp", "logaddexp", "logaddexp2", "multiply", "nan_to_num",
+           "nextafter", "positive", "rad2deg", "rsub", "sgn", "sign", "signbit", "sinc",
+           "subtract", "xlogy"]
 
 
 _FLOAT64 = _dtype_by_name["float64"]
 _BOOL = _dtype_by_name["bool"]
 _more = _T.table_functions()
 _atan2, _log1p, _exp2 = _more["atan2"], _more["log1p"], _more["exp2"]
-
 multiply, subtract, absolute = _T.mul, _T.sub, _T._abs
 
 
@@ -47,6 +48,192 @@ def _floating(*xs):
 
 def _as_float(x, dt):
     return x.to(dt) if isinstance(x, TensorBase) and x.dtype != dt else x
+
+
+def clamp(input, min=None, max=None, *, out=None):
+    """Clamp ``input`` into [min, max]; either bound may be None, a number or a tensor."""
+    _tensor_arg(input, "clamp")
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None and max is not None and input.dtype.name == "bool":
+        bounds = [b.dtype.name if isinstance(b, TensorBase) else type(b).__name__
+                  for b in (min, max)]
+        if all(b == "bool" for b in bounds):       # PyTorch has no bool clamp kernel
+            kernel = "clamp_cpu" if isinstance(min, TensorBase) else "clamp_scalar_cpu"
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    r = input
+    if min is not None:
+        r = _T._maximum_scalar(r, min)
+    if max is not None:
+        r = _T._minimum_scalar(r, max)
+    return r if out is None else out.copy_(r)
+
+
+clip = clamp
+
+
+def sign(input):
+    """-1, 0 or 1 by the sign of each element (bool stays bool)."""
+    _tensor_arg(input, "sign")
+    if input.dtype.name == "bool":
+        return input.clone()
+    return zero_derivative("sign", _sign, input)
+
+
+def _sign(x):
+    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+
+
+def _common_dtype(*tensors):
+    """PyTorch's promotion over several tensors: dimensioned ones rank above 0-d ones."""
+    dims = [t.dtype for t in tensors if t.dim()]
+    zero = [t.dtype for t in tensors if not t.dim()]
+    if not dims or not zero:
+        return functools.reduce(promote_types, dims or zero)
+    return _T.result_type(_T.empty(0, dtype=functools.reduce(promote_types, dims)),
+                          _T.empty((), dtype=functools.reduce(promote_types, zero)))
+
+
+def _ternary_operands(op, kernel, input, tensor1, tensor2, value):
+    """The three tensors in their common dtype, and value as that dtype's kind of number."""
+    for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
+        _tensor_arg(x, op, arg)
+    rt = _common_dtype(input, tensor1, tensor2)
+    if rt.name == "bool":
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+    value = value if rt.is_floating_point else int(value)
+    return input.to(rt), tensor1.to(rt), tensor2.to(rt), value
+
+
+_C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16"}
+
+
+def lerp(input, end, weight):
+    """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
+    floating dtype."""
+    _tensor_arg(input, "lerp")
+    _tensor_arg(end, "lerp", "end")
+    kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
+    for x, arg in ((end, "end"), (weight, "weight")):
+        # a 0-d weight is PyTorch's wrapped number: any dtype, and it joins the promotion
+        if isinstance(x, TensorBase) and x.dtype != input.dtype and \
+                (arg == "end" or x.dim()):
+            got = _C10_NAMES.get(x.dtype.name, x.dtype.name)
+            raise RuntimeError(f"expected dtype {_C10_NAMES.get(input.dtype.name)} for "
+                               f"`{arg}` but got dtype {got}")
+    rt = _common_dtype(input, end, weight) if isinstance(weight, TensorBase) else input.dtype
+    if not rt.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_T._st_name(rt)}\'')
+    if rt != input.dtype or (isinstance(weight, TensorBase) and weight.dtype != rt):
+        input, end = input.to(rt), end.to(rt)
+        weight = weight.to(rt) if isinstance(weight, TensorBase) else weight
+    return input + weight * (end - input)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 * tensor2, in the three tensors' promoted dtype."""
+    input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
+                                                       tensor1, tensor2, value)
+    return input + value * (tensor1 * tensor2)
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """input + value * tensor1 / tensor2 (true division)."""
+    for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
+        _tensor_arg(x, "addcdiv", arg)
+    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
+                           "future release addcdiv will perform a true division of tensor1 and "
+                           "tensor2. The historic addcdiv behavior can be implemented as "
+                           "(input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) "
+                           "for integer inputs and as (input + value * tensor1 / tensor2) for "
+                           "float inputs. The future addcdiv behavior is just the latter "
+                           "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
+                                                       tensor1, tensor2, value)
+    return input + value * (tensor1 / tensor2)
+
+
+def rsub(input, other, *, alpha=1):
+    """other - alpha * input."""
+    return _T.sub(other, _tensor_arg(input, "rsub") * alpha) if alpha != 1 else other - input
+
+
+def isnan(input):
+    """True where ``input`` is NaN."""
+    return _tensor_arg(input, "isnan") != input
+
+
+def isinf(input):
+    """True where ``input`` is +inf or -inf."""
+    _tensor_arg(input, "isinf")
+    if not input.is_floating_point():
+        return _T.zeros_like(input, dtype=_T._dtypes.bool)
+    return _T._abs(input) == math.inf
+
+
+def isfinite(input):
+    """True where ``input`` is neither NaN nor infinite."""
+    _tensor_arg(input, "isfinite")
+    if input.dtype.is_complex:
+        return isfinite(input.real) & isfinite(input.imag)
+    if not input.is_floating_point():
+        return _T.ones_like(input, dtype=_T._dtypes.bool)
+    return (input == input) & (_T._abs(input) != math.inf)
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """|input - other| <= atol + rtol * |other|, elementwise (inf equal to itself)."""
+    _tensor_arg(input, "isclose")
+    _tensor_arg(other, "isclose", "other")
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+    close = input == other
+    if input.is_floating_point() or input.dtype.is_complex:
+        close = close | (_T._abs(input - other) <= atol + rtol * _T._abs(other))
+        if equal_nan:
+            close = close | (isnan(input) & isnan(other))
+    return close
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if every element of ``input`` is close to ``other`` (see isclose)."""
+    return bool(_T._all(isclose(input, other, rtol, atol, equal_nan)).item())
+
+
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """True where an element of ``elements`` occurs in ``test_elements`` (either may be a
+    number): a binary search in the sorted test elements."""
+    if not isinstance(test_elements, TensorBase):
+        _tensor_arg(elements, "isin", "elements")   # one of the two must be a Tensor
+    ref = elements if isinstance(elements, TensorBase) else test_elements
+    e = elements if isinstance(elements, TensorBase) else _T.tensor(elements, device=ref.device)
+    s = test_elements if isinstance(test_elements, TensorBase) else \
+        _T.tensor(test_elements, device=ref.device)
+    dt = promote_types(e.dtype, s.dtype)
+    _T._refuse_limited("isin", dt)
+    e, s = e.to(dt), s.reshape(-1).to(dt)
+    if s.numel() == 0:
+        found = _T.zeros_like(e, dtype=_BOOL)
+    else:
+        values = sort(s).values
+        pos = _T.searchsorted(values, e.reshape(-1)).clamp(max=values.numel() - 1)
+        found = (values[pos] == e.reshape(-1)).reshape(e.shape)
+    return found.logical_not() if invert else found
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
+    """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's max), -inf -> ``neginf``
+    (default: its lowest value)."""
+    _tensor_arg(input, "nan_to_num")
+    if not input.is_floating_point():
+        return input.clone() if out is None else out.copy_(input)
+    info = finfo(input.dtype)
+    r = _T.where(isnan(input), nan, input)
+    r = _T.where(r == math.inf, info.max if posinf is None else posinf, r)
+    r = _T.where(r == -math.inf, info.min if neginf is None else neginf, r)
+    return r.to(input.dtype) if out is None else out.copy_(r)
 
 
 def arctan2(input, other, *, out=None):
@@ -232,189 +419,6 @@ def isreal(input):
     if x.dtype.is_complex:
         return _T.eq(_T._imag(x), 0)
     return _T.ones_like(x, dtype=_BOOL)
-
-
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first;
-    bool inputs use !=)."""
-    x = _tensor_arg(input, "diff")
-    if x.dim() == 0:
-        raise RuntimeError("diff expects input to be at least one-dimensional")
-    if n < 0:
-        raise RuntimeError(f"order must be non-negative but got {n}")
-    d = _wrap(dim, x.dim(), "diff")
-    parts = []
-    for extra in (prepend, None, append):
-        if extra is None:
-            continue
-        if not isinstance(extra, TensorBase):
-            extra = _T.full((), extra, dtype=x.dtype, device=x.device)
-        if extra.dim() == 0:
-            shape = list(x.shape)
-            shape[d] = 1
-            extra = extra.expand(shape)
-        parts.append(extra)
-    if parts:
-        parts.insert(1 if prepend is not None else 0, x)
-        x = cat(parts, d)
-    for _ in range(n):
-        m = x.shape[d]
-        if m == 0:
-            break
-        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
-        x = _T.logical_xor(hi, lo) if x.dtype == _BOOL else hi - lo
-    return x
-
-
-def kron(input, other, *, out=None):
-    """The Kronecker product: every element of input times a block of other."""
-    a, b = _tensor_arg(input, "kron"), _tensor_arg(other, "kron", "other")
-    nd = max(a.dim(), b.dim())
-    sa = (1,) * (nd - a.dim()) + tuple(a.shape)
-    sb = (1,) * (nd - b.dim()) + tuple(b.shape)
-    ia = sum(((s, 1) for s in sa), ())                 # a's dims interleaved with ones
-    ib = sum(((1, s) for s in sb), ())
-    r = a.reshape(ia) * b.reshape(ib)
-    return _out(r.reshape(tuple(x * y for x, y in zip(sa, sb))), out)
-
-
-def tensordot(a, b, dims=2, out=None):
-    """Sum over the last ``dims`` dims of a and the first of b, or over the dim lists
-    ``dims = (dims_a, dims_b)``."""
-    _tensor_arg(a, "tensordot", "a")
-    _tensor_arg(b, "tensordot", "b")
-    if isinstance(dims, TensorBase):
-        dims = dims.tolist()
-    if isinstance(dims, int):
-        if dims < 0:
-            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
-        if dims > min(a.dim(), b.dim()):
-            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got "
-                               f"dims={dims}")
-        da, db = list(range(a.dim() - dims, a.dim())), list(range(dims))
-    else:
-        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
-        if len(da) != len(db):
-            raise RuntimeError("both dimension lists should have same length")
-    da = [d % max(a.dim(), 1) for d in da]
-    db = [d % max(b.dim(), 1) for d in db]
-    for x, y in zip(da, db):
-        if a.shape[x] != b.shape[y]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size "
-                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
-                               f"dim {y}")
-    free_a = [d for d in range(a.dim()) if d not in da]
-    free_b = [d for d in range(b.dim()) if d not in db]
-    k = math.prod(a.shape[d] for d in da)
-    left = a.permute(free_a + da).reshape(-1, k)
-    right = b.permute(db + free_b).reshape(k, -1)
-    shape = [a.shape[d] for d in free_a] + [b.shape[d] for d in free_b]
-    return _out(_T.matmul(left, right).reshape(shape), out)
-
-
-def inner(input, other, *, out=None):
-    """Sum over the last dims of both (a product when either is 0-d)."""
-    a, b = _tensor_arg(input, "inner"), _tensor_arg(other, "inner", "other")
-    if a.dim() == 0 or b.dim() == 0:
-        return _out(a * b, out)
-    if a.shape[-1] != b.shape[-1]:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
-                           f"got shapes {list(a.shape)} and {list(b.shape)}")
-    return _out(tensordot(a, b, ([a.dim() - 1], [b.dim() - 1])), out)
-
-
-def vdot(input, other, *, out=None):
-    """The dot product of two 1-D tensors (no conjugation needed: no complex dtypes)."""
-    a, b = _tensor_arg(input, "vdot"), _tensor_arg(other, "vdot", "other")
-    if a.dim() != 1 or b.dim() != 1:
-        raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"expected both vectors to have same dtype, but found "
-                           f"{_T._st_name(a.dtype)} and {_T._st_name(b.dtype)}")
-    if a.shape != b.shape:
-        raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
-                           f"[{b.shape[0]}] to have the same number of elements, but got "
-                           f"{a.shape[0]} and {b.shape[0]} elements respectively")
-    return _out(_T.matmul(a, b), out)
-
-
-ger = outer
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
-    """beta * input + alpha * outer(vec1, vec2)."""
-    _tensor_arg(vec1, "addr", "vec1")
-    _tensor_arg(vec2, "addr", "vec2")
-    if vec1.dim() != 1 or vec2.dim() != 1:
-        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.dim()}-D"
-                           if vec1.dim() != 1 else
-                           f"addr: Expected 1-D argument vec2, but got {vec2.dim()}-D")
-    return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, out)
-
-
-def _pnorm(diff, p, dim):
-    """The p-norm over ``dim`` with PyTorch's subgradient 0 where the norm is 0."""
-    a = _T._abs(diff)
-    if p == 0:
-        return (a != 0).to(diff.dtype).sum(dim)
-    if p == math.inf:
-        return _T.amax(a, dim) if a.shape[dim] else a.sum(dim)
-    s = (_T.square(a) if p == 2 else a ** p).sum(dim)
-    zero = s == 0
-    r = _T.where(zero, 1.0, s) ** (1.0 / p)
-    return _T.where(zero, 0.0, r)
-
-
-def dist(input, other, p=2):
-    """The p-norm of input - other (broadcast)."""
-    d = _tensor_arg(input, "dist") - _tensor_arg(other, "dist", "other")
-    if not d.is_floating_point():
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {_T._st_name(d.dtype)}")
-    return _pnorm(d.reshape(-1), p, 0)
-
-
-@composite("cdist")
-def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """The p-norm distance between each row of x1 [..., P, M] and of x2 [..., R, M]."""
-    _tensor_arg(x1, "cdist", "x1")
-    _tensor_arg(x2, "cdist", "x2")
-    for t, name in ((x1, "X1"), (x2, "X2")):
-        if t.dim() < 2:
-            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
-                               f"{t.dim()}D")
-        if not t.is_floating_point():
-            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_T._st_name(t.dtype)}")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
-                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
-        raise RuntimeError("cdist only supports non-negative p values")
-    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)            # [..., P, R, M]
-    return _pnorm(d, p, -1)
-
-
-def logcumsumexp(input, dim, *, out=None):
-    """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
-    would underflow exp fall back to a running logaddexp."""
-    x = _tensor_arg(input, "logcumsumexp")
-    if not x.is_floating_point():
-        x = x.to(_T._state_default_dtype())
-    if x.dim() == 0 or x.numel() == 0:
-        return _out(x.clone(), out)
-    m = _T.amax(x, dim, True)
-    m = _T.where(isinf(m), 0.0, m).to(x.dtype)
-    shifted = x - m
-    if bool(((shifted < math.log(finfo(x.dtype).tiny) + 2) & isinf(x).logical_not()).any()):
-        d = dim % x.dim()
-        acc, parts = None, []
-        for i in range(x.shape[d]):
-            xi = x.narrow(d, i, 1)
-            acc = xi if acc is None else logaddexp(acc, xi)
-            parts.append(acc)
-        return _out(cat(parts, d), out)
-    return _out(_T.log(_T.cumsum(_T.exp(shifted), dim)) + m, out)
 
 
 # -- inverse hyperbolics, frexp/ldexp, gcd/lcm, nextafter ------------------------------------
@@ -611,25 +615,3 @@ def nextafter(input, other, *, out=None):
         result = where(x == y, y, result)
         return where(x.isnan() | y.isnan(), x + y, result)
     return _out(zero_derivative("nextafter", _next, x, y), out)
-
-
-def renorm(input, p, dim, maxnorm, *, out=None):
-    """Each slice of ``input`` along ``dim`` whose ``p``-norm exceeds ``maxnorm``, rescaled
-    to norm ``maxnorm`` (as PyTorch, by maxnorm / (norm + 1e-7))."""
-    from ember.core.composites import vector_norm
-    x = _tensor_arg(input, "renorm", position=1)
-    if not (x.is_floating_point() or x.is_complex()):
-        raise RuntimeError(f"renorm: Expected a floating point or complex tensor as input. "
-                           f"Got {_T._st_name(x.dtype)}")
-    if p <= 0:
-        raise RuntimeError("renorm: non-positive-norm not supported")
-    if maxnorm < 0:
-        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
-    if x.dim() <= 1:
-        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.dim()} "
-                           f"dimensions")
-    dim = dim % x.dim()
-    others = [d for d in range(x.dim()) if d != dim]
-    norms = vector_norm(x, p, others, keepdim=True)
-    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0).to(x.dtype)
-    return _out(x * factor, out)

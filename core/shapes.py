@@ -1,11 +1,12 @@
-"""Shape and joining composites over views, cat and the index ops: broadcast_to/tensors/
-shapes, meshgrid, atleast_*d, tensor_split and h/v/dsplit, d/column/row_stack,
-take_along_dim, ravel, unfold, rot90, diagflat, block_diag, cartesian_prod, combinations,
-tril/triu_indices, vander, isin, argwhere, msort, and small factories (scalar_tensor,
-empty_strided, range, can_cast)."""
-import builtins
+"""Shape and joining ops over views, cat and the index ops: cat/concat/stack, h/v/d/column/
+row_stack, block_diag, cartesian_prod, combinations; tensor_split and h/v/dsplit; repeat,
+tile and roll; tril/triu, diag, diag_embed, diagflat; broadcast_to/tensors/shapes, meshgrid,
+atleast_*d; ravel, unfold, rot90, diff and vander.  Composites of primitive ops (views +
+copy_ / where), so every device has them.
+
+Elsewhere by kind: take_along_dim and argwhere (core/index_ops.py), msort (core/sorting.py),
+the factories tril/triu_indices, eye, range, ... (core/factories.py)."""
 import itertools
-import math
 import warnings
 
 from ember.core import _autograd as _ag
@@ -14,17 +15,16 @@ from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._size import Size
 from ember.core._tensor import TensorBase
-from ember.core.composites import _wrap, cat, diag, hstack, stack, vstack
 from ember.core.index_ops import flip
+from ember.core.shape_rules import _wrap
 from ember.core.shape_rules import broadcast_shapes as _broadcast_shapes
-from ember.core.sorting import sort
 
-__all__ = ["argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag",
-           "broadcast_shapes", "broadcast_tensors", "broadcast_to", "can_cast",
-           "cartesian_prod", "column_stack", "combinations", "diagflat", "dsplit", "dstack",
-           "empty_strided", "hsplit", "isin", "meshgrid", "msort", "range", "ravel", "rot90",
-           "row_stack", "scalar_tensor", "take_along_dim", "tensor_split", "tril_indices",
-           "triu_indices", "vander", "vsplit"]
+__all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "block_diag", "broadcast_shapes",
+           "broadcast_tensors", "broadcast_to", "cartesian_prod", "cat", "column_stack",
+           "combinations", "concat", "concatenate", "diag", "diag_embed", "diagflat", "diff",
+           "dsplit", "dstack", "hsplit", "hstack", "meshgrid", "ravel", "roll", "rot90",
+           "row_stack", "stack", "tensor_split", "tile", "tril", "triu", "vander", "vsplit",
+           "vstack"]
 
 _INT64 = _dtype_by_name["int64"]
 _BOOL = _dtype_by_name["bool"]
@@ -38,6 +38,183 @@ def _tensors(args, op):
         _tensor_arg(t, op, f"tensors[{i}]")
     return args
 
+
+# --- joining, repeating and triangular ops: views + copy_ / where, so every device has them
+
+def cat(tensors, dim=0, *, out=None, axis=None):
+    """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch).
+    One autograd node whose backward hands each input a view of the gradient."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("cat", dim, False, axis, None, 0)
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, TensorBase):          # the message only when it is needed
+            _tensor_arg(t, "cat", f"tensors[{i}]")
+    return _T._cat(tensors, dim, out)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0, *, out=None, axis=None):
+    """Stack same-shaped ``tensors`` along a new dim ``dim``."""
+    if axis is not None:
+        dim, _ = _T._numpy_names("stack", dim, False, axis, None, 0)
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for i, t in enumerate(tensors):
+        if _tensor_arg(t, "stack", f"tensors[{i}]").shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} at "
+                               f"entry {i}")
+    d = _wrap(dim, tensors[0].dim() + 1, "stack")
+    return cat([t.unsqueeze(d) for t in tensors], d, out=out)
+
+
+def hstack(tensors):
+    """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = [t if t.dim() else t.reshape(1) for t in tensors]
+    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    """Concatenate along dim 0, treating 1-D tensors as rows."""
+    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+
+
+def _repeat(input, repeats):
+    repeats = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) \
+        else tuple(repeats)
+    if len(repeats) < input.dim():
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    shape = (1,) * (len(repeats) - input.dim()) + tuple(input.shape)
+    x = input.reshape(shape)
+    # interleave a broadcast dim before every dim, then fold: [r0, s0, r1, s1, ...]
+    expanded = x.reshape(sum(((1, s) for s in shape), ())).expand(
+        sum(((r, s) for r, s in zip(repeats, shape)), ()))
+    return expanded.contiguous().reshape(tuple(r * s for r, s in zip(repeats, shape)))
+
+
+def repeat(input, *repeats):
+    """``input`` tiled ``repeats`` times along each dim (Tensor.repeat)."""
+    return _repeat(_tensor_arg(input, "repeat"), repeats)
+
+
+def tile(input, dims):
+    """Like repeat, but with fewer ``dims`` than dimensions the leading ones repeat once."""
+    _tensor_arg(input, "tile")
+    dims = tuple(dims)
+    return _repeat(input, (1,) * (input.dim() - len(dims)) + dims)
+
+
+def roll(input, shifts, dims=None):
+    """Elements shifted by ``shifts`` along ``dims`` (flattened when dims is None)."""
+    _tensor_arg(input, "roll")
+    if dims is None:
+        return roll(input.flatten(), shifts, 0).view(input.shape)
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    r = input
+    for s, d in zip(shifts, dims):
+        n = r.shape[d]
+        if n == 0:
+            continue
+        s %= n
+        if s:
+            r = cat([r.narrow(d, n - s, s), r.narrow(d, 0, n - s)], d)
+    return r if r is not input else input.clone()
+
+
+def _triangle(input, diagonal, upper, op):
+    _T._refuse_limited(op, _tensor_arg(input, op).dtype)
+    if input.dim() < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    rows, cols = input.shape[-2], input.shape[-1]
+    offset = _T.arange(cols, device=input.device) - _T.arange(rows, device=input.device).view(
+        rows, 1)                                       # col - row, broadcast [rows, cols]
+    keep = offset >= diagonal if upper else offset <= diagonal
+    return _T.where(keep, input, _T.zeros((), dtype=input.dtype, device=input.device))
+
+
+def tril(input, diagonal=0):
+    """The lower triangle (on and below ``diagonal``) of the last two dims; zeros above."""
+    return _triangle(input, diagonal, False, "tril")
+
+
+def triu(input, diagonal=0):
+    """The upper triangle (on and above ``diagonal``) of the last two dims; zeros below."""
+    return _triangle(input, diagonal, True, "triu")
+
+
+def diag(input, diagonal=0):
+    """1-D input: a matrix with it on ``diagonal``; 2-D input: that diagonal, as 1-D."""
+    _tensor_arg(input, "diag")
+    if input.dim() == 2:
+        return input.diagonal(diagonal).clone()
+    if input.dim() != 1:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.dim()}D")
+    n = input.shape[0] + abs(diagonal)
+    out = _T.zeros(n, n, dtype=input.dtype, device=input.device)
+    out.diagonal(diagonal).copy_(input)
+    return out
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """A tensor whose diagonals (``offset``) over dims ``dim1``, ``dim2`` hold the last dim
+    of ``input``; zeros elsewhere."""
+    _tensor_arg(input, "diag_embed", "input")
+    nd = input.dim() + 1
+    d1, d2 = (_T._wrap_dim(d, nd) for d in (dim1, dim2))
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n = (input.shape[-1] if input.dim() else 1) + abs(offset)
+    rest = iter(input.shape[:-1])
+    shape = [n if i in (d1, d2) else next(rest) for i in range(nd)]
+    out = input.new_zeros(shape)
+    out.diagonal(offset, d1, d2).copy_(input)
+    return out
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first;
+    bool inputs use !=)."""
+    x = _tensor_arg(input, "diff")
+    if x.dim() == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap(dim, x.dim(), "diff")
+    parts = []
+    for extra in (prepend, None, append):
+        if extra is None:
+            continue
+        if not isinstance(extra, TensorBase):
+            extra = _T.full((), extra, dtype=x.dtype, device=x.device)
+        if extra.dim() == 0:
+            shape = list(x.shape)
+            shape[d] = 1
+            extra = extra.expand(shape)
+        parts.append(extra)
+    if parts:
+        parts.insert(1 if prepend is not None else 0, x)
+        x = cat(parts, d)
+    for _ in range(n):
+        m = x.shape[d]
+        if m == 0:
+            break
+        hi, lo = x.narrow(d, 1, m - 1), x.narrow(d, 0, m - 1)
+        x = _T.logical_xor(hi, lo) if x.dtype == _BOOL else hi - lo
+    return x
+
+
+# --- broadcasting, splitting and the NumPy-style stacks and layouts
 
 def broadcast_shapes(*shapes):
     """The shape ``shapes`` (sizes or ints) broadcast to, as a Size."""
@@ -198,30 +375,6 @@ def row_stack(tensors, *, out=None):
     return r if out is None else out.copy_(r)
 
 
-def take_along_dim(input, indices, dim=None, *, out=None):
-    """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when dim
-    is None); the other dims broadcast."""
-    t, idx = _tensor_arg(input, "take_along_dim"), _tensor_arg(indices, "take_along_dim", "indices")
-    if idx.dtype != _INT64:
-        raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_T._st_name(idx.dtype)}")
-    if dim is None:
-        r = t.reshape(-1).gather(0, idx.reshape(-1))
-    else:
-        if t.dim() != idx.dim():
-            raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
-                               f"number of dimensions, but got {t.dim()} dimensions for input, "
-                               f"and {idx.dim()} dimensions for indices")
-        d = _wrap(dim, max(t.dim(), 1), "take_along_dim")
-        ts, js = list(t.shape), list(idx.shape)
-        ts[d] = js[d] = 1
-        shape = list(_broadcast_shapes(tuple(ts), tuple(js)))
-        st, si = list(shape), list(shape)
-        st[d], si[d] = t.shape[d], idx.shape[d]
-        r = t.expand(st).gather(d, idx.expand(si))
-    return r if out is None else out.copy_(r)
-
-
 def ravel(input):
     """``input`` flattened to 1-D (a view when contiguous)."""
     return _tensor_arg(input, "ravel").reshape(-1)
@@ -256,18 +409,6 @@ def unfold(self, dimension, size, step):
     sizes[d] = n
     strides[d] = t.stride(d) * step
     return t.as_strided(sizes + [size], strides + [t.stride(d)], t.storage_offset())
-
-
-def argwhere(input):
-    """Indices of the nonzero elements, [n, ndim]."""
-    return _T.nonzero(_tensor_arg(input, "argwhere"))
-
-
-def msort(input, *, out=None):
-    """``input`` sorted along dim 0."""
-    t = _tensor_arg(input, "msort")
-    r = t.gather(0, sort(t, 0).indices) if t.dim() else t.clone()
-    return r if out is None else out.copy_(r)
 
 
 def rot90(input, k=1, dims=(0, 1)):
@@ -342,32 +483,11 @@ def combinations(input, r=2, with_replacement=False):
         return _T.empty(0, dtype=t.dtype, device=t.device)
     pick = itertools.combinations_with_replacement if with_replacement else \
         itertools.combinations
-    idx = list(pick(builtins.range(t.shape[0]), r))
+    idx = list(pick(range(t.shape[0]), r))
     if not idx:
         return _T.empty(0, r, dtype=t.dtype, device=t.device)
     index = _T.tensor(idx, dtype=_INT64, device=t.device)
     return t.index_select(0, index.reshape(-1)).reshape(len(idx), r)
-
-
-def _triangle_indices(row, col, offset, upper, dtype, device):
-    if row < 0 or col < 0:
-        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else
-                           f"col must be non-negative, got{col}")
-    r = _T.arange(row, device=device).reshape(-1, 1).expand(row, col)
-    c = _T.arange(col, device=device).reshape(1, -1).expand(row, col)
-    keep = (c - r >= offset) if upper else (c - r <= offset)
-    return stack([r[keep], c[keep]]).to(dtype) if row * col else \
-        _T.empty(2, 0, dtype=dtype, device=device)
-
-
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """[2, n] row/column indices of the lower triangle (on and below ``offset``)."""
-    return _triangle_indices(row, col, offset, False, dtype or _INT64, device)
-
-
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
-    """[2, n] row/column indices of the upper triangle (on and above ``offset``)."""
-    return _triangle_indices(row, col, offset, True, dtype or _INT64, device)
 
 
 def vander(x, N=None, increasing=False):
@@ -385,69 +505,3 @@ def vander(x, N=None, increasing=False):
     cols = t.to(dt).unsqueeze(1).expand(t.shape[0], n - 1)
     powers = cat([_T.ones(t.shape[0], 1, dtype=dt, device=t.device), _T.cumprod(cols, 1)], 1)
     return powers if increasing else flip(powers, [1])
-
-
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
-    """True where an element of ``elements`` occurs in ``test_elements`` (either may be a
-    number): a binary search in the sorted test elements."""
-    if not isinstance(test_elements, TensorBase):
-        _tensor_arg(elements, "isin", "elements")   # one of the two must be a Tensor
-    ref = elements if isinstance(elements, TensorBase) else test_elements
-    e = elements if isinstance(elements, TensorBase) else _T.tensor(elements, device=ref.device)
-    s = test_elements if isinstance(test_elements, TensorBase) else \
-        _T.tensor(test_elements, device=ref.device)
-    dt = promote_types(e.dtype, s.dtype)
-    _T._refuse_limited("isin", dt)
-    e, s = e.to(dt), s.reshape(-1).to(dt)
-    if s.numel() == 0:
-        found = _T.zeros_like(e, dtype=_BOOL)
-    else:
-        values = sort(s).values
-        pos = _T.searchsorted(values, e.reshape(-1)).clamp(max=values.numel() - 1)
-        found = (values[pos] == e.reshape(-1)).reshape(e.shape)
-    return found.logical_not() if invert else found
-
-
-def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
-                  requires_grad=False):
-    """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype``)."""
-    return _T.full((), s, dtype=dtype or _T._state_default_dtype(), device=device,
-                   requires_grad=requires_grad)
-
-
-def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
-                  requires_grad=False, pin_memory=False):
-    """An uninitialised tensor with the given sizes and strides."""
-    size, stride = tuple(size), tuple(stride)
-    if len(size) != len(stride):
-        raise RuntimeError("mismatch in length of strides and shape")
-    span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
-    buf = _T.empty(span, dtype=dtype, device=device)
-    r = buf.as_strided(size, stride, 0).detach()
-    return r.requires_grad_() if requires_grad else r
-
-
-def can_cast(from_, to):
-    """PyTorch's casting rule: no float -> integral, no non-bool -> bool."""
-    if from_.is_floating_point and not to.is_floating_point and to != _BOOL:
-        return False
-    return not (to == _BOOL and from_ != _BOOL)
-
-
-def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
-          requires_grad=False):
-    """Deprecated: values from ``start`` to ``end`` INCLUSIVE (use arange)."""
-    warnings.warn("torch.range is deprecated and will be removed in a future release because "
-                  "its behavior is inconsistent with Python's range builtin. Instead, use "
-                  "torch.arange, which produces values in [start, end).", UserWarning,
-                  stacklevel=2)
-    if end is None:
-        start, end = 0, start
-    if step == 0:
-        raise RuntimeError("step must be nonzero")
-    if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
-    n = math.floor((end - start) / step) + 1
-    r = (_T.arange(n, dtype=_dtype_by_name["float64"], device=device) * step + start)
-    r = r.to(dtype or _T._state_default_dtype())
-    return r.requires_grad_() if requires_grad else r

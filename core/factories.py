@@ -1,0 +1,105 @@
+"""Factories: tensors made from numbers, not from an input tensor: eye, linspace, logspace,
+scalar_tensor, empty_strided, tril_indices/triu_indices and the deprecated range.  (The
+Cython core has the primitive ones: empty, zeros, ones, full, arange, rand, ...)"""
+import math
+import warnings
+
+from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
+from ember.core.shapes import stack
+
+__all__ = ["empty_strided", "eye", "linspace", "logspace", "range", "scalar_tensor",
+           "tril_indices", "triu_indices"]
+
+_INT64 = _dtype_by_name["int64"]
+
+
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
+        requires_grad=False):
+    """An n x m matrix with ones on the diagonal."""
+    result = _T.zeros(n, n if m is None else m, dtype=dtype, device=device)
+    _T._refuse_limited("eye", result.dtype)
+    result.diagonal().fill_(1)              # before requires_grad: a leaf is not written
+    if out is not None:
+        return out.copy_(result) if tuple(out.shape) == tuple(result.shape) else \
+            out.resize_(result.shape).copy_(result)
+    return result.requires_grad_(requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if steps < 0:
+        raise RuntimeError("linspace(): number of steps must be non-negative")
+    if dtype is not None:
+        _T._refuse_limited("linspace", _T._dtypes.as_dtype(dtype, "linspace", "dtype"))
+    i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    # from both ends, as PyTorch does, so the last value is exactly `end`
+    half = steps // 2
+    values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    return values.to(_T._state_default_dtype() if dtype is None else dtype)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``base`` ** linspace(start, end, steps)."""
+    exps = linspace(start, end, steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
+    return (base ** exps).to(_T._state_default_dtype() if dtype is None else dtype)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
+                  requires_grad=False):
+    """A 0-d tensor holding ``s`` (the default float dtype unless ``dtype``)."""
+    return _T.full((), s, dtype=dtype or _T._state_default_dtype(), device=device,
+                   requires_grad=requires_grad)
+
+
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
+                  requires_grad=False, pin_memory=False):
+    """An uninitialised tensor with the given sizes and strides."""
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    buf = _T.empty(span, dtype=dtype, device=device)
+    r = buf.as_strided(size, stride, 0).detach()
+    return r.requires_grad_() if requires_grad else r
+
+
+def _triangle_indices(row, col, offset, upper, dtype, device):
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0 else
+                           f"col must be non-negative, got{col}")
+    r = _T.arange(row, device=device).reshape(-1, 1).expand(row, col)
+    c = _T.arange(col, device=device).reshape(1, -1).expand(row, col)
+    keep = (c - r >= offset) if upper else (c - r <= offset)
+    return stack([r[keep], c[keep]]).to(dtype) if row * col else \
+        _T.empty(2, 0, dtype=dtype, device=device)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """[2, n] row/column indices of the lower triangle (on and below ``offset``)."""
+    return _triangle_indices(row, col, offset, False, dtype or _INT64, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """[2, n] row/column indices of the upper triangle (on and above ``offset``)."""
+    return _triangle_indices(row, col, offset, True, dtype or _INT64, device)
+
+
+def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
+          requires_grad=False):
+    """Deprecated: values from ``start`` to ``end`` INCLUSIVE (use arange)."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = math.floor((end - start) / step) + 1
+    r = (_T.arange(n, dtype=_dtype_by_name["float64"], device=device) * step + start)
+    r = r.to(dtype or _T._state_default_dtype())
+    return r.requires_grad_() if requires_grad else r

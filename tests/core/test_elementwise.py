@@ -1,0 +1,154 @@
+"""The elementwise composites of core/elementwise.py against PyTorch: clamp/clip, sign,
+lerp, addcmul/addcdiv, rsub, the predicates (isnan, isinf, isfinite, isclose, allclose,
+isin, ...), nan_to_num, the where family and the NumPy-style math (hypot, logaddexp,
+xlogy, copysign, sinc, float_power, ...), values and gradients."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def pair(shape, device, dtype="float32", seed=0, lo=-3.0, hi=3.0):
+    a = np.random.default_rng(seed).uniform(lo, hi, size=shape)
+    t = torch.tensor(a, dtype=getattr(torch, dtype))
+    return ember.tensor(t.numpy(), device=device), t
+
+
+@pytest.mark.parametrize("expr", [
+    "F.clamp(a, -1, 1)", "F.clamp(a, min=0.5)", "F.clamp(a, max=-0.5)", "F.clip(a, -1, 2)",
+    "a.clamp(b, b + 1)", "F.rsqrt(p)", "F.log2(p)", "F.log10(p)", "F.sign(a)",
+    "F.lerp(a, b, 0.3)", "F.lerp(a, b, p)", "F.addcmul(a, b, p, value=0.5)",
+    "F.addcdiv(a, b, p, value=2)", "F.rsub(a, b)", "F.isclose(a, a + 1e-7)", "F.isclose(a, b)",
+])
+def test_composite_matches_torch(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=1)
+    b, tb = pair((4, 3), device, seed=2)
+    p, tp = pair((4, 3), device, seed=3, lo=0.5, hi=3.0)
+    got = eval(expr, {"F": ember, "a": a, "b": b, "p": p})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "p": tp})
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_special_values(device, oracle):
+    a, ta = pair((5, 4), device, "float64", seed=4)
+    x = ember.tensor([1.0, float("nan"), float("inf"), -float("inf"), 0.0], device=device)
+    tx = torch.tensor([1.0, float("nan"), float("inf"), -float("inf"), 0.0])
+    for name in ["isnan", "isinf", "isfinite"]:
+        oracle.assert_matches(getattr(ember, name)(x), getattr(torch, name)(tx))
+    oracle.assert_matches(ember.isclose(x, x, equal_nan=True), torch.isclose(tx, tx, equal_nan=True))
+    oracle.assert_matches(ember.isinf(ember.tensor([1, 2], device=device)),
+                          torch.isinf(torch.tensor([1, 2])))
+    assert ember.allclose(a, a + 1e-9) and not ember.allclose(a, a + 1)
+
+
+def test_composite_errors(device):
+    a = ember.ones(2, 3, device=device)
+    with pytest.raises(RuntimeError, match="At least one of 'min' or 'max'"):
+        ember.clamp(a)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        ember.addcdiv(a, ember.tensor([1]), ember.tensor([2]))
+
+
+@pytest.mark.parametrize("expr", [
+    "F.where(a > 0, a, b)", "F.where(a > 0, a, 0.0)", "F.where(a > 0, 1, b)",
+    "F.where(a[0] > 0, a, b[:, :1])", "F.where(a > 0, i, a)", "F.where(a > 0, i, 2)",
+    "a.where(a > 0, b)", "F.masked_fill(a, a > 0, -1.0)", "a.masked_fill(a[0] > 0, 7)",
+    "i.masked_fill(a > 0, 2.7)", "F.nan_to_num(s)", "F.nan_to_num(s, 1.0, 2.0, -2.0)",
+    "F.nan_to_num(s.half())", "F.nonzero(a > 0)", "F.where(a > 0)[1]", "(a > 0).nonzero()",
+])
+def test_where_family(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=7)
+    b, tb = pair((4, 3), device, seed=8)
+    i, ti = a.long(), ta.long()
+    s = ember.tensor([1.0, float("nan"), float("inf"), -float("inf")], device=device)
+    ts = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    got = eval(expr, {"F": ember, "a": a, "b": b, "i": i, "s": s})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "i": ti, "s": ts})
+    oracle.assert_matches(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_where_errors_and_inplace(device, oracle):
+    a, ta = pair((2, 3), device, seed=9)
+    with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor"):
+        ember.where(a, a, a)
+    with pytest.raises(RuntimeError, match="only supports boolean masks"):
+        a.masked_fill(a, 1.0)
+    v0 = a._version
+    assert a.masked_fill_(a > 0, 0.0) is a and a._version > v0
+    ta.masked_fill_(ta > 0, 0.0)
+    oracle.assert_matches(a, ta)
+    assert ember.finfo(ember.float16).max == torch.finfo(torch.float16).max
+    assert ember.finfo().eps == torch.finfo().eps
+    assert ember.iinfo(ember.int32).min == torch.iinfo(torch.int32).min
+    with pytest.raises(TypeError):
+        ember.finfo(ember.int32)
+
+
+@pytest.mark.parametrize("bounds", ["tensors", "bools", "ints", "min_only"])
+def test_clamp_of_bool_like_torch(bounds):
+    def call(m):
+        b = m.tensor([True, False])
+        if bounds == "tensors":
+            return m.clamp(b, m.tensor([False, False]), m.tensor([True, True]))
+        if bounds == "bools":
+            return m.clamp(b, False, True)
+        if bounds == "ints":
+            return m.clamp(b, 0, 1)
+        return m.clamp(b, min=m.tensor([False, True]))
+    try:
+        want = call(torch)
+    except NotImplementedError as e:
+        with pytest.raises(NotImplementedError, match=str(e).split('"')[1]):
+            call(ember)
+        return
+    got = call(ember)
+    assert got.dtype.name == str(want.dtype).split(".")[1] and got.tolist() == want.tolist()
+
+
+# values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
+# row per case (conftest.py's check_table_case)
+F, D, L, B = "float32", "float64", "int64", "bool"
+CASES = [
+    ("hypot", lambda m, a, b: m.hypot(a, b), [((3, 4), D, "n"), ((4,), D, "n")], True),
+    ("hypot_f32", lambda m, a, b: m.hypot(a, b), [((3, 4), F, "n"), ((3, 4), F, "n")], False),
+    ("logaddexp", lambda m, a, b: m.logaddexp(a, b), [((3, 4), D, "n"), ((3, 1), D, "n")], True),
+    ("logaddexp2", lambda m, a, b: m.logaddexp2(a, b), [((3, 4), D, "n"), ((4,), D, "n")],
+     True),
+    ("xlogy", lambda m, a, b: m.xlogy(a, b), [((3, 4), D, "int"), ((3, 4), D, "pos")], True),
+    ("xlogy_scalar", lambda m, a: m.xlogy(2, a), [((3, 4), D, "pos")], True),
+    ("xlogy_int", lambda m, a, b: m.xlogy(a, b), [((6,), L, "int"), ((6,), L, "idx")], False),
+    ("copysign", lambda m, a, b: m.copysign(a, b), [((3, 4), D, "n"), ((4,), D, "n")], True),
+    ("copysign_int", lambda m, a, b: m.copysign(a, b), [((3,), L, "int"), ((3,), L, "int")],
+     False),
+    ("signbit", lambda m, a: m.signbit(a), [((3, 4), D, "n")], False),
+    ("signbit_int", lambda m, a: m.signbit(a), [((7,), L, "int")], False),
+    ("heaviside", lambda m, a, b: m.heaviside(a, b), [((3, 4), D, "int"), ((4,), D, "n")],
+     False),
+    ("sinc", lambda m, a: m.sinc(a), [((3, 4), D, "int")], True),
+    ("sinc_n", lambda m, a: m.sinc(a), [((3, 4), D, "n")], True),
+    ("deg2rad", lambda m, a: m.deg2rad(a), [((3, 4), D, "n")], True),
+    ("rad2deg", lambda m, a: m.rad2deg(a), [((3, 4), F, "n")], False),
+    ("float_power", lambda m, a: m.float_power(a, 2.5), [((3, 4), F, "pos")], False),
+    ("float_power_t", lambda m, a, b: m.float_power(a, b), [((3, 4), D, "pos"), ((4,), D, "n")],
+     True),
+    ("float_power_int", lambda m, a: m.float_power(a, 2), [((5,), L, "int")], False),
+    ("absolute", lambda m, a: m.absolute(a), [((3, 4), L, "int")], False),
+    ("arctan2", lambda m, a, b: m.arctan2(a, b), [((3, 4), D, "n"), ((4,), D, "n")], True),
+    ("sgn", lambda m, a: m.sgn(a), [((3, 4), D, "int")], False),
+    ("positive", lambda m, a: m.positive(a), [((3,), D, "n")], True),
+    ("clamp_min", lambda m, a: m.clamp_min(a, 0.1), [((3, 4), D, "n")], True),
+    ("clamp_max_t", lambda m, a, b: m.clamp_max(a, b), [((3, 4), D, "n"), ((4,), D, "n")], True),
+    ("isposinf", lambda m, a: m.isposinf(a / 0), [((3, 4), D, "int")], False),
+    ("isneginf", lambda m, a: m.isneginf(a / 0), [((3, 4), D, "int")], False),
+    ("isreal", lambda m, a: m.isreal(a), [((3,), L, "int")], False),
+    ("isin", lambda m, a, b: m.isin(a, b), [((3, 4), L, "int"), ((5,), L, "int")], False),
+    ("isin_invert", lambda m, a, b: m.isin(a, b, invert=True), [((3, 4), D, "int"),
+                                                                 ((2, 2), L, "int")], False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
+def test_forward_and_grad(case, transpose, device, table_case):
+    table_case(case, transpose, device)

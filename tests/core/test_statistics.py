@@ -1,0 +1,143 @@
+"""The reductions and statistics of core/statistics.py against PyTorch: var/std and
+var_mean/std_mean, count_nonzero, logsumexp/logcumsumexp, nansum/nanmean, aminmax,
+quantile/nanquantile/nanmedian, cov/corrcoef, trapezoid/cumulative_trapezoid, values and
+gradients."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+
+
+def pair(shape, device, dtype="float32", seed=0, lo=-3.0, hi=3.0):
+    a = np.random.default_rng(seed).uniform(lo, hi, size=shape)
+    t = torch.tensor(a, dtype=getattr(torch, dtype))
+    return ember.tensor(t.numpy(), device=device), t
+
+
+def normal_pair(shape, dtype=ember.float32, device="cpu", seed=0, nan=False):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    if nan and data.size:
+        data.reshape(-1)[::3] = np.nan
+    return (ember.tensor(data, device=device).to(dtype),
+            torch.tensor(data).to(getattr(torch, dtype.name)))
+
+
+@pytest.mark.parametrize("expr", [
+    "F.var(a)", "F.var(a, 1)", "F.var(a, 0, keepdim=True)", "F.std(a, 1, correction=0)",
+    "a.std()", "F.var(a, (0, 1))", "F.count_nonzero(F.clamp(a, 0))",
+    "F.count_nonzero(F.clamp(a, 0), 1)",
+])
+def test_reductions_match_torch(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=1)
+    b, tb = pair((4, 3), device, seed=2)
+    p, tp = pair((4, 3), device, seed=3, lo=0.5, hi=3.0)
+    got = eval(expr, {"F": ember, "a": a, "b": b, "p": p})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "p": tp})
+    oracle.assert_matches(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_var_mean_and_std_mean(device, oracle):
+    a, ta = pair((5, 4), device, "float64", seed=4)
+    for got, want in zip(ember.var_mean(a, 1), torch.var_mean(ta, 1)):
+        oracle.assert_matches(got, want)
+    for got, want in zip(ember.std_mean(a, 0, keepdim=True), torch.std_mean(ta, 0, keepdim=True)):
+        oracle.assert_matches(got, want)
+    with pytest.warns(UserWarning, match="degrees of freedom is <= 0"):
+        got = ember.var(ember.ones(1, device=device))
+    with pytest.warns(UserWarning):
+        oracle.assert_matches(got, torch.var(torch.ones(1)))
+
+
+def test_var_of_integers(device):
+    with pytest.raises(RuntimeError, match="var\\(\\): could not infer output dtype"):
+        ember.var(ember.tensor([1, 2], device=device))
+
+
+@pytest.mark.parametrize("expr", [
+    "F.logsumexp(a, 1)", "F.logsumexp(a, (0, 1))", "F.logsumexp(a, 0, keepdim=True)",
+    "F.logsumexp(s[1:3].view(1, 2) * 0 - float('inf'), 1)",
+])
+def test_logsumexp(expr, device, oracle):
+    a, ta = pair((4, 3), device, seed=7)
+    b, tb = pair((4, 3), device, seed=8)
+    i, ti = a.long(), ta.long()
+    s = ember.tensor([1.0, float("nan"), float("inf"), -float("inf")], device=device)
+    ts = torch.tensor([1.0, float("nan"), float("inf"), -float("inf")])
+    got = eval(expr, {"F": ember, "a": a, "b": b, "i": i, "s": s})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "i": ti, "s": ts})
+    oracle.assert_matches(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [ember.float16, ember.float32, ember.float64])
+@pytest.mark.parametrize("dim,keepdim", [(None, False), (1, False), ((0, 2), True), (-1, True)])
+def test_nansum_nanmean(device, oracle, dtype, dim, keepdim):
+    a, ta = normal_pair((3, 4, 5), dtype, device, nan=True)
+    kw = {} if dim is None else {"dim": dim, "keepdim": keepdim}
+    oracle.assert_matches(ember.nansum(a, **kw), torch.nansum(ta, **kw))
+    oracle.assert_matches(ember.nanmean(a, **kw), torch.nanmean(ta, **kw))
+    oracle.assert_matches(a.transpose(0, 2).nansum(**kw), ta.transpose(0, 2).nansum(**kw))
+    oracle.assert_matches(a.nanmean(**kw), ta.nanmean(**kw))
+
+
+def test_nan_reductions_int_and_empty(device, oracle):
+    i = ember.tensor([[1, 2], [3, 4]], device=device)
+    ti = torch.tensor([[1, 2], [3, 4]])
+    oracle.assert_matches(ember.nansum(i, 1), torch.nansum(ti, 1))
+    for kw in ({}, {"dtype": ember.float32}):
+        with pytest.raises(RuntimeError, match="nanmean.*floating point"):
+            ember.nanmean(i, **kw)
+    e, te = normal_pair((0, 3), ember.float32, device)
+    oracle.assert_matches(ember.nansum(e, 0), torch.nansum(te, 0))
+    oracle.assert_matches(ember.nanmean(e, 0), torch.nanmean(te, 0))
+    allnan = ember.full((2,), math.nan, device=device)
+    oracle.assert_matches(ember.nanmean(allnan), torch.nanmean(torch.full((2,), math.nan)))
+
+
+# values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
+# row per case (conftest.py's check_table_case)
+F, D, L, B = "float32", "float64", "int64", "bool"
+CASES = [
+    ("logcumsumexp", lambda m, a: m.logcumsumexp(a, 1), [((3, 5), D, "n")], True),
+    ("logcumsumexp_wide", lambda m, a: m.logcumsumexp(a * 400, 0), [((6, 2), F, "n")], False),
+    ("logcumsumexp_wide64", lambda m, a: m.logcumsumexp(a * 1000, 0), [((6, 2), D, "n")], True),
+    ("aminmax", lambda m, a: tuple(m.aminmax(a)), [((3, 4), D, "n")], False),
+    ("aminmax_dim", lambda m, a: tuple(m.aminmax(a, dim=1, keepdim=True)), [((3, 4), L, "int")],
+     False),
+    ("quantile", lambda m, a: m.quantile(a, 0.3), [((3, 5), D, "n")], True),
+    ("quantile_dim", lambda m, a, q: m.quantile(a, q, dim=1, keepdim=True),
+     [((3, 5), D, "n"), ((4,), D, "prob")], True),
+    ("nanquantile", lambda m, a: m.nanquantile(m.where(a > 1, math.nan, a), 0.7, dim=0),
+     [((5, 3), D, "n")], False),
+    ("nanmedian", lambda m, a: m.nanmedian(m.where(a > 0.5, math.nan, a)), [((3, 5), D, "n")],
+     False),
+    ("nanmedian_dim", lambda m, a: tuple(m.nanmedian(m.where(a > 0.5, math.nan, a), 1)),
+     [((3, 5), D, "n")], False),
+    ("nanmedian_int", lambda m, a: tuple(m.nanmedian(a, 0, keepdim=True)), [((4, 3), L, "int")],
+     False),
+    ("cov", lambda m, a: m.cov(a), [((3, 6), D, "n")], True),
+    ("cov_weights", lambda m, a, f, w: m.cov(a, correction=0, fweights=f.long() + 1,
+                                             aweights=w),
+     [((2, 5), D, "n"), ((5,), L, "idx"), ((5,), D, "pos")], True),
+    ("cov_1d_int", lambda m, a: m.cov(a), [((6,), L, "int")], False),
+    ("corrcoef", lambda m, a: m.corrcoef(a), [((3, 6), D, "n")], True),
+    ("trapezoid", lambda m, a: m.trapezoid(a), [((3, 5), D, "n")], True),
+    ("trapezoid_x", lambda m, a, x: m.trapezoid(a, x, dim=0), [((4, 3), D, "n"), ((4,), D, "n")],
+     True),
+    ("trapezoid_dx", lambda m, a: m.trapezoid(a, dx=0.5), [((3, 5), D, "n")], True),
+    ("trapz_int", lambda m, a: m.trapz(a), [((5,), L, "int")], False),
+    ("cumulative_trapezoid", lambda m, a, x: m.cumulative_trapezoid(a, x),
+     [((3, 5), D, "n"), ((3, 5), D, "n")], True),
+]
+QUANTILE_MODES = ["linear", "lower", "higher", "midpoint", "nearest"]
+CASES += [(f"quantile_{mode}", lambda m, a, mode=mode: m.quantile(a, a.new_tensor(
+    [0.0, 0.25, 0.5, 0.9, 1.0]), dim=0, interpolation=mode),
+    [((6, 3), D, "n")], mode != "nearest") for mode in QUANTILE_MODES]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
+def test_forward_and_grad(case, transpose, device, table_case):
+    table_case(case, transpose, device)
