@@ -152,6 +152,10 @@ cdef object pool_composite(PoolArgs a, x):
     if not is_max:
         return (cols.sum(2) / avg_divisor(a, x)).reshape(shape)
     pos = cols.argmax(2, keepdim=True)
+    # a NaN wins, the last one as in PyTorch's kernels (argmax gives the first)
+    nan = cols.isnan()
+    last = (K - 1) - nan.flip(2).to(_dtypes.uint8).argmax(2, keepdim=True)
+    pos = where(nan.any(2, keepdim=True), last, pos)
     where_ = idx.reshape(1, 1, K, L).expand(n, c, K, L).gather(2, pos)
     return cols.amax(2).reshape(shape), where_.reshape(shape)
 
