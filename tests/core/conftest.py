@@ -61,6 +61,41 @@ def assert_matches(e, t, rtol=None, atol=None):
                                equal_nan=True)
 
 
+def uniform_pair(shape, device, dtype="float32", seed=0, lo=-3.0, hi=3.0):
+    """The same uniform values in [lo, hi) as an ember and a torch tensor."""
+    import torch
+    a = np.random.default_rng(seed).uniform(lo, hi, size=shape)
+    t = torch.tensor(a, dtype=getattr(torch, dtype))
+    return ember.tensor(t.numpy(), device=device), t
+
+
+def normal_pair(shape, dtype=ember.float32, device="cpu", seed=0, nan=False):
+    """The same standard-normal values as an ember and a torch tensor (every third one
+    NaN with ``nan``)."""
+    import torch
+    data = np.random.default_rng(seed).standard_normal(shape)
+    if nan and data.size:
+        data.reshape(-1)[::3] = np.nan
+    return (ember.tensor(data, device=device).to(dtype),
+            torch.tensor(data).to(getattr(torch, dtype.name)))
+
+
+def expr_matches(expr, device, rtol=1e-4, atol=1e-5):
+    """``expr`` (Python over F = the library; a, b of shape (4, 3) uniform in [-3, 3), p in
+    [0.5, 3), i = a as int64, s = [1, nan, inf, -inf]) gives the same with ember as with
+    torch."""
+    import torch
+    a, ta = uniform_pair((4, 3), device, seed=1)
+    b, tb = uniform_pair((4, 3), device, seed=2)
+    p, tp = uniform_pair((4, 3), device, seed=3, lo=0.5, hi=3.0)
+    special = [1.0, float("nan"), float("inf"), -float("inf")]
+    got = eval(expr, {"F": ember, "a": a, "b": b, "p": p, "i": a.long(),
+                      "s": ember.tensor(special, device=device)})
+    want = eval(expr, {"F": torch, "a": ta, "b": tb, "p": tp, "i": ta.long(),
+                       "s": torch.tensor(special)})
+    assert_matches(got, want, rtol=rtol, atol=atol)
+
+
 @pytest.fixture(scope="session")
 def oracle():
     """Helpers comparing ember with PyTorch (tests import nothing from conftest)."""
@@ -68,7 +103,8 @@ def oracle():
     return types.SimpleNamespace(torch_dtype=torch_dtype, to_torch=to_torch,
                                  from_torch=from_torch, assert_matches=assert_matches,
                                  tol=tol, ALL_DTYPES=ALL_DTYPES, FLOAT_DTYPES=FLOAT_DTYPES,
-                                 NUMERIC_DTYPES=NUMERIC_DTYPES)
+                                 NUMERIC_DTYPES=NUMERIC_DTYPES, uniform_pair=uniform_pair,
+                                 normal_pair=normal_pair, expr_matches=expr_matches)
 
 
 # --- one table row against PyTorch: the tables of tests/core/test_elementwise.py,
