@@ -20,14 +20,21 @@ cdef Op op_convolution_backward = Op(
 cdef int64_t window_count(int64_t size, int64_t k, int64_t s, int64_t p, int64_t d,
                           bint ceil_mode):
     """How many windows of k taps (dilation d, stride s) fit in size + 2p; with ceil_mode a
-    last partial window counts if it starts inside the input or the left padding."""
-    cdef int64_t span = size + 2 * p - d * (k - 1) - 1
-    if span < 0:
+    last partial window counts if it starts inside the input or the left padding, even
+    when the window is longer than the input (PyTorch's pooling_output_shape).  0 stands
+    for any size PyTorch computes as <= 0 (too small)."""
+    cdef int64_t num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    if num < 0:
         return 0
-    cdef int64_t n = (span + (s - 1 if ceil_mode else 0)) // s + 1
+    cdef int64_t n = num // s + 1
     if ceil_mode and (n - 1) * s >= size + p:
         n -= 1
     return n
+
+
+def _window_count(size, kernel_size, stride, padding, dilation, ceil_mode):
+    """window_count for Python callers (the 3-d pooling composites)."""
+    return window_count(size, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def _plane_index(taps, size, device):

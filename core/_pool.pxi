@@ -111,6 +111,19 @@ cdef object tap_index(PoolArgs a, device):
                          device)
 
 
+cdef object first_tap(PoolArgs a, device):
+    """Each window's first tap at or past the padding, h * W + w, [Ho * Wo] (PyTorch's
+    max-pool index where no tap beats -inf)."""
+    import numpy as np
+    first = []
+    for i in range(2):
+        start = np.arange(a.out_size[i]) * a.stride[i] - a.padding[i]
+        skip = np.maximum(-start + a.dilation[i] - 1, 0) // a.dilation[i]
+        first.append(start + skip * a.dilation[i])
+    flat = first[0][:, None] * a.size[1] + first[1][None, :]
+    return tensor(flat.reshape(-1), device=device)
+
+
 cdef object avg_divisor(PoolArgs a, x):
     """The divisor of every output position, [Ho * Wo]."""
     import numpy as np
@@ -157,6 +170,10 @@ cdef object pool_composite(PoolArgs a, x):
     last = (K - 1) - nan.flip(2).to(_dtypes.uint8).argmax(2, keepdim=True)
     pos = where(nan.any(2, keepdim=True), last, pos)
     where_ = idx.reshape(1, 1, K, L).expand(n, c, K, L).gather(2, pos)
+    if a.code != EMBER_POOL_ADAPTIVE_MAX:
+        # a window whose maximum is padding (no tap inside the input, or only -inf ones):
+        # PyTorch's index, the first tap past the padding
+        where_ = where(where_ == h * w, first_tap(a, x.device).reshape(1, 1, 1, L), where_)
     return cols.amax(2).reshape(shape), where_.reshape(shape)
 
 

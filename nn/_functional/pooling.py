@@ -12,6 +12,7 @@ from functools import partial
 
 import numpy as np
 from ember.core import _tensor as _T
+from ember.core._conv_pool import _window_count
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.pooling import (
@@ -110,17 +111,7 @@ def _input(input, op):
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
-def _out_size(size, k, s, p, d, ceil_mode):
-    """Windows along one dim; with ceil_mode a last partial window counts if it starts
-    inside the input or its left padding."""
-    span = size + 2 * p - d * (k - 1) - 1
-    if span < 0:
-        return 0
-    n = (span + (s - 1 if ceil_mode else 0)) // s + 1
-    if ceil_mode and (n - 1) * s >= size + p:
-        n -= 1
-    return n
-
+_out_size = _window_count          # windows along one dim: the 2-d ops' rule
 
 def _padded(x, k, s, p, d, out, value):
     """x padded by p on the left and on the right as far as the last window reaches."""
@@ -163,8 +154,20 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
              + pos[1].reshape(1, k[1], 1, 1, out[1], 1)) * size[2]
             + pos[2].reshape(1, 1, k[2], 1, 1, out[2]))
     flat = flat.reshape([k[0] * k[1] * k[2]] + out)
-    indices = flat.expand(list(tap.shape[:2]) + list(flat.shape))
-    indices = indices.gather(2, tap.unsqueeze(2)).squeeze(2)
+    inside = [(q >= 0) & (q < size[i]) for i, q in enumerate(pos)]
+    inside = (inside[0].reshape(k[0], 1, 1, out[0], 1, 1)
+              & inside[1].reshape(1, k[1], 1, 1, out[1], 1)
+              & inside[2].reshape(1, 1, k[2], 1, 1, out[2])).reshape(flat.shape)
+    picked = tap.unsqueeze(2)
+    lead = list(tap.shape[:2])
+    indices = flat.expand(lead + list(flat.shape)).gather(2, picked).squeeze(2)
+    # a window whose maximum is padding (no tap inside the volume, or only -inf ones):
+    # PyTorch's index, the first tap past the padding
+    first = [(q[0] + ((-q[0]).clamp(min=0) + d[i] - 1) // d[i] * d[i]) for i, q in enumerate(pos)]
+    first = ((first[0].reshape(-1, 1, 1) * size[1] + first[1].reshape(1, -1, 1)) * size[2]
+             + first[2].reshape(1, 1, -1))
+    ok = inside.expand(lead + list(inside.shape)).gather(2, picked).squeeze(2)
+    indices = ember.where(ok, indices, first)
     return values, _output(indices, unbatched, 3)
 
 

@@ -141,3 +141,26 @@ def test_max_indices_with_ties_and_nans_match_torch(oracle, device, kw):
     tr, ti = F.max_pool2d(t, return_indices=True, **kw)
     oracle.assert_matches(i, ti)
     oracle.assert_matches(r, tr)                     # NaNs compare equal
+
+
+@pytest.mark.parametrize("shape, kw", [
+    # ceil_mode: the last window may be longer than the input (PyTorch's output size)
+    ((4, 1), dict(kernel_size=2, stride=3, ceil_mode=True)),
+    ((2, 5), dict(kernel_size=(4, 3), stride=(3, 2), padding=(0, 1), ceil_mode=True)),
+    # dilated taps over the padding: windows with no tap inside the input give -inf at
+    # the first tap past the padding
+    ((1, 1), dict(kernel_size=2, stride=(3, 1), padding=1, dilation=(2, 1))),
+    ((1, 5), dict(kernel_size=(2, 4), stride=2, padding=1, dilation=(2, 1))),
+])
+def test_max_pool_edge_windows_match_torch(oracle, device, shape, kw):
+    import torch
+    import torch.nn.functional as F
+    t = torch.randn(2, 3, *shape)
+    r, i = EF.max_pool2d(oracle.from_torch(t, device), return_indices=True, **kw)
+    tr, ti = F.max_pool2d(t, return_indices=True, **kw)
+    oracle.assert_matches(i, ti)
+    oracle.assert_matches(r, tr)
+    if kw.get("ceil_mode"):             # average pooling counts its windows the same way
+        a = dict(kw, count_include_pad=False)
+        oracle.assert_matches(EF.avg_pool2d(oracle.from_torch(t, device), **a),
+                              F.avg_pool2d(t, **a))

@@ -149,3 +149,21 @@ def test_max_pool3d_indices_with_ties_and_nans_match_torch(kw):
         v, i = getattr(EF, name)(ember.tensor(t.numpy()), return_indices=True, **args)
         assert (i.numpy() == ti.numpy()).all(), name
         np.testing.assert_array_equal(v.numpy(), tv.numpy())
+
+
+@pytest.mark.parametrize("size, kw", [
+    ((6, 1, 5), dict(kernel_size=(2, 3, 1), stride=(2, 3, 1), padding=(1, 1, 0),
+                     dilation=2, ceil_mode=True)),
+    ((1, 5, 3), dict(kernel_size=(2, 2, 1), stride=(1, 2, 3), padding=(1, 1, 0),
+                     dilation=(2, 1, 1))),
+])
+def test_max_pool3d_edge_windows_match_torch(size, kw):
+    """ceil_mode windows longer than the input, and windows with no tap inside the volume
+    (-inf at the first tap past the padding), as PyTorch's kernel."""
+    import torch
+    import torch.nn.functional as F
+    t = torch.randn(1, 2, *size)
+    tv, ti = F.max_pool3d(t, return_indices=True, **kw)
+    v, i = EF.max_pool3d(ember.tensor(t.numpy()), return_indices=True, **kw)
+    assert (i.numpy() == ti.numpy()).all()
+    np.testing.assert_array_equal(v.numpy(), tv.numpy())

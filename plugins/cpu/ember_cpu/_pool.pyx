@@ -3,6 +3,7 @@
 # tensors.  Each plane is worked on by one thread in a fixed order, so results do not
 # depend on the thread count; planes run in parallel above PARALLEL_CUTOFF elements.
 from cython.parallel cimport prange
+from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
 
@@ -120,6 +121,15 @@ cdef void max_plane(const PoolJob *j, int64_t pl, real_t *tag) noexcept nogil:
                     if best_i < 0 or v > best or v != v:
                         best = v
                         best_i = ih * j.W + iw
+            if best_i < 0:
+                # no tap inside the input (dilated taps over the padding): PyTorch's -inf,
+                # at the first tap past the padding
+                ih, iw = hs, ws
+                while ih < 0:
+                    ih += hst
+                while iw < 0:
+                    iw += wst
+                best, best_i = -INFINITY, ih * j.W + iw
             y[oh * j.Wo + ow] = best
             ix[oh * j.Wo + ow] = best_i
 

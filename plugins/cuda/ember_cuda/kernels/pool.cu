@@ -95,7 +95,8 @@ __device__ __forceinline__ void cover(const PoolGeom &g, int d, i64 i, i64 size,
 }
 
 // out = the window maxima, ix = their flat positions h * W + w; the first maximum wins and
-// a NaN beats any number (the last NaN, as PyTorch's); an all-padding window gives 0 at -1
+// a NaN beats any number (the last NaN, as PyTorch's); a window with no tap inside the input
+// gives -inf at its first tap past the padding, as PyTorch's
 extern "C" __global__ void max_pool(const scalar_t *__restrict__ x, scalar_t *__restrict__ y,
                                     i64 *__restrict__ ix, PoolGeom g) {
     const i64 total = g.planes * g.Ho * g.Wo;
@@ -118,6 +119,13 @@ extern "C" __global__ void max_pool(const scalar_t *__restrict__ x, scalar_t *__
                     best_i = ih * g.W + iw;
                 }
             }
+        }
+        if (best_i < 0) {   // no tap inside the input: -inf at the first tap past the padding
+            i64 ih = wh.start, iw = ww.start;
+            while (ih < 0) ih += wh.step;
+            while (iw < 0) iw += ww.step;
+            best = -INFINITY;
+            best_i = ih * g.W + iw;
         }
         y[i] = best;
         ix[i] = best_i;

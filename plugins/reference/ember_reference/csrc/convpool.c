@@ -239,7 +239,9 @@ int ref_pool(ember_ctx *ctx, int32_t op, const ember_pool_params *p, const ember
                                     best = v, at = h * xs.w + w;
                             }
                         set4(yv, &ys, n, c, ho, wo, at < 0 ? -INFINITY : best);
-                        ((int64_t *)indices->data)[flat] = at < 0 ? 0 : at;
+                        /* no tap inside the input: torch's -inf at its first tap past
+                         * the padding */
+                        ((int64_t *)indices->data)[flat] = at < 0 ? wh.lo * xs.w + ww.lo : at;
                         continue;
                     }
                     /* average: divisor_override, else the window clipped to the padded
