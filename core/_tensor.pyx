@@ -665,7 +665,7 @@ include "_complex.pxi"
 # this module's too (ember.core._tensor is where the rest of ember finds every op).
 from ember.core._conv_pool import (
     _adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, _adaptive_bounds, _conv_composite,
-    _plane_index, _pool_composite, _window_index, adaptive_max_pool2d,
+    _plane_index, _pool_composite, _window_count, _window_index, adaptive_max_pool2d,
     adaptive_max_pool2d_backward, avg_pool2d, avg_pool2d_backward, convolution,
     convolution_backward, max_pool2d_with_indices, max_pool2d_with_indices_backward)
 from ember.core._norm_loss import (

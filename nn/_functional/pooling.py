@@ -12,7 +12,6 @@ from functools import partial
 
 import numpy as np
 from ember.core import _tensor as _T
-from ember.core._conv_pool import _window_count
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.pooling import (
@@ -111,7 +110,7 @@ def _input(input, op):
     return (input.unsqueeze(0) if unbatched else input), unbatched
 
 
-_out_size = _window_count          # windows along one dim: the 2-d ops' rule
+_out_size = _T._window_count       # windows along one dim: the 2-d ops' rule
 
 def _padded(x, k, s, p, d, out, value):
     """x padded by p on the left and on the right as far as the last window reaches."""
