@@ -290,15 +290,19 @@ cdef uint64_t MODE_KEYS = ((<uint64_t>1 << DispatchKey.Autocast)
 cdef object _vmap_composite = None
 
 
+cdef inline uint64_t _live_mode_keys() noexcept:
+    return _state.tls_included() & ~_state.tls_excluded() & MODE_KEYS
+
+
 def mode_keys_active():
     """Whether this thread has a mode key (Profiler, PythonMode, Autocast, VmapMode)
     switched on."""
-    return bool(_state.tls_included() & ~_state.tls_excluded() & MODE_KEYS)
+    return _live_mode_keys() != 0
 
 
 def live_mode_keys():
     """The mode keys switched on in this thread, as a mask of DispatchKey bits."""
-    return _state.tls_included() & ~_state.tls_excluded() & MODE_KEYS
+    return _live_mode_keys()
 
 
 def _set_vmap_composite(fn):

@@ -65,14 +65,47 @@ cdef inline void interior(const PoolJob *j, int d, int64_t size, int64_t out, in
     hi[0] = max(min(last // s + 1, out), lo[0]) if last >= 0 else lo[0]
 
 
+# output (oh, ow) whose window (rows hs + i * hst, i < hc) may reach past the input
+cdef inline void max_edge(const PoolJob *j, bint adaptive, const real_t *x, real_t *y,
+                          int64_t *ix, int64_t oh, int64_t ow, int64_t hs, int64_t hc,
+                          int64_t hst) noexcept nogil:
+    cdef int64_t ws, wc, wst, i, k, ih, iw, best_i = -1
+    cdef real_t v, best = 0
+    window(j, adaptive, 1, ow, j.W, j.Wo, &ws, &wc, &wst)
+    for i in range(hc):
+        ih = hs + i * hst
+        if ih < 0 or ih >= j.H:
+            continue
+        for k in range(wc):
+            iw = ws + k * wst
+            if iw < 0 or iw >= j.W:
+                continue
+            v = x[ih * j.W + iw]
+            # the first maximum wins; a NaN beats any number (the last NaN, as PyTorch's)
+            if best_i < 0 or v > best or v != v:
+                best = v
+                best_i = ih * j.W + iw
+    if best_i < 0:
+        # no tap inside the input (dilated taps over the padding): PyTorch's -inf, at the
+        # first tap past the padding
+        ih, iw = hs, ws
+        while ih < 0:
+            ih += hst
+        while iw < 0:
+            iw += wst
+        best, best_i = -INFINITY, ih * j.W + iw
+    y[oh * j.Wo + ow] = best
+    ix[oh * j.Wo + ow] = best_i
+
+
 cdef void max_plane(const PoolJob *j, int64_t pl, real_t *tag) noexcept nogil:
     cdef const real_t *x = <const real_t *>j.a + pl * j.H * j.W
     cdef real_t *y = <real_t *>j.out + pl * j.Ho * j.Wo
     cdef int64_t *ix = j.indices + pl * j.Ho * j.Wo
     cdef bint adaptive = j.op == EMBER_POOL_ADAPTIVE_MAX
-    cdef int64_t oh, ow, hs, hc, hst, ws, wc, wst, i, k, ih, iw, best_i
+    cdef int64_t oh, ow, hs, hc, hst, ws
     cdef int64_t h_lo = 0, h_hi = 0, w_lo = 0, w_hi = 0
-    cdef real_t v, best
+    # 2x2 windows of stride 2, no padding or dilation: the interior starts at column 0
     cdef bint two = not adaptive and j.p.kernel[0] == 2 and j.p.kernel[1] == 2 and \
         j.p.stride[0] == 2 and j.p.stride[1] == 2 and j.p.dilation[0] == 1 and \
         j.p.dilation[1] == 1 and j.p.padding[0] == 0 and j.p.padding[1] == 0
@@ -81,57 +114,33 @@ cdef void max_plane(const PoolJob *j, int64_t pl, real_t *tag) noexcept nogil:
         interior(j, 1, j.W, j.Wo, &w_lo, &w_hi)
     for oh in range(j.Ho):
         window(j, adaptive, 0, oh, j.H, j.Ho, &hs, &hc, &hst)
-        if h_lo <= oh < h_hi and w_lo < w_hi:
-            # the windows inside the plane, without bounds checks (a 2x2 one vectorised)
-            if two:
-                if real_t is float:
-                    ember_max2x2_row_f32(x + hs * j.W, j.W, hs * j.W, y + oh * j.Wo,
-                                         ix + oh * j.Wo, w_hi)
-                else:
-                    ember_max2x2_row_f64(x + hs * j.W, j.W, hs * j.W, y + oh * j.Wo,
-                                         ix + oh * j.Wo, w_hi)
+        if not (h_lo <= oh < h_hi and w_lo < w_hi):
+            for ow in range(j.Wo):
+                max_edge(j, adaptive, x, y, ix, oh, ow, hs, hc, hst)
+            continue
+        # the windows inside the plane, without bounds checks; the edges on either side
+        if two:
+            if real_t is float:
+                ember_max2x2_row_f32(x + hs * j.W, j.W, hs * j.W, y + oh * j.Wo,
+                                     ix + oh * j.Wo, w_hi)
             else:
-                for ow in range(w_lo, w_hi):
-                    ws = ow * j.p.stride[1] - j.p.padding[1]
-                    if real_t is float:
-                        ember_max_window_f32(x + hs * j.W + ws, j.W, hs * j.W + ws,
-                                             hc, j.p.kernel[1], hst, j.p.dilation[1],
-                                             y + oh * j.Wo + ow, ix + oh * j.Wo + ow)
-                    else:
-                        ember_max_window_f64(x + hs * j.W + ws, j.W, hs * j.W + ws,
-                                             hc, j.p.kernel[1], hst, j.p.dilation[1],
-                                             y + oh * j.Wo + ow, ix + oh * j.Wo + ow)
-        for ow in range(j.Wo):
-            if h_lo <= oh < h_hi and w_lo <= ow < w_hi:
-                continue                    # done above
-            window(j, adaptive, 1, ow, j.W, j.Wo, &ws, &wc, &wst)
-            best_i = -1
-            best = 0
-            for i in range(hc):
-                ih = hs + i * hst
-                if ih < 0 or ih >= j.H:
-                    continue
-                for k in range(wc):
-                    iw = ws + k * wst
-                    if iw < 0 or iw >= j.W:
-                        continue
-                    v = x[ih * j.W + iw]
-                    # the first maximum wins; a NaN beats any number (the last NaN,
-                    # as PyTorch's)
-                    if best_i < 0 or v > best or v != v:
-                        best = v
-                        best_i = ih * j.W + iw
-            if best_i < 0:
-                # no tap inside the input (dilated taps over the padding): PyTorch's -inf,
-                # at the first tap past the padding
-                ih, iw = hs, ws
-                while ih < 0:
-                    ih += hst
-                while iw < 0:
-                    iw += wst
-                best, best_i = -INFINITY, ih * j.W + iw
-            y[oh * j.Wo + ow] = best
-            ix[oh * j.Wo + ow] = best_i
+                ember_max2x2_row_f64(x + hs * j.W, j.W, hs * j.W, y + oh * j.Wo,
+                                     ix + oh * j.Wo, w_hi)
+        else:
+            for ow in range(w_lo, w_hi):
+                ws = ow * j.p.stride[1] - j.p.padding[1]
+                if real_t is float:
+                    ember_max_window_f32(x + hs * j.W + ws, j.W, hs * j.W + ws, hc,
+                                         j.p.kernel[1], hst, j.p.dilation[1],
+                                         y + oh * j.Wo + ow, ix + oh * j.Wo + ow)
+                else:
+                    ember_max_window_f64(x + hs * j.W + ws, j.W, hs * j.W + ws, hc,
+                                         j.p.kernel[1], hst, j.p.dilation[1],
+                                         y + oh * j.Wo + ow, ix + oh * j.Wo + ow)
+        for ow in range(w_lo):
+            max_edge(j, adaptive, x, y, ix, oh, ow, hs, hc, hst)
+        for ow in range(w_hi, j.Wo):
+            max_edge(j, adaptive, x, y, ix, oh, ow, hs, hc, hst)
 
 
 # the averaging window of one output along one dim: [lo, hi) inside the input and the
