@@ -1,6 +1,7 @@
 """The backends' optional fused entries that replace a sequence of ops (a whole Adam step,
-a whole LSTM layer) and the exact GELU as one kernel each way.  An extension module split from the Tensor module (core/_tensor.pyx re-exports its
-public names) so the core compiles in parallel.
+a whole LSTM layer) and the exact GELU as one kernel each way.  An extension module split
+from the Tensor module (core/_tensor.pyx re-exports its public names) so the core compiles
+in parallel.
 """
 include "_core_cimports.pxi"
 

@@ -3,8 +3,9 @@
  * 12 -> 3.5 ms on [64, 64, 24, 24] float32 (PyTorch 13 ms).  Each output takes its window's
  * taps in row-major order; a tap wins when it is greater than the best so far or a NaN:
  * the first maximum wins, and a NaN beats any number (the last NaN, as PyTorch's kernels'
- * `val > maxval || isnan(val)`).  Indices are into the plane (ih * W + iw), PyTorch's.  (Branch-free selects measured 2.7x slower
- * here: rows are short, and the compare-with-NaN chains serialise.) */
+ * `val > maxval || isnan(val)`).  Indices are into the plane (ih * W + iw), PyTorch's.
+ * (Branch-free selects measured 2.7x slower here: rows are short, and the
+ * compare-with-NaN chains serialise.) */
 #ifndef EMBER_CPU_POOL_ROWS_H
 #define EMBER_CPU_POOL_ROWS_H
 #include <stdint.h>

@@ -8,8 +8,9 @@
 #   in row-major order, are cut into blocks of BLOCK; a block is cut into leaves of LEAF
 #   summed with 8 interleaved accumulators (vectorizes without -ffast-math); leaves and
 #   then blocks are combined pairwise by a binary-counter cascade.  A float sum's block is
-#   one leaf of 64-byte vector accumulators built per instruction set (_sum_block.h).  Few outputs over many
-#   elements: threads share the blocks of one output; many outputs: threads share outputs.
+#   one leaf of 64-byte vector accumulators built per instruction set (_sum_block.h).
+#   Few outputs over many elements: threads share the blocks of one output; many outputs:
+#   threads share outputs.
 # * "outer" layout (the kept dim is the contiguous one, e.g. sum(dim=0) of a row-major
 #   matrix): rows are accumulated into a tile of kept elements, vectorized over the
 #   tile, ROW_BLOCK rows in sequence, and those partial rows are cascaded pairwise.

@@ -4,8 +4,8 @@
 # _rnn_cells.h; the backward's weight gradient is two GEMMs over all steps at the end.
 # The per-step products have few rows (the batch): with enough steps W_hh is packed once
 # and they run in _small_gemm.h's kernel, threads sharing its column panels; otherwise
-# (few steps, one or many rows) in BLAS.  Imported with BLAS at the first call (see _kernels); hands its
-# entry over as the capsule `rnn_capsule`.
+# (few steps, one or many rows) in BLAS.  Imported with BLAS at the first call (see
+# _kernels); hands its entry over as the capsule `rnn_capsule`.
 #
 # BLAS is column-major: a row-major C (M x N) = op(A) op(B) is C^T = op(B)^T op(A)^T.
 from cpython.pycapsule cimport PyCapsule_New
@@ -227,11 +227,11 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
     cdef const real_t *w = <const real_t *>v[12].data
     cdef const real_t *c_prev
     cdef real_t *dz
-    # dh: this step's total dh; dhp: the dh_prev the GEMM hands the earlier step; dc in place
     cdef Packed pk
     # W_hh itself: B(k, n) = w[k * H + n]
     if pack_b(&pk, w, G, H, H, 1, B, T) != EMBER_OK:
         return EMBER_ERR_MEMORY
+    # dh: this step's total dh; dhp: the dh_prev the GEMM hands the earlier step; dc in place
     cdef real_t *dh = <real_t *>calloc(3 * BH + 1, sizeof(real_t))
     if dh == NULL:
         free(pk.data)
