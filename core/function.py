@@ -170,24 +170,35 @@ class Function:
         out_ids = {id(o): i for i, o in enumerate(result)}
         ctx._saved = tuple(None if t is None else _ag._save(t, out_ids.get(id(t), -1))
                            for t in ctx._to_save)
-        ctx._to_save = ()
+        # the node keeps its saved tensors only as SavedTensors (outputs without their
+        # grad_fn): the raw tuples would hold outputs, which hold ctx
+        ctx._to_save, ctx._dirty, ctx._non_diff = (), (), ()
         return (result[0] if single else tuple(result)), ctx
 
 
-def _run(cls, args, kwargs):
+def _run(cls, args, kwargs, outermost=True):
     """Function.apply: the innermost tangent level among the inputs first (forward runs
     with it hidden, then ``jvp`` gives the outputs' tangents at it), down to the recording
     of the backward node.  Returns (output, ctx)."""
     level, batch = _ag._fw_scan(args, kwargs)
     if level < 0 or batch > level:
-        return cls._record(args, kwargs)
+        output, ctx = cls._record(args, kwargs)
+    else:
+        output, ctx = _run_jvp(cls, args, kwargs, level)
+    if outermost:
+        _forget_forward_saved(ctx)
+    return output, ctx
+
+
+def _run_jvp(cls, args, kwargs, level):
+    """``_run`` at tangent ``level``: the levels below, then ``jvp`` at this one."""
     if cls.jvp is Function.jvp:
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
     prev = _ag._fw_ceiling_get()
     _ag._fw_ceiling_set(level)
     try:
-        output, ctx = _run(cls, args, kwargs)
+        output, ctx = _run(cls, args, kwargs, outermost=False)
         tangents = [(_ag._fw_tangent(a, level) if _ag._fw_tangent(a, level) is not None
                      else _T.zeros_like(a)) if isinstance(a, TensorBase) else None
                     for a in args]
@@ -212,6 +223,15 @@ def _run(cls, args, kwargs):
     finally:
         _ag._fw_ceiling_set(prev)
     return (outputs[0] if single else tuple(outputs)), ctx
+
+
+def _forget_forward_saved(ctx):
+    """Drop what forward saved for jvp once every jvp has run (or none will).  Those tensors
+    may be the node's own outputs, whose grad_fn is ctx: kept, they would tie each output
+    and ctx in a reference cycle that only the garbage collector frees, holding every saved
+    buffer (an LSTM layer's gates, ~5 MB a step) until a full collection."""
+    ctx._forward_saved = ()
+    ctx.__dict__.pop("saved_for_forward", None)
 
 
 def once_differentiable(fn):
