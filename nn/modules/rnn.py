@@ -159,6 +159,13 @@ class _NotFused(Exception):
     of mixed dtypes): the per-step ops run instead."""
 
 
+def _profiled(name):
+    """The fused kernel is one call outside the dispatcher: a profile shows it as ``name``.
+    (ember.profiler loads at the first call, not with ember.nn.)"""
+    from ember.profiler import record_function
+    return record_function(name)
+
+
 class _LSTMLayer(Function):
     """One LSTM layer in one direction through the backend's fused `rnn` entry (abi.h
     EMBER_RNN_LSTM): ``gi`` (T, B, 4H) is the input projection with both biases, the time
@@ -178,7 +185,10 @@ class _LSTMLayer(Function):
         keep = any(ctx.needs_input_grad)
         gates = _T.empty((T, B, G), **opts) if keep else None
         cs = _T.empty((T, B, H), **opts) if keep else None
-        if not _T._fused_rnn(_T.RNN_LSTM, [y, hn, cn, gates, cs, gi, h0, c0, w_hh], reverse):
+        with _profiled("ember::lstm_layer"):
+            fused = _T._fused_rnn(_T.RNN_LSTM, [y, hn, cn, gates, cs, gi, h0, c0, w_hh],
+                                  reverse)
+        if not fused:
             raise _NotFused
         ctx.reverse = reverse
         ctx.set_materialize_grads(False)
@@ -193,8 +203,9 @@ class _LSTMLayer(Function):
             return _lstm_layer_double_backward(ctx, (gi, h0, c0, w_hh), (dy, dhn, dcn)) \
                 + (None,)
         grads = [g if g is None else g.contiguous() for g in (dy, dhn, dcn)]
-        _T._fused_rnn(_T.RNN_LSTM_BACKWARD, zeros + grads + [gates, cs, y, h0, c0, w_hh],
-                      ctx.reverse)
+        with _profiled("ember::lstm_layer_backward"):
+            _T._fused_rnn(_T.RNN_LSTM_BACKWARD, zeros + grads + [gates, cs, y, h0, c0, w_hh],
+                          ctx.reverse)
         return tuple(g if need else None for g, need in zip(zeros, ctx.needs_input_grad)) \
             + (None,)
 

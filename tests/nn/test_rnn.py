@@ -606,6 +606,18 @@ def test_fused_lstm_declines_half_precision_and_inference_needs_no_saved_gates()
     np.testing.assert_allclose(outb.float().detach().numpy(), ref.detach().numpy(), atol=3e-2)
 
 
+def test_fused_lstm_shows_in_a_profile():
+    """The fused kernel runs outside the dispatcher; a profile still names it (forward once
+    per layer and direction, backward likewise) instead of counting it as Python time."""
+    m = enn.LSTM(3, 4, 2, bidirectional=True)
+    x = ember.randn(5, 2, 3, requires_grad=True)
+    with ember.profiler.profile() as prof:
+        m(x)[0].sum().backward()
+    counts = {e.key: e.count for e in prof.key_averages()}
+    assert counts.get("ember::lstm_layer") == 4
+    assert counts.get("ember::lstm_layer_backward") == 4
+
+
 def test_lstm_under_autocast_matches_the_per_step_ops(monkeypatch):
     """Under autocast the input projection is bfloat16 while the weights stay float32: the
     fused entry declines the mixed dtypes and the per-step ops give autocast's result."""
