@@ -127,9 +127,17 @@ def matmul(input, other, *, out=None):
 
 # --- derivative (see _autograd_support.pxi) --------------------------------------------
 
+cdef bint column_major(TensorBase t):
+    """A 2-D tensor laid out as the transpose of a contiguous one (a Linear's weight.t())."""
+    return t._ndim == 2 and t._strides[0] == 1 and t._strides[1] == t._sizes[0]
+
+
 def _d_matmul(ctx, g):
     """1-D operands are a row / a column, as in the forward; broadcast batch dims are
-    summed away by the engine."""
+    summed away by the engine.  A column-major 2-D operand gets its gradient in its own
+    layout (the product computed transposed, as PyTorch's mm backward does), so that
+    gradient reaches the contiguous tensor behind it contiguous: accumulating a strided
+    gradient into a weight's .grad is several times slower."""
     a, b = ctx.args
     need = ctx.needs_input_grad
     if a.dim() == 1 and b.dim() == 1:
@@ -140,14 +148,19 @@ def _d_matmul(ctx, g):
     g2 = unsqueeze_c(g2, -1) if b.dim() == 1 else g2
     ga = gb = None
     if need[0]:
-        ga = matmul(g2, transpose_c(b2, -2, -1))
+        if column_major(a2) and b2.dim() == 2:
+            ga = transpose_c(matmul(b2, transpose_c(g2, 0, 1)), 0, 1)
+        else:
+            ga = matmul(g2, transpose_c(b2, -2, -1))
         ga = squeeze_c(ga, -2) if a.dim() == 1 else ga
     if len(need) > 1 and need[1]:
         if b.dim() == 2 and a2.dim() > 2:
             # a batch of rows against one matrix (linear over [B, T, K]): the weight's
             # gradient is one product over every row, not a product per batch summed later
-            gb = matmul(transpose_c(reshape_c(a2, ((-1, a2.shape[-1]),)), 0, 1),
-                        reshape_c(g2, ((-1, g2.shape[-1]),)))
+            a2 = reshape_c(a2, ((-1, a2.shape[-1]),))
+            g2 = reshape_c(g2, ((-1, g2.shape[-1]),))
+        if column_major(b2) and a2.dim() == 2:
+            gb = transpose_c(matmul(transpose_c(g2, 0, 1), a2), 0, 1)
         else:
             gb = matmul(transpose_c(a2, -2, -1), g2)
         gb = squeeze_c(gb, -1) if b.dim() == 1 else gb

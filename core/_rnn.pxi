@@ -11,6 +11,12 @@ cdef bint plain_operand(object t) noexcept:
             and not ((<TensorBase>t)._keys & (<uint64_t>1 << DispatchKey.ForwardAD)))
 
 
+def _plain_operands(*tensors):
+    """Whether every one of ``tensors`` is a plain tensor (see plain_operand): what an op may
+    update in place without asking how a vmap or forward-AD wrapper takes the write."""
+    return all(plain_operand(t) for t in tensors)
+
+
 def _has_fused_rnn(t, *others):
     """Whether ``t``'s backend fills the optional `rnn` entry, ``t`` is a floating tensor it
     could take, and ``t`` and ``others`` (None skipped) are plain tensors: under vmap or

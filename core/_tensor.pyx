@@ -673,8 +673,8 @@ from ember.core._norm_loss import (
     batch_norm, layer_norm, native_batch_norm, native_batch_norm_backward, native_layer_norm,
     native_layer_norm_backward, nll_loss_backward, nll_loss_forward)
 from ember.core._fused import (
-    _fused_adam, _fused_rnn, _gelu, _gelu_backward, _has_fused_rnn, RNN_LSTM,
-    RNN_LSTM_BACKWARD)
+    _fused_adam, _fused_rnn, _gelu, _gelu_backward, _has_fused_rnn, _plain_operands,
+    RNN_LSTM, RNN_LSTM_BACKWARD)
 from ember.core._joining import (
     _bump_version, _cat, _cat_forward, _new_storage, _resize, _set_storage, _split_forward,
     _split_views, _split_with_sizes_forward, _storage_device, _storage_of, _tensor_over,

@@ -40,7 +40,11 @@ def _scaled_sum(op, input, product, beta, alpha, out):
                            f"to the result shape {list(product.shape)}")
     r = product if alpha == 1 else product * alpha
     if beta != 0:
-        r = r + (input if beta == 1 else input * beta)
+        addend = input if beta == 1 else input * beta
+        if addend.dtype == r.dtype and _T._plain_operands(r, addend):
+            r.add_(addend)          # r is this op's own buffer: no second one, one pass less
+        else:
+            r = r + addend
     return r if out is None else out.copy_(r)
 
 

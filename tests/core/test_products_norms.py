@@ -63,6 +63,58 @@ def test_addmm_family(device, oracle, dtype):
                           torch.addmm(torch.zeros(0, 2, dtype=te.dtype), te, t1.t()[:, :2]))
 
 
+@pytest.mark.parametrize("x_shape", [(6, 4), (2, 3, 4)])
+def test_linear_gradients_come_in_the_layout_of_their_tensors(device, x_shape):
+    """matmul's backward gives a column-major operand (weight.t()) its gradient in that
+    layout, as PyTorch's mm backward does, so the gradient reaching the weight behind it is
+    contiguous and accumulating it is a contiguous add.  Strides and values as PyTorch's."""
+    rng = np.random.default_rng(0)
+    xs, ws, bs = rng.standard_normal(x_shape), rng.standard_normal((5, 4)), \
+        rng.standard_normal(5)
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        kw = {"device": device} if lib is ember else {}
+        x = lib.tensor(xs, dtype=lib.float64, **kw).requires_grad_()
+        w = lib.tensor(ws, dtype=lib.float64, **kw).requires_grad_()
+        b = lib.tensor(bs, dtype=lib.float64, **kw).requires_grad_()
+        strides = []
+        for _ in range(2):                       # the second backward accumulates
+            wt = w.t()
+            wt.register_hook(lambda g: strides.append(tuple(g.stride())))
+            (lib.matmul(x, wt) + b).pow(2).sum().backward()
+        xt = lib.tensor(xs.reshape(-1, 4).T.copy(), dtype=lib.float64, **kw).requires_grad_()
+        a = xt.t()                               # a column-major mat1
+        a.register_hook(lambda g: strides.append(tuple(g.stride())))
+        lib.mm(a, w.detach().t()).pow(2).sum().backward()
+        out.append((strides, [x.grad, w.grad, b.grad, xt.grad]))
+    assert got[0][0] == want[0][0] == [(1, 4)] * 2 + [(1, 6)]
+    for g, t in zip(got[0][1], want[0][1]):
+        np.testing.assert_allclose(g.cpu().numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["addmm", "addmv"])
+@pytest.mark.parametrize("transform", ["vmap over the input", "forward AD on the input"])
+def test_scaled_sums_with_a_wrapped_input(op, transform):
+    """addmm/addmv add ``input`` into their own product in place only when both are plain
+    tensors: a batched or dual input goes through the out-of-place add (an in-place write
+    of a batched tensor into a plain one is vmap's error)."""
+    x = ember.randn(3, 4)
+    other = ember.randn(4, 5) if op == "addmm" else ember.randn(4)
+    fn = getattr(ember, op)
+    shape = (3, 5) if op == "addmm" else (3,)
+    inputs, tangent = ember.randn(2, *shape), ember.randn(*shape)
+    if transform.startswith("vmap"):
+        got = ember.vmap(lambda b: fn(b, x, other))(inputs)
+        want = ember.stack([fn(b, x, other) for b in inputs])
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    else:
+        import ember.autograd.forward_ad as fwAD
+        with fwAD.dual_level():
+            y = fn(fwAD.make_dual(inputs[0], tangent), x, other)
+            t = fwAD.unpack_dual(y).tangent
+        np.testing.assert_allclose(t.numpy(), tangent.numpy())
+
+
 def test_addmm_errors(device):
     a = ember.ones(2, 3, device=device)
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
