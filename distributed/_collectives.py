@@ -60,9 +60,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = group_of(group, "all_reduce")
     if pg is None:
         return None
-    check_reduce(tensor.dtype, op, "all_reduce")
-    if not async_op and _fast.all_reduce(pg, tensor, op):
+    if not async_op and _fast.all_reduce(pg, tensor, op):     # checks the op on its first call
         return None
+    check_reduce(tensor.dtype, op, "all_reduce")
     return _all_reduce(tensor, op, pg, async_op)
 
 

@@ -12,8 +12,8 @@ slot) takes the general path."""
 import numpy as np
 
 from . import _mpi
-from ._buffers import _LOCAL, _LOCAL_BOOL, average
-from ._launch import wait_inline
+from ._buffers import _LOCAL, _LOCAL_BOOL, average, check_reduce
+from ._launch import _SPINS, wait_inline
 from ._signature import HEADER, signature, verify
 from ._types import ReduceOp
 
@@ -27,7 +27,7 @@ class _Plan:
     """One prepared collective on one group (see the module docstring)."""
 
     __slots__ = ("sig", "nbytes", "np_dtype", "ufunc", "views", "table", "headers",
-                 "expected", "payload", "root_row")
+                 "expected", "payload", "root_row", "ptr", "memory", "out")
 
     def __init__(self, pg, sig, tensor, ufunc=None, root=None):
         self.sig = sig
@@ -42,21 +42,31 @@ class _Plan:
         self.expected = sig.tobytes() * pg._size
         self.payload = memoryview(pg._fast_slot)[HEADER:HEADER + n]
         self.root_row = None if root is None else memoryview(rows[root, HEADER:HEADER + n])
+        self.ptr = None                 # the tensor memory last seen, and its views
+        self.memory = self.out = None
+
+    def target(self, tensor):
+        """The plan's tensor's memory, as an MPI buffer (``self.memory``) and as a NumPy
+        array (``self.out``), made again only when the tensor's address changes (a loop
+        reducing one metric tensor keeps it; equal address, shape and dtype are the same
+        memory)."""
+        ptr = tensor.data_ptr()
+        if ptr != self.ptr:
+            self.memory = _mpi.mpi().buffer.fromaddress(ptr, self.nbytes)
+            self.out = np.frombuffer(self.memory, self.np_dtype)
+            self.ptr = ptr
 
 
-def _usable(pg, tensor):
-    """Whether the fast path can take ``tensor`` on ``pg`` now."""
-    if pg._queue or not tensor.is_cpu or not tensor.is_contiguous():
-        return False
-    n = tensor.numel()
-    return 0 < n * tensor.element_size() <= pg._fuse_bytes and \
-        tensor.dtype.name not in _HALF
-
-
-def _plan(pg, key, make):
+def _plan(pg, key, tensor, make):
+    """The group's plan for ``key``, made by ``make()`` the first time (None when the fast
+    path cannot take ``tensor``: a half type, or too large to ride in the slot), with the
+    group's slot carrying its signature."""
     plans = pg._fast_plans
     plan = plans.get(key)
     if plan is None:
+        n = tensor.numel() * tensor.element_size()
+        if not 0 < n <= pg._fuse_bytes or tensor.dtype.name in _HALF:
+            return None
         if pg._fast_slot is None:
             size = HEADER + pg._fuse_bytes
             pg._fast_slot = np.empty(size, dtype=np.uint8)
@@ -67,67 +77,77 @@ def _plan(pg, key, make):
     if pg._fast_owner is not plan:          # the slot's signature is another plan's
         pg._fast_slot[:HEADER] = plan.sig.view(np.uint8)
         pg._fast_owner = plan
+    plan.target(tensor)
     return plan
 
 
-def _memory(tensor, nbytes):
-    return _mpi.mpi().buffer.fromaddress(tensor.data_ptr(), nbytes)
-
-
-def _exchange(pg, fn, plan, then):
+def _exchange(pg, fn, plan, finish, arg):
+    """One all-gather of the group's slot; then the signatures are checked and
+    ``finish(plan, arg)`` runs.  A wait past a few polls goes to wait_inline (the group's
+    timeout, blame)."""
     seq = pg._next_seq()
     request = pg._meta.Iallgather(pg._fast_slot, pg._fast_rows)
+    spins = 0
+    while not request.Test():
+        spins += 1
+        if spins == _SPINS:
+            wait_inline(pg, fn, seq, [request], lambda: _checked(pg, plan, finish, arg))
+            return
+    _checked(pg, plan, finish, arg)
 
-    def checked():
-        if plan.headers.tobytes() != plan.expected:
-            verify(pg, plan.sig, pg._fast_rows)
-        then()
-    wait_inline(pg, fn, seq, [request], checked)
+
+def _checked(pg, plan, finish, arg):
+    if plan.headers.tobytes() != plan.expected:
+        verify(pg, plan.sig, pg._fast_rows)
+    finish(plan, arg)
+
+
+def _reduce_rows(plan, op):
+    out, views = plan.out, plan.views
+    if len(views) == 2:
+        plan.ufunc(views[0], views[1], out=out)
+    else:
+        plan.ufunc.reduce(plan.table, axis=0, out=out)
+    if op == _AVG:
+        average(out, len(views))
 
 
 def all_reduce(pg, tensor, op):
-    """all_reduce of ``tensor`` on ``pg`` if the fast path takes it (True), else False."""
-    if not _usable(pg, tensor):
+    """all_reduce of ``tensor`` on ``pg`` if the fast path takes it (True), else False.
+    The reduction's dtype check runs when the plan is made: a plan exists only for a
+    (dtype, op) that passed it."""
+    if pg._queue or not tensor.is_cpu or not tensor.is_contiguous():
         return False
-    bool_ = tensor.dtype.name == "bool"
 
     def make():
-        table = _LOCAL_BOOL if bool_ else _LOCAL
+        check_reduce(tensor.dtype, op, "all_reduce")
+        table = _LOCAL_BOOL if tensor.dtype.name == "bool" else _LOCAL
         return _Plan(pg, signature("all_reduce", tensor, reduce_op=op), tensor, table[op])
 
-    plan = _plan(pg, ("all_reduce", tensor.dtype, tensor.shape, op), make)
-    memory = _memory(tensor, plan.nbytes)
-    plan.payload[:] = memory
-
-    def then():
-        out = np.frombuffer(memory, plan.np_dtype)
-        views = plan.views
-        if len(views) == 2:
-            plan.ufunc(views[0], views[1], out=out)
-        else:
-            plan.ufunc.reduce(plan.table, axis=0, out=out)
-        if op == _AVG:
-            average(out, len(views))
-
-    _exchange(pg, "all_reduce", plan, then)
+    plan = _plan(pg, ("all_reduce", tensor.dtype, tensor.shape, op), tensor, make)
+    if plan is None:
+        return False
+    plan.payload[:] = plan.memory
+    _exchange(pg, "all_reduce", plan, _reduce_rows, op)
     return True
+
+
+def _copy_root_row(plan, here):
+    if not here:
+        plan.memory[:] = plan.root_row
 
 
 def broadcast(pg, tensor, root):
     """broadcast of ``tensor`` from group rank ``root`` if the fast path takes it."""
-    if not _usable(pg, tensor):
+    if pg._queue or not tensor.is_cpu or not tensor.is_contiguous():
         return False
-    here = pg._rank == root
-    plan = _plan(pg, ("broadcast", tensor.dtype, tensor.shape, root),
+    plan = _plan(pg, ("broadcast", tensor.dtype, tensor.shape, root), tensor,
                  lambda: _Plan(pg, signature("broadcast", tensor, root=pg._ranks[root]),
                                tensor, root=root))
-    memory = _memory(tensor, plan.nbytes)
+    if plan is None:
+        return False
+    here = pg._rank == root
     if here:
-        plan.payload[:] = memory
-
-    def then():
-        if not here:
-            memory[:] = plan.root_row
-
-    _exchange(pg, "broadcast", plan, then)
+        plan.payload[:] = plan.memory
+    _exchange(pg, "broadcast", plan, _copy_root_row, here)
     return True

@@ -45,6 +45,8 @@ class ReduceOp:
 
 def _red_op_type(op, fn):
     """``op`` (a RedOpType, a ReduceOp or its int) as a RedOpType; a TypeError otherwise."""
+    if type(op) is ReduceOp.RedOpType:
+        return op
     if isinstance(op, ReduceOp):
         return op.op
     if isinstance(op, int) and not isinstance(op, bool):
