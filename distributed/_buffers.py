@@ -104,10 +104,15 @@ def check_reduce(dtype, op, fn):
 
 def reduce_buffer(host, dtype, op):
     """[array, MPI datatype] and the MPI.Op reducing ``host``'s values with ``op``."""
+    return reduce_array(host.array, dtype, op)
+
+
+def reduce_array(array, dtype, op):
+    """``reduce_buffer`` of a host array of ``dtype``'s values."""
     MPI = _mpi.mpi()
     name = dtype.name
     mpi_op = _BOOL_OP[op] if name == "bool" else _MPI_OP[op]
-    array = host.array.view(np.uint8) if name == "bool" else host.array
+    array = array.view(np.uint8) if name == "bool" else array
     return [array, getattr(MPI, _MPI_TYPE[name])], getattr(MPI, mpi_op)
 
 

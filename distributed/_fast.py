@@ -6,13 +6,14 @@ and the payload, see _signature), prepared once per (collective, dtype, shape, r
 root) and group: the signature already in the group's slot, every rank's row as typed NumPy
 views.  A repeated call then copies its tensor into the slot, starts one MPI all-gather,
 checks the signatures and reduces the rows straight into the tensor's memory: a few
-microseconds of Python instead of a Work and its phases.  Anything else (async_op, a busy
-group, another device, a strided, half or empty tensor, a payload too large to ride in the
-slot) takes the general path."""
+microseconds of Python instead of a Work and its phases.  A payload too large to ride in
+the slot runs the general path's two steps the same way: the slot (signature only), then
+MPI's in-place all-reduce on the tensor's memory.  Anything else (async_op, a busy group,
+another device, a strided, half or empty tensor) takes the general path."""
 import numpy as np
 
 from . import _mpi
-from ._buffers import _LOCAL, _LOCAL_BOOL, average, check_reduce
+from ._buffers import _LOCAL, _LOCAL_BOOL, average, check_reduce, reduce_array
 from ._launch import _SPINS, wait_inline
 from ._signature import HEADER, signature, verify
 from ._types import ReduceOp
@@ -26,22 +27,28 @@ _HALF = ("float16", "bfloat16")
 class _Plan:
     """One prepared collective on one group (see the module docstring)."""
 
-    __slots__ = ("sig", "nbytes", "np_dtype", "ufunc", "views", "table", "headers",
-                 "expected", "payload", "root_row", "ptr", "memory", "out")
+    __slots__ = ("sig", "nbytes", "dtype", "np_dtype", "ufunc", "op", "views", "table",
+                 "headers", "expected", "payload", "root", "root_row", "ptr", "memory", "out")
 
-    def __init__(self, pg, sig, tensor, ufunc=None, root=None):
+    def __init__(self, pg, sig, tensor, op=None, root=None):
         self.sig = sig
-        self.nbytes = tensor.numel() * tensor.element_size()
+        self.nbytes = n = tensor.numel() * tensor.element_size()
+        self.dtype = tensor.dtype
         self.np_dtype = tensor.dtype.np_dtype
-        self.ufunc = ufunc
+        self.op = op
+        self.ufunc = None if op is None else \
+            (_LOCAL_BOOL if tensor.dtype.name == "bool" else _LOCAL)[op]
         rows = pg._fast_rows
-        n = self.nbytes
-        self.table = rows[:, HEADER:HEADER + n].view(self.np_dtype)
-        self.views = list(self.table)
         self.headers = rows[:, :HEADER]
         self.expected = sig.tobytes() * pg._size
-        self.payload = memoryview(pg._fast_slot)[HEADER:HEADER + n]
-        self.root_row = None if root is None else memoryview(rows[root, HEADER:HEADER + n])
+        self.root = root
+        self.payload = self.table = self.views = self.root_row = None
+        if n <= pg._fuse_bytes:         # the payload rides in the slot
+            self.table = rows[:, HEADER:HEADER + n].view(self.np_dtype)
+            self.views = list(self.table)
+            self.payload = memoryview(pg._fast_slot)[HEADER:HEADER + n]
+            if root is not None:
+                self.root_row = memoryview(rows[root, HEADER:HEADER + n])
         self.ptr = None                 # the tensor memory last seen, and its views
         self.memory = self.out = None
 
@@ -59,13 +66,12 @@ class _Plan:
 
 def _plan(pg, key, tensor, make):
     """The group's plan for ``key``, made by ``make()`` the first time (None when the fast
-    path cannot take ``tensor``: a half type, or too large to ride in the slot), with the
-    group's slot carrying its signature."""
+    path cannot take ``tensor``: empty, a half type, or a group that rides nothing in its
+    slot), with the group's slot carrying its signature."""
     plans = pg._fast_plans
     plan = plans.get(key)
     if plan is None:
-        n = tensor.numel() * tensor.element_size()
-        if not 0 < n <= pg._fuse_bytes or tensor.dtype.name in _HALF:
+        if not tensor.numel() or not pg._fuse_bytes or tensor.dtype.name in _HALF:
             return None
         if pg._fast_slot is None:
             size = HEADER + pg._fuse_bytes
@@ -81,35 +87,34 @@ def _plan(pg, key, tensor, make):
     return plan
 
 
-def _exchange(pg, fn, plan, finish, arg):
-    """One all-gather of the group's slot; then the signatures are checked and
-    ``finish(plan, arg)`` runs.  A wait past a few polls goes to wait_inline (the group's
-    timeout, blame)."""
-    seq = pg._next_seq()
-    request = pg._meta.Iallgather(pg._fast_slot, pg._fast_rows)
+def _wait(pg, fn, seq, request, then, plan):
+    """Wait for ``request`` of operation ``seq``, then ``then(pg, plan)``; a wait past a few
+    polls goes to wait_inline (the group's timeout, blame), which returns once it is done."""
     spins = 0
     while not request.Test():
         spins += 1
         if spins == _SPINS:
-            wait_inline(pg, fn, seq, [request], lambda: _checked(pg, plan, finish, arg))
+            wait_inline(pg, fn, seq, [request], lambda: then(pg, plan))
             return
-    _checked(pg, plan, finish, arg)
+    then(pg, plan)
 
 
-def _checked(pg, plan, finish, arg):
+def _exchange(pg, fn, plan):
+    """The slot's all-gather (the signatures, and the payload that rides along), checked;
+    returns the operation's sequence number."""
+    seq = pg._next_seq()
+    _wait(pg, fn, seq, pg._meta.Iallgather(pg._fast_slot, pg._fast_rows), _check, plan)
+    return seq
+
+
+def _check(pg, plan):
     if plan.headers.tobytes() != plan.expected:
         verify(pg, plan.sig, pg._fast_rows)
-    finish(plan, arg)
 
 
-def _reduce_rows(plan, op):
-    out, views = plan.out, plan.views
-    if len(views) == 2:
-        plan.ufunc(views[0], views[1], out=out)
-    else:
-        plan.ufunc.reduce(plan.table, axis=0, out=out)
-    if op == _AVG:
-        average(out, len(views))
+def _average(pg, plan):
+    if plan.op == _AVG:
+        average(plan.out, len(plan.headers))
 
 
 def all_reduce(pg, tensor, op):
@@ -121,20 +126,35 @@ def all_reduce(pg, tensor, op):
 
     def make():
         check_reduce(tensor.dtype, op, "all_reduce")
-        table = _LOCAL_BOOL if tensor.dtype.name == "bool" else _LOCAL
-        return _Plan(pg, signature("all_reduce", tensor, reduce_op=op), tensor, table[op])
+        return _Plan(pg, signature("all_reduce", tensor, reduce_op=op), tensor, op)
 
     plan = _plan(pg, ("all_reduce", tensor.dtype, tensor.shape, op), tensor, make)
     if plan is None:
         return False
-    plan.payload[:] = plan.memory
-    _exchange(pg, "all_reduce", plan, _reduce_rows, op)
+    if plan.payload is not None:
+        plan.payload[:] = plan.memory
+        _exchange(pg, "all_reduce", plan)
+        views = plan.views
+        if len(views) == 2:
+            plan.ufunc(views[0], views[1], out=plan.out)
+        else:
+            plan.ufunc.reduce(plan.table, axis=0, out=plan.out)
+        _average(pg, plan)
+    else:
+        seq = _exchange(pg, "all_reduce", plan)
+        buf, mpi_op = reduce_array(plan.out, plan.dtype, op)
+        _wait(pg, "all_reduce", seq, pg._data.Iallreduce(_mpi.mpi().IN_PLACE, buf, mpi_op),
+              _average, plan)
     return True
 
 
-def _copy_root_row(plan, here):
-    if not here:
+def _copy_root_row(pg, plan):
+    if pg._rank != plan.root:
         plan.memory[:] = plan.root_row
+
+
+def _nothing(pg, plan):
+    pass
 
 
 def broadcast(pg, tensor, root):
@@ -146,8 +166,13 @@ def broadcast(pg, tensor, root):
                                tensor, root=root))
     if plan is None:
         return False
-    here = pg._rank == root
-    if here:
-        plan.payload[:] = plan.memory
-    _exchange(pg, "broadcast", plan, _copy_root_row, here)
+    if plan.payload is not None:
+        if pg._rank == root:
+            plan.payload[:] = plan.memory
+        seq = _exchange(pg, "broadcast", plan)
+        _copy_root_row(pg, plan)
+    else:
+        seq = _exchange(pg, "broadcast", plan)
+        raw = [plan.out.view(np.uint8), _mpi.mpi().BYTE]
+        _wait(pg, "broadcast", seq, pg._data.Ibcast(raw, root), _nothing, plan)
     return True

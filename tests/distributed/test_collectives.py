@@ -11,8 +11,9 @@ OTHERS = ["staging.strided_views", "staging.reference_device",
           "staging.requires_grad_and_empty", "async.outstanding_waited_in_reverse",
           "async.poll_until_complete", "async.mismatch_raised_by_wait",
           "mismatch.shape_dtype_op", "protocol.small_and_large_sync_and_async",
-          "protocol.blocking_behind_async_and_mismatched_paths", "errors.arguments", "api.world", "sampler.default_group",
-          "lifecycle.destroy_and_init_again"]
+          "protocol.blocking_behind_async_and_mismatched_paths",
+          "protocol.fast_and_general_paths_meet", "errors.arguments", "api.world",
+          "sampler.default_group", "lifecycle.destroy_and_init_again"]
 
 
 @pytest.fixture(scope="module")

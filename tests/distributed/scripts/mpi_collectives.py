@@ -190,6 +190,22 @@ def _():
     same(row.numpy(), np.full((4, 2), 5, np.float32))
 
 
+@check("protocol.fast_and_general_paths_meet")
+def _():
+    # rank 0's tensors are contiguous (the prepared fast path, riding in the slot or in two
+    # steps past it), the others' strided (the general path): the two speak one protocol
+    for rows in (2, 600):                           # 32 bytes, and 9.6 KB (past the slot)
+        base = ember.arange(rows * 4, dtype=ember.float32).view(4, rows) * (R + 1)
+        t = base.t().contiguous() if R == 0 else base.t()
+        dist.all_reduce(t, op=RO.AVG)
+        want = np.arange(rows * 4, dtype=np.float32).reshape(4, rows).T * (W + 1) / 2
+        same(t.numpy(), want)
+        src = ember.full((4, rows), float(R + 7))
+        t = src.t().contiguous() if R == 0 else src.t()
+        dist.broadcast(t, src=1)
+        same(t.numpy(), np.full((rows, 4), 8, np.float32))
+
+
 @check("staging.reference_device")
 def _():
     dev = "reference"
