@@ -50,6 +50,12 @@ def meta(node):
     return tuple(v.shape), v.dtype
 
 
+def meta_strides(node):
+    """The strides of ``node``'s value (a tensor's ``stride()``, or a recorded tuple)."""
+    stride = node.meta["val"].stride
+    return tuple(stride() if callable(stride) else stride)
+
+
 def ok_dtype(*dts):
     return all(dtype_name(d) in _KERNEL_DTYPES for d in dts)
 
@@ -170,7 +176,7 @@ def _to_copy(node, t, device=None, dtype=None):
     v = node.meta["val"]
     if not isinstance(t, Value) or not ok_dtype(t.dtype, dt) or device is not None and \
             ember.device(device) != ember.device(v.device) or \
-            tuple(v.stride) != contiguous_strides(shape):
+            meta_strides(node) != contiguous_strides(shape):
         return None
     return Pointwise(shape, dt, lambda kb, idx: cast(kb.load(t, idx), dt), [t], ops=0)
 
@@ -179,7 +185,7 @@ def _to_copy(node, t, device=None, dtype=None):
 def _clone(node, t, memory_format=None):
     shape, dt = meta(node)
     if not isinstance(t, Value) or not ok_dtype(dt) or \
-            tuple(node.meta["val"].stride) != contiguous_strides(shape):
+            meta_strides(node) != contiguous_strides(shape):
         return None
     return Pointwise(shape, dt, lambda kb, idx: kb.load(t, idx), [t], ops=0)
 
@@ -214,8 +220,8 @@ def _view_strides(shape, strides, new_shape):
 def _strided(node, base, offset_delta=0):
     """The view made by ``node`` of Buffer ``base``, as a Buffer with the view's strides."""
     shape, dt = meta(node)
-    return Buffer(base.name, shape, dt, tuple(node.meta["val"].stride),
-                  base.offset + offset_delta, view_of=(base, node.target, node))
+    return Buffer(base.name, shape, dt, meta_strides(node), base.offset + offset_delta,
+                  view_of=(base, node.target, node))
 
 
 def _index_view(node, t, index_map):

@@ -202,14 +202,19 @@ class Scheduler:
         """``view`` (a reshape, transpose, ... of a lazy value) as the same view of its base's
         buffer, or None: no kernel copies what is already in memory.  The base is used when
         a kernel wrote it already, or when the view covers all of it (writing the base then
-        costs what writing the view would)."""
+        costs what writing the view would); a base that is itself such a view of a view
+        becomes real the same way (a weight gradient's transpose of a reshape passes its
+        operand to matmul as strides instead of a transposing copy)."""
         node, base = view.replay, view.base
         if base.realized is None:
-            whole = isinstance(base, Value) and not isinstance(base, View) and \
-                _numel(base.shape) == _numel(view.shape)
-            if not whole:
-                return None
-            self.realize([base])
+            if not isinstance(base, Value) or _numel(base.shape) != _numel(view.shape):
+                return None             # a part of a lazy value: a kernel writes that part
+            if isinstance(base, View):  # a view of a view (a reshape, then a transpose)
+                base.realized = self._view_of_real(base)
+                if base.realized is None:
+                    return None
+            else:
+                self.realize([base])
         args = map_arg(node.args[1:], lambda n: self.env[n])
         kwargs = map_arg(node.kwargs, lambda n: self.env[n])
         try:

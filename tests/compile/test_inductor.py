@@ -48,6 +48,39 @@ def test_a_reshape_of_a_written_value_is_a_view_not_a_copy():
     _close(s, y.sum(), 1e-5)
 
 
+def test_a_transpose_of_a_reshape_of_a_written_value_is_a_view_not_a_copy():
+    """A weight gradient's operand: the transpose of a reshape of a value a kernel writes
+    anyway goes to matmul as strides of that buffer (it was a transposing copy kernel)."""
+    x, g = ember.randn(4, 8, 16), ember.randn(32, 5)
+
+    def f(x, g):
+        y = x.exp() * 2
+        return y.reshape(32, 16).t() @ g, y.sum()
+    (out, s), call = _compiled(f, x, g)
+    # one kernel reads x and writes y; the sum's kernel reads y (no transposed copy of y
+    # computed from x beside it)
+    assert len(call.kernels) == 2 and "matmul" in call.externs, call.source
+    assert call.source.count("in_x.data_ptr()") == 1 and "view" in call.source, call.source
+    y = x.exp() * 2
+    _close(out, y.reshape(32, 16).t() @ g, 1e-5)
+    _close(s, y.sum(), 1e-5)
+
+
+@pytest.mark.parametrize("name", ["clone", "contiguous", "to", "float"])
+def test_copies_and_casts_fuse(name):
+    """clone, contiguous, .to(dtype) and .float() of a computed value are loads in the
+    fused kernel, not op calls after it."""
+    x = ember.randn(64, 32)
+    copy = {"clone": lambda y: y.clone(), "contiguous": lambda y: y.t().contiguous(),
+            "to": lambda y: y.to(ember.float64), "float": lambda y: y.double().float()}[name]
+
+    def f(x):
+        return copy(x.sin() + 1) * 3
+    out, call = _compiled(f, x)
+    assert len(call.kernels) == 1 and call.externs == [], call.source
+    _close(out, copy(x.sin() + 1) * 3)
+
+
 def test_trig_outside_the_fast_range_uses_libm():
     x = ember.tensor([0.5, -3.0, 1e5, 3e6, -1e30, math.inf, -math.inf, math.nan,
                       123456.789, 1e-30] * 500)
