@@ -4,7 +4,7 @@
 # C-contiguous, of one shape and one dtype.  float32/float64 run _adam_rows.h's loop (the
 # per-tensor ops' bits); other dtypes answer NOT_IMPLEMENTED and the core runs its ops.
 # Every group is checked before any is written, so an error leaves the parameters as they
-# were.  A parameter of PARALLEL_CUTOFF elements or more is cut into chunks threads share
+# were.  A parameter of parallel_cutoff() elements or more is cut into chunks threads share
 # (elements are independent: the same bits at any thread count).
 from cython.parallel cimport prange
 from libc.stdint cimport int64_t
@@ -13,7 +13,7 @@ from ember_cpu._abi cimport (
     EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK,
     ember_adam_params, ember_ctx, ember_view,
 )
-from ember_cpu._strided cimport PARALLEL_CUTOFF, contiguous, num_threads, set_error
+from ember_cpu._strided cimport contiguous, num_threads, parallel_cutoff, set_error
 
 cdef extern from "_adam_rows.h":
     void ember_adam_run_f32(const ember_adam_params *p, float *param, const float *grad,
@@ -74,7 +74,7 @@ cdef int adam_kernel(ember_ctx *ctx, const ember_adam_params *p, const ember_vie
             return rc
     for t in range(n):
         size = numel(v[5 * t])
-        if nt > 1 and size >= PARALLEL_CUTOFF:
+        if nt > 1 and size >= parallel_cutoff():
             chunks = nt
             per = (size + chunks - 1) // chunks
             for c in prange(chunks, nogil=True, schedule='static', num_threads=nt):

@@ -11,7 +11,7 @@ from ember_cpu._abi cimport (
     EMBER_INT16, EMBER_UINT64,
 )
 from ember_cpu._strided cimport (
-    CT_I64, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, is_floating,
+    CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating, parallel_cutoff,
     iter_init, iter_run, load_ct, num_threads, store_ct, set_error,
 )
 
@@ -234,7 +234,7 @@ cdef int transposed_copy(const StridedIter *it) noexcept nogil:
     cdef int64_t nrb = (R + TILE - 1) // TILE, ncb = (C + CBLOCK - 1) // CBLOCK
     cdef int64_t jobs = (it.numel // (R * C)) * nrb * ncb, j
     cdef int nt = num_threads()
-    if it.numel >= PARALLEL_CUTOFF and nt > 1 and jobs > 1:
+    if nt > 1 and jobs > 1 and it.numel >= parallel_cutoff():
         for j in prange(jobs, nogil=True, schedule='static', num_threads=nt):
             transpose_block(it, j, nrb, ncb)
     else:

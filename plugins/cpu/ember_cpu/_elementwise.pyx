@@ -44,7 +44,7 @@ from ember_cpu._scalar cimport (
 )
 from ember_cpu._special cimport _digamma, _erfinv, _lgamma
 from ember_cpu._strided cimport (
-    ct_t, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StageBuf, StridedIter, compute_type,
+    ct_t, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, compute_type, parallel_cutoff,
     is_native, is_floating, dtype_itemsize, iter_init, iter_run, load_ct, store_ct,
     set_error, error_dtype,
 )
@@ -507,7 +507,7 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     # small calls whose operands are each contiguous or a broadcast scalar are one row:
     # no iterator (the per-call cost of a 10-element add is a few tens of ns)
     if (e.itemsize != 0 and e.out_itemsize != 0 and flat_stride(views[0], views[0], &n) == 1
-            and n < PARALLEL_CUTOFF):
+            and n < parallel_cutoff()):
         for k in range(e.nin + 1):
             st[k] = flat_stride(views[k], views[0], &n)
             if st[k] < 0:
@@ -672,7 +672,7 @@ cdef int where_kernel(ember_ctx *ctx, const ember_view *out, const ember_view *c
     views[3] = b
     # small calls whose operands are each contiguous or a broadcast scalar: one row, no
     # iterator; everything else (and large calls, which may run in parallel) iterates
-    if flat_stride(out, out, &n) == 1 and n < PARALLEL_CUTOFF:
+    if flat_stride(out, out, &n) == 1 and n < parallel_cutoff():
         for k in range(4):
             st[k] = flat_stride(views[k], out, &n)
             if st[k] < 0:

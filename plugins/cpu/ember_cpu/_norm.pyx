@@ -17,7 +17,7 @@ from ember_cpu._abi cimport (
     EMBER_BATCH_NORM_APPLY, EMBER_BATCH_NORM_BACKWARD, EMBER_BATCH_NORM_BACKWARD_EVAL,
     EMBER_NORM_COUNT,
 )
-from ember_cpu._strided cimport PARALLEL_CUTOFF, error_dtype, num_threads, set_error
+from ember_cpu._strided cimport error_dtype, num_threads, parallel_cutoff, set_error
 
 cdef extern from "_norm_rows.h":
     float ember_norm_sum_f32(const float *x, int64_t n) noexcept nogil
@@ -349,7 +349,7 @@ cdef void norm_item(void *job, int64_t i) noexcept nogil:
 cdef void run_items(item_fn fn, void *job, int64_t n, int64_t work) noexcept nogil:
     cdef int nt = num_threads()
     cdef int64_t i
-    if work >= PARALLEL_CUTOFF and nt > 1 and n > 1:
+    if nt > 1 and n > 1 and work >= parallel_cutoff():
         for i in prange(n, nogil=True, schedule='static', num_threads=nt):
             fn(job, i)
     else:

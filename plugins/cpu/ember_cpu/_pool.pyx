@@ -1,7 +1,7 @@
 # The fused pooling kernels (the optional `pool` table entry): max, average and adaptive
 # pooling and their backward ops over the planes of contiguous [N, C, H, W] float32/float64
 # tensors.  Each plane is worked on by one thread in a fixed order, so results do not
-# depend on the thread count; planes run in parallel above PARALLEL_CUTOFF elements.
+# depend on the thread count; planes run in parallel above parallel_cutoff() elements.
 from cython.parallel cimport prange
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t
@@ -14,7 +14,7 @@ from ember_cpu._abi cimport (
     EMBER_POOL_ADAPTIVE_MAX, EMBER_POOL_AVG, EMBER_POOL_AVG_BACKWARD, EMBER_POOL_COUNT,
     EMBER_POOL_MAX, EMBER_POOL_MAX_BACKWARD,
 )
-from ember_cpu._strided cimport PARALLEL_CUTOFF, contiguous, num_threads, set_error
+from ember_cpu._strided cimport contiguous, num_threads, parallel_cutoff, set_error
 
 cdef extern from "_pool_rows.h":
     void ember_max2x2_row_f32(const float *x, int64_t W, int64_t base, float *y,
@@ -268,7 +268,7 @@ cdef int pool_kernel(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
     if planes == 0 or j.H * j.W == 0:
         return EMBER_OK
     cdef bint parallel = num_threads() > 1 and planes > 1 and \
-        planes * (j.H * j.W + j.Ho * j.Wo) >= PARALLEL_CUTOFF
+        planes * (j.H * j.W + j.Ho * j.Wo) >= parallel_cutoff()
     if out.dtype == EMBER_FLOAT32:
         bad = run_planes(&j, planes, parallel, <float *>NULL)
     else:

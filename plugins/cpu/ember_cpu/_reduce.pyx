@@ -30,9 +30,9 @@ from ember_cpu._abi cimport (
 )
 from ember_cpu._scalar cimport _add, _mul, _max, _min
 from ember_cpu._strided cimport (
-    ct_t, CT_I64, CT_F32, CT_F64, BUF_LEN, PARALLEL_CUTOFF, StridedIter, compute_type, is_native, is_floating,
-    dtype_itemsize, iter_coalesce, iter_run, run_range, load, load_ct, store, num_threads,
-    set_error, error_dtype,
+    ct_t, CT_I64, CT_F32, CT_F64, BUF_LEN, StridedIter, compute_type, is_native, is_floating,
+    parallel_cutoff, dtype_itemsize, iter_coalesce, iter_run, run_range, load, load_ct, store,
+    num_threads, set_error, error_dtype,
 )
 
 cdef extern from *:
@@ -505,7 +505,7 @@ cdef int reduce_kernel(ember_ctx *ctx, int32_t op, const ember_view *out,
     nt = num_threads()
     if p.kept.numel > 1 and ksize >= 8 and p.nred > 0 and (kstride < rstride or p.nred <= 16):
         status = iter_run(&p.kept, outer_row, &p, work)
-    elif work >= PARALLEL_CUTOFF and nt > 1 and p.kept.numel < FEW_OUTPUTS * nt \
+    elif nt > 1 and work >= parallel_cutoff() and p.kept.numel < FEW_OUTPUTS * nt \
             and p.nred >= 2 * BLOCK:
         if p.ct == CT_F32:
             status = reduce_few(&p, <float *>NULL)

@@ -21,7 +21,7 @@ from ember_cpu._abi cimport (
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD,
 )
 from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
-from ember_cpu._strided cimport PARALLEL_CUTOFF, num_threads, set_error
+from ember_cpu._strided cimport num_threads, parallel_cutoff, set_error
 
 cdef extern from "_rnn_cells.h":
     void ember_lstm_fwd_f32(float *z, const float *c_prev, float *c, float *h,
@@ -175,8 +175,8 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
     cdef real_t *scratch = NULL
     cdef real_t *z
     cdef real_t *c
-    cdef bint parallel = B * G >= PARALLEL_CUTOFF and B > 1
     cdef int nt = num_threads()
+    cdef bint parallel = nt > 1 and B > 1 and B * G >= parallel_cutoff()
     cdef Packed pk
     # W_hh^T: B(k, n) = w[n * H + k]
     if pack_b(&pk, w, H, G, 1, H, B, T) != EMBER_OK:
@@ -238,8 +238,8 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
         return EMBER_ERR_MEMORY
     cdef real_t *dhp = dh + BH
     cdef real_t *dc = dh + 2 * BH
-    cdef bint parallel = B * G >= PARALLEL_CUTOFF and B > 1
     cdef int nt = num_threads()
+    cdef bint parallel = nt > 1 and B > 1 and B * G >= parallel_cutoff()
     if v[5] != NULL:
         memcpy(dhp, v[5].data, BH * sizeof(real_t))
     if v[6] != NULL:

@@ -9,7 +9,8 @@ from ember_cpu._abi cimport (
 
 cdef enum:
     # below this many elements (of work) a kernel runs serially: a parallel region costs
-    # ~1.7 us even for 10 elements
+    # ~1.7 us even for 10 elements.  The least cutoff: parallel_cutoff() raises it where
+    # waking the team costs more
     PARALLEL_CUTOFF = 32768
     MAX_OPERANDS = 4     # where: out, cond, a, b
     MAX_CHUNKS = 256
@@ -89,6 +90,9 @@ cdef int error_dtype(ember_ctx *ctx, const char *op, int dtype) noexcept nogil
 # called from any Python thread use it)
 cdef int num_threads() noexcept nogil
 cdef void set_num_threads(int n) noexcept nogil
+# the work (elements) from which a kernel splits among the threads: PARALLEL_CUTOFF, or
+# more where waking the team costs more (measured once per team size, see _strided.pyx)
+cdef int64_t parallel_cutoff() noexcept nogil
 
 # whether v is C-contiguous (extent-1 dims may have any stride)
 cdef bint contiguous(const ember_view *v) noexcept nogil
@@ -106,7 +110,7 @@ cdef int rows_init(StridedIter *it, ember_ctx *ctx, const char *op, int nargs,
 # run `fn` over linear indices [start, end) of `it`, with operand k based at bases[k]
 cdef int run_range(const StridedIter *it, char **bases, row_fn fn, void *arg,
                    int64_t start, int64_t end) noexcept nogil
-# run `fn` over all of `it`: in parallel chunks when `work` >= PARALLEL_CUTOFF
+# run `fn` over all of `it`: in parallel chunks when `work` >= parallel_cutoff()
 cdef int iter_run(const StridedIter *it, row_fn fn, void *arg, int64_t work) noexcept nogil
 
 # dst[i] = src[i * stride] converted to the compute type (strided gather)

@@ -2,6 +2,8 @@
 from cython.parallel cimport prange
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
+from libc.stdlib cimport getenv, strtoll
+from posix.time cimport clock_gettime, CLOCK_MONOTONIC, timespec
 
 from ember_cpu._abi cimport (
     EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_NOT_IMPLEMENTED,
@@ -10,6 +12,7 @@ from ember_cpu._abi cimport (
 from ember_cpu._openmp_helpers cimport omp_get_max_threads, omp_set_num_threads
 
 cdef int _num_threads = max(1, omp_get_max_threads())
+cdef int64_t _cutoff = 0            # parallel_cutoff(); 0: not measured for this team yet
 
 
 cdef bint contiguous(const ember_view *v) noexcept nogil:
@@ -27,9 +30,67 @@ cdef int num_threads() noexcept nogil:
 
 
 cdef void set_num_threads(int n) noexcept nogil:
-    global _num_threads
+    global _num_threads, _cutoff
     _num_threads = max(1, n)
+    _cutoff = 0
     omp_set_num_threads(_num_threads)
+
+
+# A parallel region pays for waking the team.  Threads that wait passively (ember-cpu's
+# default, see __init__.py) sleep in the kernel between regions, and waking them is cheap
+# on most machines (a few us) but 50-80 us on some virtual machines: measured on a 2-core
+# VM, a 32768-element add took 4 us serially and 77 us in two threads, and two threads won
+# only from ~1M elements.  So the cutoff is the work at which the cheapest kernel (an add,
+# 5-9 elements a ns on one thread) saves what waking costs, and a margin for the rest of
+# a region's cost (an empty region measures the wake-up alone): 20 elements per ns of
+# wake-up, measured once per team size as the fastest of a few empty regions,
+# PARALLEL_CUTOFF at least and 2M at most.  EMBER_CPU_PARALLEL_CUTOFF sets it instead.
+DEF ELEMENTS_PER_WAKE_NS = 20
+DEF MAX_CUTOFF = 1 << 21
+
+cdef int64_t _now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return <int64_t>ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef int64_t _wake_ns(int nt) noexcept nogil:
+    """The fastest of a few empty parallel regions of `nt` threads (the first, which may
+    start the team, not counted)."""
+    cdef int c, r
+    cdef int64_t t0, t, best = -1
+    cdef int sink[MAX_CHUNKS]
+    nt = min(nt, MAX_CHUNKS)
+    for r in range(5):
+        t0 = _now_ns()
+        for c in prange(nt, nogil=True, schedule='static', num_threads=nt):
+            sink[c] = c
+        t = _now_ns() - t0
+        if r > 0 and (best < 0 or t < best):
+            best = t
+    return best
+
+
+cdef int64_t parallel_cutoff() noexcept nogil:
+    global _cutoff
+    cdef const char *env
+    cdef int64_t c
+    if _num_threads <= 1:
+        return PARALLEL_CUTOFF
+    if _cutoff == 0:
+        env = getenv("EMBER_CPU_PARALLEL_CUTOFF")
+        if env != NULL and env[0] != 0:
+            c = strtoll(env, NULL, 10)
+        else:
+            c = _wake_ns(_num_threads) * ELEMENTS_PER_WAKE_NS
+            c = min(c, <int64_t>MAX_CUTOFF)
+        _cutoff = max(c, <int64_t>PARALLEL_CUTOFF)
+    return _cutoff
+
+
+def _parallel_cutoff():
+    """parallel_cutoff() (for tests and benchmarks)."""
+    return parallel_cutoff()
 
 
 cdef const char *dtype_name(int dtype) noexcept nogil:
@@ -236,7 +297,7 @@ cdef int iter_run(const StridedIter *it, row_fn fn, void *arg, int64_t work) noe
     cdef int64_t chunk, numel = it.numel
     if numel == 0:
         return EMBER_OK
-    if work < PARALLEL_CUTOFF or nt <= 1 or numel < 2:
+    if nt <= 1 or numel < 2 or work < parallel_cutoff():
         return run_range(it, <char **>it.data, fn, arg, 0, numel)
     nchunks = <int>min(<int64_t>min(nt, MAX_CHUNKS), numel)
     chunk = (numel + nchunks - 1) // nchunks

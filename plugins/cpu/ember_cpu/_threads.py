@@ -5,6 +5,8 @@ with threadpoolctl (imported on use).  SciPy's OpenBLAS loads only at the first 
 a limit set earlier is applied again then (``blas_loaded``).
 """
 
+import sys
+
 _requested = None
 
 
@@ -16,6 +18,9 @@ def set_num_threads(num_threads: int) -> None:
     _kernels._set_num_threads(n)
     _requested = n
     _limit_blas(n)
+    codegen = sys.modules.get("ember_cpu.codegen")     # compiled kernels, if any were made
+    if codegen is not None:
+        codegen.sync_cutoff()
 
 
 def get_num_threads() -> int:

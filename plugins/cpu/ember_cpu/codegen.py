@@ -4,18 +4,30 @@ all kernels of a graph go into one translation unit, built once with the system 
 (``$CC``, default gcc) and cached on disk by source hash (``ember.backends.kernel_cache``).
 
 Loops: a flat kernel (no rows) runs over blocks of 4096 elements, blocks split among
-OpenMP threads above 32k elements; a row kernel runs its rows in parallel when there are
-enough of them, else runs each row's loops in parallel (reductions as fixed-size blocks
-combined in order: the same bits for any thread count).  Values that do not change along a
-row are computed once per row.  float32 exp, erf, sigmoid and GELU use the same
-vectorising functions as the eager kernels (``_rowmath.h``); sin and cos use double
-precision polynomials (``_codegen_math.h``) and recompute blocks with out-of-range
-arguments with libm.
+OpenMP threads from the kernels' parallel cutoff on (``parallel_cutoff()`` of _strided.pyx:
+32k elements, more where waking the team costs more; kernels read it at run time, as the
+last of their arguments, so a cached kernel fits every machine); a row kernel runs its rows
+in parallel when there are enough of them, else runs each row's loops in parallel
+(reductions as fixed-size blocks combined in order: the same bits for any thread count).
+Values that do not change along a row are computed once per row.  float32 exp, erf,
+sigmoid and GELU use the same vectorising functions as the eager kernels (``_rowmath.h``);
+sin and cos use double precision polynomials (``_codegen_math.h``) and recompute blocks
+with out-of-range arguments with libm.
 """
 import ctypes
 import os
 
 __all__ = ["CKernelCodegen"]
+
+# the parallel cutoff every kernel reads (its last argument points here)
+_CUTOFF = ctypes.c_int64(32768)
+_CUTOFF_ADDRESS = ctypes.addressof(_CUTOFF)
+
+
+def sync_cutoff():
+    """Hand the kernels the current parallel cutoff (after a change of thread count)."""
+    from ember_cpu import _strided
+    _CUTOFF.value = _strided._parallel_cutoff()
 
 _CTYPE = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
           "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t"}
@@ -235,6 +247,7 @@ class _KernelWriter:
             ct = _CTYPE[a.dtype]
             q = "" if a.output else "const "
             self.emit(f"{q}{ct} *restrict a{a.index} = ({q}{ct} *)args[{a.index}];", 1)
+        self.emit(f"const int64_t cutoff = *(const int64_t *)args[{len(k.args)}];", 1)
         if not k.outer and not k.reductions:
             self._flat()
         else:
@@ -246,7 +259,7 @@ class _KernelWriter:
     def _flat(self):
         k, n = self.k, self.N
         nb = (n + BLOCK - 1) // BLOCK
-        par = " if(" + ("1" if n > PARALLEL_MIN else "0") + ")"
+        par = f" if({n}LL >= cutoff)" if n > PARALLEL_MIN else " if(0)"
         self.emit(f"#pragma omp parallel for schedule(static){par}", 1)
         self.emit(f"for (int64_t b = 0; b < {nb}LL; b++) {{", 1)
         self.emit(f"const int64_t lo = b * {BLOCK}LL;", 2)
@@ -287,7 +300,7 @@ class _KernelWriter:
         k, O, N = self.k, self.O, self.N
         r = _Renderer(k.args)
         rows_parallel = O >= 4 or O * N <= PARALLEL_MIN
-        par = "1" if O * N > PARALLEL_MIN and rows_parallel else "0"
+        par = f"{O * N}LL >= cutoff" if O * N > PARALLEL_MIN and rows_parallel else "0"
         self.emit(f"#pragma omp parallel for schedule(static) if({par})", 1)
         self.emit(f"for (int64_t o = 0; o < {O}LL; o++) {{", 1)
         row = _Scope()
@@ -315,7 +328,7 @@ class _KernelWriter:
             self.emit(f"a{s.arg}[{_index(s.index)}] = {v};", 2)
         if inner_stores:
             if not rows_parallel and N > PARALLEL_MIN:
-                self.emit("#pragma omp parallel for schedule(static)", 2)
+                self.emit(f"#pragma omp parallel for schedule(static) if({N}LL >= cutoff)", 2)
             else:
                 self.emit("#pragma omp simd", 2)
             self.emit(f"for (int64_t j = 0; j < {N}LL; j++) {{", 2)
@@ -364,7 +377,7 @@ class _KernelWriter:
         lines.append("{")
         lines.append(f"    {ct} *part = ({ct} *)malloc({nb} * sizeof({ct}));")
         lines.append(f"    int *bad = (int *)calloc({nb}, sizeof(int));")
-        lines.append("    #pragma omp parallel for schedule(static)")
+        lines.append(f"    #pragma omp parallel for schedule(static) if({N}LL >= cutoff)")
         lines.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{")
         lines.append(f"        {ct} acc = {init}; int nan = 0;")
         lines.append(f"        const int64_t hi = (b + 1) * {BLOCK}LL < {N}LL ? (b + 1) * "
@@ -416,14 +429,15 @@ class CKernelCodegen:
         from ember.backends import kernel_cache
         path = kernel_cache.build(self.source(kernels), self.command())
         lib = kernel_cache.load(path)
+        sync_cutoff()
         return {k.name: _launcher(getattr(lib, k.name), len(k.args)) for k in kernels}
 
 
 def _launcher(fn, n):
     fn.argtypes = [ctypes.c_void_p]
     fn.restype = None
-    array = ctypes.c_void_p * n
+    array = ctypes.c_void_p * (n + 1)
 
     def launch(ptrs):
-        fn(array(*ptrs))
+        fn(array(*ptrs, _CUTOFF_ADDRESS))
     return launch

@@ -65,6 +65,30 @@ def test_thread_waits_are_short_unless_the_user_set_them():
     """)
 
 
+def test_parallel_cutoff_follows_the_cost_of_waking_the_team():
+    """Kernels split among threads from parallel_cutoff() elements: 32768 at one thread,
+    and at two the work whose saving pays for waking the team (measured: between 32768
+    and 2M); EMBER_CPU_PARALLEL_CUTOFF sets it, and compiled kernels read the same value."""
+    run_python("""
+        os.environ.pop("EMBER_CPU_PARALLEL_CUTOFF", None)
+        from ember_cpu import _strided, _threads
+        _threads.set_num_threads(1)
+        assert _strided._parallel_cutoff() == 32768
+        _threads.set_num_threads(2)
+        c = _strided._parallel_cutoff()
+        assert 32768 <= c <= 1 << 21, c
+        from ember_cpu import codegen
+        codegen.sync_cutoff()
+        assert codegen._CUTOFF.value == c
+    """)
+    run_python("""
+        os.environ["EMBER_CPU_PARALLEL_CUTOFF"] = "100000"
+        from ember_cpu import _strided, _threads
+        _threads.set_num_threads(2)
+        assert _strided._parallel_cutoff() == 100000
+    """)
+
+
 def test_hooks():
     run_python("""
         import ctypes
