@@ -29,6 +29,7 @@ def sync_cutoff():
     from ember_cpu import _strided
     _CUTOFF.value = _strided._parallel_cutoff()
 
+
 _CTYPE = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
           "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t"}
 _FLOAT = {"float32", "float64"}
