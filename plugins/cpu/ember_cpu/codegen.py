@@ -260,8 +260,8 @@ class _KernelWriter:
     def _flat(self):
         k, n = self.k, self.N
         nb = (n + BLOCK - 1) // BLOCK
-        par = f" if({n}LL >= cutoff)" if n > PARALLEL_MIN else " if(0)"
-        self.emit(f"#pragma omp parallel for schedule(static){par}", 1)
+        if n > PARALLEL_MIN:        # a region even with if(0) costs a team of one
+            self.emit(f"#pragma omp parallel for schedule(static) if({n}LL >= cutoff)", 1)
         self.emit(f"for (int64_t b = 0; b < {nb}LL; b++) {{", 1)
         self.emit(f"const int64_t lo = b * {BLOCK}LL;", 2)
         self.emit(f"const int64_t hi = lo + {BLOCK}LL < {n}LL ? lo + {BLOCK}LL : {n}LL;", 2)
@@ -301,8 +301,8 @@ class _KernelWriter:
         k, O, N = self.k, self.O, self.N
         r = _Renderer(k.args)
         rows_parallel = O >= 4 or O * N <= PARALLEL_MIN
-        par = f"{O * N}LL >= cutoff" if O * N > PARALLEL_MIN and rows_parallel else "0"
-        self.emit(f"#pragma omp parallel for schedule(static) if({par})", 1)
+        if O * N > PARALLEL_MIN and rows_parallel:
+            self.emit(f"#pragma omp parallel for schedule(static) if({O * N}LL >= cutoff)", 1)
         self.emit(f"for (int64_t o = 0; o < {O}LL; o++) {{", 1)
         row = _Scope()
         head = _decls("o", "o", k.outer)
