@@ -61,6 +61,12 @@ DEF SG_MIN_ROWS = 4
 DEF SG_MAX_ROWS = 128
 DEF SG_MIN_STEPS = 4
 DEF SG_PARALLEL = 1 << 18
+# ... and at least this many times parallel_cutoff() (the elements whose saving pays for
+# waking the team): a step's product runs ~10x more multiply-adds a ns than an add does
+# elements, so the threads' half of it pays for the wake-up from ~5x as much work (a
+# 20x200x800 step, 3.2M, stays on one thread where a wake-up costs 50 us: in two threads
+# the layer's forward took 13.6 ms against 11.6)
+DEF MACS_PER_CUTOFF = 5
 
 
 ctypedef struct Packed:        # a B packed for _small_gemm.h; data NULL: the step uses BLAS
@@ -100,7 +106,8 @@ cdef void packed_mm(const Packed *pk, int64_t M, const real_t *a, const real_t *
                     real_t *c, int nt) noexcept nogil:
     """c [M, N] = d + a [M, K] B (d may be NULL), threads sharing B's panels."""
     cdef int64_t i, per
-    if nt > 1 and M * pk.N * pk.K >= SG_PARALLEL and pk.npanels > 1:
+    if nt > 1 and pk.npanels > 1 and \
+            M * pk.N * pk.K >= max(<int64_t>SG_PARALLEL, MACS_PER_CUTOFF * parallel_cutoff()):
         nt = <int>min(<int64_t>nt, pk.npanels)
         per = (pk.npanels + nt - 1) // nt
         for i in prange(nt, nogil=True, schedule='static', num_threads=nt):
@@ -213,16 +220,14 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
 
 
 cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) noexcept nogil:
-    # v = {dgi, dh0, dc0, dw_hh, dy, dhn, dcn, gates, cs, y, h0, c0, w_hh}
+    # v = {dgi, dh0, dc0, dw_hh, dy, dhn, dcn, gates, cs, y, h0, c0, w_hh}; the step loop
+    # (dz, dh0, dc0); lstm_weight_grad gives dw_hh
     cdef int64_t T = v[0].sizes[0], B = v[0].sizes[1], H = v[10].sizes[1]
     cdef int64_t G = 4 * H, BH = B * H, s, t, b, k
     cdef real_t *dgi = <real_t *>v[0].data
-    cdef real_t *dw = <real_t *>v[3].data
     cdef const real_t *dy = <const real_t *>v[4].data if v[4] != NULL else NULL
     cdef const real_t *gates = <const real_t *>v[7].data
     cdef const real_t *cs = <const real_t *>v[8].data
-    cdef const real_t *y = <const real_t *>v[9].data
-    cdef const real_t *h0 = <const real_t *>v[10].data
     cdef const real_t *c0 = <const real_t *>v[11].data
     cdef const real_t *w = <const real_t *>v[12].data
     cdef const real_t *c_prev
@@ -266,17 +271,29 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
     memcpy(v[2].data, dc, BH * sizeof(real_t))
     free(dh)
     free(pk.data)
-    # dW_hh = sum over steps of dz^T h_prev: the first step run reads h0, the others the
-    # previous step's output, which for the whole run is one block of y
-    if H > 0:
-        t = step_t(0, T, reverse)
-        mm_tn(G, H, B, dgi + t * B * G, h0, <real_t>0, dw)
-        if T > 1:
-            if reverse:         # step t = 0 .. T-2 read y[t + 1]
-                mm_tn(G, H, (T - 1) * B, dgi, y + BH, <real_t>1, dw)
-            else:               # step t = 1 .. T-1 read y[t - 1]
-                mm_tn(G, H, (T - 1) * B, dgi + B * G, y, <real_t>1, dw)
     return EMBER_OK
+
+
+cdef void lstm_weight_grad(const ember_view *const *v, bint reverse,
+                           real_t *tag) noexcept nogil:
+    """dW_hh = sum over steps of dz^T h_prev, once lstm_backward wrote dz (dgi): the first
+    step run reads h0, the others the previous step's output, which for the whole run is
+    one block of y.  Two products over every step: BLAS with its threads."""
+    cdef int64_t T = v[0].sizes[0], B = v[0].sizes[1], H = v[10].sizes[1]
+    cdef int64_t G = 4 * H, BH = B * H, t
+    cdef const real_t *dgi = <const real_t *>v[0].data
+    cdef real_t *dw = <real_t *>v[3].data
+    cdef const real_t *y = <const real_t *>v[9].data
+    cdef const real_t *h0 = <const real_t *>v[10].data
+    if H == 0:
+        return
+    t = step_t(0, T, reverse)
+    mm_tn(G, H, B, dgi + t * B * G, h0, <real_t>0, dw)
+    if T > 1:
+        if reverse:         # step t = 0 .. T-2 read y[t + 1]
+            mm_tn(G, H, (T - 1) * B, dgi, y + BH, <real_t>1, dw)
+        else:               # step t = 1 .. T-1 read y[t - 1]
+            mm_tn(G, H, (T - 1) * B, dgi + B * G, y, <real_t>1, dw)
 
 
 cdef int check_shapes(ember_ctx *ctx, int32_t op, const ember_view *const *v) noexcept nogil:
@@ -330,6 +347,11 @@ cdef int rnn_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
             lstm_backward(v, reverse, <double *>NULL)
     if small:
         blas_restore(saved)
+    if rc == EMBER_OK and op == EMBER_RNN_LSTM_BACKWARD:
+        if gi.dtype == EMBER_FLOAT32:
+            lstm_weight_grad(v, reverse, <float *>NULL)
+        else:
+            lstm_weight_grad(v, reverse, <double *>NULL)
     if rc == EMBER_ERR_MEMORY:
         return set_error(ctx, EMBER_ERR_MEMORY, "lstm", "out of memory")
     return rc
