@@ -9,7 +9,7 @@
 #
 # BLAS is column-major: a row-major C (M x N) = op(A) op(B) is C^T = op(B)^T op(A)^T.
 from cpython.pycapsule cimport PyCapsule_New
-from cython.parallel cimport prange
+from cython.parallel cimport parallel, prange
 from libc.limits cimport INT_MAX
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -21,6 +21,7 @@ from ember_cpu._abi cimport (
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD,
 )
 from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
+from ember_cpu._openmp_helpers cimport omp_get_num_threads, omp_get_thread_num
 from ember_cpu._strided cimport num_threads, parallel_cutoff, set_error
 
 cdef extern from "_rnn_cells.h":
@@ -32,6 +33,12 @@ cdef extern from "_rnn_cells.h":
                             const float *c, const float *c_prev, int64_t H) noexcept nogil
     void ember_lstm_bwd_f64(double *dz, double *dc, const double *dh, const double *z,
                             const double *c, const double *c_prev, int64_t H) noexcept nogil
+
+cdef extern from "_spin_barrier.h":
+    ctypedef struct ember_spin_barrier:
+        pass
+    void ember_barrier_init(ember_spin_barrier *b) noexcept nogil
+    void ember_barrier_wait(ember_spin_barrier *b, int n) noexcept nogil
 
 cdef extern from "_small_gemm.h":
     int64_t ember_sg_panel_f32() noexcept nogil
@@ -61,12 +68,6 @@ DEF SG_MIN_ROWS = 4
 DEF SG_MAX_ROWS = 128
 DEF SG_MIN_STEPS = 4
 DEF SG_PARALLEL = 1 << 18
-# ... and at least this many times parallel_cutoff() (the elements whose saving pays for
-# waking the team): a step's product runs ~10x more multiply-adds a ns than an add does
-# elements, so the threads' half of it pays for the wake-up from ~5x as much work (a
-# 20x200x800 step, 3.2M, stays on one thread where a wake-up costs 50 us: in two threads
-# the layer's forward took 13.6 ms against 11.6)
-DEF MACS_PER_CUTOFF = 5
 
 
 ctypedef struct Packed:        # a B packed for _small_gemm.h; data NULL: the step uses BLAS
@@ -102,18 +103,20 @@ cdef inline void packed_panels(const Packed *pk, int64_t M, const real_t *a, int
         ember_sg_mm_f64(M, pk.N, pk.K, a, pk.K, <const double *>pk.data, p0, p1, d, c)
 
 
-cdef void packed_mm(const Packed *pk, int64_t M, const real_t *a, const real_t *d,
-                    real_t *c, int nt) noexcept nogil:
-    """c [M, N] = d + a [M, K] B (d may be NULL), threads sharing B's panels."""
-    cdef int64_t i, per
-    if nt > 1 and pk.npanels > 1 and \
-            M * pk.N * pk.K >= max(<int64_t>SG_PARALLEL, MACS_PER_CUTOFF * parallel_cutoff()):
-        nt = <int>min(<int64_t>nt, pk.npanels)
-        per = (pk.npanels + nt - 1) // nt
-        for i in prange(nt, nogil=True, schedule='static', num_threads=nt):
-            packed_panels(pk, M, a, i * per, min((i + 1) * per, pk.npanels), d, c)
-    else:
-        packed_panels(pk, M, a, 0, pk.npanels, d, c)
+cdef int team_size(const Packed *pk, int64_t M, int nt) noexcept nogil:
+    """Threads for the steps of a packed layer: they share each step's panels and rows and
+    stay in one region through every step (ember_spin_barrier between the phases), so a
+    step that splits pays no wake-up; one thread below SG_PARALLEL multiply-adds a step."""
+    if nt > 1 and pk.npanels > 1 and M * pk.N * pk.K >= SG_PARALLEL:
+        return <int>min(<int64_t>nt, pk.npanels)
+    return 1
+
+
+cdef inline void share(int64_t count, int tid, int n, int64_t *lo, int64_t *hi) noexcept nogil:
+    """Thread `tid` of `n`'s part [lo, hi) of `count` items."""
+    cdef int64_t per = (count + n - 1) // n
+    lo[0] = min(tid * per, count)
+    hi[0] = min(lo[0] + per, count)
 
 
 cdef void gemm(char ta, char tb, int64_t m, int64_t n, int64_t k, const real_t *a,
@@ -183,7 +186,7 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
     cdef real_t *z
     cdef real_t *c
     cdef int nt = num_threads()
-    cdef bint parallel = nt > 1 and B > 1 and B * G >= parallel_cutoff()
+    cdef bint rows_parallel = nt > 1 and B > 1 and B * G >= parallel_cutoff()
     cdef Packed pk
     # W_hh^T: B(k, n) = w[n * H + k]
     if pack_b(&pk, w, H, G, 1, H, B, T) != EMBER_OK:
@@ -194,29 +197,70 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
         if scratch == NULL:
             free(pk.data)
             return EMBER_ERR_MEMORY
-    for s in range(T):
-        t = step_t(s, T, reverse)
-        z = gates + t * B * G if gates != NULL else scratch
-        c = cs + t * B * H if cs != NULL else scratch + B * G + (s % 2) * B * H
-        if pk.data != NULL:
-            packed_mm(&pk, B, h_prev, gi + t * B * G, z, nt)
-        else:
+    cdef ember_spin_barrier bar
+    cdef int team = team_size(&pk, B, nt) if pk.data != NULL else 1
+    ember_barrier_init(&bar)
+    if pk.data != NULL and team > 1:
+        with parallel(num_threads=team):
+            packed_forward_steps(v, reverse, &pk, scratch, omp_get_thread_num(),
+                                 omp_get_num_threads(), &bar)
+    elif pk.data != NULL:
+        packed_forward_steps(v, reverse, &pk, scratch, 0, 1, &bar)
+    else:
+        for s in range(T):
+            t = step_t(s, T, reverse)
+            z = gates + t * B * G if gates != NULL else scratch
+            c = cs + t * B * H if cs != NULL else scratch + B * G + (s % 2) * B * H
             memcpy(z, gi + t * B * G, B * G * sizeof(real_t))
             if H > 0:
                 mm_nt(B, G, H, h_prev, w, <real_t>1, z)
-        if parallel and nt > 1:
-            for b in prange(B, nogil=True, schedule='static', num_threads=nt):
-                cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
-        else:
-            for b in range(B):
-                cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
+            if rows_parallel:
+                for b in prange(B, nogil=True, schedule='static', num_threads=nt):
+                    cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
+            else:
+                for b in range(B):
+                    cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
+            h_prev = y + t * B * H
+            c_prev = c
+    if T > 0:                   # the last step's h and c
+        t = step_t(T - 1, T, reverse)
         h_prev = y + t * B * H
-        c_prev = c
+        c_prev = cs + t * B * H if cs != NULL else scratch + B * G + ((T - 1) % 2) * B * H
     memcpy(v[1].data, h_prev, B * H * sizeof(real_t))
     memcpy(v[2].data, c_prev, B * H * sizeof(real_t))
     free(scratch)
     free(pk.data)
     return EMBER_OK
+
+
+cdef void packed_forward_steps(const ember_view *const *v, bint reverse, const Packed *pk,
+                               real_t *scratch, int tid, int n,
+                               ember_spin_barrier *bar) noexcept nogil:
+    """lstm_forward's steps with W_hh packed, as thread `tid` of `n`: each step's product
+    over this thread's panels, then the cells of its rows."""
+    cdef int64_t T = v[5].sizes[0], B = v[5].sizes[1], H = v[6].sizes[1]
+    cdef int64_t G = 4 * H, s, t, b, p0, p1, r0, r1
+    cdef real_t *y = <real_t *>v[0].data
+    cdef real_t *gates = <real_t *>v[3].data if v[3] != NULL else NULL
+    cdef real_t *cs = <real_t *>v[4].data if v[4] != NULL else NULL
+    cdef const real_t *gi = <const real_t *>v[5].data
+    cdef const real_t *h_prev = <const real_t *>v[6].data
+    cdef const real_t *c_prev = <const real_t *>v[7].data
+    cdef real_t *z
+    cdef real_t *c
+    share(pk.npanels, tid, n, &p0, &p1)
+    share(B, tid, n, &r0, &r1)
+    for s in range(T):
+        t = step_t(s, T, reverse)
+        z = gates + t * B * G if gates != NULL else scratch
+        c = cs + t * B * H if cs != NULL else scratch + B * G + (s % 2) * B * H
+        packed_panels(pk, B, h_prev, p0, p1, gi + t * B * G, z)
+        ember_barrier_wait(bar, n)          # z complete
+        for b in range(r0, r1):
+            cell_fwd(z + b * G, c_prev + b * H, c + b * H, y + (t * B + b) * H, H)
+        ember_barrier_wait(bar, n)          # this step's h complete
+        h_prev = y + t * B * H
+        c_prev = c
 
 
 cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) noexcept nogil:
@@ -244,34 +288,75 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
     cdef real_t *dhp = dh + BH
     cdef real_t *dc = dh + 2 * BH
     cdef int nt = num_threads()
-    cdef bint parallel = nt > 1 and B > 1 and B * G >= parallel_cutoff()
+    cdef bint rows_parallel = nt > 1 and B > 1 and B * G >= parallel_cutoff()
     if v[5] != NULL:
         memcpy(dhp, v[5].data, BH * sizeof(real_t))
     if v[6] != NULL:
         memcpy(dc, v[6].data, BH * sizeof(real_t))
-    for s in range(T - 1, -1, -1):
-        t = step_t(s, T, reverse)
-        c_prev = cs + step_t(s - 1, T, reverse) * BH if s > 0 else c0
-        for k in range(BH):
-            dh[k] = dhp[k] + (dy[t * BH + k] if dy != NULL else 0)
-        dz = dgi + t * B * G
-        if parallel and nt > 1:
-            for b in prange(B, nogil=True, schedule='static', num_threads=nt):
-                cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
-                         cs + (t * B + b) * H, c_prev + b * H, H)
-        else:
-            for b in range(B):
-                cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
-                         cs + (t * B + b) * H, c_prev + b * H, H)
-        if pk.data != NULL:
-            packed_mm(&pk, B, dz, <const real_t *>NULL, dhp, nt)
-        elif H > 0:
-            mm_nn(B, H, G, dz, w, <real_t>0, dhp)
+    cdef ember_spin_barrier bar
+    cdef int team = team_size(&pk, B, nt) if pk.data != NULL else 1
+    ember_barrier_init(&bar)
+    if pk.data != NULL and team > 1:
+        with parallel(num_threads=team):
+            packed_backward_steps(v, reverse, &pk, dh, omp_get_thread_num(),
+                                  omp_get_num_threads(), &bar)
+    elif pk.data != NULL:
+        packed_backward_steps(v, reverse, &pk, dh, 0, 1, &bar)
+    else:
+        for s in range(T - 1, -1, -1):
+            t = step_t(s, T, reverse)
+            c_prev = cs + step_t(s - 1, T, reverse) * BH if s > 0 else c0
+            for k in range(BH):
+                dh[k] = dhp[k] + (dy[t * BH + k] if dy != NULL else 0)
+            dz = dgi + t * B * G
+            if rows_parallel:
+                for b in prange(B, nogil=True, schedule='static', num_threads=nt):
+                    cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
+                             cs + (t * B + b) * H, c_prev + b * H, H)
+            else:
+                for b in range(B):
+                    cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
+                             cs + (t * B + b) * H, c_prev + b * H, H)
+            if H > 0:
+                mm_nn(B, H, G, dz, w, <real_t>0, dhp)
     memcpy(v[1].data, dhp, BH * sizeof(real_t))
     memcpy(v[2].data, dc, BH * sizeof(real_t))
     free(dh)
     free(pk.data)
     return EMBER_OK
+
+
+cdef void packed_backward_steps(const ember_view *const *v, bint reverse, const Packed *pk,
+                                real_t *dh, int tid, int n,
+                                ember_spin_barrier *bar) noexcept nogil:
+    """lstm_backward's steps with W_hh packed, as thread `tid` of `n`: the cells of this
+    thread's rows (dh = dh_prev + dy, then dz and dc), then the product dz W_hh over its
+    panels.  dh, dhp and dc are lstm_backward's buffers (dhp = dh + BH, dc = dh + 2 BH)."""
+    cdef int64_t T = v[0].sizes[0], B = v[0].sizes[1], H = v[10].sizes[1]
+    cdef int64_t G = 4 * H, BH = B * H, s, t, b, k, p0, p1, r0, r1
+    cdef real_t *dgi = <real_t *>v[0].data
+    cdef const real_t *dy = <const real_t *>v[4].data if v[4] != NULL else NULL
+    cdef const real_t *gates = <const real_t *>v[7].data
+    cdef const real_t *cs = <const real_t *>v[8].data
+    cdef const real_t *c0 = <const real_t *>v[11].data
+    cdef const real_t *c_prev
+    cdef real_t *dhp = dh + BH
+    cdef real_t *dc = dh + 2 * BH
+    cdef real_t *dz
+    share(pk.npanels, tid, n, &p0, &p1)
+    share(B, tid, n, &r0, &r1)
+    for s in range(T - 1, -1, -1):
+        t = step_t(s, T, reverse)
+        c_prev = cs + step_t(s - 1, T, reverse) * BH if s > 0 else c0
+        for k in range(r0 * H, r1 * H):
+            dh[k] = dhp[k] + (dy[t * BH + k] if dy != NULL else 0)
+        dz = dgi + t * B * G
+        for b in range(r0, r1):
+            cell_bwd(dz + b * G, dc + b * H, dh + b * H, gates + (t * B + b) * G,
+                     cs + (t * B + b) * H, c_prev + b * H, H)
+        ember_barrier_wait(bar, n)          # dz complete
+        packed_panels(pk, B, dz, p0, p1, <const real_t *>NULL, dhp)
+        ember_barrier_wait(bar, n)          # dh_prev complete
 
 
 cdef void lstm_weight_grad(const ember_view *const *v, bint reverse,
