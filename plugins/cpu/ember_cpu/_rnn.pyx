@@ -112,6 +112,30 @@ cdef int team_size(const Packed *pk, int64_t M, int nt) noexcept nogil:
     return 1
 
 
+cdef void packed_steps(bint backward, const ember_view *const *v, bint reverse,
+                       const Packed *pk, real_t *buf, int64_t M, int nt) noexcept nogil:
+    """The steps of a layer with W_hh packed (forward: `buf` is its scratch, backward: its
+    dh buffers), by a team of team_size threads in one region or by this thread alone."""
+    cdef ember_spin_barrier bar
+    cdef int team = team_size(pk, M, nt)
+    ember_barrier_init(&bar)
+    if team > 1:
+        with parallel(num_threads=team):
+            thread_steps(backward, v, reverse, pk, buf, omp_get_thread_num(),
+                         omp_get_num_threads(), &bar)
+    else:
+        thread_steps(backward, v, reverse, pk, buf, 0, 1, &bar)
+
+
+cdef inline void thread_steps(bint backward, const ember_view *const *v, bint reverse,
+                              const Packed *pk, real_t *buf, int tid, int n,
+                              ember_spin_barrier *bar) noexcept nogil:
+    if backward:
+        packed_backward_steps(v, reverse, pk, buf, tid, n, bar)
+    else:
+        packed_forward_steps(v, reverse, pk, buf, tid, n, bar)
+
+
 cdef inline void share(int64_t count, int tid, int n, int64_t *lo, int64_t *hi) noexcept nogil:
     """Thread `tid` of `n`'s part [lo, hi) of `count` items."""
     cdef int64_t per = (count + n - 1) // n
@@ -197,15 +221,8 @@ cdef int lstm_forward(const ember_view *const *v, bint reverse, real_t *tag) noe
         if scratch == NULL:
             free(pk.data)
             return EMBER_ERR_MEMORY
-    cdef ember_spin_barrier bar
-    cdef int team = team_size(&pk, B, nt) if pk.data != NULL else 1
-    ember_barrier_init(&bar)
-    if pk.data != NULL and team > 1:
-        with parallel(num_threads=team):
-            packed_forward_steps(v, reverse, &pk, scratch, omp_get_thread_num(),
-                                 omp_get_num_threads(), &bar)
-    elif pk.data != NULL:
-        packed_forward_steps(v, reverse, &pk, scratch, 0, 1, &bar)
+    if pk.data != NULL:
+        packed_steps(False, v, reverse, &pk, scratch, B, nt)
     else:
         for s in range(T):
             t = step_t(s, T, reverse)
@@ -293,15 +310,8 @@ cdef int lstm_backward(const ember_view *const *v, bint reverse, real_t *tag) no
         memcpy(dhp, v[5].data, BH * sizeof(real_t))
     if v[6] != NULL:
         memcpy(dc, v[6].data, BH * sizeof(real_t))
-    cdef ember_spin_barrier bar
-    cdef int team = team_size(&pk, B, nt) if pk.data != NULL else 1
-    ember_barrier_init(&bar)
-    if pk.data != NULL and team > 1:
-        with parallel(num_threads=team):
-            packed_backward_steps(v, reverse, &pk, dh, omp_get_thread_num(),
-                                  omp_get_num_threads(), &bar)
-    elif pk.data != NULL:
-        packed_backward_steps(v, reverse, &pk, dh, 0, 1, &bar)
+    if pk.data != NULL:
+        packed_steps(True, v, reverse, &pk, dh, B, nt)
     else:
         for s in range(T - 1, -1, -1):
             t = step_t(s, T, reverse)
