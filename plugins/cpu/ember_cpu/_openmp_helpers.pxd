@@ -12,6 +12,7 @@ cdef extern from *:
         #define omp_get_max_threads() 1
         #define omp_get_num_threads() 1
         #define omp_get_thread_num() 0
+        #define omp_in_parallel() 0
         #define omp_set_num_threads(n) ((void)(n))
     #endif
     """
@@ -19,4 +20,5 @@ cdef extern from *:
     int omp_get_max_threads() noexcept nogil
     int omp_get_num_threads() noexcept nogil
     int omp_get_thread_num() noexcept nogil
+    int omp_in_parallel() noexcept nogil
     void omp_set_num_threads(int n) noexcept nogil

@@ -9,7 +9,7 @@ from ember_cpu._abi cimport (
     EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_TYPE, EMBER_ERR_NOT_IMPLEMENTED,
     ember_half_to_float, ember_float_to_half, ember_bf16_to_float, ember_float_to_bf16,
 )
-from ember_cpu._openmp_helpers cimport omp_get_max_threads, omp_set_num_threads
+from ember_cpu._openmp_helpers cimport omp_get_max_threads, omp_in_parallel, omp_set_num_threads
 
 cdef int _num_threads = max(1, omp_get_max_threads())
 cdef int64_t _cutoff = 0            # parallel_cutoff(); 0: not measured for this team yet
@@ -78,6 +78,8 @@ cdef int64_t parallel_cutoff() noexcept nogil:
     if _num_threads <= 1:
         return PARALLEL_CUTOFF
     if _cutoff == 0:
+        if omp_in_parallel():       # a region inside one runs serially: measure later
+            return PARALLEL_CUTOFF
         env = getenv("EMBER_CPU_PARALLEL_CUTOFF")
         if env != NULL and env[0] != 0:
             c = strtoll(env, NULL, 10)
