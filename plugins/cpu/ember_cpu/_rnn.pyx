@@ -3,9 +3,11 @@
 # with the hidden state (z = gi[t] + h_prev W_hh^T) and the fused gate arithmetic of
 # _rnn_cells.h; the backward's weight gradient is two GEMMs over all steps at the end.
 # The per-step products have few rows (the batch): with enough steps W_hh is packed once
-# and they run in _small_gemm.h's kernel, threads sharing its column panels; otherwise
-# (few steps, one or many rows) in BLAS.  Imported with BLAS at the first call (see
-# _kernels); hands its entry over as the capsule `rnn_capsule`.
+# and they run in _small_gemm.h's kernel; threads then stay in one region through every
+# step, sharing each step's column panels and then its rows, and meet at a spinning
+# barrier (a region per step woke a passively waiting team each time).  Otherwise (few
+# steps, one or many rows) the products run in BLAS.  Imported with BLAS at the first call
+# (see _kernels); hands its entry over as the capsule `rnn_capsule`.
 #
 # BLAS is column-major: a row-major C (M x N) = op(A) op(B) is C^T = op(B)^T op(A)^T.
 from cpython.pycapsule cimport PyCapsule_New
