@@ -41,14 +41,22 @@ def _tensors(args, op):
 
 # --- joining, repeating and triangular ops: views + copy_ / where, so every device has them
 
+def _joined(op, tensors, dim, axis, empty_message):
+    """(dim, tensors as a list) of a joining op: NumPy's ``axis`` alias resolved, an empty
+    sequence refused with PyTorch's message."""
+    if axis is not None:
+        dim, _ = _T._numpy_names(op, dim, False, axis, None, 0)
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(empty_message)
+    return dim, tensors
+
+
 def cat(tensors, dim=0, *, out=None, axis=None):
     """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch).
     One autograd node whose backward hands each input a view of the gradient."""
-    if axis is not None:
-        dim, _ = _T._numpy_names("cat", dim, False, axis, None, 0)
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    dim, tensors = _joined("cat", tensors, dim, axis,
+                           "torch.cat(): expected a non-empty list of Tensors")
     for i, t in enumerate(tensors):
         if not isinstance(t, TensorBase):          # the message only when it is needed
             _tensor_arg(t, "cat", f"tensors[{i}]")
@@ -60,11 +68,7 @@ concat = concatenate = cat
 
 def stack(tensors, dim=0, *, out=None, axis=None):
     """Stack same-shaped ``tensors`` along a new dim ``dim``."""
-    if axis is not None:
-        dim, _ = _T._numpy_names("stack", dim, False, axis, None, 0)
-    tensors = list(tensors)
-    if not tensors:
-        raise RuntimeError("stack expects a non-empty TensorList")
+    dim, tensors = _joined("stack", tensors, dim, axis, "stack expects a non-empty TensorList")
     for i, t in enumerate(tensors):
         if _tensor_arg(t, "stack", f"tensors[{i}]").shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "

@@ -125,12 +125,21 @@ _LOCAL_BOOL = {**_LOCAL, _R.SUM: np.maximum, _R.PRODUCT: np.minimum}
 def reduce_rows(host, dtype, op, rows):
     """Reduce ``rows`` (one row of bytes per rank, each ``host``'s values) with ``op`` into
     ``host.array``, in rank order (every rank computes the same bits)."""
-    ufunc = (_LOCAL_BOOL if dtype.name == "bool" else _LOCAL)[op]
     out = host.array
-    if len(rows) == 2:
-        ufunc(rows[0].view(out.dtype), rows[1].view(out.dtype), out=out)
+    combine_rows(local_ufunc(dtype, op), rows.view(out.dtype), out)
+
+
+def local_ufunc(dtype, op):
+    """The NumPy ufunc that combines two ranks' values of ``dtype`` with ``op``."""
+    return (_LOCAL_BOOL if dtype.name == "bool" else _LOCAL)[op]
+
+
+def combine_rows(ufunc, table, out):
+    """``out`` = the rows of ``table`` (one per rank) combined with ``ufunc`` in rank order."""
+    if len(table) == 2:
+        ufunc(table[0], table[1], out=out)
     else:
-        ufunc.reduce(rows.view(out.dtype), axis=0, out=out)
+        ufunc.reduce(table, axis=0, out=out)
 
 
 def average(array, n):

@@ -13,7 +13,7 @@ another device, a strided, half or empty tensor) takes the general path."""
 import numpy as np
 
 from . import _mpi
-from ._buffers import _LOCAL, _LOCAL_BOOL, average, check_reduce, reduce_array
+from ._buffers import average, check_reduce, combine_rows, local_ufunc, reduce_array
 from ._launch import _SPINS, wait_inline
 from ._signature import HEADER, signature, verify
 from ._types import ReduceOp
@@ -27,8 +27,8 @@ _HALF = ("float16", "bfloat16")
 class _Plan:
     """One prepared collective on one group (see the module docstring)."""
 
-    __slots__ = ("sig", "nbytes", "dtype", "np_dtype", "ufunc", "op", "views", "table",
-                 "headers", "expected", "payload", "root", "root_row", "ptr", "memory", "out")
+    __slots__ = ("sig", "nbytes", "dtype", "np_dtype", "ufunc", "op", "table", "headers",
+                 "expected", "payload", "root", "root_row", "ptr", "memory", "out")
 
     def __init__(self, pg, sig, tensor, op=None, root=None):
         self.sig = sig
@@ -36,16 +36,14 @@ class _Plan:
         self.dtype = tensor.dtype
         self.np_dtype = tensor.dtype.np_dtype
         self.op = op
-        self.ufunc = None if op is None else \
-            (_LOCAL_BOOL if tensor.dtype.name == "bool" else _LOCAL)[op]
+        self.ufunc = None if op is None else local_ufunc(tensor.dtype, op)
         rows = pg._fast_rows
         self.headers = rows[:, :HEADER]
         self.expected = sig.tobytes() * pg._size
         self.root = root
-        self.payload = self.table = self.views = self.root_row = None
+        self.payload = self.table = self.root_row = None
         if n <= pg._fuse_bytes:         # the payload rides in the slot
             self.table = rows[:, HEADER:HEADER + n].view(self.np_dtype)
-            self.views = list(self.table)
             self.payload = memoryview(pg._fast_slot)[HEADER:HEADER + n]
             if root is not None:
                 self.root_row = memoryview(rows[root, HEADER:HEADER + n])
@@ -65,9 +63,12 @@ class _Plan:
 
 
 def _plan(pg, key, tensor, make):
-    """The group's plan for ``key``, made by ``make()`` the first time (None when the fast
-    path cannot take ``tensor``: empty, a half type, or a group that rides nothing in its
-    slot), with the group's slot carrying its signature."""
+    """The group's plan for ``key``, made by ``make()`` the first time, with the group's slot
+    carrying its signature; None when the fast path cannot take ``tensor`` now (a busy
+    group, another device, a strided, empty or half tensor, a group that rides nothing in
+    its slot)."""
+    if pg._queue or not tensor.is_cpu or not tensor.is_contiguous():
+        return None
     plans = pg._fast_plans
     plan = plans.get(key)
     if plan is None:
@@ -121,9 +122,6 @@ def all_reduce(pg, tensor, op):
     """all_reduce of ``tensor`` on ``pg`` if the fast path takes it (True), else False.
     The reduction's dtype check runs when the plan is made: a plan exists only for a
     (dtype, op) that passed it."""
-    if pg._queue or not tensor.is_cpu or not tensor.is_contiguous():
-        return False
-
     def make():
         check_reduce(tensor.dtype, op, "all_reduce")
         return _Plan(pg, signature("all_reduce", tensor, reduce_op=op), tensor, op)
@@ -133,15 +131,11 @@ def all_reduce(pg, tensor, op):
         return False
     if plan.payload is not None:
         plan.payload[:] = plan.memory
-        _exchange(pg, "all_reduce", plan)
-        views = plan.views
-        if len(views) == 2:
-            plan.ufunc(views[0], views[1], out=plan.out)
-        else:
-            plan.ufunc.reduce(plan.table, axis=0, out=plan.out)
+    seq = _exchange(pg, "all_reduce", plan)
+    if plan.payload is not None:
+        combine_rows(plan.ufunc, plan.table, plan.out)
         _average(pg, plan)
     else:
-        seq = _exchange(pg, "all_reduce", plan)
         buf, mpi_op = reduce_array(plan.out, plan.dtype, op)
         _wait(pg, "all_reduce", seq, pg._data.Iallreduce(_mpi.mpi().IN_PLACE, buf, mpi_op),
               _average, plan)
@@ -159,20 +153,17 @@ def _nothing(pg, plan):
 
 def broadcast(pg, tensor, root):
     """broadcast of ``tensor`` from group rank ``root`` if the fast path takes it."""
-    if pg._queue or not tensor.is_cpu or not tensor.is_contiguous():
-        return False
     plan = _plan(pg, ("broadcast", tensor.dtype, tensor.shape, root), tensor,
                  lambda: _Plan(pg, signature("broadcast", tensor, root=pg._ranks[root]),
                                tensor, root=root))
     if plan is None:
         return False
+    if plan.payload is not None and pg._rank == root:
+        plan.payload[:] = plan.memory
+    seq = _exchange(pg, "broadcast", plan)
     if plan.payload is not None:
-        if pg._rank == root:
-            plan.payload[:] = plan.memory
-        seq = _exchange(pg, "broadcast", plan)
         _copy_root_row(pg, plan)
     else:
-        seq = _exchange(pg, "broadcast", plan)
         raw = [plan.out.view(np.uint8), _mpi.mpi().BYTE]
         _wait(pg, "broadcast", seq, pg._data.Ibcast(raw, root), _nothing, plan)
     return True
