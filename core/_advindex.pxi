@@ -15,33 +15,6 @@ cdef Op op_index_put = Op("index_put", "index_put(Tensor self, Tensor?[] indices
                           EMBER_INDEX_SCATTER, None)
 
 
-cdef inline bint is_index_tensor(object ix) noexcept:
-    """An advanced index once converted: a tensor that is not a 0-d integer (a 0-d integer
-    tensor indexes like an int)."""
-    return isinstance(ix, TensorBase) and (
-        (<TensorBase>ix)._ndim > 0 or (<TensorBase>ix)._dtype.code == EMBER_BOOL)
-
-
-cdef inline int mask_dims(object ix) noexcept:
-    """Dims an index consumes: a bool mask its ndim, anything else 1."""
-    if isinstance(ix, TensorBase) and (<TensorBase>ix)._dtype.code == EMBER_BOOL:
-        return (<TensorBase>ix)._ndim
-    return 1
-
-
-cdef bint has_advanced(tuple items):
-    for ix in items:
-        if isinstance(ix, (list, bool)) or is_index_tensor(ix) or is_array(ix):
-            return True
-    return False
-
-
-cdef inline bint is_array(object ix):
-    """A NumPy-style array with at least one dim (a 0-d one indexes like an int)."""
-    return not isinstance(ix, TensorBase) and hasattr(ix, "__array__") and \
-        getattr(ix, "ndim", 0) > 0
-
-
 cdef object as_index(object ix, device dev):
     """An advanced index as an int64 or bool tensor on `dev`; other items unchanged."""
     cdef TensorBase t
@@ -129,7 +102,7 @@ cdef TensorBase merged(TensorBase r, int p, int k):
     return reshape_c(r, (tuple(shape[:p] + [n] + shape[p + k:]),))
 
 
-cdef object adv_getitem(TensorBase t, tuple items):
+cpdef object adv_getitem(TensorBase t, tuple items):
     kernel = routed(op_index, t)
     if kernel is not None:
         return kernel(t, items)
@@ -141,8 +114,8 @@ cdef object adv_getitem(TensorBase t, tuple items):
     return reshape_c(g, (out_shape,))
 
 
-cdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulate,
-                        bint same_dtype, str op):
+cpdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulate,
+                         bint same_dtype, str op):
     """t[items] = value (+= with accumulate, duplicates adding up in order), in place."""
     refuse_limited_named("index_put", t._dtype)
     kernel = routed2(op_index_put, t, value)

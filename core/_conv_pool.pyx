@@ -9,7 +9,8 @@ from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, cast_to, derive, effective_keys, empty_c, init_ctx,
     is_grad_enabled_c, numpy, operand, raise_kernel_error, same_device, st_name)
 
-from ember.core._tensor import full, tensor, where, zeros
+from ember.core._math import where
+from ember.core._tensor import full, tensor, zeros
 
 include "_conv.pxi"
 include "_pool.pxi"

@@ -30,6 +30,11 @@ from ember.core import shape_rules as _rules
 from ember.core._dispatch import all_ops, get_op
 from ember.core._size import Size
 
+# overflow-checked size arithmetic (GCC/Clang builtins)
+cdef extern from *:
+    bint mul_overflow "__builtin_mul_overflow"(int64_t a, int64_t b, int64_t* out) nogil
+    bint __builtin_add_overflow(int64_t a, int64_t b, int64_t* out) nogil
+
 DEF MAX_DIM = 16
 DEF GIL_CUTOFF = 32768      # below this many elements, keep the GIL (releasing costs more)
 

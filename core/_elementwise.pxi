@@ -11,12 +11,17 @@ cdef Op table_op(object d, int family, object rule):
     return Op(name, schema, family, d.code, rule)
 
 
-# every unary and binary op code is an Op on the shared paths below; the ones the core calls
-# directly are held as C globals
+# every row of the op table (core/optable.py) is an Op: the unary and binary ones on the
+# shared paths below, the reductions and scans in core/_reduce.pyx.  The ones a module calls
+# directly it holds as C globals.
 for _d in _optable.UNARY.ops:
     table_op(_d, FAMILY_UNARY, _rules.elementwise)
 for _d in _optable.BINARY.ops:
     table_op(_d, FAMILY_BINARY, _rules.elementwise)
+for _d in _optable.REDUCE.ops:
+    table_op(_d, FAMILY_REDUCE, _rules.reduction)
+for _d in _optable.SCAN.ops:
+    table_op(_d, FAMILY_SCAN, _rules.elementwise)
 cdef Op op_add = get_op("add")
 cdef Op op_sub = get_op("sub")
 cdef Op op_mul = get_op("mul")
@@ -24,6 +29,26 @@ cdef Op op_div = get_op("div")
 cdef Op op_neg = get_op("neg")
 cdef Op op_exp = get_op("exp")
 cdef Op op_relu = get_op("relu")
+# ops of the families in the op modules (core/_math.pyx, core/_reduce.pyx) that the Tensor's
+# operators and methods and this module's formulas call
+cdef Op op_abs = get_op("abs")
+cdef Op op_pow = get_op("pow")
+cdef Op op_floor_divide = get_op("floor_divide")
+cdef Op op_remainder = get_op("remainder")
+cdef Op op_trunc = get_op("trunc")
+cdef Op op_eq = get_op("eq")
+cdef Op op_ne = get_op("ne")
+cdef Op op_lt = get_op("lt")
+cdef Op op_le = get_op("le")
+cdef Op op_gt = get_op("gt")
+cdef Op op_ge = get_op("ge")
+cdef Op op_logical_and = get_op("logical_and")
+cdef Op op_logical_xor = get_op("logical_xor")
+cdef Op op_sum = get_op("sum")
+cdef Op op_prod = get_op("prod")
+cdef Op op_amax = get_op("amax")
+cdef Op op_amin = get_op("amin")
+cdef Op op_mean = get_op("mean")
 
 
 cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1:
@@ -524,3 +549,21 @@ derive_binary(op_div, _d_div, SAVE_INPUTS | SELF_FOR_OTHERS)
 # where, not g * (y > 0): one select pass instead of a bool cast and a multiply (and 0,
 # not NaN, where y is 0 and g NaN, as PyTorch's threshold_backward)
 derive_unary(op_relu, lambda ctx, g: (where(ctx.result > 0, g, 0),), SAVE_RESULT)
+
+
+# the dunders of ops whose families live in core/_math.pyx
+cdef object compare(Op op, object a, object b):
+    """A comparison dunder: NotImplemented for operands ember does not know (so that
+    `t == None` is False, as in Python and PyTorch)."""
+    if not (isinstance(b, TensorBase) or is_scalar(b)) or \
+            not (isinstance(a, TensorBase) or is_scalar(a)):
+        return NotImplemented
+    return binary_op(op, a, b, 1, None)
+
+
+cdef object operator_op(Op op, object a, object b):
+    """A dunder (`//`, `%`, `&`, `<<`, ...): NotImplemented for operands ember does not know."""
+    if not (isinstance(b, TensorBase) or is_scalar(b)) or \
+            not (isinstance(a, TensorBase) or is_scalar(a)):
+        return NotImplemented
+    return binary_op(op, a, b, 1, None)

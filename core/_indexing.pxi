@@ -46,13 +46,6 @@ cdef dict _SCATTER_REDUCE = {"sum": EMBER_INDEX_SCATTER_ADD, "prod": EMBER_INDEX
                              "amin": EMBER_INDEX_SCATTER_AMIN}
 
 
-cdef int same_device(str op, TensorBase a, TensorBase b) except -1:
-    if a._device != b._device:
-        raise RuntimeError(f"{op}(): Expected all tensors to be on the same device, but found "
-                           f"at least two devices, {a._device} and {b._device}!")
-    return 0
-
-
 cdef TensorBase index_arg(object index, str op, bint int32_ok):
     """The index as int64 (int32 accepted where PyTorch accepts it)."""
     cdef TensorBase i = as_tensor_arg(index, op, "index")

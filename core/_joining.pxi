@@ -92,9 +92,9 @@ def _cat_forward(dim, *tensors, out=None):
     cdef int64_t start = 0
     for t in parts:
         if fresh:
-            run_copy(narrow_c(result, d, start, t._sizes[d]), t)
+            run_copy(narrow_c(result, d, start, t._sizes[d], 1), t)
         else:
-            copy_into(narrow_c(result, d, start, t._sizes[d]), t, "cat")
+            copy_into(narrow_c(result, d, start, t._sizes[d], 1), t, "cat")
         start += t._sizes[d]
     return result
 
@@ -124,7 +124,7 @@ def _d_cat(ctx, g):
 cdef tuple split_views(TensorBase t, int d, object sections):
     out, start = [], 0
     for s in sections:
-        out.append(narrow_c(t, d, start, s))
+        out.append(narrow_c(t, d, start, s, 1))
         start += s
     return tuple(out)
 

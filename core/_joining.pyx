@@ -6,9 +6,9 @@ include "_core_cimports.pxi"
 
 from ember.core._dispatch cimport SAVE_RESULT
 from ember.core._tensor cimport (
-    Storage, TensorBase, allocate, copy_into, derive, effective_keys, narrow_c, new_empty,
-    new_tensor, op_copy, refuse_inference_write, run_copy, select_c, storage_nbytes,
-    unsqueeze_c, wrap_dim)
+    Storage, TensorBase, allocate, copy_into, derive, effective_keys, new_empty, new_tensor,
+    op_copy, refuse_inference_write, run_copy, storage_nbytes, wrap_dim)
+from ember.core._views cimport narrow_c, select_c, unsqueeze_c
 
 from ember.core._tensor import zeros
 

@@ -42,23 +42,6 @@ cdef tuple SIMPLE_UNARY = tuple(d for d in _optable.UNARY.ops if "function" in d
 cdef tuple SIMPLE_BINARY = tuple(d for d in _optable.BINARY.ops if "function" in d.forms)
 
 
-cdef object compare(Op op, object a, object b):
-    """A comparison dunder: NotImplemented for operands ember does not know (so that
-    `t == None` is False, as in Python and PyTorch)."""
-    if not (isinstance(b, TensorBase) or is_scalar(b)) or \
-            not (isinstance(a, TensorBase) or is_scalar(a)):
-        return NotImplemented
-    return binary_op(op, a, b, 1, None)
-
-
-cdef object operator_op(Op op, object a, object b):
-    """A dunder (`//`, `%`, `&`, `<<`, ...): NotImplemented for operands ember does not know."""
-    if not (isinstance(b, TensorBase) or is_scalar(b)) or \
-            not (isinstance(a, TensorBase) or is_scalar(a)):
-        return NotImplemented
-    return binary_op(op, a, b, 1, None)
-
-
 cdef object binary_function(Op op):
     """The public function of a binary op: ``name(input, other, *, out=None)``."""
     def fn(input, other, *, out=None):
@@ -490,6 +473,8 @@ cdef tuple compiled_formula(object d):
     return namespace[f"d_{d.name}"], save
 
 
+cdef object _d, _f, _name          # the loops' names: C variables, not module attributes
+cdef int _save
 for _d in _optable.UNARY.ops:
     if _d.grad is not None:
         _f, _save = compiled_formula(_d)

@@ -5,11 +5,13 @@ module (core/_tensor.pyx re-exports its public names) so the core compiles in pa
 include "_core_cimports.pxi"
 
 from ember.core._dispatch cimport SAVE_INPUTS, SAVE_RESULT
+from ember.core._math cimport op_log_softmax, softmax_forward
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, derive, effective_keys, init_ctx, is_grad_enabled_c,
-    op_log_softmax, raise_kernel_error, same_device, softmax_forward, st_name)
+    raise_kernel_error, same_device, st_name)
 
-from ember.core._tensor import empty, where, zeros
+from ember.core._math import where
+from ember.core._tensor import empty, zeros
 
 include "_norm.pxi"
 include "_nll.pxi"

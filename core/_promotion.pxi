@@ -1,27 +1,5 @@
 # Type promotion (PyTorch's result_type tiers) and Python scalars as kernel operands.
 
-ctypedef union scalar_buf:
-    uint8_t u8
-    int8_t i8
-    int16_t i16
-    int32_t i32
-    int64_t i64
-    uint16_t u16
-    uint32_t u32
-    uint64_t u64
-    float f32
-    double f64
-    float c64[2]            # complex: (real, imag)
-    double c128[2]
-
-
-cdef inline bint is_scalar(object x):
-    # symbolic sizes (ember.SymInt/SymFloat) act as scalars where ops meet them: only fake
-    # tensors (dynamic-shape captures) get that far with one
-    return isinstance(x, (int, float, bool, complex)) or \
-        type(x).__name__ in ("SymInt", "SymFloat")
-
-
 cdef dtype scalar_dtype(object x, str op):
     """The dtype a Python scalar takes part in promotion as (its 'wrapped' tier)."""
     if isinstance(x, bool):

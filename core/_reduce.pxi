@@ -1,8 +1,7 @@
 # Reductions over dims (sum, mean, prod, amax, amin): the kept dims lead, the reduced dims trail, and the
 # backend's `reduce` primitive folds the trailing ones.
 
-for _d in _optable.REDUCE.ops:                  # the op table's rows (core/optable.py)
-    table_op(_d, FAMILY_REDUCE, _rules.reduction)
+# (their Ops, from the op table's REDUCE and SCAN rows, are made in _elementwise.pxi)
 cdef Op op_sum = get_op("sum")
 cdef Op op_prod = get_op("prod")
 cdef Op op_amax = get_op("amax")
@@ -197,8 +196,6 @@ cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):
 
 # --- scans: the scanned dim is moved last (a view), the backend's `scan` runs along it -------
 
-for _d in _optable.SCAN.ops:
-    table_op(_d, FAMILY_SCAN, _rules.elementwise)
 cdef Op op_cumsum = get_op("cumsum")
 cdef Op op_cumprod = get_op("cumprod")
 cdef Op op_cummax = get_op("cummax")

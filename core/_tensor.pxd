@@ -1,10 +1,11 @@
 # The Tensor: storage + strided metadata + dispatch keys + version counter.
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport (
+    int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t)
 
 from ember.core cimport _state
 from ember.core._device cimport Backend, device
 from ember.core._dispatch cimport DispatchKey, Op
-from ember.core._dtype cimport dtype
+from ember.core._dtype cimport EMBER_BOOL, dtype
 
 from ember_abi cimport ember_ctx, ember_view
 
@@ -106,6 +107,20 @@ cdef inline bint is_grad_enabled_c() noexcept:
     return not (_state.tls_excluded() & (<uint64_t>1 << DispatchKey.Autograd))
 
 
+cdef inline object routed(Op op, TensorBase t):
+    """The kernel registered for this call's dispatch key, or None: run the core's view."""
+    cdef int k = op.resolve(effective_keys(t._keys))
+    return op._table[k] if (op._kernel_mask >> k) & 1 else None
+
+
+cdef inline object routed2(Op op, TensorBase t, object other):
+    """routed() for an op with a second tensor input (a source, src or value)."""
+    cdef uint64_t keys = t._keys | ((<TensorBase>other)._keys if isinstance(other, TensorBase)
+                                    else 0)
+    cdef int k = op.resolve(effective_keys(keys))
+    return op._table[k] if (op._kernel_mask >> k) & 1 else None
+
+
 # _autograd_support.pxi
 cdef void derive(Op op, object formula, object entry, int save)
 cdef TensorBase with_grad(TensorBase t, object requires_grad)
@@ -113,17 +128,48 @@ cdef TensorBase with_grad(TensorBase t, object requires_grad)
 cdef int report_side_effect(str what) except -1
 # _storage.pxi, _tensor_alloc.pxi
 cdef Storage allocate(Backend b, device dev, int64_t nbytes)
+cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept
 cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
                             int itemsize) except -1
-# _promotion.pxi
+# _promotion.pxi: a Python scalar as a kernel operand
+ctypedef union scalar_buf:
+    uint8_t u8
+    int8_t i8
+    int16_t i16
+    int32_t i32
+    int64_t i64
+    uint16_t u16
+    uint32_t u32
+    uint64_t u64
+    float f32
+    double f64
+    float c64[2]            # complex: (real, imag)
+    double c128[2]
+
+
+cdef inline bint is_scalar(object x):
+    # symbolic sizes (ember.SymInt/SymFloat) act as scalars where ops meet them: only fake
+    # tensors (dynamic-shape captures) get that far with one
+    return isinstance(x, (int, float, bool, complex)) or \
+        type(x).__name__ in ("SymInt", "SymFloat")
+
+
 cdef str st_name(dtype d)
-# _views.pxi
+cdef dtype result_type2(object a, object b, str op)
+cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf* buf,
+                      int code) noexcept
+cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
+# _limited.pxi
+cdef int refuse_limited_named(str name, dtype dt) except -1
+cdef int refuse_limited(Op op, dtype dt) except -1
+# _transforms.pxi
+cdef object zeros_for(object g, object shape)
+cdef int refuse_batched(TensorBase t, bint item) except -1
+# _arguments.pxi
 cdef TensorBase as_tensor_arg(object x, str op, str arg)
+cdef int same_device(str op, TensorBase a, TensorBase b) except -1
 cdef int wrap_dim(object dim, int ndim, str op) except -100
-cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length,
-                         int64_t step=*)
-cdef TensorBase select_c(TensorBase t, object dim, int64_t index)
-cdef TensorBase unsqueeze_c(TensorBase t, object dim)
+cdef int parse_shape(tuple args, int64_t* out, str op) except -1
 # _elementwise.pxi
 cdef TensorBase cast_to(TensorBase t, dtype dt)
 cdef TensorBase operand(object t, dtype ct)
@@ -131,20 +177,63 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out)
 cdef object unary_op(Op op, TensorBase a, object out)
 cdef void derive_binary(Op op, formula, int save)
 cdef void derive_unary(Op op, formula, int save)
-# _math.pxi
-cdef object unary_function(Op op)
-# _softmax.pxi
-cdef Op op_log_softmax
-cdef object softmax_forward(Op op, object input, object dim, object dtype_arg)
+cdef int check_writable(TensorBase o, object a, object b) except -1
+cdef object compare(Op op, object a, object b)
+cdef object unary_entry(Op op)
+cdef object binary_entry(Op op)
+cdef Op table_op(object d, int family, object rule)
+cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1
+cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) noexcept
+cdef object operator_op(Op op, object a, object b)
+cdef TensorBase prepare_out(object out, int nd, const int64_t* sizes, dtype dt,
+                            device dev, str op)
 # _copy.pxi
 cdef Op op_copy
 cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1
 cdef int run_copy(TensorBase dst, TensorBase src) except -1
-# _indexing.pxi
-cdef int same_device(str op, TensorBase a, TensorBase b) except -1
+cdef TensorBase clone_c(TensorBase t)
+cdef TensorBase contiguous_copy(TensorBase t)
+cdef int fill_c(TensorBase dst, object value) except -1
+cdef object to_c(TensorBase t, object dev, object dt, bint copy)
 # _factories.pxi
 cdef object numpy()
 cdef TensorBase new_empty(tuple size, object dt, object dev, str op)
+cdef TensorBase restrided(TensorBase t, object strides)
 cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=*)
 cdef tuple parse_size(tuple size)
+cdef TensorBase from_host_array(object arr, dtype dt, device dev)
+# _interop.pxi
+cdef object host_array(TensorBase t)
+cdef object item_c(TensorBase t)
+# _complex.pxi
+cdef object complex_ops()
+cdef int complex_where_views(dtype rt, ember_view* vo, ember_view* vc, ember_view* va,
+                             ember_view* vb) except -1
+cdef int complex_index_views(int code, TensorBase out, TensorBase a, str op, ember_view* vo,
+                             ember_view* va, ember_view* vi) except -1
+
+
+# --- hooks: the op modules' functions this module calls at the C level.  Each op module sets
+# its own when it loads; this module imports them at its end, so none is NULL once
+# `ember.core._tensor` has loaded (nothing in its own module-level code may call them).
+# core/_reduce.pyx: sum, prod, amax, amin, mean
+cdef object (*reduce_op)(Op op, TensorBase a, object dim, bint keepdim, object dtype_arg,
+                         object out)
+# core/_views.pyx: the view ops the Tensor's methods and autograd's formulas call
+cdef TensorBase (*view_c)(TensorBase t, tuple args)
+cdef TensorBase (*view_dtype_c)(TensorBase t, dtype dt)
+cdef TensorBase (*reshape_c)(TensorBase t, tuple args)
+cdef TensorBase (*expand_c)(TensorBase t, tuple args)
+cdef TensorBase (*permute_c)(TensorBase t, object dims)
+cdef TensorBase (*transpose_c)(TensorBase t, object dim0, object dim1)
+cdef TensorBase (*squeeze_c)(TensorBase t, object dim)
+cdef TensorBase (*unsqueeze_c)(TensorBase t, object dim)
+cdef TensorBase (*narrow_c)(TensorBase t, object dim, int64_t start, int64_t length,
+                            int64_t step)
+cdef TensorBase (*select_c)(TensorBase t, object dim, int64_t index)
+cdef TensorBase (*diagonal_c)(TensorBase t, int64_t offset, object dim1, object dim2)
+cdef TensorBase (*as_strided_c)(TensorBase t, object size, object stride,
+                                object storage_offset)
+cdef object (*getitem)(TensorBase t, object index)
+cdef object (*setitem)(TensorBase t, object index, object value)

@@ -409,7 +409,7 @@ cdef class TensorBase:
         return unflatten(self, dim, sizes)
 
     def narrow(self, dim, start, length):
-        return narrow_c(self, dim, start, length)
+        return narrow_c(self, dim, start, length, 1)
 
     def select(self, dim, index):
         return select_c(self, dim, index)
@@ -597,10 +597,10 @@ cdef class TensorBase:
         return matmul(self, other)
 
     def softmax(self, dim, dtype=None):
-        return softmax_forward(op_softmax, self, dim, dtype)
+        return softmax(self, dim, dtype)
 
     def log_softmax(self, dim, dtype=None):
-        return softmax_forward(op_log_softmax, self, dim, dtype)
+        return log_softmax(self, dim, dtype)
 
     # interop (_interop.pxi) --------------------------------------------------------------
     def numpy(self, *, force=False):
@@ -646,23 +646,22 @@ cdef class TensorBase:
 
 include "_autograd_support.pxi"
 include "_transforms.pxi"
-include "_views.pxi"
+include "_arguments.pxi"
 include "_promotion.pxi"
 include "_limited.pxi"
 include "_elementwise.pxi"
-include "_reduce.pxi"
-include "_math.pxi"
-include "_matmul.pxi"
-include "_softmax.pxi"
 include "_copy.pxi"
-include "_indexing.pxi"
-include "_advindex.pxi"
 include "_factories.pxi"
 include "_interop.pxi"
 include "_complex.pxi"
 
 # The op modules split from this one cimport it, so they load last; their public names are
 # this module's too (ember.core._tensor is where the rest of ember finds every op).
+# The view ops first: they set this module's hooks, and advanced indexing loads after them.
+from ember.core._views import (
+    as_strided, clone, _d_as_strided, _d_diagonal, _d_narrow, _d_permute, _d_select,
+    diagonal, flatten, is_floating_point, is_tensor, movedim, narrow, numel, permute,
+    reshape, select, squeeze, swapaxes, swapdims, t, transpose, unflatten, unsqueeze)
 from ember.core._conv_pool import (
     _adaptive_avg_pool2d, _adaptive_avg_pool2d_backward, _adaptive_bounds, _conv_composite,
     _plane_index, _pool_composite, _window_count, _window_index, adaptive_max_pool2d,
@@ -675,6 +674,27 @@ from ember.core._norm_loss import (
 from ember.core._fused import (
     _fused_adam, _fused_rnn, _gelu, _gelu_backward, _has_fused_rnn, _plain_operands,
     RNN_LSTM, RNN_LSTM_BACKWARD)
+from ember.core._indexing import (
+    adv_getitem, adv_setitem, _d_gather, _d_index, _d_index_add, _d_index_copy,
+    _d_index_fill, _d_index_put, _d_index_select, _d_put, _d_scatter, _d_scatter_add,
+    _d_scatter_reduce, _d_take, gather, index_add, _index_add_, index_copy, _index_copy_,
+    index_fill, _index_fill_, index_put, _index_put_, index_select, IndexOutOfBoundsError,
+    multinomial, put, _put_, scatter, _scatter_, scatter_add, _scatter_add_, scatter_reduce,
+    _scatter_reduce_, searchsorted, take)
+from ember.core._math import (
+    _abs, _all, _any, _binary_method, cos, _d_extreme, _d_floor_divide, _d_fmod,
+    _d_log_softmax, _d_matmul, _d_nan_extreme, _d_pow, _d_remainder, _d_softmax, _d_where,
+    eq, equal, frac, ge, greater, greater_equal, gt, le, less, less_equal, log, log_softmax,
+    _log_softmax_backward_data, logical_and, logical_not, logical_or, logical_xor, lt,
+    masked_fill, _masked_fill_, _math_methods, matmul, maximum, _maximum_scalar, minimum,
+    _minimum_scalar, ne, nonzero, not_equal, _operator_methods, _polygamma, _pow,
+    reciprocal, _round, sigmoid, sin, softmax, _softmax_backward_data, _softmax_composite,
+    sqrt, square, _state_default_dtype, table_functions, tanh, _unary_method, where,
+    _zeros_grad)
+from ember.core._reduce import (
+    amax, amin, argmax, argmin, cummax, cummin, cumprod, cumsum, _d_amax, _d_cummax,
+    _d_cumprod, _d_cumsum, _d_mean, _d_prod, _d_sum, _device_sort, mean, prod, sum,
+    _ValuesIndices)
 from ember.core._joining import (
     _bump_version, _cat, _cat_forward, _new_storage, _resize, _set_storage, _split_forward,
     _split_views, _split_with_sizes_forward, _storage_device, _storage_of, _tensor_over,
@@ -682,3 +702,11 @@ from ember.core._joining import (
 from ember.core._random import (
     _default_generator, _fill_normal, _fill_uniform, _set_vmap_random, Generator,
     initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)
+
+# The op modules have set this module's hooks (_tensor.pxd): a missing one fails the import
+# here rather than crashing on its first call.
+if (reduce_op == NULL or view_c == NULL or view_dtype_c == NULL or reshape_c == NULL
+        or expand_c == NULL or permute_c == NULL or transpose_c == NULL or squeeze_c == NULL
+        or unsqueeze_c == NULL or narrow_c == NULL or select_c == NULL or diagonal_c == NULL
+        or as_strided_c == NULL or getitem == NULL or setitem == NULL):
+    raise ImportError("ember.core._tensor: an op module did not set its hooks")

@@ -66,11 +66,6 @@ cdef TensorBase empty_c(int ndim, const int64_t* sizes, dtype dt, device dev):
     return new_tensor(allocate(backend_for(dev), dev, nbytes), dt, ndim, sizes, strides, 0)
 
 
-cdef extern from *:
-    bint mul_overflow "__builtin_mul_overflow"(int64_t a, int64_t b, int64_t* out) nogil
-    bint __builtin_add_overflow(int64_t a, int64_t b, int64_t* out) nogil
-
-
 cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
                             int itemsize) except -1:
     """Contiguous strides for `sizes` and the bytes they span; RuntimeError (never a

@@ -28,82 +28,6 @@ cdef Op op_as_strided = Op("as_strided", "as_strided(Tensor(a) self, SymInt[] si
                            FAMILY_VIEW, 0, None)
 
 
-cdef inline object routed(Op op, TensorBase t):
-    """The kernel registered for this call's dispatch key, or None: run the core's view."""
-    cdef int k = op.resolve(effective_keys(t._keys))
-    return op._table[k] if (op._kernel_mask >> k) & 1 else None
-
-
-cdef inline object routed2(Op op, TensorBase t, object other):
-    """routed() for an op with a second tensor input (a source, src or value)."""
-    cdef uint64_t keys = t._keys | ((<TensorBase>other)._keys if isinstance(other, TensorBase)
-                                    else 0)
-    cdef int k = op.resolve(effective_keys(keys))
-    return op._table[k] if (op._kernel_mask >> k) & 1 else None
-
-
-def _numpy_names(str op, object dim, object keepdim, object axis, object keepdims,
-                 object dim_default=None):
-    """PyTorch's parser takes NumPy's names for two arguments: ``axis`` for ``dim`` and
-    ``keepdims`` for ``keepdim``.  Returns (dim, keepdim)."""
-    if axis is not None:
-        if dim is not dim_default:
-            raise TypeError(f"{op}() got multiple values for argument 'dim'")
-        dim = axis
-    if keepdims is not None:
-        keepdim = keepdims
-    return dim, keepdim
-
-
-cdef int wrap_dim(object dim, int ndim, str op) except -100:
-    """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
-    cdef int64_t d
-    try:
-        d = dim.__index__()
-    except AttributeError:
-        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
-    cdef int n = ndim if ndim > 0 else 1
-    if d < -n or d >= n:
-        raise IndexError(f"Dimension out of range (expected to be in range of "
-                         f"[{-n}, {n - 1}], but got {d})")
-    return <int>(d + n if d < 0 else d)
-
-
-def _wrap_dim(dim, int ndim, str op=""):
-    """wrap_dim for Python-level ops: a dim in [-ndim, ndim) (a 0-d tensor counts as 1-d)
-    made non-negative; IndexError like PyTorch's otherwise."""
-    return wrap_dim(dim, ndim, op)
-
-
-cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
-    """Sizes given as varargs or as one sequence; returns the number of dims."""
-    cdef object seq = args
-    if len(args) == 1 and type(args[0]) is not int and (
-            isinstance(args[0], (tuple, list)) or not hasattr(args[0], "__index__")):
-        seq = args[0]
-    cdef Py_ssize_t n = len(seq)
-    if n > MAX_DIM:
-        raise RuntimeError(f"{op}(): ember supports at most {MAX_DIM} dimensions, got {n}")
-    cdef Py_ssize_t i
-    for i in range(n):
-        s = seq[i]
-        if type(s) is int:                  # the common case, without a method call
-            out[i] = s
-        elif isinstance(s, float) or not hasattr(s, "__index__"):
-            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found "
-                            f"element of type {type(s).__name__} at pos {i}")
-        else:
-            out[i] = s.__index__()
-    return <int>n
-
-
-cdef TensorBase as_tensor_arg(object x, str op, str arg):
-    if not isinstance(x, TensorBase):           # the message is built only on failure
-        from ember.core._errors import _arg_type_message
-        raise TypeError(_arg_type_message(x, op, arg))
-    return <TensorBase>x
-
-
 cdef bint view_strides(TensorBase t, int nd, const int64_t* shape, int64_t* strides):
     """PyTorch's computeStride: strides for viewing t as `shape` without a copy, if any."""
     cdef int64_t numel = t.numel_c()
@@ -353,7 +277,7 @@ cdef TensorBase unsqueeze_c(TensorBase t, object dim):
     return make_view(t, t._ndim + 1, sizes, strides, t._offset)
 
 
-cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length, int64_t step=1):
+cdef TensorBase narrow_c(TensorBase t, object dim, int64_t start, int64_t length, int64_t step):
     kernel = routed(op_narrow, t)
     if kernel is not None:      # basic indexing's stepped slices pass `step` too
         return kernel(t, dim, start, length) if step == 1 else kernel(t, dim, start, length, step)
@@ -615,7 +539,7 @@ def unsqueeze(input, dim):
 
 
 def narrow(input, dim, start, length):
-    return narrow_c(as_tensor_arg(input, "narrow", "input"), dim, start, length)
+    return narrow_c(as_tensor_arg(input, "narrow", "input"), dim, start, length, 1)
 
 
 def select(input, dim, index):

@@ -6,7 +6,8 @@ import importlib
 import pytest
 from ember.core import _tensor
 
-OP_MODULES = ["_conv_pool", "_norm_loss", "_fused", "_joining", "_random"]
+OP_MODULES = ["_views", "_indexing", "_math", "_reduce", "_conv_pool", "_norm_loss", "_fused",
+              "_joining", "_random"]
 
 
 @pytest.mark.parametrize("name", OP_MODULES)

@@ -1,0 +1,70 @@
+# The argument vocabulary every op shares: a tensor argument, a dim, a shape, one device,
+# NumPy's keyword names.
+
+def _numpy_names(str op, object dim, object keepdim, object axis, object keepdims,
+                 object dim_default=None):
+    """PyTorch's parser takes NumPy's names for two arguments: ``axis`` for ``dim`` and
+    ``keepdims`` for ``keepdim``.  Returns (dim, keepdim)."""
+    if axis is not None:
+        if dim is not dim_default:
+            raise TypeError(f"{op}() got multiple values for argument 'dim'")
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return dim, keepdim
+
+
+cdef int wrap_dim(object dim, int ndim, str op) except -100:
+    """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
+    cdef int64_t d
+    try:
+        d = dim.__index__()
+    except AttributeError:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
+    cdef int n = ndim if ndim > 0 else 1
+    if d < -n or d >= n:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[{-n}, {n - 1}], but got {d})")
+    return <int>(d + n if d < 0 else d)
+
+
+def _wrap_dim(dim, int ndim, str op=""):
+    """wrap_dim for Python-level ops: a dim in [-ndim, ndim) (a 0-d tensor counts as 1-d)
+    made non-negative; IndexError like PyTorch's otherwise."""
+    return wrap_dim(dim, ndim, op)
+
+
+cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
+    """Sizes given as varargs or as one sequence; returns the number of dims."""
+    cdef object seq = args
+    if len(args) == 1 and type(args[0]) is not int and (
+            isinstance(args[0], (tuple, list)) or not hasattr(args[0], "__index__")):
+        seq = args[0]
+    cdef Py_ssize_t n = len(seq)
+    if n > MAX_DIM:
+        raise RuntimeError(f"{op}(): ember supports at most {MAX_DIM} dimensions, got {n}")
+    cdef Py_ssize_t i
+    for i in range(n):
+        s = seq[i]
+        if type(s) is int:                  # the common case, without a method call
+            out[i] = s
+        elif isinstance(s, float) or not hasattr(s, "__index__"):
+            raise TypeError(f"{op}(): argument 'size' must be tuple of ints, but found "
+                            f"element of type {type(s).__name__} at pos {i}")
+        else:
+            out[i] = s.__index__()
+    return <int>n
+
+
+cdef TensorBase as_tensor_arg(object x, str op, str arg):
+    if not isinstance(x, TensorBase):           # the message is built only on failure
+        from ember.core._errors import _arg_type_message
+        raise TypeError(_arg_type_message(x, op, arg))
+    return <TensorBase>x
+
+
+cdef int same_device(str op, TensorBase a, TensorBase b) except -1:
+    if a._device != b._device:
+        raise RuntimeError(f"{op}(): Expected all tensors to be on the same device, but found "
+                           f"at least two devices, {a._device} and {b._device}!")
+    return 0
