@@ -20,9 +20,9 @@ from setuptools import Extension, setup
 HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = os.cpu_count() or 1
 # largest first, so that the parallel build starts the longest compiles at once
-CORE_MODULES = ["_tensor", "_autograd", "_math", "_indexing", "_views", "_conv_pool",
-                "_norm_loss", "_reduce", "_joining", "_random", "_dispatch", "_device", "_fused",
-                "_fallback", "_dtype", "_state"]
+CORE_MODULES = ["_tensor", "_autograd", "_math", "_indexing", "_conv_pool", "_factories",
+                "_views", "_norm_loss", "_reduce", "_joining", "_random", "_dispatch", "_device",
+                "_fused", "_fallback", "_dtype", "_state"]
 
 
 def staged_include():

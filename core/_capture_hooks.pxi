@@ -25,6 +25,13 @@ cdef inline bint capturing() noexcept:
         (_state.tls_included() & ~_state.tls_excluded() & PYTHON_MODE_BIT) != 0
 
 
+cdef object captured_factory(str kind, tuple args):
+    """The capture's tensor for a factory call, or None (no capture live, or it declines)."""
+    if capturing():
+        return _capture_hooks.factory(kind, *args)
+    return None
+
+
 cdef int report_data_read(TensorBase t, str what) except -1:
     if capturing():
         _capture_hooks.data_read(t, what)

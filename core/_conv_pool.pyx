@@ -10,7 +10,7 @@ from ember.core._tensor cimport (
     is_grad_enabled_c, numpy, operand, raise_kernel_error, same_device, st_name)
 
 from ember.core._math import where
-from ember.core._tensor import full, tensor, zeros
+from ember.core._factories import full, tensor, zeros
 
 include "_conv.pxi"
 include "_pool.pxi"

@@ -1,57 +1,5 @@
 # Factory functions: tensor, empty, zeros, ones, full, arange, rand, randn and *_like.
 
-cdef object _np = None
-
-
-cdef object numpy():
-    global _np
-    if _np is None:
-        import numpy as np
-        _np = np
-    return _np
-
-
-# Sizes that are not plain ints (ember.SymInt) go to this hook, which makes a fake tensor
-# (ember._subclasses.fake_tensor sets it when symbolic shapes are first used); None until
-# then, so eager factories pay nothing.
-cdef object _symbolic_factory = None
-
-
-def _set_symbolic_factory(fn):
-    global _symbolic_factory
-    _symbolic_factory = fn
-
-
-cdef bint plain_sizes(tuple size):
-    cdef object seq = size
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        seq = size[0]
-    for s in seq:
-        if type(s) is not int:
-            return False
-    return True
-
-
-cdef TensorBase new_empty(tuple size, object dt, object dev, str op):
-    if capturing():
-        r = _capture_hooks.factory("empty", size, dt, dev, op)
-        if r is not None:
-            return r
-    if _symbolic_factory is not None and not plain_sizes(size):
-        r = _symbolic_factory(size, dt, dev, op)
-        if r is not None:
-            return r
-    cdef int64_t sizes[MAX_DIM]
-    cdef int nd = parse_shape(size, sizes, op)
-    cdef int i
-    for i in range(nd):
-        if sizes[i] < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {sizes[i]}: "
-                               f"{[sizes[j] for j in range(nd)]}")
-    cdef dtype d = <dtype>_state.default_dtype() if dt is None else as_dtype(dt, op, "dtype")
-    return empty_c(nd, sizes, d, as_device(dev))
-
-
 cdef TensorBase uninitialized(TensorBase t):
     """What empty() hands out: with deterministic algorithms on, its memory filled (NaN, or
     the dtype's largest value) as PyTorch's fill_uninitialized_memory does."""
@@ -109,44 +57,6 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return with_grad(t, requires_grad)
 
 
-cdef TensorBase batched_like(TensorBase like, tuple size, object dt, object dev, str op):
-    """An uninitialised tensor of ``size`` with every vmap batch level of ``like`` (a
-    wrapper): what new_empty / *_like give inside vmap, as functorch's rules do, so that
-    per-sample values can be written into it."""
-    if like._bt is None:
-        return new_empty(size, like._dtype if dt is None else dt,
-                         like._device if dev is None else dev, op)
-    cdef TensorBase v = <TensorBase>like._bt.value
-    return _make_batched(batched_like(v, (v._sizes[0],) + parse_size(size), dt, dev, op),
-                         like._bt.level)
-
-
-cdef TensorBase new_like(object input, object dt, object dev, str op,
-                         object memory_format=None):
-    """An uninitialised tensor shaped like ``input`` (its dtype/device unless given), laid out
-    as ``memory_format`` says (preserve_format by default, as PyTorch); batched like a vmap
-    wrapper ``input``."""
-    cdef TensorBase a = as_tensor_arg(input, op, "input")
-    if a._bt is not None:
-        return batched_like(a, (a.shape,), dt, dev, op)
-    cdef TensorBase t = new_empty((a.shape,), a._dtype if dt is None else dt,
-                                  a._device if dev is None else dev, op)
-    if memory_format is None and a.contiguous_c() and a.numel_c():
-        return t
-    from ember.core import memory_format as _mf
-    return restrided(t, _mf.strides_for(a, memory_format, op))
-
-
-cdef TensorBase restrided(TensorBase t, object strides):
-    """The fresh contiguous t relaid with ``strides``: dense strides that permute its
-    contiguous layout (a memory format's), so the storage it has fits them."""
-    cdef int i
-    if strides is not None:
-        for i in range(t._ndim):
-            t._strides[i] = strides[i]
-    return t
-
-
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """An uninitialised tensor shaped like ``input``."""
     return with_grad(uninitialized(new_like(input, dtype, device, "empty_like", memory_format)),
@@ -173,15 +83,6 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     cdef TensorBase t = new_like(input, dtype, device, "full_like", memory_format)
     fill_c(t, fill_value)
     return with_grad(t, requires_grad)
-
-
-# Inside vmap (the VmapMode key on for the thread) a random factory asks ember.func what
-# vmap's `randomness` makes of it: an error, one draw for the batch, or one per sample.
-cdef tuple parse_size(tuple size):
-    """A factory's sizes, given as varargs or as one sequence."""
-    if len(size) == 1 and not isinstance(size[0], int):
-        return tuple(size[0])
-    return size
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
@@ -219,10 +120,9 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 cdef TensorBase from_host_array(object arr, dtype dt, device dev):
     """A new tensor on `dev` with dtype `dt` holding the NumPy array `arr` (copied)."""
-    if capturing():
-        r = _capture_hooks.factory("from_host", arr, dt, dev)
-        if r is not None:
-            return r
+    r = captured_factory("from_host", (arr, dt, dev))
+    if r is not None:
+        return r
     np = numpy()
     host_dt = dt if dt.np_dtype is not None else _dtypes.float32   # bfloat16: via float32
     a = np.asarray(arr, dtype=host_dt.np_dtype, order="C")      # keeps 0-d arrays 0-d

@@ -6,10 +6,10 @@ parallel.
 include "_core_cimports.pxi"
 
 from ember.core._math cimport where_c
+from ember.core._factories cimport complex_index_views, from_host_array, host_array, item_c
 from ember.core._tensor cimport (
-    TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, clone_c,
-    complex_index_views, copy_into, derive, empty_c, from_host_array, host_array, init_ctx,
-    item_c, make_view, numpy, prepare_out, raise_kernel_error, reduce_op,
+    TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, clone_c, copy_into,
+    derive, empty_c, init_ctx, make_view, numpy, prepare_out, raise_kernel_error, reduce_op,
     refuse_limited_named, result_type2, routed, routed2, run_copy, same_device, st_name,
     to_c, unary_op, wrap_dim, zeros_for)
 from ember.core._views cimport (
@@ -17,7 +17,7 @@ from ember.core._views cimport (
 
 from ember.core._math import nonzero, where
 from ember.core._random import rand
-from ember.core._tensor import full, ones_like, tensor, zeros
+from ember.core._factories import full, ones_like, tensor, zeros
 
 # the ops these formulas run (the registry's, looked up once)
 cdef Op op_add = get_op("add")

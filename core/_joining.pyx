@@ -10,7 +10,7 @@ from ember.core._tensor cimport (
     op_copy, refuse_inference_write, run_copy, storage_nbytes, wrap_dim)
 from ember.core._views cimport narrow_c, select_c, unsqueeze_c
 
-from ember.core._tensor import zeros
+from ember.core._factories import zeros
 
 include "_joining.pxi"
 include "_storage_access.pxi"

@@ -11,7 +11,7 @@ from ember.core._tensor cimport (
     raise_kernel_error, same_device, st_name)
 
 from ember.core._math import where
-from ember.core._tensor import empty, zeros
+from ember.core._factories import empty, zeros
 
 include "_norm.pxi"
 include "_nll.pxi"

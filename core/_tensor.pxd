@@ -74,6 +74,7 @@ cdef TensorBase empty_c(int ndim, const int64_t* sizes, dtype dt, device dev)
 cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
                           const int64_t* strides, int64_t offset)
 cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1
+cdef int raise_sync_error(int rc, ember_ctx* ctx) except -1
 cdef TensorBase detach_c(TensorBase t, bint share_version)
 cdef object sum_to(TensorBase g, object shape)
 
@@ -126,8 +127,11 @@ cdef void derive(Op op, object formula, object entry, int save)
 cdef TensorBase with_grad(TensorBase t, object requires_grad)
 # _capture_hooks.pxi
 cdef int report_side_effect(str what) except -1
+cdef int report_data_read(TensorBase t, str what) except -1
+cdef object captured_factory(str kind, tuple args)
 # _storage.pxi, _tensor_alloc.pxi
 cdef Storage allocate(Backend b, device dev, int64_t nbytes)
+cdef Storage foreign_storage(Backend b, device dev, char* data, int64_t nbytes, object owner)
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept
 cdef int64_t storage_nbytes(int ndim, const int64_t* sizes, int64_t* strides,
                             int itemsize) except -1
@@ -156,6 +160,9 @@ cdef inline bint is_scalar(object x):
 
 cdef str st_name(dtype d)
 cdef dtype result_type2(object a, object b, str op)
+cdef dtype scalar_dtype(object x, str op)
+cdef dtype default_complex_dtype()
+cdef object read_scalar(const char* p, int code)
 cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf* buf,
                       int code) noexcept
 cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
@@ -194,24 +201,15 @@ cdef int run_copy(TensorBase dst, TensorBase src) except -1
 cdef TensorBase clone_c(TensorBase t)
 cdef TensorBase contiguous_copy(TensorBase t)
 cdef int fill_c(TensorBase dst, object value) except -1
+cdef int kernel_fill(TensorBase dst, object value) except -1
 cdef object to_c(TensorBase t, object dev, object dt, bint copy)
-# _factories.pxi
+# _tensor_alloc.pxi: what the factories allocate through
 cdef object numpy()
 cdef TensorBase new_empty(tuple size, object dt, object dev, str op)
 cdef TensorBase restrided(TensorBase t, object strides)
 cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=*)
 cdef tuple parse_size(tuple size)
-cdef TensorBase from_host_array(object arr, dtype dt, device dev)
-# _interop.pxi
-cdef object host_array(TensorBase t)
-cdef object item_c(TensorBase t)
-# _complex.pxi
-cdef object complex_ops()
-cdef int complex_where_views(dtype rt, ember_view* vo, ember_view* vc, ember_view* va,
-                             ember_view* vb) except -1
-cdef int complex_index_views(int code, TensorBase out, TensorBase a, str op, ember_view* vo,
-                             ember_view* va, ember_view* vi) except -1
 
 
 # --- hooks: the op modules' functions this module calls at the C level.  Each op module sets
@@ -237,3 +235,11 @@ cdef TensorBase (*as_strided_c)(TensorBase t, object size, object stride,
                                 object storage_offset)
 cdef object (*getitem)(TensorBase t, object index)
 cdef object (*setitem)(TensorBase t, object index, object value)
+# core/_factories.pyx: a tensor's values on the host, and complex dtypes' paths
+cdef TensorBase (*one_element)(TensorBase t, str what)
+cdef object (*item_c)(TensorBase t)
+cdef object (*host_array)(TensorBase t)
+cdef object (*numpy_view)(TensorBase t, bint force)
+cdef object (*complex_ops)()
+cdef int (*complex_copy)(TensorBase dst, TensorBase src) except -1
+cdef int (*complex_fill)(TensorBase dst, object value) except -1

@@ -651,13 +651,15 @@ include "_promotion.pxi"
 include "_limited.pxi"
 include "_elementwise.pxi"
 include "_copy.pxi"
-include "_factories.pxi"
-include "_interop.pxi"
-include "_complex.pxi"
 
 # The op modules split from this one cimport it, so they load last; their public names are
 # this module's too (ember.core._tensor is where the rest of ember finds every op).
-# The view ops first: they set this module's hooks, and advanced indexing loads after them.
+# The factories first (every op module makes tensors with them), then the view ops (advanced
+# indexing loads after them).
+from ember.core._factories import (
+    arange, _Capsule, _complex_out, empty, empty_like, from_dlpack, _from_host, from_numpy,
+    full, full_like, _imag, ones, ones_like, _real, _rebuild_tensor, _result_out, tensor,
+    _to_host, view_as_complex, view_as_real, zeros, zeros_like)
 from ember.core._views import (
     as_strided, clone, _d_as_strided, _d_diagonal, _d_narrow, _d_permute, _d_select,
     diagonal, flatten, is_floating_point, is_tensor, movedim, narrow, numel, permute,
@@ -708,5 +710,7 @@ from ember.core._random import (
 if (reduce_op == NULL or view_c == NULL or view_dtype_c == NULL or reshape_c == NULL
         or expand_c == NULL or permute_c == NULL or transpose_c == NULL or squeeze_c == NULL
         or unsqueeze_c == NULL or narrow_c == NULL or select_c == NULL or diagonal_c == NULL
-        or as_strided_c == NULL or getitem == NULL or setitem == NULL):
+        or as_strided_c == NULL or getitem == NULL or setitem == NULL or one_element == NULL
+        or item_c == NULL or host_array == NULL or numpy_view == NULL or complex_ops == NULL
+        or complex_copy == NULL or complex_fill == NULL):
     raise ImportError("ember.core._tensor: an op module did not set its hooks")
