@@ -76,7 +76,8 @@ def _default(value):
 
 
 def _params(fn, is_method):
-    """The stub's parameter list for fn, or None when Python reports no signature."""
+    """The stub's parameter list for fn (a method's starting with self), or None when Python
+    reports no signature."""
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -104,7 +105,7 @@ def _params(fn, is_method):
             suffix = ""
         text = f"{p.name}: Any" + ("" if p.default is p.empty else f" = {_default(p.default)}")
         out.append(text + suffix)
-    if not out or out[0] != "self":
+    if is_method and (not out or out[0] != "self"):
         out.insert(0, "self")
     return out
 
@@ -161,9 +162,9 @@ def render():
                       if not p.startswith("out:")]
             params = params[:-1] if params[-1] == "*" else params
         if params is None:
-            params = ["self", "*args: Any", "**kwargs: Any"]
+            params = ["*args: Any", "**kwargs: Any"] if is_static else \
+                ["self", "*args: Any", "**kwargs: Any"]
         if is_static:
-            params = params[1:]
             lines.append("    @staticmethod")
         ignore = ""
         if name in _TENSOR_VALUED and name.startswith("__") and name not in _UNARY_DUNDERS \
