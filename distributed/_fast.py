@@ -9,10 +9,15 @@ checks the signatures and reduces the rows straight into the tensor's memory: a 
 microseconds of Python instead of a Work and its phases.  A payload too large to ride in
 the slot runs the general path's two steps the same way: the slot (signature only), then
 MPI's in-place all-reduce on the tensor's memory.  Anything else (async_op, a busy group,
-another device, a strided, half or empty tensor) takes the general path."""
+another device, a strided, half or empty tensor) takes the general path.
+
+Where it builds (_native.py), an all_reduce riding in the slot runs in C from the copy into
+the slot to the combined rows (_fast_mpi.c): the same protocol, bytes and rounding, without
+the Python between MPI's calls.  A wait past a few polls, a mismatch or a (dtype, op) it does
+not combine come back here."""
 import numpy as np
 
-from . import _mpi
+from . import _mpi, _native
 from ._buffers import average, check_reduce, combine_rows, local_ufunc, reduce_array
 from ._launch import _SPINS, wait_inline
 from ._signature import HEADER, signature, verify
@@ -28,7 +33,8 @@ class _Plan:
     """One prepared collective on one group (see the module docstring)."""
 
     __slots__ = ("sig", "nbytes", "dtype", "np_dtype", "ufunc", "op", "table", "headers",
-                 "expected", "payload", "root", "root_row", "ptr", "memory", "out")
+                 "expected", "payload", "root", "root_row", "ptr", "memory", "out", "native",
+                 "native_args")
 
     def __init__(self, pg, sig, tensor, op=None, root=None):
         self.sig = sig
@@ -49,6 +55,15 @@ class _Plan:
                 self.root_row = memoryview(rows[root, HEADER:HEADER + n])
         self.ptr = None                 # the tensor memory last seen, and its views
         self.memory = self.out = None
+        # the C path's call and its fixed arguments (an all_reduce riding in the slot)
+        self.native = self.native_args = None
+        module = _native.get() if op is not None and self.payload is not None else None
+        if module is not None:
+            slot, rows = pg._fast_slot, pg._fast_rows
+            self.native = module.all_reduce
+            self.native_args = (pg._meta.py2f(), slot.ctypes.data, rows.ctypes.data,
+                                slot.nbytes, HEADER, sig.view(np.uint8).tobytes(), pg._size,
+                                n, _native_kind(tensor.dtype, op), _SPINS)
 
     def target(self, tensor):
         """The plan's tensor's memory, as an MPI buffer (``self.memory``) and as a NumPy
@@ -118,6 +133,44 @@ def _average(pg, plan):
         average(plan.out, len(plan.headers))
 
 
+# the C path's answers (_fast_mpi.c); a request still pending comes back as (its handle,)
+_DONE, _GATHERED, _MISMATCH = 0, 1, 2
+# the (dtype, op) pairs the C path combines itself: kind = dtype * 4 + op
+_NATIVE_DTYPES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3}
+_NATIVE_OPS = {ReduceOp.SUM: 0, ReduceOp.MAX: 1, ReduceOp.MIN: 2, ReduceOp.AVG: 3}
+
+
+def _native_kind(dtype, op):
+    d, o = _NATIVE_DTYPES.get(dtype.name), _NATIVE_OPS.get(op)
+    if d is None or o is None or (o == 3 and d >= 2):     # integer AVG truncates: NumPy's
+        return -1
+    return d * 4 + o
+
+
+def _combine(pg, plan):
+    combine_rows(plan.ufunc, plan.table, plan.out)
+    _average(pg, plan)
+
+
+def _check_and_combine(pg, plan):
+    _check(pg, plan)
+    _combine(pg, plan)
+
+
+def _native_all_reduce(pg, plan):
+    seq = pg._next_seq()
+    answer = plan.native(*plan.native_args, plan.ptr)
+    if answer == _DONE:
+        return
+    if answer.__class__ is tuple:        # still pending: the group's timeout and blame apply
+        request = _mpi.mpi().Request.f2py(answer[0])
+        wait_inline(pg, "all_reduce", seq, [request], lambda: _check_and_combine(pg, plan))
+    elif answer == _MISMATCH:
+        verify(pg, plan.sig, pg._fast_rows)
+    else:
+        _combine(pg, plan)
+
+
 def all_reduce(pg, tensor, op):
     """all_reduce of ``tensor`` on ``pg`` if the fast path takes it (True), else False.
     The reduction's dtype check runs when the plan is made: a plan exists only for a
@@ -129,12 +182,14 @@ def all_reduce(pg, tensor, op):
     plan = _plan(pg, ("all_reduce", tensor.dtype, tensor.shape, op), tensor, make)
     if plan is None:
         return False
+    if plan.native is not None:
+        _native_all_reduce(pg, plan)
+        return True
     if plan.payload is not None:
         plan.payload[:] = plan.memory
     seq = _exchange(pg, "all_reduce", plan)
     if plan.payload is not None:
-        combine_rows(plan.ufunc, plan.table, plan.out)
-        _average(pg, plan)
+        _combine(pg, plan)
     else:
         buf, mpi_op = reduce_array(plan.out, plan.dtype, op)
         _wait(pg, "all_reduce", seq, pg._data.Iallreduce(_mpi.mpi().IN_PLACE, buf, mpi_op),

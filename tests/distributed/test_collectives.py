@@ -12,7 +12,8 @@ OTHERS = ["staging.strided_views", "staging.reference_device",
           "async.poll_until_complete", "async.mismatch_raised_by_wait",
           "mismatch.shape_dtype_op", "protocol.small_and_large_sync_and_async",
           "protocol.blocking_behind_async_and_mismatched_paths",
-          "protocol.fast_and_general_paths_meet", "errors.arguments", "api.world",
+          "protocol.fast_and_general_paths_meet", "protocol.native_path_has_numpys_bits",
+          "errors.arguments", "api.world",
           "sampler.default_group", "lifecycle.destroy_and_init_again"]
 
 
