@@ -11,10 +11,10 @@ the slot runs the general path's two steps the same way: the slot (signature onl
 MPI's in-place all-reduce on the tensor's memory.  Anything else (async_op, a busy group,
 another device, a strided, half or empty tensor) takes the general path.
 
-Where it builds (_native.py), an all_reduce riding in the slot runs in C from the copy into
-the slot to the combined rows (_fast_mpi.c): the same protocol, bytes and rounding, without
-the Python between MPI's calls.  A wait past a few polls, a mismatch or a (dtype, op) it does
-not combine come back here."""
+Where it builds (_native.py), an all_reduce runs in C (_fast_mpi.c) from the copy into the
+slot to the combined rows, or to MPI's all-reduce past the slot: the same protocol, bytes and
+rounding, without the Python between MPI's calls.  A wait past a few polls, a mismatch or a
+(dtype, op) it does not combine come back here."""
 import numpy as np
 
 from . import _mpi, _native
@@ -55,15 +55,22 @@ class _Plan:
                 self.root_row = memoryview(rows[root, HEADER:HEADER + n])
         self.ptr = None                 # the tensor memory last seen, and its views
         self.memory = self.out = None
-        # the C path's call and its fixed arguments (an all_reduce riding in the slot)
+        # the C path's call and its fixed arguments (an all_reduce)
         self.native = self.native_args = None
-        module = _native.get() if op is not None and self.payload is not None else None
+        module = _native.get() if op is not None else None
         if module is not None:
             slot, rows = pg._fast_slot, pg._fast_rows
-            self.native = module.all_reduce
-            self.native_args = (pg._meta.py2f(), slot.ctypes.data, rows.ctypes.data,
-                                slot.nbytes, HEADER, sig.view(np.uint8).tobytes(), pg._size,
-                                n, _native_kind(tensor.dtype, op), _SPINS)
+            args = (pg._meta.py2f(), slot.ctypes.data, rows.ctypes.data, slot.nbytes, HEADER,
+                    sig.view(np.uint8).tobytes(), pg._size, _SPINS)
+            if self.payload is not None:
+                self.native = module.all_reduce
+                self.native_args = args + (n, _native_kind(tensor.dtype, op))
+            else:
+                (_, mpi_type), mpi_op = reduce_array(np.empty(0, self.np_dtype), tensor.dtype,
+                                                     op)
+                self.native = module.all_reduce_large
+                self.native_args = args + (pg._data.py2f(), tensor.numel(), mpi_type.py2f(),
+                                           mpi_op.py2f())
 
     def target(self, tensor):
         """The plan's tensor's memory, as an MPI buffer (``self.memory``) and as a NumPy
@@ -133,7 +140,7 @@ def _average(pg, plan):
         average(plan.out, len(plan.headers))
 
 
-# the C path's answers (_fast_mpi.c); a request still pending comes back as (its handle,)
+# the C path's answers (_fast_mpi.c); a request still pending comes back as (phase, handle)
 _DONE, _GATHERED, _MISMATCH = 0, 1, 2
 # the (dtype, op) pairs the C path combines itself: kind = dtype * 4 + op
 _NATIVE_DTYPES = {"float32": 0, "float64": 1, "int32": 2, "int64": 3}
@@ -157,18 +164,33 @@ def _check_and_combine(pg, plan):
     _combine(pg, plan)
 
 
+def _reduce_in_place(pg, seq, plan):
+    """The second step past the slot: MPI's in-place all-reduce on the tensor's memory."""
+    buf, mpi_op = reduce_array(plan.out, plan.dtype, plan.op)
+    _wait(pg, "all_reduce", seq, pg._data.Iallreduce(_mpi.mpi().IN_PLACE, buf, mpi_op),
+          _average, plan)
+
+
 def _native_all_reduce(pg, plan):
     seq = pg._next_seq()
     answer = plan.native(*plan.native_args, plan.ptr)
     if answer == _DONE:
-        return
-    if answer.__class__ is tuple:        # still pending: the group's timeout and blame apply
-        request = _mpi.mpi().Request.f2py(answer[0])
-        wait_inline(pg, "all_reduce", seq, [request], lambda: _check_and_combine(pg, plan))
+        if plan.payload is None:
+            _average(pg, plan)
+    elif answer == _GATHERED:
+        _combine(pg, plan)
     elif answer == _MISMATCH:
         verify(pg, plan.sig, pg._fast_rows)
-    else:
-        _combine(pg, plan)
+    else:                                # still pending: the group's timeout and blame apply
+        phase, handle = answer
+        request = [_mpi.mpi().Request.f2py(handle)]
+        if plan.payload is not None:
+            wait_inline(pg, "all_reduce", seq, request, lambda: _check_and_combine(pg, plan))
+        elif phase == 0:
+            wait_inline(pg, "all_reduce", seq, request, lambda: _check(pg, plan))
+            _reduce_in_place(pg, seq, plan)
+        else:
+            wait_inline(pg, "all_reduce", seq, request, lambda: _average(pg, plan))
 
 
 def all_reduce(pg, tensor, op):
@@ -191,9 +213,7 @@ def all_reduce(pg, tensor, op):
     if plan.payload is not None:
         _combine(pg, plan)
     else:
-        buf, mpi_op = reduce_array(plan.out, plan.dtype, op)
-        _wait(pg, "all_reduce", seq, pg._data.Iallreduce(_mpi.mpi().IN_PLACE, buf, mpi_op),
-              _average, plan)
+        _reduce_in_place(pg, seq, plan)
     return True
 
 

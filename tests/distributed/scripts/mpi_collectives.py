@@ -208,42 +208,44 @@ def _():
 
 @check("protocol.native_path_has_numpys_bits")
 def _():
-    # the small all_reduce's C path (distributed/_fast_mpi.c, built here against the mpich
-    # wheel) against NumPy's rank-order combination, bit for bit: rounding of float sums,
-    # NaN in MAX/MIN, AVG's division, wrapping integer sums; and the (dtype, op) pairs it
-    # leaves to Python (products, bytes, bool) on the same protocol
+    # the all_reduce's C path (distributed/_fast_mpi.c, built here against the mpich wheel)
+    # against NumPy's rank-order combination, bit for bit: rounding of float sums, NaN in
+    # MAX/MIN, AVG's division, wrapping integer sums; the (dtype, op) pairs it leaves to
+    # Python (products, bytes, bool); payloads in the slot and past it (MPI's all-reduce)
     from ember.distributed import _native
     assert _native.get() is not None, "the C path did not build"
     rng = [np.random.default_rng(100 + r) for r in range(W)]
-    for name in ("float32", "float64", "int32", "int64", "uint8", "bool"):
-        for op in ("SUM", "AVG", "MAX", "MIN", "PRODUCT"):
-            if op == "AVG" and name in ("uint8", "bool"):
-                continue
-            rows = []
-            for r in range(W):
-                x = rng[r].standard_normal(37) * 1e3
-                if name == "bool":
-                    x = x > 0
-                elif name.startswith(("int", "uint")):
-                    x = (x * 1e6).astype(np.int64).astype(name)   # sums wrap
-                else:
-                    x = x.astype(name)
-                    x[r] = np.nan                                 # a NaN per rank
-                rows.append(x)
-            t = ember.from_numpy(rows[R].copy())
-            dist.all_reduce(t, op=getattr(RO, op))
-            ufunc = {"SUM": np.add, "AVG": np.add, "MAX": np.maximum, "MIN": np.minimum,
-                     "PRODUCT": np.multiply}[op]
+    for n, name, op in [(n, name, op) for n in (37, 3000)     # in the slot, and past it
+                    for name in ("float32", "float64", "int32", "int64", "uint8", "bool")
+                    for op in ("SUM", "AVG", "MAX", "MIN", "PRODUCT")]:
+        if op == "AVG" and name in ("uint8", "bool"):
+            continue
+        rows = []
+        for r in range(W):
+            x = rng[r].standard_normal(n) * 1e3
             if name == "bool":
-                ufunc = {"SUM": np.maximum, "PRODUCT": np.minimum}.get(op, ufunc)
-            with np.errstate(all="ignore"):
-                want = rows[0].copy()
-                for r in range(1, W):
-                    want = ufunc(want, rows[r])
-                if op == "AVG":
-                    want = want / np.array(W, dtype=want.dtype) if want.dtype.kind == "f" \
-                        else np.sign(want) * (np.abs(want) // W)
-            assert t.numpy().tobytes() == want.astype(name).tobytes(), (name, op)
+                x = x > 0
+            elif name.startswith(("int", "uint")):
+                x = (x * 1e6).astype(np.int64).astype(name)   # sums wrap
+            else:
+                x = x.astype(name)
+                if n < 100:         # a NaN per rank (past the slot MPI's MAX decides)
+                    x[r] = np.nan
+            rows.append(x)
+        t = ember.from_numpy(rows[R].copy())
+        dist.all_reduce(t, op=getattr(RO, op))
+        ufunc = {"SUM": np.add, "AVG": np.add, "MAX": np.maximum, "MIN": np.minimum,
+                 "PRODUCT": np.multiply}[op]
+        if name == "bool":
+            ufunc = {"SUM": np.maximum, "PRODUCT": np.minimum}.get(op, ufunc)
+        with np.errstate(all="ignore"):
+            want = rows[0].copy()
+            for r in range(1, W):
+                want = ufunc(want, rows[r])
+            if op == "AVG":
+                want = want / np.array(W, dtype=want.dtype) if want.dtype.kind == "f" \
+                    else np.sign(want) * (np.abs(want) // W)
+        assert t.numpy().tobytes() == want.astype(name).tobytes(), (name, op)
 
 
 @check("staging.reference_device")
