@@ -9,9 +9,10 @@ from ember.core._math cimport where_c
 from ember.core._factories cimport complex_index_views, from_host_array, host_array, item_c
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, clone_c, copy_into,
-    derive, empty_c, init_ctx, make_view, numpy, prepare_out, raise_kernel_error, reduce_op,
-    refuse_limited_named, result_type2, routed, routed2, run_copy, same_device, st_name,
-    to_c, unary_op, wrap_dim, zeros_for)
+    derive, empty_c, init_ctx, make_view, numpy, op_add, op_amin, op_div, op_eq,
+    op_floor_divide, op_gt, op_mul, op_neg, op_sum, prepare_out, raise_kernel_error,
+    reduce_op, refuse_limited_named, result_type2, routed, routed2, run_copy, same_device,
+    st_name, to_c, unary_op, wrap_dim, zeros_for)
 from ember.core._views cimport (
     expand_c, has_advanced, index_view, is_array, permute_c, reshape_c, unsqueeze_c)
 
@@ -19,16 +20,6 @@ from ember.core._math import nonzero, where
 from ember.core._random import rand
 from ember.core._factories import full, ones_like, tensor, zeros
 
-# the ops these formulas run (the registry's, looked up once)
-cdef Op op_add = get_op("add")
-cdef Op op_amin = get_op("amin")
-cdef Op op_div = get_op("div")
-cdef Op op_eq = get_op("eq")
-cdef Op op_floor_divide = get_op("floor_divide")
-cdef Op op_gt = get_op("gt")
-cdef Op op_mul = get_op("mul")
-cdef Op op_neg = get_op("neg")
-cdef Op op_sum = get_op("sum")
 
 include "_indexing.pxi"
 include "_advindex.pxi"

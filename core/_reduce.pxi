@@ -2,13 +2,8 @@
 # backend's `reduce` primitive folds the trailing ones.
 
 # (their Ops, from the op table's REDUCE and SCAN rows, are made in _elementwise.pxi)
-cdef Op op_sum = get_op("sum")
-cdef Op op_prod = get_op("prod")
-cdef Op op_amax = get_op("amax")
-cdef Op op_amin = get_op("amin")
 cdef Op op_argmax = get_op("argmax")
 cdef Op op_argmin = get_op("argmin")
-cdef Op op_mean = get_op("mean")
 
 
 cdef int reduce_mask(TensorBase a, object dim, bint* mask, str op) except -1:

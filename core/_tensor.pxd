@@ -177,7 +177,11 @@ cdef TensorBase as_tensor_arg(object x, str op, str arg)
 cdef int same_device(str op, TensorBase a, TensorBase b) except -1
 cdef int wrap_dim(object dim, int ndim, str op) except -100
 cdef int parse_shape(tuple args, int64_t* out, str op) except -1
-# _elementwise.pxi
+# _elementwise.pxi: the ops the Tensor's operators and methods call, which the op modules
+# cimport rather than look up again
+cdef Op op_add, op_sub, op_mul, op_div, op_neg, op_exp, op_relu, op_abs, op_pow
+cdef Op op_floor_divide, op_remainder, op_trunc, op_eq, op_ne, op_lt, op_le, op_gt, op_ge
+cdef Op op_logical_and, op_logical_xor, op_sum, op_prod, op_amax, op_amin, op_mean
 cdef TensorBase cast_to(TensorBase t, dtype dt)
 cdef TensorBase operand(object t, dtype ct)
 cdef object binary_op(Op op, object a, object b, object alpha, object out)

@@ -176,17 +176,22 @@ def render():
     return "\n".join(lines) + "\n"
 
 
-def main(argv):
-    text = render()
+def write_or_check(path, text, argv, command):
+    """Write a generated stub's ``text`` to ``path``; with ``--check`` in ``argv``, write
+    nothing and return 1 if the file differs (``command`` regenerates it)."""
     if "--check" in argv:
-        with open(STUB) as f:
+        with open(path) as f:
             if f.read() != text:
-                print(f"{STUB} is stale: run python -m ember.core.tensor_stub")
+                print(f"{path} is stale: run {command}")
                 return 1
         return 0
-    with open(STUB, "w") as f:
+    with open(path, "w") as f:
         f.write(text)
     return 0
+
+
+def main(argv):
+    return write_or_check(STUB, render(), argv, "python -m ember.core.tensor_stub")
 
 
 if __name__ == "__main__":

@@ -113,16 +113,8 @@ def render():
 
 
 def main(argv):
-    text = render()
-    if "--check" in argv:
-        with open(STUB) as f:
-            if f.read() != text:
-                print(f"{STUB} is stale: run python -m ember._facade_stub")
-                return 1
-        return 0
-    with open(STUB, "w") as f:
-        f.write(text)
-    return 0
+    from ember.core.tensor_stub import write_or_check
+    return write_or_check(STUB, render(), argv, "python -m ember._facade_stub")
 
 
 if __name__ == "__main__":
