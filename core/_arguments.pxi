@@ -56,11 +56,10 @@ cdef int parse_shape(tuple args, int64_t* out, str op) except -1:
     return <int>n
 
 
-cdef TensorBase as_tensor_arg(object x, str op, str arg):
-    if not isinstance(x, TensorBase):           # the message is built only on failure
-        from ember.core._errors import _arg_type_message
-        raise TypeError(_arg_type_message(x, op, arg))
-    return <TensorBase>x
+cdef TensorBase not_a_tensor(object x, str op, str arg):
+    """as_tensor_arg's refusal (_tensor.pxd): the message is built only on failure."""
+    from ember.core._errors import _arg_type_message
+    raise TypeError(_arg_type_message(x, op, arg))
 
 
 cdef int same_device(str op, TensorBase a, TensorBase b) except -1:

@@ -106,10 +106,8 @@ cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* 
     v.ndim = nd
 
 
-cdef TensorBase cast_to(TensorBase t, dtype dt):
-    """t itself if it already has dtype dt, else a contiguous converted copy."""
-    if t._dtype is dt:
-        return t
+cdef TensorBase cast_copy(TensorBase t, dtype dt):
+    """cast_to's copy (_tensor.pxd): a contiguous converted copy of t."""
     cdef TensorBase r = empty_c(t._ndim, t._sizes, dt, t._device)
     run_copy(r, t)
     return r
@@ -202,11 +200,10 @@ cdef void byte_range(TensorBase t, int64_t* lo, int64_t* hi) noexcept:
     hi[0] = (end + 1) * t._dtype.itemsize
 
 
-cdef TensorBase prepare_out(object out, int nd, const int64_t* sizes, dtype dt,
+cdef TensorBase checked_out(object out, int nd, const int64_t* sizes, dtype dt,
                             device dev, str op):
-    """A fresh result, or `out` checked (device, castable dtype) and resized if needed."""
-    if out is None:
-        return empty_c(nd, sizes, dt, dev)
+    """prepare_out's `out` (_tensor.pxd): checked (device, castable dtype), resized if
+    needed."""
     cdef TensorBase o = as_tensor_arg(out, op, "out")
     if o._device != dev:
         raise RuntimeError(f"{op}: Expected out tensor to be on device {dev}, but got {o._device}")

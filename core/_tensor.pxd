@@ -173,7 +173,16 @@ cdef int refuse_limited(Op op, dtype dt) except -1
 cdef object zeros_for(object g, object shape)
 cdef int refuse_batched(TensorBase t, bint item) except -1
 # _arguments.pxi
-cdef TensorBase as_tensor_arg(object x, str op, str arg)
+cdef TensorBase not_a_tensor(object x, str op, str arg)
+
+
+cdef inline TensorBase as_tensor_arg(object x, str op, str arg):
+    """x as a tensor argument of `op`; TypeError with PyTorch's message otherwise."""
+    if isinstance(x, TensorBase):
+        return <TensorBase>x
+    return not_a_tensor(x, op, arg)
+
+
 cdef int same_device(str op, TensorBase a, TensorBase b) except -1
 cdef int wrap_dim(object dim, int ndim, str op) except -100
 cdef int parse_shape(tuple args, int64_t* out, str op) except -1
@@ -182,7 +191,14 @@ cdef int parse_shape(tuple args, int64_t* out, str op) except -1
 cdef Op op_add, op_sub, op_mul, op_div, op_neg, op_exp, op_relu, op_abs, op_pow
 cdef Op op_floor_divide, op_remainder, op_trunc, op_eq, op_ne, op_lt, op_le, op_gt, op_ge
 cdef Op op_logical_and, op_logical_xor, op_sum, op_prod, op_amax, op_amin, op_mean
-cdef TensorBase cast_to(TensorBase t, dtype dt)
+cdef TensorBase cast_copy(TensorBase t, dtype dt)
+
+
+cdef inline TensorBase cast_to(TensorBase t, dtype dt):
+    """t itself if it already has dtype dt, else a contiguous converted copy."""
+    return t if t._dtype is dt else cast_copy(t, dt)
+
+
 cdef TensorBase operand(object t, dtype ct)
 cdef object binary_op(Op op, object a, object b, object alpha, object out)
 cdef object unary_op(Op op, TensorBase a, object out)
@@ -196,8 +212,18 @@ cdef Op table_op(object d, int family, object rule)
 cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1
 cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) noexcept
 cdef object operator_op(Op op, object a, object b)
-cdef TensorBase prepare_out(object out, int nd, const int64_t* sizes, dtype dt,
+cdef TensorBase checked_out(object out, int nd, const int64_t* sizes, dtype dt,
                             device dev, str op)
+
+
+cdef inline TensorBase prepare_out(object out, int nd, const int64_t* sizes, dtype dt,
+                                   device dev, str op):
+    """A fresh result, or `out` checked (device, castable dtype) and resized if needed."""
+    if out is None:
+        return empty_c(nd, sizes, dt, dev)
+    return checked_out(out, nd, sizes, dt, dev, op)
+
+
 # _copy.pxi
 cdef Op op_copy
 cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1
