@@ -79,8 +79,9 @@ cdef TensorBase detach_c(TensorBase t, bint share_version)
 cdef object sum_to(TensorBase g, object shape)
 
 
-# --- what the op modules split from this one (core/_conv_pool.pyx, ...) call: cdef functions
-# of the .pxi files _tensor.pyx includes, and the inline helpers every kernel call uses
+# --- what the op modules split from this one (core/_views.pyx, core/_math.pyx, ...) call:
+# cdef functions of the .pxi files _tensor.pyx includes, and inline helpers (the common
+# case of a call inline, the rest out of line)
 
 cdef inline void init_ctx(ember_ctx* ctx, TensorBase on) noexcept:
     """A fresh kernel context for an op running on `on`'s device."""
@@ -109,7 +110,7 @@ cdef inline bint is_grad_enabled_c() noexcept:
 
 
 cdef inline object routed(Op op, TensorBase t):
-    """The kernel registered for this call's dispatch key, or None: run the core's view."""
+    """The kernel registered for this call's dispatch key, or None: run the core's own."""
     cdef int k = op.resolve(effective_keys(t._keys))
     return op._table[k] if (op._kernel_mask >> k) & 1 else None
 
