@@ -5,8 +5,8 @@ parallel.
 """
 include "_core_cimports.pxi"
 
-from ember.core._math cimport where_c
 from ember.core._factories cimport complex_index_views, from_host_array, host_array, item_c
+from ember.core._math cimport where_c
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, clone_c, copy_into,
     derive, empty_c, init_ctx, make_view, numpy, op_add, op_amin, op_div, op_eq,
@@ -16,9 +16,9 @@ from ember.core._tensor cimport (
 from ember.core._views cimport (
     expand_c, has_advanced, index_view, is_array, permute_c, reshape_c, unsqueeze_c)
 
+from ember.core._factories import full, ones_like, tensor, zeros
 from ember.core._math import nonzero, where
 from ember.core._random import rand
-from ember.core._factories import full, ones_like, tensor, zeros
 
 
 include "_indexing.pxi"

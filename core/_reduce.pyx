@@ -13,9 +13,9 @@ from ember.core._tensor cimport (
     refuse_limited, run_copy, st_name, table_op, wrap_dim)
 from ember.core._views cimport reshape_c
 
+from ember.core._factories import zeros
 from ember.core._indexing import scatter_add
 from ember.core._math import where
-from ember.core._factories import zeros
 from ember.core._tensor import _numpy_names
 from ember.core._views import movedim
 
