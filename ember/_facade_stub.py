@@ -80,7 +80,11 @@ def render():
     from ember import _lazy
     from ember.core import _tensor as _T
     from ember.core import tensor_stub as _ts
-    tensor_valued = set(_T.table_functions()) | _ts._TENSOR_VALUED | _TENSOR_VALUED
+    from ember.core._dispatch import all_ops
+    # the op table's functions, the ops whose schema returns one tensor, the known others
+    tensor_valued = set(_T.table_functions()) | _ts._TENSOR_VALUED | _TENSOR_VALUED | {
+        name for name, op in all_ops().items()
+        if (op.schema or "").rpartition("->")[2].strip() in ("Tensor", "Tensor(a)", "Tensor(a!)")}
     submodules = sorted(n for n in _lazy.SUBMODULES if not n.startswith("_"))
     facade, imports, body = _facade_imports(), {}, []
     for name in sorted(ember.__all__):
