@@ -11,10 +11,10 @@ the slot runs the general path's two steps the same way: the slot (signature onl
 MPI's in-place all-reduce on the tensor's memory.  Anything else (async_op, a busy group,
 another device, a strided, half or empty tensor) takes the general path.
 
-Where it builds (_native.py), an all_reduce runs in C (_fast_mpi.c) from the copy into the
-slot to the combined rows, or to MPI's all-reduce past the slot: the same protocol, bytes and
-rounding, without the Python between MPI's calls.  A wait past a few polls, a mismatch or a
-(dtype, op) it does not combine come back here."""
+Where it builds (_native.py), both run in C (_fast_mpi.c) from the copy into the slot to the
+combined rows or the root's row, or to MPI's all-reduce or broadcast past the slot: the same
+protocol, bytes and rounding, without the Python between MPI's calls.  A wait past a few
+polls, a mismatch or a (dtype, op) it does not combine come back here."""
 import numpy as np
 
 from . import _mpi, _native
@@ -55,14 +55,20 @@ class _Plan:
                 self.root_row = memoryview(rows[root, HEADER:HEADER + n])
         self.ptr = None                 # the tensor memory last seen, and its views
         self.memory = self.out = None
-        # the C path's call and its fixed arguments (an all_reduce)
+        # the C path's call and its fixed arguments
         self.native = self.native_args = None
-        module = _native.get() if op is not None else None
+        module = _native.get()
         if module is not None:
             slot, rows = pg._fast_slot, pg._fast_rows
             args = (pg._meta.py2f(), slot.ctypes.data, rows.ctypes.data, slot.nbytes, HEADER,
                     sig.view(np.uint8).tobytes(), pg._size, _SPINS)
-            if self.payload is not None:
+            if root is not None and self.payload is not None:
+                self.native = module.broadcast
+                self.native_args = args + (n, root, pg._rank == root)
+            elif root is not None:
+                self.native = module.broadcast_large
+                self.native_args = args + (pg._data.py2f(), n, root)
+            elif self.payload is not None:
                 self.native = module.all_reduce
                 self.native_args = args + (n, _native_kind(tensor.dtype, op))
             else:
@@ -159,11 +165,6 @@ def _combine(pg, plan):
     _average(pg, plan)
 
 
-def _check_and_combine(pg, plan):
-    _check(pg, plan)
-    _combine(pg, plan)
-
-
 def _reduce_in_place(pg, seq, plan):
     """The second step past the slot: MPI's in-place all-reduce on the tensor's memory."""
     buf, mpi_op = reduce_array(plan.out, plan.dtype, plan.op)
@@ -171,26 +172,35 @@ def _reduce_in_place(pg, seq, plan):
           _average, plan)
 
 
-def _native_all_reduce(pg, plan):
+def _checked(pg, plan, finish):
+    """The slot's rows checked, then ``finish`` (None: a Work takes no further phases)."""
+    _check(pg, plan)
+    finish(pg, plan)
+
+
+def _run_native(pg, fn, plan, finish, second_step):
+    """Run ``plan`` through the C path (_fast_mpi.c); what it hands back finishes here as on
+    the Python path: ``finish(pg, plan)`` once the data is in (the rows combined, the root's
+    row copied, the average taken), ``second_step(pg, seq, plan)`` past the slot."""
     seq = pg._next_seq()
     answer = plan.native(*plan.native_args, plan.ptr)
     if answer == _DONE:
         if plan.payload is None:
-            _average(pg, plan)
+            finish(pg, plan)
     elif answer == _GATHERED:
-        _combine(pg, plan)
+        finish(pg, plan)
     elif answer == _MISMATCH:
         verify(pg, plan.sig, pg._fast_rows)
     else:                                # still pending: the group's timeout and blame apply
         phase, handle = answer
         request = [_mpi.mpi().Request.f2py(handle)]
         if plan.payload is not None:
-            wait_inline(pg, "all_reduce", seq, request, lambda: _check_and_combine(pg, plan))
+            wait_inline(pg, fn, seq, request, lambda: _checked(pg, plan, finish))
         elif phase == 0:
-            wait_inline(pg, "all_reduce", seq, request, lambda: _check(pg, plan))
-            _reduce_in_place(pg, seq, plan)
+            wait_inline(pg, fn, seq, request, lambda: _check(pg, plan))
+            second_step(pg, seq, plan)
         else:
-            wait_inline(pg, "all_reduce", seq, request, lambda: _average(pg, plan))
+            wait_inline(pg, fn, seq, request, lambda: finish(pg, plan))
 
 
 def all_reduce(pg, tensor, op):
@@ -205,7 +215,8 @@ def all_reduce(pg, tensor, op):
     if plan is None:
         return False
     if plan.native is not None:
-        _native_all_reduce(pg, plan)
+        _run_native(pg, "all_reduce", plan, _average if plan.payload is None else _combine,
+                _reduce_in_place)
         return True
     if plan.payload is not None:
         plan.payload[:] = plan.memory
@@ -233,12 +244,21 @@ def broadcast(pg, tensor, root):
                                tensor, root=root))
     if plan is None:
         return False
+    if plan.native is not None:
+        _run_native(pg, "broadcast", plan, _nothing if plan.payload is None else _copy_root_row,
+                _broadcast_in_place)
+        return True
     if plan.payload is not None and pg._rank == root:
         plan.payload[:] = plan.memory
     seq = _exchange(pg, "broadcast", plan)
     if plan.payload is not None:
         _copy_root_row(pg, plan)
     else:
-        raw = [plan.out.view(np.uint8), _mpi.mpi().BYTE]
-        _wait(pg, "broadcast", seq, pg._data.Ibcast(raw, root), _nothing, plan)
+        _broadcast_in_place(pg, seq, plan)
     return True
+
+
+def _broadcast_in_place(pg, seq, plan):
+    """The second step past the slot: MPI's broadcast on the tensor's memory."""
+    raw = [plan.out.view(np.uint8), _mpi.mpi().BYTE]
+    _wait(pg, "broadcast", seq, pg._data.Ibcast(raw, plan.root), _nothing, plan)

@@ -1,7 +1,7 @@
-/* The prepared all_reduce of a contiguous CPU tensor (distributed/_fast.py) in C: the slot's
- * all-gather and its polls, the signature check, then the combination of the rank rows (a
- * payload riding in the slot) or MPI's in-place all-reduce (one past it), with no Python
- * between MPI calls.  Built on first use against the MPI library mpi4py loaded
+/* The prepared all_reduce and broadcast of a contiguous CPU tensor (distributed/_fast.py) in
+ * C: the slot's all-gather and its polls, the signature check, then the combination of the
+ * rank rows or the root's row (a payload riding in the slot), or MPI's in-place all-reduce or
+ * broadcast (one past it), with no Python between MPI calls.  Built on first use against the MPI library mpi4py loaded
  * (distributed/_native.py); what it does not finish it hands back to the Python path.
  *
  * Both calls start with the group's slot:
@@ -14,11 +14,13 @@
  * all_reduce_large(<slot>, data_comm, count, datatype, op, tensor): the slot carries the
  *   signature alone, then MPI_Iallreduce in place on the tensor (Fortran handles of the
  *   data communicator, datatype and op).
+ * broadcast(<slot>, nbytes, root, is_root, tensor): the root's payload rides in the slot.
+ * broadcast_large(<slot>, data_comm, nbytes, root, tensor): the signature, then MPI_Ibcast.
  * Answers: DONE (the tensor holds the result; AVG's division is Python's on the large path),
  * GATHERED (rows checked, Python combines them), MISMATCH (a rank's signature differs:
  * Python reports which), or (phase, handle): the Fortran handle of a request still pending
- * after `spins` polls, phase 0 the slot's all-gather and 1 the all-reduce.  Python waits on
- * it with the group's timeout and finishes as on its own path.
+ * after `spins` polls, phase 0 the slot's all-gather and 1 the all-reduce or broadcast.
+ * Python waits on it with the group's timeout and finishes as on its own path.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -186,9 +188,69 @@ static PyObject *all_reduce_large(PyObject *self, PyObject *const *args, Py_ssiz
     return PyLong_FromLong(DONE);
 }
 
+static PyObject *broadcast(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Slot s;
+    MPI_Request req;
+    if (nargs != SLOT_ARGS + 4) {
+        PyErr_SetString(PyExc_TypeError, "broadcast() takes 12 arguments");
+        return NULL;
+    }
+    if (parse_slot(args, &s) < 0) return NULL;
+    Py_ssize_t nbytes = PyLong_AsSsize_t(args[SLOT_ARGS]);
+    int root = (int)PyLong_AsLong(args[SLOT_ARGS + 1]);
+    int is_root = PyObject_IsTrue(args[SLOT_ARGS + 2]);
+    char *tensor = (char *)PyLong_AsVoidPtr(args[SLOT_ARGS + 3]);
+    if (PyErr_Occurred()) return NULL;
+    if (s.header + nbytes > s.slot_bytes || root < 0 || root >= s.size) {
+        PyErr_SetString(PyExc_ValueError, "broadcast(): the payload does not fit the slot");
+        return NULL;
+    }
+    if (is_root) memcpy(s.slot + s.header, tensor, (size_t)nbytes);
+    switch (gather(&s, &req)) {
+    case -1: return NULL;
+    case 0: return pending(0, req);
+    case 2: return PyLong_FromLong(MISMATCH);
+    }
+    if (!is_root)
+        memcpy(tensor, s.rows + (size_t)root * s.slot_bytes + s.header, (size_t)nbytes);
+    return PyLong_FromLong(DONE);
+}
+
+static PyObject *broadcast_large(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    Slot s;
+    MPI_Request req;
+    if (nargs != SLOT_ARGS + 4) {
+        PyErr_SetString(PyExc_TypeError, "broadcast_large() takes 12 arguments");
+        return NULL;
+    }
+    if (parse_slot(args, &s) < 0) return NULL;
+    MPI_Comm data = MPI_Comm_f2c((MPI_Fint)PyLong_AsLong(args[SLOT_ARGS]));
+    Py_ssize_t nbytes = PyLong_AsSsize_t(args[SLOT_ARGS + 1]);
+    int root = (int)PyLong_AsLong(args[SLOT_ARGS + 2]);
+    char *tensor = (char *)PyLong_AsVoidPtr(args[SLOT_ARGS + 3]);
+    if (PyErr_Occurred()) return NULL;
+    switch (gather(&s, &req)) {
+    case -1: return NULL;
+    case 0: return pending(0, req);
+    case 2: return PyLong_FromLong(MISMATCH);
+    }
+    int rc = MPI_Ibcast(tensor, (int)nbytes, MPI_BYTE, root, data, &req);
+    if (rc != MPI_SUCCESS) {
+        PyErr_Format(PyExc_RuntimeError, "broadcast(): MPI error %d", rc);
+        return NULL;
+    }
+    switch (poll(&req, s.spins)) {
+    case -1: return NULL;
+    case 0: return pending(1, req);
+    }
+    return PyLong_FromLong(DONE);
+}
+
 static PyMethodDef methods[] = {
     {"all_reduce", (PyCFunction)(void (*)(void))all_reduce, METH_FASTCALL, NULL},
     {"all_reduce_large", (PyCFunction)(void (*)(void))all_reduce_large, METH_FASTCALL, NULL},
+    {"broadcast", (PyCFunction)(void (*)(void))broadcast, METH_FASTCALL, NULL},
+    {"broadcast_large", (PyCFunction)(void (*)(void))broadcast_large, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ember_fast_mpi", NULL, -1, methods};

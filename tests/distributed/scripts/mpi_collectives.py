@@ -208,8 +208,8 @@ def _():
 
 @check("protocol.native_path_has_numpys_bits")
 def _():
-    # the all_reduce's C path (distributed/_fast_mpi.c, built here against the mpich wheel)
-    # against NumPy's rank-order combination, bit for bit: rounding of float sums, NaN in
+    # the all_reduce's and broadcast's C path (distributed/_fast_mpi.c, built here against
+    # the mpich wheel) against NumPy's rank-order combination, bit for bit: rounding of float sums, NaN in
     # MAX/MIN, AVG's division, wrapping integer sums; the (dtype, op) pairs it leaves to
     # Python (products, bytes, bool); payloads in the slot and past it (MPI's all-reduce)
     from ember.distributed import _native
@@ -246,6 +246,21 @@ def _():
                 want = want / np.array(W, dtype=want.dtype) if want.dtype.kind == "f" \
                     else np.sign(want) * (np.abs(want) // W)
         assert t.numpy().tobytes() == want.astype(name).tobytes(), (name, op)
+    # a late rank: the other's C path hands its pending request back to Python, which
+    # finishes the collective (each phase: the slot's exchange, the all-reduce/broadcast)
+    import time
+    for n in (37, 3000):
+        for late in range(W):
+            t = ember.arange(n, dtype=ember.float32) * (R + 1)
+            if R == late:
+                time.sleep(0.05)
+            dist.all_reduce(t)
+            same(t.numpy(), np.arange(n, dtype=np.float32) * sum(range(1, W + 1)))
+            t = ember.arange(n, dtype=ember.float64) * (R + 1)
+            if R == late:
+                time.sleep(0.05)
+            dist.broadcast(t, src=W - 1)
+            same(t.numpy(), np.arange(n, dtype=np.float64) * W)
 
 
 @check("staging.reference_device")
