@@ -78,8 +78,13 @@ typedef struct {                 /* the arguments both calls start with */
 
 enum { SLOT_ARGS = 8 };
 
-static int parse_slot(PyObject *const *args, Slot *s) {
+static int parse_slot(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t extra,
+                      const char *name, Slot *s) {
     Py_ssize_t sig_len;
+    if (nargs != SLOT_ARGS + extra) {
+        PyErr_Format(PyExc_TypeError, "%s() takes %zd arguments", name, SLOT_ARGS + extra);
+        return -1;
+    }
     s->comm = MPI_Comm_f2c((MPI_Fint)PyLong_AsLong(args[0]));
     s->slot = (char *)PyLong_AsVoidPtr(args[1]);
     s->rows = (char *)PyLong_AsVoidPtr(args[2]);
@@ -90,10 +95,15 @@ static int parse_slot(PyObject *const *args, Slot *s) {
     s->spins = PyLong_AsLong(args[7]);
     if (PyErr_Occurred()) return -1;
     if (sig_len != s->header || s->header > s->slot_bytes || s->size < 1) {
-        PyErr_SetString(PyExc_ValueError, "all_reduce(): inconsistent slot layout");
+        PyErr_Format(PyExc_ValueError, "%s(): inconsistent slot layout", name);
         return -1;
     }
     return 0;
+}
+
+static PyObject *mpi_error(int rc) {
+    PyErr_Format(PyExc_RuntimeError, "ember.distributed: MPI error %d", rc);
+    return NULL;
 }
 
 /* poll `req` up to `spins` times: 1 done, 0 pending, -1 an MPI error (raised) */
@@ -102,7 +112,7 @@ static int poll(MPI_Request *req, long spins) {
     for (long i = 0; rc == MPI_SUCCESS && !flag && i < spins; i++)
         rc = MPI_Test(req, &flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError, "all_reduce(): MPI error %d", rc);
+        mpi_error(rc);
         return -1;
     }
     return flag;
@@ -112,31 +122,42 @@ static PyObject *pending(int phase, MPI_Request req) {
     return Py_BuildValue("(il)", phase, (long)MPI_Request_c2f(req));
 }
 
-/* the slot's all-gather: 1 done and every signature matches, 0 pending (*req), 2 a mismatch,
- * -1 an error */
-static int gather(const Slot *s, MPI_Request *req) {
+/* the slot's all-gather, polled and checked: 1 when every rank's signature matches (go on),
+ * else 0 with *answer the call's answer (pending, MISMATCH, or NULL with an error raised) */
+static int exchange(const Slot *s, PyObject **answer) {
+    MPI_Request req;
     int rc = MPI_Iallgather(s->slot, (int)s->slot_bytes, MPI_BYTE, s->rows, (int)s->slot_bytes,
-                            MPI_BYTE, s->comm, req);
+                            MPI_BYTE, s->comm, &req);
     if (rc != MPI_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError, "all_reduce(): MPI error %d", rc);
-        return -1;
+        *answer = mpi_error(rc);
+        return 0;
     }
-    int done = poll(req, s->spins);
-    if (done != 1) return done;
+    switch (poll(&req, s->spins)) {
+    case -1: *answer = NULL; return 0;
+    case 0: *answer = pending(0, req); return 0;
+    }
     for (int r = 0; r < s->size; r++)
-        if (memcmp(s->rows + (size_t)r * s->slot_bytes, s->sig, (size_t)s->header) != 0)
-            return 2;
+        if (memcmp(s->rows + (size_t)r * s->slot_bytes, s->sig, (size_t)s->header) != 0) {
+            *answer = PyLong_FromLong(MISMATCH);
+            return 0;
+        }
     return 1;
+}
+
+/* the answer once the second step (MPI's all-reduce or broadcast past the slot) started */
+static PyObject *second_step(int rc, MPI_Request req, long spins) {
+    if (rc != MPI_SUCCESS) return mpi_error(rc);
+    switch (poll(&req, spins)) {
+    case -1: return NULL;
+    case 0: return pending(1, req);
+    }
+    return PyLong_FromLong(DONE);
 }
 
 static PyObject *all_reduce(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Slot s;
-    MPI_Request req;
-    if (nargs != SLOT_ARGS + 3) {
-        PyErr_SetString(PyExc_TypeError, "all_reduce() takes 11 arguments");
-        return NULL;
-    }
-    if (parse_slot(args, &s) < 0) return NULL;
+    PyObject *answer;
+    if (parse_slot(args, nargs, 3, "all_reduce", &s) < 0) return NULL;
     Py_ssize_t nbytes = PyLong_AsSsize_t(args[SLOT_ARGS]);
     int kind = (int)PyLong_AsLong(args[SLOT_ARGS + 1]);
     char *tensor = (char *)PyLong_AsVoidPtr(args[SLOT_ARGS + 2]);
@@ -146,11 +167,7 @@ static PyObject *all_reduce(PyObject *self, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     memcpy(s.slot + s.header, tensor, (size_t)nbytes);
-    switch (gather(&s, &req)) {
-    case -1: return NULL;
-    case 0: return pending(0, req);
-    case 2: return PyLong_FromLong(MISMATCH);
-    }
+    if (!exchange(&s, &answer)) return answer;
     if (kind < 0 || !combine(kind, tensor, s.rows + s.header, (size_t)s.slot_bytes, s.size,
                              (size_t)nbytes))
         return PyLong_FromLong(GATHERED);
@@ -159,43 +176,24 @@ static PyObject *all_reduce(PyObject *self, PyObject *const *args, Py_ssize_t na
 
 static PyObject *all_reduce_large(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Slot s;
+    PyObject *answer;
     MPI_Request req;
-    if (nargs != SLOT_ARGS + 5) {
-        PyErr_SetString(PyExc_TypeError, "all_reduce_large() takes 13 arguments");
-        return NULL;
-    }
-    if (parse_slot(args, &s) < 0) return NULL;
+    if (parse_slot(args, nargs, 5, "all_reduce_large", &s) < 0) return NULL;
     MPI_Comm data = MPI_Comm_f2c((MPI_Fint)PyLong_AsLong(args[SLOT_ARGS]));
     Py_ssize_t count = PyLong_AsSsize_t(args[SLOT_ARGS + 1]);
     MPI_Datatype type = MPI_Type_f2c((MPI_Fint)PyLong_AsLong(args[SLOT_ARGS + 2]));
     MPI_Op op = MPI_Op_f2c((MPI_Fint)PyLong_AsLong(args[SLOT_ARGS + 3]));
     char *tensor = (char *)PyLong_AsVoidPtr(args[SLOT_ARGS + 4]);
     if (PyErr_Occurred()) return NULL;
-    switch (gather(&s, &req)) {
-    case -1: return NULL;
-    case 0: return pending(0, req);
-    case 2: return PyLong_FromLong(MISMATCH);
-    }
+    if (!exchange(&s, &answer)) return answer;
     int rc = MPI_Iallreduce(MPI_IN_PLACE, tensor, (int)count, type, op, data, &req);
-    if (rc != MPI_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError, "all_reduce(): MPI error %d", rc);
-        return NULL;
-    }
-    switch (poll(&req, s.spins)) {
-    case -1: return NULL;
-    case 0: return pending(1, req);
-    }
-    return PyLong_FromLong(DONE);
+    return second_step(rc, req, s.spins);
 }
 
 static PyObject *broadcast(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Slot s;
-    MPI_Request req;
-    if (nargs != SLOT_ARGS + 4) {
-        PyErr_SetString(PyExc_TypeError, "broadcast() takes 12 arguments");
-        return NULL;
-    }
-    if (parse_slot(args, &s) < 0) return NULL;
+    PyObject *answer;
+    if (parse_slot(args, nargs, 4, "broadcast", &s) < 0) return NULL;
     Py_ssize_t nbytes = PyLong_AsSsize_t(args[SLOT_ARGS]);
     int root = (int)PyLong_AsLong(args[SLOT_ARGS + 1]);
     int is_root = PyObject_IsTrue(args[SLOT_ARGS + 2]);
@@ -206,11 +204,7 @@ static PyObject *broadcast(PyObject *self, PyObject *const *args, Py_ssize_t nar
         return NULL;
     }
     if (is_root) memcpy(s.slot + s.header, tensor, (size_t)nbytes);
-    switch (gather(&s, &req)) {
-    case -1: return NULL;
-    case 0: return pending(0, req);
-    case 2: return PyLong_FromLong(MISMATCH);
-    }
+    if (!exchange(&s, &answer)) return answer;
     if (!is_root)
         memcpy(tensor, s.rows + (size_t)root * s.slot_bytes + s.header, (size_t)nbytes);
     return PyLong_FromLong(DONE);
@@ -218,32 +212,17 @@ static PyObject *broadcast(PyObject *self, PyObject *const *args, Py_ssize_t nar
 
 static PyObject *broadcast_large(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Slot s;
+    PyObject *answer;
     MPI_Request req;
-    if (nargs != SLOT_ARGS + 4) {
-        PyErr_SetString(PyExc_TypeError, "broadcast_large() takes 12 arguments");
-        return NULL;
-    }
-    if (parse_slot(args, &s) < 0) return NULL;
+    if (parse_slot(args, nargs, 4, "broadcast_large", &s) < 0) return NULL;
     MPI_Comm data = MPI_Comm_f2c((MPI_Fint)PyLong_AsLong(args[SLOT_ARGS]));
     Py_ssize_t nbytes = PyLong_AsSsize_t(args[SLOT_ARGS + 1]);
     int root = (int)PyLong_AsLong(args[SLOT_ARGS + 2]);
     char *tensor = (char *)PyLong_AsVoidPtr(args[SLOT_ARGS + 3]);
     if (PyErr_Occurred()) return NULL;
-    switch (gather(&s, &req)) {
-    case -1: return NULL;
-    case 0: return pending(0, req);
-    case 2: return PyLong_FromLong(MISMATCH);
-    }
+    if (!exchange(&s, &answer)) return answer;
     int rc = MPI_Ibcast(tensor, (int)nbytes, MPI_BYTE, root, data, &req);
-    if (rc != MPI_SUCCESS) {
-        PyErr_Format(PyExc_RuntimeError, "broadcast(): MPI error %d", rc);
-        return NULL;
-    }
-    switch (poll(&req, s.spins)) {
-    case -1: return NULL;
-    case 0: return pending(1, req);
-    }
-    return PyLong_FromLong(DONE);
+    return second_step(rc, req, s.spins);
 }
 
 static PyMethodDef methods[] = {
@@ -253,6 +232,7 @@ static PyMethodDef methods[] = {
     {"broadcast_large", (PyCFunction)(void (*)(void))broadcast_large, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ember_fast_mpi", NULL, -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, .m_name = "_ember_fast_mpi", .m_size = -1, .m_methods = methods};
 
 PyMODINIT_FUNC PyInit__ember_fast_mpi(void) { return PyModule_Create(&module); }
