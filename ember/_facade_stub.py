@@ -16,8 +16,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 STUB = os.path.join(HERE, "__init__.pyi")
 
-# tensor-valued functions beyond the op table's and Tensor's tensor-valued methods: the
-# factories, random sampling, joins and products
+# functions that return one tensor (PyTorch's signatures) beyond the op table's, the ops'
+# schemas and Tensor's tensor-valued methods: factories, sampling, joins, products, the
+# elementwise composites and aliases, the *_copy/*_scatter forms, the nn-style functions
 _TENSOR_VALUED = frozenset("""
     arange as_strided as_tensor asarray atleast_1d atleast_2d atleast_3d bernoulli
     block_diag broadcast_to cartesian_prod cat cdist column_stack combinations complex
@@ -25,14 +26,52 @@ _TENSOR_VALUED = frozenset("""
     empty empty_like empty_strided eye from_dlpack from_numpy frombuffer full full_like
     hstack kron linspace logspace multinomial normal ones ones_like outer poisson polar rand
     rand_like randint randint_like randn randn_like randperm row_stack scalar_tensor stack
-    tensor tensordot tril_indices triu_indices vander vstack zeros zeros_like""".split())
+    tensor tensordot tril_indices triu_indices vander vstack zeros zeros_like
+    acosh arccos arccosh arcsin arcsinh arctan arctan2 arctanh asinh atanh angle copysign
+    deg2rad divide fix float_power frac gcd greater greater_equal heaviside hypot i0 igamma
+    igammac imag isclose isfinite isin isinf isnan isneginf isposinf isreal lcm ldexp less
+    less_equal logaddexp logaddexp2 logcumsumexp logical_not logit multiply mvlgamma
+    negative nextafter not_equal polygamma positive rad2deg real resolve_conj resolve_neg
+    rsub sgn signbit sinc subtract true_divide xlogy conj conj_physical fill
+    adjoint alias_copy argwhere as_strided_copy as_strided_scatter bincount bucketize
+    chain_matmul count_nonzero det detach_copy diagonal_copy diagonal_scatter diff dist
+    empty_permuted expand_copy fliplr flipud ger histc index_reduce inner inverse logdet
+    matrix_exp matrix_power moveaxis msort nanmean nanquantile nansum narrow_copy
+    nonzero_static permute_copy pinverse quantile range ravel renorm select_copy
+    select_scatter slice_copy slice_scatter squeeze_copy t_copy take_along_dim
+    transpose_copy trapezoid trapz unsqueeze_copy vdot vector_norm view_as_complex
+    view_as_complex_copy view_as_real view_as_real_copy view_copy cholesky cholesky_inverse
+    cholesky_solve lu_solve orgqr ormqr binomial bartlett_window blackman_window
+    hamming_window hann_window kaiser_window stft istft
+    adaptive_avg_pool1d affine_grid_generator alpha_dropout avg_pool1d batch_norm bilinear
+    binary_cross_entropy_with_logits celu channel_shuffle constant_pad_nd conv1d conv2d
+    conv3d conv_transpose1d conv_transpose2d conv_transpose3d cosine_embedding_loss
+    cosine_similarity ctc_loss dropout embedding feature_alpha_dropout feature_dropout
+    frobenius_norm grid_sampler grid_sampler_2d grid_sampler_3d group_norm gru_cell
+    hardshrink hinge_embedding_loss instance_norm kl_div layer_norm margin_ranking_loss
+    max_pool1d max_pool2d max_pool3d norm_except_dim nuclear_norm pairwise_distance pdist
+    pixel_shuffle pixel_unshuffle poisson_nll_loss prelu rms_norm rnn_relu_cell
+    rnn_tanh_cell rrelu selu threshold triplet_margin_loss""".split())
+# functions that return nothing: the global switches
+_NO_RESULT = frozenset("""
+    clear_autocast_cache set_anomaly_enabled set_autocast_cache_enabled
+    set_autocast_cpu_dtype set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled
+    set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled
+    set_autocast_xla_dtype set_autocast_xla_enabled set_default_device set_default_dtype
+    set_default_tensor_type set_deterministic_debug_mode set_float32_matmul_precision
+    set_num_interop_threads set_num_threads set_printoptions set_rng_state set_warn_always
+    use_deterministic_algorithms""".split())
 _RETURNS = {"is_tensor": "builtins.bool", "is_storage": "builtins.bool",
             "is_grad_enabled": "builtins.bool", "is_inference_mode_enabled": "builtins.bool",
             "equal": "builtins.bool", "allclose": "builtins.bool", "numel": "builtins.int",
             "get_num_threads": "builtins.int", "manual_seed": "Generator",
             "initial_seed": "builtins.int", "seed": "builtins.int", "typename": "builtins.str",
             "get_default_dtype": "dtype", "result_type": "dtype", "promote_types": "dtype",
-            "get_default_device": "device"}
+            "get_default_device": "device", "are_deterministic_algorithms_enabled":
+            "builtins.bool", "can_cast": "builtins.bool", "set_flush_denormal": "builtins.bool",
+            "get_num_interop_threads": "builtins.int", "get_deterministic_debug_mode":
+            "builtins.int", "get_float32_matmul_precision": "builtins.str",
+            "get_include": "builtins.str", "get_rng_state": "Tensor"}
 # how a value of these types is annotated (the stub's own names; ember.float is the dtype)
 _VALUE_TYPES = {"dtype": "dtype", "memory_format": "memory_format", "layout": "layout",
                 "Generator": "Generator", "float": "builtins.float", "bool": "builtins.bool",
@@ -42,6 +81,8 @@ _VALUE_TYPES = {"dtype": "dtype", "memory_format": "memory_format", "layout": "l
 def _returns(name, tensor_valued):
     if name in _RETURNS:
         return _RETURNS[name]
+    if name in _NO_RESULT:
+        return "None"
     if name in tensor_valued or (name.endswith("_") and not name.startswith("_")):
         return "Tensor"                  # an op, or a torch.name_ in-place form
     if name.startswith("is_"):

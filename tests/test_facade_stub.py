@@ -51,7 +51,9 @@ def test_functions_take_pytorchs_arguments_and_say_what_they_return():
            if isinstance(f, ast.FunctionDef)}
     assert ret["add"] == ret["zeros"] == ret["cat"] == ret["abs_"] == "Tensor"
     assert ret["is_tensor"] == ret["allclose"] == "builtins.bool"
-    assert ret["sort"] == "Any"               # (values, indices): not claimed to be a Tensor
+    assert ret["conv2d"] == ret["isclose"] == ret["view_as_real"] == "Tensor"
+    assert ret["set_num_threads"] == ret["set_default_dtype"] == "None"
+    assert ret["sort"] == ret["lstm"] == "Any"   # tuples: not claimed to be a Tensor
     # the dtypes shadow the builtins, so values are typed through builtins
     assert ast.unparse(declared["float32"].annotation) == "dtype"
     assert ast.unparse(declared["pi"].annotation) == "builtins.float"
