@@ -549,17 +549,9 @@ derive_unary(op_relu, lambda ctx, g: (where(ctx.result > 0, g, 0),), SAVE_RESULT
 
 
 # the dunders of ops whose families live in core/_math.pyx
-cdef object compare(Op op, object a, object b):
-    """A comparison dunder: NotImplemented for operands ember does not know (so that
-    `t == None` is False, as in Python and PyTorch)."""
-    if not (isinstance(b, TensorBase) or is_scalar(b)) or \
-            not (isinstance(a, TensorBase) or is_scalar(a)):
-        return NotImplemented
-    return binary_op(op, a, b, 1, None)
-
-
 cdef object operator_op(Op op, object a, object b):
-    """A dunder (`//`, `%`, `&`, `<<`, ...): NotImplemented for operands ember does not know."""
+    """A dunder (`==`, `<`, `//`, `%`, `&`, `<<`, ...): NotImplemented for operands ember
+    does not know (so that `t == None` is False, as in Python and PyTorch)."""
     if not (isinstance(b, TensorBase) or is_scalar(b)) or \
             not (isinstance(a, TensorBase) or is_scalar(a)):
         return NotImplemented

@@ -206,7 +206,6 @@ cdef object unary_op(Op op, TensorBase a, object out)
 cdef void derive_binary(Op op, formula, int save)
 cdef void derive_unary(Op op, formula, int save)
 cdef int check_writable(TensorBase o, object a, object b) except -1
-cdef object compare(Op op, object a, object b)
 cdef object unary_entry(Op op)
 cdef object binary_entry(Op op)
 cdef Op table_op(object d, int family, object rule)

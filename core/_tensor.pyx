@@ -295,22 +295,22 @@ cdef class TensorBase:
         return unary_op(op_abs, self, None)
 
     def __eq__(self, other):
-        return compare(op_eq, self, other)
+        return operator_op(op_eq, self, other)
 
     def __ne__(self, other):
-        return compare(op_ne, self, other)
+        return operator_op(op_ne, self, other)
 
     def __lt__(self, other):
-        return compare(op_lt, self, other)
+        return operator_op(op_lt, self, other)
 
     def __le__(self, other):
-        return compare(op_le, self, other)
+        return operator_op(op_le, self, other)
 
     def __gt__(self, other):
-        return compare(op_gt, self, other)
+        return operator_op(op_gt, self, other)
 
     def __ge__(self, other):
-        return compare(op_ge, self, other)
+        return operator_op(op_ge, self, other)
 
     def __pow__(self, other, modulo):
         return binary_op(op_pow, self, other, 1, None)

@@ -20,11 +20,11 @@ STUB = os.path.join(HERE, "__init__.pyi")
 # schemas and Tensor's tensor-valued methods: factories, sampling, joins, products, the
 # elementwise composites and aliases, the *_copy/*_scatter forms, the nn-style functions
 _TENSOR_VALUED = frozenset("""
-    arange as_strided as_tensor asarray atleast_1d atleast_2d atleast_3d bernoulli
-    block_diag broadcast_to cartesian_prod cat cdist column_stack combinations complex
-    concat concatenate corrcoef cov cumulative_trapezoid diag_embed diagflat dstack einsum
+    arange as_tensor asarray atleast_1d atleast_2d atleast_3d
+    block_diag cartesian_prod cdist column_stack combinations complex
+    concat concatenate corrcoef cov cumulative_trapezoid diagflat dstack einsum
     empty empty_like empty_strided eye from_dlpack from_numpy frombuffer full full_like
-    hstack kron linspace logspace multinomial normal ones ones_like outer poisson polar rand
+    hstack kron linspace logspace normal ones ones_like poisson polar rand
     rand_like randint randint_like randn randn_like randperm row_stack scalar_tensor stack
     tensor tensordot tril_indices triu_indices vander vstack zeros zeros_like
     acosh arccos arccosh arcsin arcsinh arctan arctan2 arctanh asinh atanh angle copysign
