@@ -125,18 +125,19 @@ class KernelCodegen(Protocol):
     "inductor" backend (``ember._inductor.ir.Kernel``: loop nests over rows, reductions
     and stores, with device-neutral expressions) into callables for one device type.
 
-    ``compile(kernels)`` returns ``{kernel.name: launch}``; ``launch(pointers)`` runs the
-    kernel on a tuple of device addresses (``Tensor.data_ptr()``), one per ``kernel.args``
-    entry.  ``supports(kernel)`` says whether it can compile a kernel at all (the backend
-    runs the ops one by one otherwise).  Compile once per source: cache what was built
-    on disk, so a second process compiles nothing (``ember.backends.kernel_cache`` does
-    that for native libraries).
+    ``compile(kernels, device)`` returns ``{kernel.name: launch}`` for the graph's device
+    (an ``ember.device`` of this type); ``launch(pointers)`` runs the kernel on a tuple of
+    device addresses (``Tensor.data_ptr()``), one per ``kernel.args`` entry, in stream order
+    on a device that has streams.  ``supports(kernel)`` says whether it can compile a
+    kernel at all (the backend runs the ops one by one otherwise).  Compile once per
+    source: cache what was built on disk, so a second process compiles nothing
+    (``ember.backends.kernel_cache`` does that for native libraries and cubins).
     """
 
     name: str
 
     def supports(self, kernel) -> bool: ...
-    def compile(self, kernels: list) -> dict: ...
+    def compile(self, kernels: list, device=None) -> dict: ...
 
 
 @hookspec(firstresult=True)
@@ -144,4 +145,5 @@ def ember_kernel_codegen(device_type: str) -> KernelCodegen | None:
     """Return the KernelCodegen for ``device_type`` (e.g. C with OpenMP for "cpu", CUDA C
     for "cuda"), or None if this plugin has none for it.  Called when ``ember.compile``'s
     default backend first compiles a graph for that device; it may import the plugin's
-    compiler modules."""
+    compiler modules.  ``ember.backends.c_codegen`` renders the IR's expressions for
+    C-like languages."""

@@ -65,12 +65,14 @@ def _compiler_key(command):
         return exe
 
 
-def build(source, command, suffix=".c"):
-    """The path of the library compiled from ``source`` (building it if not cached)."""
+def build(source, command, suffix=".c", output=".so"):
+    """The path of the library compiled from ``source`` (building it if not cached);
+    ``suffix``/``output``: the source's and the built file's extensions (".cu", ".cubin"
+    for a GPU's code)."""
     key = hashlib.sha256("\0".join([source, " ".join(command), _machine_key(),
                                     _compiler_key(command)]).encode()).hexdigest()[:40]
     folder = os.path.join(cache_dir(), key[:2])
-    path = os.path.join(folder, f"{key}.so")
+    path = os.path.join(folder, f"{key}{output}")
     if os.path.exists(path):
         stats["cached"] += 1
         return path
@@ -78,7 +80,7 @@ def build(source, command, suffix=".c"):
     os.makedirs(folder, exist_ok=True)
     tag = f"{os.getpid()}.{threading.get_ident()}"
     src = os.path.join(folder, f"{key}.{tag}{suffix}")
-    tmp = os.path.join(folder, f"{key}.{tag}.so")
+    tmp = os.path.join(folder, f"{key}.{tag}{output}")
     with open(src, "w") as f:
         f.write(source)
     cmd = [c.format(src=src, out=tmp) for c in command]

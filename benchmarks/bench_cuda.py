@@ -1,7 +1,7 @@
 """ember-cuda vs PyTorch on the same GPU, side by side in one run.  Not a test (CI has no
 GPU): run on a GPU machine with a CUDA build of PyTorch,
 
-    python benchmarks/bench_cuda.py [--quick]
+    python benchmarks/bench_cuda.py [--quick] [--compile]
 
 Prints, per case, ember's and PyTorch's figure and the ratio ember / PyTorch (time ratio:
 < 1 means ember is faster).  Device timings are medians of CUDA-event-timed repetitions
@@ -190,11 +190,99 @@ def cold_start():
     return "cold start: import + first op (s)", out[0], out[1], out[0] / out[1]
 
 
+# ---- ember.compile on the GPU ---------------------------------------------------------------
+
+def compile_cases():
+    """Fused CUDA kernels (ember.compile's default backend) against ember's eager kernels
+    and PyTorch's eager ones: GPU time per call, medians."""
+    n = 10_000_000
+    cases = [
+        ("sin(x) + cos(x) * 2, 10M float32", lambda L: (L.randn(n, device="cuda"),),
+         lambda L, x: L.sin(x) + L.cos(x) * 2),
+        ("softmax(x * 2, -1), (4096, 1024)", lambda L: (L.randn(4096, 1024, device="cuda"),),
+         lambda L, x: L.softmax(x * 2, -1)),
+        ("layer_norm(gelu(x)), (16384, 384)",
+         lambda L: (L.randn(16384, 384, device="cuda"), L.ones(384, device="cuda"),
+                    L.zeros(384, device="cuda")),
+         lambda L, x, w, b: L.nn.functional.layer_norm(L.nn.functional.gelu(x), (384,), w, b)),
+        ("(x * x).sum(), 10M float32", lambda L: (L.randn(n, device="cuda"),),
+         lambda L, x: (x * x).sum()),
+    ]
+    for name, make, fn in cases:
+        args = make(ember)
+        eager = gpu_time(ember, lambda: fn(ember, *args))
+        cf = ember.compile(lambda *a: fn(ember, *a))
+        want = fn(ember, *args)
+        got = cf(*args)
+        assert (got - want).abs().max().item() <= 1e-3 * (want.abs().max().item() + 1), name
+        compiled = gpu_time(ember, lambda: cf(*args))
+        targs = make(torch)
+        theirs = gpu_time(torch, lambda: fn(torch, *targs))
+        yield name + " (us)", compiled * 1e3, eager * 1e3, theirs * 1e3
+    # a training step of the small GPT, the model compiled (wall time per step)
+    cfg, batch = dict(d=128, layers=4, heads=4, block=64), 12
+    times = []
+    for compiled in (False, True):
+        ember.manual_seed(0)
+        model = gpt(ember, vocab=65, **cfg).to("cuda")
+        run = ember.compile(model) if compiled else model
+        opt = ember.optim.AdamW(model.parameters(), lr=3e-4)
+        x = ember.randint(0, 65, (batch, cfg["block"]), device="cuda")
+
+        def step(run=run, opt=opt, x=x):
+            opt.zero_grad()
+            out = run(x)
+            ember.nn.functional.cross_entropy(out.view(-1, 65), x.view(-1)).backward()
+            opt.step()
+        times.append(wall_time(ember, step, 20, rounds=5))
+    yield "GPT step d=128 L=4 T=64 B=12 (ms)", times[1], times[0], float("nan")
+
+
+FIRST_CALL = """
+import time, ember
+x = ember.randn(1_000_000, device="cuda")
+ember.cuda.synchronize()
+cf = ember.compile(lambda x: ember.sin(x) + ember.cos(x) * 2)
+t = time.perf_counter()
+y = cf(x)
+ember.cuda.synchronize()
+print(time.perf_counter() - t)
+"""
+
+
+def first_calls():
+    """The first call of a compiled function in a fresh process: with an empty kernel cache
+    (capture, code generation, nvcc) and with the cache filled."""
+    out = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, EMBER_INDUCTOR_CACHE_DIR=cache)
+        for _ in ("cold", "warm"):
+            r = subprocess.run([sys.executable, "-c", FIRST_CALL], capture_output=True,
+                               text=True, check=True, env=env, cwd=tempfile.gettempdir())
+            out.append(float(r.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def compile_main():
+    print(f"{ember.cuda.get_device_name()}: ember.compile's CUDA kernels\n")
+    cold, warm = first_calls()
+    print(f"first call, sin(x) + cos(x) * 2 on 1M: cold cache {cold:.2f} s, "
+          f"warm cache {warm:.2f} s\n")
+    print(f"{'case':<44}{'compiled':>10}{'eager':>10}{'torch':>10}{'c/eager':>9}"
+          f"{'c/torch':>9}")
+    for name, c, e, t in compile_cases():
+        print(f"{name:<44}{c:10.2f}{e:10.2f}{t:10.2f}{c / e:9.2f}{c / t:9.2f}", flush=True)
+    print("\n(time per call: compiled = ember.compile, eager = ember op by op, torch = "
+          "PyTorch eager; < 1 is faster)")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller matmul, small GPT only")
     parser.add_argument("--profile", action="store_true",
                         help="only profile a GPT step (kernels and host time)")
+    parser.add_argument("--compile", action="store_true",
+                        help="only ember.compile's fused kernels against eager")
     args = parser.parse_args()
     if not (ember.cuda.is_available() and torch.cuda.is_available()):
         sys.exit(f"needs a GPU for both: ember ({ember.cuda.unavailable_reason() or 'ok'}), "
@@ -202,6 +290,8 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     if args.profile:
         return profile_gpt()
+    if args.compile:
+        return compile_main()
     print(f"{ember.cuda.get_device_name()}, torch {torch.__version__}\n")
     print(f"{'case':<40}{'ember':>12}{'torch':>12}{'ember/torch':>14}")
     rows = [cold_start()]

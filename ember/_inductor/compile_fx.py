@@ -12,12 +12,13 @@ __all__ = ["InductorBackend", "compile_fx"]
 
 
 def _device_of(example_inputs):
-    for x in example_inputs:
-        dev = getattr(x, "device", None)
-        if dev is not None:
-            return dev
+    """The one device the graph's tensor inputs live on (cpu without any), or None when
+    they live on several (a CPU scalar beside GPU tensors: the kernels could not read it)."""
     import ember
-    return ember.device("cpu")
+    devices = {x.device for x in example_inputs if isinstance(x, ember.Tensor)}
+    if len(devices) > 1:
+        return None
+    return devices.pop() if devices else ember.device("cpu")
 
 
 def _static(gm):
@@ -36,13 +37,16 @@ def compile_fx(gm, example_inputs, config_patches=None):
     opts = dict(config_patches or {})
     if not opts.get("fuse", config.fuse) or not _static(gm):
         return gm.forward
+    device = _device_of(example_inputs)
+    if device is None:
+        return gm.forward
     from ember.backends import kernel_codegen
-    codegen = kernel_codegen(_device_of(example_inputs).type)
+    codegen = kernel_codegen(device.type)
     if codegen is None:
         return gm.forward
     from ember._inductor.kernel import KernelBoundsError
     from ember._inductor.scheduler import Scheduler
-    sched = Scheduler(gm)
+    sched = Scheduler(gm, device=device)
     try:
         src = sched.run()
     except KernelBoundsError as e:          # a lowering bug: never run such a kernel
@@ -54,7 +58,7 @@ def compile_fx(gm, example_inputs, config_patches=None):
         return gm.forward
     namespace = dict(sched.globals)
     if kernels:
-        namespace.update(codegen.compile(kernels))
+        namespace.update(codegen.compile(kernels, device))
     if opts.get("debug", config.debug):
         print(src)
         if hasattr(codegen, "source"):

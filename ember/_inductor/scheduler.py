@@ -11,6 +11,7 @@ The result is the Python source of a wrapper ``call(*inputs)`` that allocates bu
 launches kernels and calls the extern ops, plus the kernels' IR for a device's code
 generator.
 """
+import functools
 import operator
 
 import ember
@@ -38,10 +39,12 @@ def _is_static(v):
 class Scheduler:
     """Turns one GraphModule into wrapper source, its globals and kernels."""
 
-    def __init__(self, gm, kernel_prefix="k"):
+    def __init__(self, gm, kernel_prefix="k", device=None):
         self.graph = gm.graph
         self.lines = []
-        self.globals = {"_empty": ember.empty}
+        # the kernels' buffers live where the graph's inputs do
+        self.globals = {"_empty": ember.empty if device is None or device.type == "cpu"
+                        else functools.partial(ember.empty, device=device)}
         self.kernels = []               # (name, Kernel, argument names)
         self._names = 0
         self._prefix = kernel_prefix

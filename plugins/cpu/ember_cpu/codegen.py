@@ -17,6 +17,18 @@ with out-of-range arguments with libm.
 import ctypes
 import os
 
+from ember.backends.c_codegen import (
+    CTYPE,
+    FLOAT,
+    ExprRenderer,
+    PassScope,
+    Scope,
+    can_render,
+    decls,
+    index,
+    reduction_init,
+)
+
 __all__ = ["CKernelCodegen"]
 
 # the parallel cutoff every kernel reads (its last argument points here)
@@ -30,11 +42,9 @@ def sync_cutoff():
     _CUTOFF.value = _strided._parallel_cutoff()
 
 
-_CTYPE = {"float32": "float", "float64": "double", "int64": "int64_t", "int32": "int32_t",
-          "int16": "int16_t", "int8": "int8_t", "uint8": "uint8_t", "bool": "uint8_t"}
-_FLOAT = {"float32", "float64"}
 BLOCK = 4096
 PARALLEL_MIN = 32768
+KEEP_MAX = 16384        # elements of a row whose costly values are kept between its loops
 
 # float32 / float64 spellings of the unary ops (the argument is {0})
 _UNARY = {
@@ -72,122 +82,28 @@ _BINARY_FLOAT = {"pow": ("powf({0}, {1})", "pow({0}, {1})"),
                  "atan2": ("atan2f({0}, {1})", "atan2({0}, {1})"),
                  "fmax": ("fmaxf({0}, {1})", "fmax({0}, {1})"),
                  "fmin": ("fminf({0}, {1})", "fmin({0}, {1})")}
-_CMP = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
-def _literal(value, dt):
-    if dt in _FLOAT:
-        v = float(value)
-        if v != v:
-            return "NAN"
-        if v in (float("inf"), float("-inf")):
-            return "INFINITY" if v > 0 else "(-INFINITY)"
-        return f"(({_CTYPE[dt]}){v!r})"
-    if dt == "bool":
-        return "1" if value else "0"
-    return f"(({_CTYPE[dt]}){int(value)}LL)"
+class _Renderer(ExprRenderer):
+    """C expressions for IR expressions (see ``ember.backends.c_codegen``).  ``fast_trig``
+    uses the polynomial sin/cos and collects their arguments' range checks."""
 
-
-def _index(e):
-    if isinstance(e, int):
-        return f"{e}LL"
-    tag = e[0]
-    if tag == "var":
-        return e[1]
-    a = _index(e[1])
-    if tag == "add":
-        return f"({a} + {_index(e[2])})"
-    op = {"mul": "*", "div": "/", "mod": "%"}[tag]
-    return f"({a} {op} {e[2]}LL)"
-
-
-def _varies(e, memo={}):
-    """Whether expression ``e`` changes along a row (reads the inner position)."""
-    if isinstance(e, int):
-        return False
-    r = memo.get(e)
-    if r is None:
-        tag = e[0]
-        if tag == "var":
-            r = e[1] == "j" or e[1].startswith("i")
-        elif tag == "load":
-            r = _varies(e[2])
-        elif tag in ("const", "reduced"):
-            r = False
-        else:
-            r = any(_varies(x) for x in e[1:] if isinstance(x, (tuple, int)))
-        memo[e] = r
-    return r
-
-
-class _Scope:
-    def __init__(self, parent=None, inner=False):
-        self.parent, self.inner = parent, inner
-        self.lines, self.memo = [], {}
-
-
-class _Renderer:
-    """C expressions for IR expressions, each subexpression once per scope (values that do
-    not vary along a row go to the row's scope).  ``fast_trig`` uses the polynomial sin/cos
-    and collects their arguments' range checks."""
-
-    def __init__(self, args, fast_trig=False):
-        self.args = args
+    def __init__(self, fast_trig=False):
+        super().__init__()
         self.fast_trig = fast_trig
         self.trig_checks = []
-        self.n = 0
 
-    def expr(self, e, scope):
-        if scope.inner and not _varies(e):
-            return self.expr(e, scope.parent)
-        s = scope
-        while s is not None:
-            if e in s.memo:
-                return s.memo[e]
-            s = s.parent
-        code, ct = self._code(e, scope)
-        if e[0] in ("const", "reduced"):
-            return code
-        self.n += 1
-        name = f"t{self.n}"
-        scope.lines.append(f"const {ct} {name} = {code};")
-        scope.memo[e] = name
-        return name
-
-    def _code(self, e, scope):
-        tag = e[0]
-        if tag == "load":
-            return f"a{e[1]}[{_index(e[2])}]", _CTYPE[e[3]]
-        if tag == "const":
-            return _literal(e[1], e[2]), _CTYPE[e[2]]
-        if tag == "reduced":
-            return f"r{e[1]}", _CTYPE[e[2]]
-        if tag == "cast":
-            dt, x = e[1], self.expr(e[2], scope)
-            if dt == "bool":
-                return f"(uint8_t)({x} != 0)", "uint8_t"
-            return f"({_CTYPE[dt]})({x})", _CTYPE[dt]
-        name, dt = e[1], e[2]
-        xs = [self.expr(a, scope) for a in e[3:]]
-        return self._op(name, dt, xs), _CTYPE[dt]
-
-    def _op(self, name, dt, xs):
+    def math(self, name, dt, xs):
         f = dt == "float32"
         if name in ("sin", "cos") and f and self.fast_trig:
             self.trig_checks.append(f"!(fabsf({xs[0]}) < EMBER_FAST_TRIG_LIMIT)")
             return f"ember_fast_{name}f({xs[0]})"
-        if name in _UNARY:
+        if name in _UNARY and dt in FLOAT:
             return _UNARY[name][0 if f else 1].format(*xs)
-        if name in _BINARY_FLOAT:
+        if name in _BINARY_FLOAT and dt in FLOAT:
             return _BINARY_FLOAT[name][0 if f else 1].format(*xs)
-        if name in _CMP:
-            return f"(uint8_t)({xs[0]} {_CMP[name]} {xs[1]})"
-        if name in ("logical_and", "logical_or", "logical_xor"):
-            a, b = f"({xs[0]} != 0)", f"({xs[1]} != 0)"
-            op = {"logical_and": "&&", "logical_or": "||", "logical_xor": "!="}[name]
-            return f"(uint8_t)({a} {op} {b})"
-        if name == "where":
-            return f"({xs[0]} ? {xs[1]} : {xs[2]})"
+        if name in ("floor", "ceil", "trunc", "round") and dt not in FLOAT:
+            return xs[0]                # rounding is the identity on integers
         if name == "maximum":
             return f"EMBER_MAX({xs[0]}, {xs[1]})"
         if name == "minimum":
@@ -195,9 +111,9 @@ class _Renderer:
         if name == "relu":
             return f"({xs[0]} < 0 ? 0 : {xs[0]})"
         if name == "neg":
-            return f"(-{xs[0]})" if dt in _FLOAT else f"(int64_t)(0ULL - (uint64_t){xs[0]})"
+            return f"(-{xs[0]})" if dt in FLOAT else f"(int64_t)(0ULL - (uint64_t){xs[0]})"
         if name == "square":
-            return self._op("mul", dt, [xs[0], xs[0]])
+            return self.math("mul", dt, [xs[0], xs[0]])
         if name == "abs":
             return f"({xs[0]} < 0 ? -{xs[0]} : {xs[0]})"
         if name == "gelu_backward":
@@ -207,29 +123,15 @@ class _Renderer:
                         f"+ {x} * 0.39894228040143268f * ember_fast_expf(-0.5f * {x} * {x})))")
             return (f"({g} * (0.5 * (1.0 + erf({x} * M_SQRT1_2)) + {x} * "
                     f"0.39894228040143268 * exp(-0.5 * {x} * {x})))")
-        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}[name]
-        if dt in _FLOAT:
+        op = {"add": "+", "sub": "-", "mul": "*", "div": "/"}.get(name)
+        if op is None or (op == "/" and dt not in FLOAT):
+            return super().math(name, dt, xs)
+        if dt in FLOAT:
             return f"({xs[0]} {op} {xs[1]})"
         # integers wrap around as PyTorch's do (no signed overflow)
-        return f"({_CTYPE[dt]})((uint64_t){xs[0]} {op} (uint64_t){xs[1]})"
+        return f"({CTYPE[dt]})((uint64_t){xs[0]} {op} (uint64_t){xs[1]})"
 
 
-_INIT = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}
-_INT_INIT = {"sum": "0", "max": "INT64_MIN", "min": "INT64_MAX"}
-
-
-def _decls(prefix, var, sizes):
-    """Multi-index variables ``{prefix}0, ...`` of flat position ``var`` over ``sizes``."""
-    out, stride = [], 1
-    strides = []
-    for s in reversed(sizes):
-        strides.append(stride)
-        stride *= s
-    strides.reverse()
-    for d, (s, st) in enumerate(zip(sizes, strides)):
-        code = var if len(sizes) == 1 else f"(({var} / {st}LL) % {s}LL)"
-        out.append(f"const int64_t {prefix}{d} = {code};")
-    return out
 
 
 class _KernelWriter:
@@ -245,7 +147,7 @@ class _KernelWriter:
         k = self.k
         self.emit(f"void {k.name}(void **args) {{", 0)
         for a in k.args:
-            ct = _CTYPE[a.dtype]
+            ct = CTYPE[a.dtype]
             q = "" if a.output else "const "
             self.emit(f"{q}{ct} *restrict a{a.index} = ({q}{ct} *)args[{a.index}];", 1)
         self.emit(f"const int64_t cutoff = *(const int64_t *)args[{len(k.args)}];", 1)
@@ -258,20 +160,20 @@ class _KernelWriter:
 
     # ---- flat kernels: blocks of elements -------------------------------------------------------
     def _flat(self):
-        k, n = self.k, self.N
+        n = self.N
         nb = (n + BLOCK - 1) // BLOCK
         if n > PARALLEL_MIN:        # a region even with if(0) costs a team of one
             self.emit(f"#pragma omp parallel for schedule(static) if({n}LL >= cutoff)", 1)
         self.emit(f"for (int64_t b = 0; b < {nb}LL; b++) {{", 1)
         self.emit(f"const int64_t lo = b * {BLOCK}LL;", 2)
         self.emit(f"const int64_t hi = lo + {BLOCK}LL < {n}LL ? lo + {BLOCK}LL : {n}LL;", 2)
-        fast = _Renderer(k.args, fast_trig=True)
+        fast = _Renderer(fast_trig=True)
         body = self._element_loop(fast, "lo", "hi", 2, checks=True)
         if fast.trig_checks:
             self.emit("int bad = 0;", 2)
             self.lines.extend(body)
             self.emit("if (bad) {", 2)
-            self.lines.extend(self._element_loop(_Renderer(k.args), "lo", "hi", 3))
+            self.lines.extend(self._element_loop(_Renderer(), "lo", "hi", 3))
             self.emit("}", 2)
         else:
             self.lines.extend(body)
@@ -279,18 +181,18 @@ class _KernelWriter:
 
     def _element_loop(self, r, lo, hi, depth, checks=False):
         k = self.k
-        outer = _Scope()
-        inner = _Scope(outer, inner=True)
+        outer = Scope()
+        inner = Scope(outer, inner=True)
         stores = [(s, r.expr(s.value, inner)) for s in k.stores]
         pad = "    " * depth
         lines = [pad + ln for ln in outer.lines]
         simd = " reduction(|:bad)" if checks and r.trig_checks else ""
         lines.append(f"{pad}#pragma omp simd{simd}")
         lines.append(f"{pad}for (int64_t j = {lo}; j < {hi}; j++) {{")
-        lines += [pad + "    " + d for d in _decls("i", "j", k.inner)]
+        lines += [pad + "    " + d for d in decls("i", "j", k.inner)]
         lines += [pad + "    " + ln for ln in inner.lines]
         for s, v in stores:
-            lines.append(f"{pad}    a{s.arg}[{_index(s.index)}] = {v};")
+            lines.append(f"{pad}    a{s.arg}[{index(s.index)}] = {v};")
         if checks and r.trig_checks:
             lines.append(f"{pad}    bad |= {' | '.join(r.trig_checks)};")
         lines.append(f"{pad}}}")
@@ -299,20 +201,21 @@ class _KernelWriter:
     # ---- row kernels: reductions per row, then stores --------------------------------------------
     def _rows(self):
         k, O, N = self.k, self.O, self.N
-        r = _Renderer(k.args)
+        r = _Renderer()
         rows_parallel = O >= 4 or O * N <= PARALLEL_MIN
         if O * N > PARALLEL_MIN and rows_parallel:
             self.emit(f"#pragma omp parallel for schedule(static) if({O * N}LL >= cutoff)", 1)
         self.emit(f"for (int64_t o = 0; o < {O}LL; o++) {{", 1)
-        row = _Scope()
-        head = _decls("o", "o", k.outer)
-        parts = []
-        for i, red in enumerate(k.reductions):
-            parts.append(self._reduction(r, row, i, red, rows_parallel))
-        inner = _Scope(row, inner=True)
+        row = Scope()
+        # the row's loops share their inner values: a costly one is kept in a per-row array
+        # (on the stack: rows up to KEEP_MAX elements) rather than computed in each loop
+        loops = PassScope(row, keep=N <= KEEP_MAX)
+        parts = [self._reduction(r, loops, i, red, rows_parallel)
+                 for i, red in enumerate(k.reductions)]
+        stores = loops.begin()
         outer_stores = [(s, r.expr(s.value, row)) for s in k.stores if s.level == "outer"]
-        inner_stores = [(s, r.expr(s.value, inner)) for s in k.stores if s.level == "inner"]
-        for ln in head:
+        inner_stores = [(s, r.expr(s.value, loops)) for s in k.stores if s.level == "inner"]
+        for ln in decls("o", "o", k.outer) + loops.arrays(N):
             self.emit(ln, 2)
         # the row scope's lines interleave with the reduction loops in the order they were
         # made: each reduction's loop comes after the row values it reads
@@ -321,81 +224,84 @@ class _KernelWriter:
             for ln in row.lines[emitted:mark]:
                 self.emit(ln, 2)
             emitted = mark
-            for ln in lines:
+            for ln in lines():
                 self.emit(ln, 2)
         for ln in row.lines[emitted:]:
             self.emit(ln, 2)
         for s, v in outer_stores:
-            self.emit(f"a{s.arg}[{_index(s.index)}] = {v};", 2)
+            self.emit(f"a{s.arg}[{index(s.index)}] = {v};", 2)
         if inner_stores:
             if not rows_parallel and N > PARALLEL_MIN:
                 self.emit(f"#pragma omp parallel for schedule(static) if({N}LL >= cutoff)", 2)
             else:
                 self.emit("#pragma omp simd", 2)
             self.emit(f"for (int64_t j = 0; j < {N}LL; j++) {{", 2)
-            for ln in _decls("i", "j", k.inner) + inner.lines:
+            for ln in decls("i", "j", k.inner) + loops.body(stores):
                 self.emit(ln, 3)
             for s, v in inner_stores:
-                self.emit(f"a{s.arg}[{_index(s.index)}] = {v};", 3)
+                self.emit(f"a{s.arg}[{index(s.index)}] = {v};", 3)
             self.emit("}", 2)
         self.emit("}", 1)
 
-    def _reduction(self, r, row, i, red, rows_parallel):
-        """The loop computing reduction ``i`` of a row; returns (its lines, how many row-scope
-        lines must come before it)."""
-        ct = _CTYPE[red.dtype]
-        init = (_INIT if red.dtype in _FLOAT else _INT_INIT)[red.kind]
-        inner = _Scope(row, inner=True)
-        v = r.expr(red.expr, inner)
-        mark = len(row.lines)
-        is_float = red.dtype in _FLOAT
+    def _reduction(self, r, loops, i, red, rows_parallel):
+        """The loop computing reduction ``i`` of a row: returns (a function giving its lines
+        once every loop of the row is rendered, how many row-scope lines come before it)."""
+        ct = CTYPE[red.dtype]
+        init = reduction_init(red.kind, red.dtype)
+        loop = loops.begin()
+        v = r.expr(red.expr, loops)
+        mark = len(loops.parent.lines)
+        is_float = red.dtype in FLOAT
         nan = red.kind != "sum" and is_float
         if red.kind == "sum":
             step = f"acc += {v};"
         else:
             cmp = ">" if red.kind == "max" else "<"
             step = f"acc = {v} {cmp} acc ? {v} : acc;" + (f" nan |= {v} != {v};" if nan else "")
-        body = _decls("i", "j", self.k.inner) + inner.lines + [step]
         red_clause = "+" if red.kind == "sum" else red.kind
         clause = f"reduction({red_clause}:acc)" + (" reduction(|:nan)" if nan else "")
         N = self.N
-        lines = []
-        if rows_parallel or N <= PARALLEL_MIN:
-            lines.append(f"{ct} r{i};")
-            lines.append("{")
-            lines.append(f"    {ct} acc = {init};" + (" int nan = 0;" if nan else ""))
-            lines.append(f"    #pragma omp simd {clause}")
-            lines.append(f"    for (int64_t j = 0; j < {N}LL; j++) {{")
-            lines += ["        " + ln for ln in body]
-            lines.append("    }")
-            lines.append(f"    r{i} = {'nan ? NAN : acc' if nan else 'acc'};")
-            lines.append("}")
-            return lines, mark
-        # few long rows: fixed blocks in parallel, combined in order (same bits at any
-        # thread count)
-        nb = (N + BLOCK - 1) // BLOCK
-        lines.append(f"{ct} r{i};")
-        lines.append("{")
-        lines.append(f"    {ct} *part = ({ct} *)malloc({nb} * sizeof({ct}));")
-        lines.append(f"    int *bad = (int *)calloc({nb}, sizeof(int));")
-        lines.append(f"    #pragma omp parallel for schedule(static) if({N}LL >= cutoff)")
-        lines.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{")
-        lines.append(f"        {ct} acc = {init}; int nan = 0;")
-        lines.append(f"        const int64_t hi = (b + 1) * {BLOCK}LL < {N}LL ? (b + 1) * "
-                     f"{BLOCK}LL : {N}LL;")
-        lines.append(f"        #pragma omp simd {clause}")
-        lines.append(f"        for (int64_t j = b * {BLOCK}LL; j < hi; j++) {{")
-        lines += ["            " + ln for ln in body]
-        lines.append("        }")
-        lines.append("        part[b] = acc; bad[b] = nan;")
-        lines.append("    }")
-        lines.append(f"    {ct} acc = {init}; int nan = 0;")
-        combine = "acc += part[b];" if red.kind == "sum" else \
-            f"acc = part[b] {'>' if red.kind == 'max' else '<'} acc ? part[b] : acc;"
-        lines.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{ {combine} nan |= bad[b]; }}")
-        lines.append("    free(part); free(bad);")
-        lines.append(f"    r{i} = {'nan ? NAN : acc' if nan else 'acc'};")
-        lines.append("}")
+
+        def lines():
+            body = decls("i", "j", self.k.inner) + loops.body(loop) + [step]
+            out = []
+            if rows_parallel or N <= PARALLEL_MIN:
+                out.append(f"{ct} r{i};")
+                out.append("{")
+                out.append(f"    {ct} acc = {init};" + (" int nan = 0;" if nan else ""))
+                out.append(f"    #pragma omp simd {clause}")
+                out.append(f"    for (int64_t j = 0; j < {N}LL; j++) {{")
+                out += ["        " + ln for ln in body]
+                out.append("    }")
+                out.append(f"    r{i} = {'nan ? NAN : acc' if nan else 'acc'};")
+                out.append("}")
+                return out
+            # few long rows: fixed blocks in parallel, combined in order (same bits at any
+            # thread count)
+            nb = (N + BLOCK - 1) // BLOCK
+            out.append(f"{ct} r{i};")
+            out.append("{")
+            out.append(f"    {ct} *part = ({ct} *)malloc({nb} * sizeof({ct}));")
+            out.append(f"    int *bad = (int *)calloc({nb}, sizeof(int));")
+            out.append(f"    #pragma omp parallel for schedule(static) if({N}LL >= cutoff)")
+            out.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{")
+            out.append(f"        {ct} acc = {init}; int nan = 0;")
+            out.append(f"        const int64_t hi = (b + 1) * {BLOCK}LL < {N}LL ? (b + 1) * "
+                       f"{BLOCK}LL : {N}LL;")
+            out.append(f"        #pragma omp simd {clause}")
+            out.append(f"        for (int64_t j = b * {BLOCK}LL; j < hi; j++) {{")
+            out += ["            " + ln for ln in body]
+            out.append("        }")
+            out.append("        part[b] = acc; bad[b] = nan;")
+            out.append("    }")
+            out.append(f"    {ct} acc = {init}; int nan = 0;")
+            combine = "acc += part[b];" if red.kind == "sum" else \
+                f"acc = part[b] {'>' if red.kind == 'max' else '<'} acc ? part[b] : acc;"
+            out.append(f"    for (int64_t b = 0; b < {nb}LL; b++) {{ {combine} nan |= bad[b]; }}")
+            out.append("    free(part); free(bad);")
+            out.append(f"    r{i} = {'nan ? NAN : acc' if nan else 'acc'};")
+            out.append("}")
+            return out
         return lines, mark
 
 
@@ -414,8 +320,7 @@ class CKernelCodegen:
     name = "c-openmp"
 
     def supports(self, kernel):
-        return all(a.dtype in _CTYPE for a in kernel.args) and \
-            all(r.dtype in _CTYPE for r in kernel.reductions)
+        return can_render(_Renderer(), kernel)
 
     def source(self, kernels):
         return _HEADER + "\n".join(_KernelWriter(k).source() for k in kernels)
@@ -426,7 +331,7 @@ class CKernelCodegen:
         return [cc, "-O3", "-march=native", "-fopenmp", "-fPIC", "-shared",
                 "-fno-math-errno", f"-I{include}", "{src}", "-o", "{out}", "-lm"]
 
-    def compile(self, kernels):
+    def compile(self, kernels, device=None):
         from ember.backends import kernel_cache
         path = kernel_cache.build(self.source(kernels), self.command())
         lib = kernel_cache.load(path)

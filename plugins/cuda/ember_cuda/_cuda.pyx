@@ -66,6 +66,8 @@ cdef extern from "csrc/ec.h":
     void ec_memory_stats_get(int device, ec_memory_stats *s) nogil
     void ec_memory_reset_peaks(int device) nogil
     int ec_empty_cache(int device) nogil
+    int ec_launch(ember_ctx *ctx, CUfunction f, unsigned gx, unsigned gy, unsigned gz,
+                  unsigned block, unsigned smem, void **args) nogil
 
 cdef extern from "csrc/entries.h":
     void *ec_alloc(ember_ctx *ctx, int64_t nbytes) noexcept nogil
@@ -230,6 +232,34 @@ def get_function(int device, uintptr_t module, str name):
     _enter(device)
     _check(cu.ModuleGetFunction(&f, <CUmodule>module, name.encode()), f"function {name}")
     return <uintptr_t>f
+
+
+# the most pointer arguments launch() passes (ember.compile's kernels have a few)
+cdef enum:
+    MAX_LAUNCH_ARGS = 64
+LAUNCH_MAX_ARGS = MAX_LAUNCH_ARGS
+
+
+def launch(int device, uintptr_t function, unsigned grid, unsigned block, tuple pointers):
+    """Launch ``function`` (a CUfunction from ``get_function``) on ``device``'s current
+    stream with ``grid`` blocks of ``block`` threads; its parameters are ``pointers``
+    (device addresses, in order).  ember.compile's generated kernels run through this."""
+    cdef ember_ctx ctx
+    cdef uint64_t values[MAX_LAUNCH_ARGS]
+    cdef void *params[MAX_LAUNCH_ARGS]
+    cdef Py_ssize_t i, n = len(pointers)
+    if n > MAX_LAUNCH_ARGS:
+        raise ValueError(f"launch: at most {MAX_LAUNCH_ARGS} pointer arguments, got {n}")
+    for i in range(n):
+        values[i] = <uint64_t>pointers[i]
+        params[i] = &values[i]
+    ctx.device = device
+    ctx.deterministic = 0
+    ctx.matmul_precision = 0
+    ctx.reserved = 0
+    ctx.error[0] = 0
+    if ec_launch(&ctx, <CUfunction>function, grid, 1, 1, block, 0, params):
+        raise RuntimeError(ctx.error[:].decode("utf-8", "replace"))
 
 
 # -- streams --------------------------------------------------------------------------------

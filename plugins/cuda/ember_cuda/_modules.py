@@ -38,8 +38,8 @@ FAMILIES = {
     "optim": ("float32", "float64"),
 }
 # shared headers a family's template needs, rendered between common.cuh and it
-HEADERS = {"reduce": ("accum.cuh",), "scan": ("accum.cuh",), "softmax": ("rowtile.cuh",),
-           "rows": ("rowtile.cuh",)}
+HEADERS = {"ew": ("scalar_ops.cuh",), "reduce": ("accum.cuh",), "scan": ("accum.cuh",),
+           "softmax": ("rowtile.cuh",), "rows": ("rowtile.cuh",)}
 OPTIONS = ["-std=c++17"]
 
 _lock = threading.RLock()
@@ -57,7 +57,8 @@ def cache_dir():
     return os.path.join(base, "ember", "cuda")
 
 
-def _read(name):
+def read(name):
+    """The text of kernel file ``name`` (a template or header of ``kernels/``)."""
     with open(os.path.join(KERNELS, name)) as f:
         return f.read()
 
@@ -69,7 +70,7 @@ def render(name):
         raise ValueError(f"ember-cuda has no kernel module {name!r}")
     headers = ("common.cuh",) + HEADERS.get(family, ())
     return (f"// ember-cuda module {name}\n#define EC_DTYPE {DTYPES[dtype]}\n"
-            + "".join(_read(h) + "\n" for h in headers) + _read(f"{family}.cu"))
+            + "".join(read(h) + "\n" for h in headers) + read(f"{family}.cu"))
 
 
 def all_modules():

@@ -44,3 +44,12 @@ def ember_nondeterministic_kernels(device_type):
     # scatter-add and friends add floats with atomics by default and switch to a fixed-order
     # kernel when ember_ctx.deterministic is set: nothing needs to be refused
     return []
+
+
+@hookimpl
+def ember_kernel_codegen(device_type):
+    if device_type != DEVICE_TYPE:
+        return None
+    from ember_cuda.codegen import CudaKernelCodegen
+
+    return CudaKernelCodegen()
