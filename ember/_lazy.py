@@ -99,6 +99,9 @@ FUNCTIONS.update({_n: "core.random_samplers" for _n in (
     "poisson", "binomial", "_standard_gamma", "_standard_gamma_grad", "_sample_dirichlet")})
 # ember.compile: capture (ember._dynamo), code generation (ember._inductor), ember.ops
 SUBMODULES |= {"compiler"}
+# PyTorch's private packages scripts reach as attributes (torch._dynamo.config,
+# torch._inductor.config, ...): importable on first use, as PyTorch's lazy modules
+PRIVATE_SUBMODULES = {"_dynamo", "_inductor", "_subclasses", "_higher_order_ops"}
 FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
                   "ops": "_ops"})
 # control flow that capture keeps whole (torch.cond, torch.while_loop) and torch.export
@@ -117,7 +120,7 @@ FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
 def resolve(name):
     """``ember.<name>`` for a name not defined at import (AttributeError if none)."""
     import ember
-    if name in SUBMODULES:
+    if name in SUBMODULES or name in PRIVATE_SUBMODULES:
         return importlib.import_module(f"ember.{name}")
     if name in DEPRECATED:
         import warnings

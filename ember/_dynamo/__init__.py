@@ -13,9 +13,10 @@ from ember._dynamo.eval_frame import mark_dynamic as mark_dynamic
 from ember._dynamo.eval_frame import mark_static as mark_static
 from ember._dynamo.eval_frame import optimize as optimize
 from ember._dynamo.eval_frame import reset as reset
+from ember._dynamo.explain import explain as explain
 from ember._dynamo.utils import compile_times as compile_times
 from ember._dynamo.utils import counters as counters
 
-__all__ = ["OptimizedModule", "compile_times", "config", "counters", "disable",
+__all__ = ["OptimizedModule", "compile_times", "config", "counters", "disable", "explain",
            "is_compiling", "list_backends", "lookup_backend", "mark_dynamic", "mark_static",
            "optimize", "register_backend", "reset"]

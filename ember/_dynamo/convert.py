@@ -33,6 +33,8 @@ class CaptureFailed(Exception):
 
 
 class _Entry:
+    guard_conditions = ()           # the guards' conditions, as Python (for explain)
+
     def __init__(self, check, first_failure, leaf_shapes, n_guards):
         self.check = check
         self.first_failure = first_failure
@@ -178,7 +180,9 @@ def _build(cf, rec, leaves, spec, result, input_nodes, symctx, sizes_of, backwar
     if rec.breaks:
         reason = rec.breaks[0]
         counters["graph_break"][reason] += 1
-        return EagerEntry(check, first_failure, shapes, guards.count, reason)
+        entry = EagerEntry(check, first_failure, shapes, guards.count, reason)
+        entry.guard_conditions = guards.conditions()
+        return entry
     out_plan, k = [], 0
     for v in out_leaves:
         out_plan.append((True, k) if isinstance(v, TensorBase) else (False, v))
@@ -213,10 +217,12 @@ def _build(cf, rec, leaves, spec, result, input_nodes, symctx, sizes_of, backwar
             len(sym_phs), len(user_nodes), [diff_positions[i] for i in keep], tangent_idx,
             [i for i, o in enumerate(out_tensors) if not o.requires_grad],
             [t for t, _, _ in bw.lifted])}
-    return GraphEntry(check, first_failure, shapes, guards.count,
-                      inputs=sorted(input_nodes), lifted=[t for t, _, _ in fw.lifted],
-                      sym_sources=list(symctx.sources) if symctx else [], out_spec=out_spec,
-                      out_plan=out_plan, graphs=graphs, **entry_kw)
+    entry = GraphEntry(check, first_failure, shapes, guards.count,
+                       inputs=sorted(input_nodes), lifted=[t for t, _, _ in fw.lifted],
+                       sym_sources=list(symctx.sources) if symctx else [], out_spec=out_spec,
+                       out_plan=out_plan, graphs=graphs, **entry_kw)
+    entry.guard_conditions = guards.conditions()
+    return entry
 
 
 def _guards(cf, rec, leaves, spec, symctx, sizes_of):

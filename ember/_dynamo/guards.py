@@ -85,6 +85,10 @@ class GuardBuilder:
     def bind(self, name, expr):
         self.lines.append((f"{name} = {expr}", None))
 
+    def conditions(self):
+        """The conditions added so far, as Python over the flattened arguments ``L``."""
+        return [cond for cond, why in self.lines if why is not None]
+
     # ---- what a capture assumed -------------------------------------------------------------
     def structure(self, spec, n_leaves):
         self.add(f"spec == {self.const(spec)}", "the arguments have a different structure")

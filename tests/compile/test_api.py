@@ -176,6 +176,48 @@ def test_compile_is_lazy_at_import():
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
+def test_private_packages_and_inductor_knobs_as_pytorch_scripts_use_them():
+    """``torch._dynamo`` and ``torch._inductor.config`` are reached as attributes after a
+    bare ``import torch`` (PyTorch imports them on first use), and the knobs scripts such as
+    gpt-fast set exist with PyTorch's defaults (accepted, ignored)."""
+    import subprocess
+    import sys
+    code = ("import sys, ember as torch; assert 'ember._dynamo' not in sys.modules; "
+            "c = torch._inductor.config; c.coordinate_descent_tuning = True; "
+            "c.triton.unique_kernel_names = True; c.fx_graph_cache = True; "
+            "assert c.triton.cudagraphs is False and c.epilogue_fusion is True; "
+            "torch._dynamo.config.cache_size_limit = 16; "
+            "print(torch.compile(lambda x: x * 2)(torch.ones(2)).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                         text=True).stdout
+    assert out.strip() == "[2.0, 2.0]"
+    ember.compile(lambda x: x + 1, options={"triton.unique_kernel_names": True,
+                                             "fx_graph_cache": False})(ember.ones(2))
+
+
+def test_explain_reports_graphs_ops_breaks_and_guards():
+    x = ember.randn(4, 8)
+    e = ember._dynamo.explain(lambda a: a.sin() + 1)(x)
+    assert (e.graph_count, e.graph_break_count, e.op_count) == (1, 0, 2)
+    assert [op.__name__ for op in e.ops_per_graph[0]] == ["sin", "add"]
+    assert "L[0].shape == (4, 8)" in e.out_guards
+    text = str(e)
+    assert "Graph Count: 1" in text and "Ops per Graph:" in text
+    # a Module with parameters: one (forward) graph, as PyTorch's dynamo reports
+    lin = ember.nn.Linear(8, 3)
+    assert ember._dynamo.explain(lin)(x).graph_count == 1
+
+    def branchy(a):
+        if a.sum() > 0:             # a tensor's value as a Python bool: the capture breaks
+            return a + 1
+        return a - 1
+    e = ember._dynamo.explain(branchy)(x)
+    assert e.graph_count == 0 and e.graph_break_count == 1
+    assert "data-dependent" in e.break_reasons[0].reason
+    with pytest.warns(FutureWarning, match="explain\\(f\\)\\(\\*args"):
+        assert ember._dynamo.explain(lambda a: a * 2, x).graph_count == 1
+
+
 def helper_timing(x):
     import time
     time.perf_counter()                  # the monitor would call this a side effect
