@@ -3,8 +3,8 @@
 ``compile_fx`` lowers the graph (``lowering``), schedules kernels and extern calls
 (``scheduler``), asks the device's plugin for its code generator (the
 ``ember_kernel_codegen`` hook: C with OpenMP on the CPU) and returns the wrapper.  Graphs
-it cannot fuse (symbolic sizes, a device without a generator, ``fuse=False``) run op by op,
-exactly as captured.
+it cannot fuse (a device without a generator, ``fuse=False``) run op by op, exactly as
+captured; graphs with symbolic sizes are fused per concrete shape (``specialize``).
 """
 from ember._inductor import config
 
@@ -25,7 +25,8 @@ def _static(gm):
     for node in gm.graph.nodes:
         v = node.meta.get("val")
         shape = getattr(v, "shape", None)
-        if node.op == "placeholder" and v is not None and shape is None:
+        if node.op == "placeholder" and v is not None and shape is None and \
+                not isinstance(v, (bool, int, float)):
             return False            # a symbolic size input
         if shape is not None and not all(isinstance(s, int) for s in shape):
             return False
@@ -35,8 +36,11 @@ def _static(gm):
 def compile_fx(gm, example_inputs, config_patches=None):
     """Compile GraphModule ``gm``: a callable taking its inputs, returning its outputs."""
     opts = dict(config_patches or {})
-    if not opts.get("fuse", config.fuse) or not _static(gm):
+    if not opts.get("fuse", config.fuse):
         return gm.forward
+    if not _static(gm):
+        from ember._inductor.specialize import SpecializingGraph
+        return SpecializingGraph(gm, lambda static, args: compile_fx(static, args, opts))
     device = _device_of(example_inputs)
     if device is None:
         return gm.forward

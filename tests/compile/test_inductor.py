@@ -122,6 +122,46 @@ def test_a_rows_costly_values_are_kept_between_its_loops(shape, kept):
         assert src.count("ember_fast_expf(") == 1, src      # the softmax's exp too
 
 
+def test_symbolic_graphs_are_fused_per_concrete_shape(monkeypatch):
+    """A graph with symbolic sizes (dynamic=True, or recaptured after a size changed) used to
+    run op by op for good: now each new shape runs op by op once, recording its sizes, and
+    later calls of that shape run fused kernels (up to LIMIT shapes)."""
+    from ember._inductor import specialize
+
+    def f(x, w):
+        return F.layer_norm(F.gelu(x * w), (16,)).sum(-1)
+    cf = ember.compile(f, dynamic=True)
+    w = ember.randn(16)
+    for n in (4, 4, 9, 9, 4):
+        x = ember.randn(n, 16)
+        _close(cf(x, w), f(x, w), 1e-5)
+    graph = cf._ember_compiled.entries[0].forward.compiled
+    assert isinstance(graph, specialize.SpecializingGraph)
+    assert sorted(next(a[0][0] for a in k if isinstance(a, tuple))
+                  for k in graph.compiled) == [4, 9]
+    assert all(c.kernels for c in graph.compiled.values())
+    # past the limit a new shape runs op by op, still eager's values
+    monkeypatch.setattr(specialize, "LIMIT", 2)
+    x = ember.randn(5, 16)
+    _close(cf(x, w), f(x, w), 1e-5)
+    assert len(graph.compiled) == 2
+
+
+def test_a_module_recaptured_after_a_batch_size_change_stays_fused():
+    """Inference with a changing batch size: the second shape recaptures the module with a
+    symbolic batch (automatic dynamic shapes), and that graph is fused per batch size."""
+    from ember._inductor import specialize
+    model = ember.nn.Sequential(ember.nn.Linear(8, 16), ember.nn.GELU(), ember.nn.LayerNorm(16))
+    cm = ember.compile(model)
+    with ember.no_grad():
+        for n in (4, 5, 5, 6, 6):
+            x = ember.randn(n, 8)
+            _close(cm(x), model(x), 1e-5)
+    graph = cm._compiled.entries[0].forward.compiled
+    assert isinstance(graph, specialize.SpecializingGraph) and len(graph.compiled) == 2
+    assert all(c.kernels for c in graph.compiled.values())
+
+
 def test_broadcasting_strides_and_dtypes():
     x, b = ember.randn(40, 30).t(), ember.randn(40)
     out, call = _compiled(lambda x, b: (x + b).relu() * 2, x, b)
