@@ -101,7 +101,7 @@ FUNCTIONS.update({_n: "core.random_samplers" for _n in (
 SUBMODULES |= {"compiler"}
 # PyTorch's private packages scripts reach as attributes (torch._dynamo.config,
 # torch._inductor.config, ...): importable on first use, as PyTorch's lazy modules
-PRIVATE_SUBMODULES = {"_dynamo", "_inductor", "_subclasses", "_higher_order_ops"}
+PRIVATE_SUBMODULES = {"_dynamo", "_inductor", "_subclasses", "_higher_order_ops", "_logging"}
 FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._compile",
                   "ops": "_ops"})
 # control flow that capture keeps whole (torch.cond, torch.while_loop) and torch.export

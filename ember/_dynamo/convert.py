@@ -10,8 +10,10 @@ A break never changes a result: with real tensors the call simply finishes eager
 capture that fails is retried on the real arguments.
 """
 import inspect
+import warnings
 
 import ember
+from ember import _logging
 from ember._dynamo import config
 from ember._dynamo.capture import GraphBreak, Recorder, Untraced
 from ember._dynamo.exc import BackendCompilerFailed, Unsupported
@@ -177,12 +179,35 @@ def _build(cf, rec, leaves, spec, result, input_nodes, symctx, sizes_of, backwar
     shapes = {i: tuple(x.shape) for i, x in enumerate(leaves) if isinstance(x, TensorBase)}
     counters["guards"]["total"] += guards.count
     counters["guards"]["last"] = guards.count
+    _logging.log("guards", "GUARDS:\n" + "\n".join(f"  {c}" for c in guards.conditions()))
     if rec.breaks:
         reason = rec.breaks[0]
         counters["graph_break"][reason] += 1
-        entry = EagerEntry(check, first_failure, shapes, guards.count, reason)
-        entry.guard_conditions = guards.conditions()
-        return entry
+        _logging.log("graph_breaks", f"Graph break: {reason}")
+        return _eager_entry(check, first_failure, shapes, guards, reason)
+    try:
+        entry = _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes,
+                               symctx, backward, check, first_failure, shapes, guards.count)
+    except BackendCompilerFailed as e:
+        if not config.suppress_errors:
+            raise
+        # torch._dynamo.config.suppress_errors: calls like this one run eagerly
+        warnings.warn(f"ember.compile: {e}; calls like this one run eagerly "
+                      f"(torch._dynamo.config.suppress_errors)", RuntimeWarning, stacklevel=2)
+        return _eager_entry(check, first_failure, shapes, guards, f"backend failed: {e}")
+    entry.guard_conditions = guards.conditions()
+    return entry
+
+
+def _eager_entry(check, first_failure, shapes, guards, reason):
+    entry = EagerEntry(check, first_failure, shapes, guards.count, reason)
+    entry.guard_conditions = guards.conditions()
+    return entry
+
+
+def _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes, symctx,
+                   backward, check, first_failure, shapes, n_guards):
+    """The graphs of a finished capture, compiled by the backend, as a GraphEntry."""
     out_plan, k = [], 0
     for v in out_leaves:
         out_plan.append((True, k) if isinstance(v, TensorBase) else (False, v))
@@ -215,14 +240,13 @@ def _build(cf, rec, leaves, spec, result, input_nodes, symctx, sizes_of, backwar
         entry_kw = {"joint": CompiledJoint(
             _tuple_output(fcomp), _tuple_output(bcomp), _tuple_output(bgm.forward),
             len(sym_phs), len(user_nodes), [diff_positions[i] for i in keep], tangent_idx,
-            [i for i, o in enumerate(out_tensors) if not o.requires_grad],
+            [i for i, o in enumerate(v for v in out_leaves if isinstance(v, TensorBase))
+             if not o.requires_grad],
             [t for t, _, _ in bw.lifted])}
-    entry = GraphEntry(check, first_failure, shapes, guards.count,
-                       inputs=sorted(input_nodes), lifted=[t for t, _, _ in fw.lifted],
-                       sym_sources=list(symctx.sources) if symctx else [], out_spec=out_spec,
-                       out_plan=out_plan, graphs=graphs, **entry_kw)
-    entry.guard_conditions = guards.conditions()
-    return entry
+    return GraphEntry(check, first_failure, shapes, n_guards,
+                      inputs=sorted(input_nodes), lifted=[t for t, _, _ in fw.lifted],
+                      sym_sources=list(symctx.sources) if symctx else [], out_spec=out_spec,
+                      out_plan=out_plan, graphs=graphs, **entry_kw)
 
 
 def _guards(cf, rec, leaves, spec, symctx, sizes_of):

@@ -15,7 +15,8 @@ import threading
 import warnings
 import weakref
 
-from ember._dynamo import config
+from ember import _logging
+from ember._dynamo import config, stance
 from ember._dynamo.capture import current_recorder
 from ember._dynamo.convert import CaptureFailed, capture_fake, capture_real
 from ember._dynamo.exc import FailOnRecompileLimitHit
@@ -25,8 +26,8 @@ from ember._dynamo.utils import counters
 from ember.core._tensor import TensorBase
 from ember.nn.modules.module import Module
 
-__all__ = ["OptimizedModule", "disable", "is_compiling", "mark_dynamic", "mark_static",
-           "optimize", "reset"]
+__all__ = ["OptimizedModule", "disable", "graph_break", "is_compiling", "mark_dynamic",
+           "mark_static", "mark_static_address", "optimize", "reset"]
 
 _all_compiled = weakref.WeakSet()      # for reset()
 
@@ -48,7 +49,7 @@ class CompiledFunction:
     def __init__(self, fn, backend, *, fullgraph=False, dynamic=None, module=None,
                  recompile_limit=None, name=None):
         self.fn = fn
-        self.backend = backend
+        self._backend = backend
         self.recompile_limit = recompile_limit      # None: config.recompile_limit
         self.name = name
         self.fullgraph = fullgraph
@@ -58,9 +59,16 @@ class CompiledFunction:
         self.entries = []
         self.auto_dynamic = {}          # leaf index -> dims seen changing
         self.warned = False
+        self.ran_eagerly = False        # the first call under "eager_then_compile"
         self.trusted = False
         self._lock = threading.RLock()
         _all_compiled.add(self)
+
+    @property
+    def backend(self):
+        """This function's backend, or the one ``set_stance(force_backend=...)`` forces."""
+        forced = stance.current().force_backend
+        return self._backend if forced is None else forced
 
     def limit(self):
         """How many graphs this function may hold before it runs eagerly."""
@@ -87,6 +95,8 @@ class CompiledFunction:
     def __call__(self, *args, **kwargs):
         if current_recorder() is not None:          # inside another capture: inline
             return self.fn(*args, **kwargs)
+        if stance.current().stance == "force_eager":
+            return self.fn(*args, **kwargs)
         leaves, spec = tree_flatten((args, kwargs))
         for entry in self.entries:
             try:
@@ -100,12 +110,30 @@ class CompiledFunction:
 
     def _miss(self, args, kwargs, leaves, spec):
         reason = None
+        now = stance.current().stance
+        if now == "eager_then_compile" and not self.entries and not self.ran_eagerly:
+            self.ran_eagerly = True
+            return self.fn(*args, **kwargs)
         if self.entries:
             last = self.entries[0]
             try:
                 reason = last.first_failure(spec, leaves) or "guards failed"
             except Exception as e:
                 reason = f"guards failed ({type(e).__name__})"
+            if now == "fail_on_recompile":
+                code = getattr(self.fn, "__code__", None)
+                where = (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
+                         f"line number: {code.co_firstlineno}") if code is not None else \
+                    f"function: {_fn_name(self.fn)}"
+                raise RuntimeError(f"Detected recompile when torch.compile stance is "
+                                   f"'fail_on_recompile'. {where}\n    triggered by the "
+                                   f"following guard failure(s):\n    - {reason}")
+            if now == "eager_on_recompile":
+                counters["stats"]["eager_calls"] += 1
+                return self.fn(*args, **kwargs)
+            _logging.log("recompiles", f"Recompiling function {_fn_name(self.fn)}\n    "
+                                       f"triggered by the following guard failure(s):\n"
+                                       f"    - {reason}")
             if len(self.entries) >= self.limit():
                 return self._over_limit(reason, args, kwargs)
             counters["stats"]["recompiles"] += 1
@@ -276,6 +304,22 @@ def mark_static(t, index=None):
     dims = range(t.dim()) if index is None else (index if isinstance(index, (list, tuple))
                                                  else [index])
     t.__dict__.setdefault("_dynamo_static_indices", set()).update(dims)
+
+
+def mark_static_address(t, guard=False):
+    """Mark ``t``'s memory as fixed across calls (a KV cache, say): PyTorch's CUDA graphs
+    then skip copying it.  ember has no CUDA graphs: the mark is kept and changes nothing."""
+    if not isinstance(t, TensorBase):
+        raise TypeError(f"mark_static_address expects a tensor but received {type(t)}")
+    t.__dict__["_dynamo_static_input_type"] = "guarded" if guard else "unguarded"
+
+
+def graph_break(msg=""):
+    """End the capture here: the call runs eagerly (ember resumes no graph after a break);
+    under ``fullgraph=True`` it raises.  Outside a capture it does nothing."""
+    rec = current_recorder()
+    if rec is not None:
+        rec.stop(f"graph_break() called{': ' + msg if msg else ''}")
 
 
 def reset():

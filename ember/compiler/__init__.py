@@ -9,14 +9,15 @@ from ember._dynamo.backends.registry import list_backends as _list_backends
 from ember._dynamo.backends.registry import register_backend as register_backend
 from ember._dynamo.eval_frame import disable as disable
 from ember._dynamo.eval_frame import is_compiling as is_compiling
+from ember._dynamo.stance import set_stance as set_stance
 from ember._dynamo.utils import compile_times as compile_times
 from ember._dynamo.utils import counters as counters
 from ember.compiler._compile import CompileMode as CompileMode
 from ember.compiler._compile import compile as compile
 
-__all__ = ["CompileMode", "allow_in_graph", "compile", "compile_times", "counters",
-           "cudagraph_mark_step_begin", "disable", "is_compiling", "is_dynamo_compiling",
-           "list_backends", "register_backend", "reset"]
+__all__ = ["CompileMode", "allow_in_graph", "assume_constant_result", "compile",
+           "compile_times", "counters", "cudagraph_mark_step_begin", "disable", "is_compiling",
+           "is_dynamo_compiling", "list_backends", "register_backend", "reset", "set_stance"]
 
 
 def list_backends(exclude_tags=("debug", "experimental")):
@@ -46,6 +47,14 @@ def allow_in_graph(fn):
     if not callable(fn):
         raise TypeError(f"allow_in_graph expects a callable, got {type(fn).__name__}")
     trust(fn)
+    return fn
+
+
+def assume_constant_result(fn):
+    """Mark ``fn`` as returning a constant a capture may bake in.  ember records ops, not
+    Python calls: a Python value ``fn`` returns enters the graph as a constant when the call
+    is captured, marked or not.  Returns ``fn``."""
+    fn._dynamo_marked_constant = True
     return fn
 
 

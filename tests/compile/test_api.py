@@ -218,6 +218,117 @@ def test_explain_reports_graphs_ops_breaks_and_guards():
         assert ember._dynamo.explain(lambda a: a * 2, x).graph_count == 1
 
 
+def test_set_stance_as_function_context_and_decorator():
+    calls = []
+
+    def f(x):
+        calls.append(ember.compiler.is_compiling())
+        return x + 1
+    cf = ember.compile(f, backend="eager")
+    x = ember.ones(2)
+    cf(x)
+    assert calls == [True]
+    with ember.compiler.set_stance("force_eager"):
+        cf(x)
+    assert calls[-1] is False
+
+    @ember.compiler.set_stance("force_eager")
+    def run(y):
+        return cf(y)
+    n = len(calls)
+    cf(x)                       # the decorator leaves the stance as it was: the graph runs,
+    assert len(calls) == n      # not f's Python
+    run(x)
+    assert len(calls) == n + 1 and calls[-1] is False
+    ember.compiler.set_stance("force_eager")
+    try:
+        cf(x)
+        assert len(calls) == n + 2 and calls[-1] is False
+    finally:
+        ember.compiler.set_stance("default")
+    # recompiles
+    with ember.compiler.set_stance("eager_on_recompile"):
+        assert cf(ember.ones(3, 3)).shape == (3, 3)
+        assert len(cf._ember_compiled.entries) == 1
+        cf(x)                   # the graph made before still serves
+    with ember.compiler.set_stance("fail_on_recompile"):
+        with pytest.raises(RuntimeError, match="Detected recompile when torch.compile stance "
+                           "is 'fail_on_recompile'. filename: .* function name: 'f'"):
+            cf(ember.ones(4, 4, 4))
+    with ember.compiler.set_stance("eager_then_compile"):
+        g = ember.compile(lambda x: x * 2, backend="eager")
+        g(x)
+        assert g._ember_compiled.entries == []
+        g(x)
+        assert len(g._ember_compiled.entries) == 1
+    with pytest.raises(RuntimeError, match="non-default stance cannot have force_backend"):
+        ember.compiler.set_stance("force_eager", force_backend="eager")
+    with pytest.raises(RuntimeError, match="invalid torch.compile stance 'nope'"):
+        ember.compiler.set_stance("nope")
+    assert ember._dynamo.set_stance is ember.compiler.set_stance
+
+
+def test_set_stance_can_force_a_backend():
+    seen = []
+
+    def mine(gm, example_inputs):
+        seen.append(gm)
+        return gm.forward
+    with ember.compiler.set_stance("default", force_backend=mine):
+        ember.compile(lambda x: x.sin() + 1)(ember.ones(3))
+    assert len(seen) == 1
+
+
+def test_graph_break_and_suppress_errors():
+    def f(x):
+        y = x + 1
+        ember._dynamo.graph_break()
+        return y * 2
+    cf = ember.compile(f)
+    assert ember.equal(cf(ember.ones(2)), ember.full((2,), 4.0))
+    assert any("graph_break() called" in r for r in ember._dynamo.counters["graph_break"])
+    with pytest.raises(Exception, match="graph_break\\(\\) called"):
+        ember.compile(f, fullgraph=True)(ember.ones(2))
+    ember._dynamo.graph_break()           # outside a capture: nothing
+
+    def broken(gm, example_inputs):
+        raise ValueError("no code for you")
+    from ember._dynamo.exc import BackendCompilerFailed
+    with pytest.raises(BackendCompilerFailed, match="no code for you"):
+        ember.compile(lambda x: x + 1, backend=broken)(ember.ones(2))
+    ember._dynamo.config.suppress_errors = True
+    try:
+        g = ember.compile(lambda x: x + 1, backend=broken)
+        with pytest.warns(RuntimeWarning, match="no code for you.*run eagerly"):
+            assert ember.equal(g(ember.ones(2)), ember.full((2,), 2.0))
+        assert ember.equal(g(ember.ones(2)), ember.full((2,), 2.0))   # eager, no new warning
+    finally:
+        ember._dynamo.config.suppress_errors = False
+
+
+def test_static_address_constant_results_and_logs(caplog):
+    import logging
+    x = ember.ones(3)
+    ember._dynamo.mark_static_address(x)
+    with pytest.raises(TypeError, match="mark_static_address expects a tensor"):
+        ember._dynamo.mark_static_address([1.0])
+    const = ember.compiler.assume_constant_result(lambda: 3)
+    assert const() == 3 and const._dynamo_marked_constant
+    ember._logging.set_logs(graph_breaks=True, recompiles=True)
+    try:
+        with caplog.at_level(logging.INFO, logger="ember._dynamo"):
+            cf = ember.compile(lambda a: a * 2 if a.sum() > 0 else a)
+            cf(x)
+            g = ember.compile(lambda a: a + 1)
+            g(x)
+            g(ember.ones(2, 2))
+        text = caplog.text
+        assert "Graph break: data-dependent" in text
+        assert "Recompiling function" in text and "size mismatch" in text
+    finally:
+        ember._logging.set_logs()
+
+
 def helper_timing(x):
     import time
     time.perf_counter()                  # the monitor would call this a side effect
