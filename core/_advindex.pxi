@@ -103,7 +103,7 @@ cdef TensorBase merged(TensorBase r, int p, int k):
 
 
 cpdef object adv_getitem(TensorBase t, tuple items):
-    kernel = routed(op_index, t)
+    kernel = routed_n(op_index, (t,) + items)
     if kernel is not None:
         return kernel(t, items)
     r, p, comps, shape = adv_plan(t, items)
@@ -118,7 +118,7 @@ cpdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulat
                          bint same_dtype, str op):
     """t[items] = value (+= with accumulate, duplicates adding up in order), in place."""
     refuse_limited_named("index_put", t._dtype)
-    kernel = routed2(op_index_put, t, value)
+    kernel = routed_n(op_index_put, (t, value) + items)
     if kernel is not None:
         return kernel(t, items, value, accumulate, same_dtype=same_dtype, op=op)
     r, p, comps, shape = adv_plan(t, items)

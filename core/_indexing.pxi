@@ -142,7 +142,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     for dim=0 (index has input's number of dims; no larger outside ``dim``)."""
     cdef TensorBase a = as_tensor_arg(input, "gather", "input")
     refuse_limited_named("gather", a._dtype)
-    kernel = routed(op_gather, a)
+    kernel = routed_n(op_gather, (a, index))
     if kernel is not None:
         return kernel(a, dim, index, sparse_grad=sparse_grad, out=out)
     cdef TensorBase i = index_arg(index, "gather", True)
@@ -206,7 +206,7 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
     ``index`` along ``dim`` (``reduce``: 'add' or 'multiply' combines instead)."""
     cdef TensorBase a = as_tensor_arg(input, "scatter", "input")
     refuse_limited_named("scatter", a._dtype)
-    kernel = routed2(op_scatter, a, src)
+    kernel = routed_n(op_scatter, (a, index, src))
     if kernel is not None:
         return kernel(a, dim, index, src, value=value, reduce=reduce, out=out)
     return to_out(scatter_c(clone_c(a), dim, index, value if src is None else src,
@@ -226,7 +226,7 @@ def scatter_add(input, dim, index, src, *, out=None):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim``; duplicates add
     up in a fixed order (the same bits for any thread count)."""
     cdef TensorBase a = as_tensor_arg(input, "scatter_add", "input")
-    kernel = routed2(op_scatter_add, a, src)
+    kernel = routed_n(op_scatter_add, (a, index, src))
     if kernel is not None:
         return kernel(a, dim, index, src, out=out)
     return to_out(scatter_c(clone_c(a), dim, index, as_tensor_arg(src, "scatter_add", "src"),
@@ -281,7 +281,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
     """A copy of ``input`` reducing ``src`` into it at ``index`` along ``dim``; ``reduce``
     is 'sum', 'prod', 'mean', 'amax' or 'amin'; ``include_self`` counts input's own values."""
     cdef TensorBase a = as_tensor_arg(input, "scatter_reduce", "input")
-    kernel = routed2(op_scatter_reduce, a, src)
+    kernel = routed_n(op_scatter_reduce, (a, index, src))
     if kernel is not None:
         return kernel(a, dim, index, src, reduce, include_self=include_self, out=out)
     return to_out(scatter_reduce_c(clone_c(a), dim, index, src, reduce, include_self,
@@ -301,7 +301,7 @@ def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index``."""
     cdef TensorBase a = as_tensor_arg(input, "index_select", "input")
     refuse_limited_named("index_select", a._dtype)
-    kernel = routed(op_index_select, a)
+    kernel = routed_n(op_index_select, (a, index))
     if kernel is not None:
         return kernel(a, dim, index, out=out)
     cdef TensorBase i = vector_index(index, "index_select", True)
@@ -365,7 +365,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
     """A copy of ``input`` with ``alpha * source`` added at the 1-d ``index`` along
     ``dim`` (duplicates add up in order)."""
     cdef TensorBase a = as_tensor_arg(input, "index_add", "input")
-    kernel = routed2(op_index_add, a, source)
+    kernel = routed_n(op_index_add, (a, index, source))
     if kernel is not None:
         return kernel(a, dim, index, source, alpha=alpha, out=out)
     return to_out(index_add_c(clone_c(a), dim, index, source, alpha, "index_add"), out,
@@ -382,7 +382,7 @@ def _index_add_(TensorBase self, dim, index, source, *, alpha=1):
 def index_copy(input, dim, index, source, *, out=None):
     """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``."""
     cdef TensorBase a = as_tensor_arg(input, "index_copy", "input")
-    kernel = routed2(op_index_copy, a, source)
+    kernel = routed_n(op_index_copy, (a, index, source))
     if kernel is not None:
         return kernel(a, dim, index, source, out=out)
     return to_out(index_update(clone_c(a), dim, index, as_tensor_arg(source, "index_copy",
@@ -423,7 +423,7 @@ def index_fill(input, dim, index, value):
     """A copy of ``input`` with ``value`` at the 1-d ``index`` along ``dim`` (negative
     indices count from the end)."""
     cdef TensorBase a = as_tensor_arg(input, "index_fill", "input")
-    kernel = routed2(op_index_fill, a, value)
+    kernel = routed_n(op_index_fill, (a, index, value))
     if kernel is not None:
         return kernel(a, dim, index, value)
     return index_fill_c(clone_c(a), dim, index, value, "index_fill_")
@@ -443,7 +443,7 @@ def take(input, index, *, out=None):
     the result has index's shape."""
     cdef TensorBase a = as_tensor_arg(input, "take", "input")
     refuse_limited_named("take", a._dtype)
-    kernel = routed(op_take, a)
+    kernel = routed_n(op_take, (a, index))
     if kernel is not None:
         return kernel(a, index, out=out)
     cdef TensorBase i = index_arg(index, "take", False)
@@ -478,7 +478,7 @@ def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (added, with ``accumulate``) at the flat
     positions ``index``."""
     cdef TensorBase a = as_tensor_arg(input, "put", "input")
-    kernel = routed2(op_put, a, source)
+    kernel = routed_n(op_put, (a, index, source))
     if kernel is not None:
         return kernel(a, index, source, accumulate)
     return put_c(clone_c(a), index, source, accumulate, "put")
@@ -519,7 +519,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     ``sorted_sequence`` where it would be inserted to keep it sorted (``right``/``side``
     choose after equal values; ``sorter`` sorts an unsorted sequence)."""
     cdef TensorBase s = as_tensor_arg(sorted_sequence, "searchsorted", "sorted_sequence")
-    kernel = routed(op_searchsorted, s)
+    kernel = routed_n(op_searchsorted, (s, input, sorter))
     if kernel is not None:
         return kernel(s, input, out_int32=out_int32, right=right, side=side, sorter=sorter,
                       out=out)

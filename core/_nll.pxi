@@ -217,10 +217,12 @@ def _d_cross_entropy_forward(ctx, g):
     return nll_formula(True, ctx, g)
 
 
+# the entries route again (Autograd excluded), as the norms' do (a weight that requires
+# grad beside a vmap wrapper reaches the batching rule)
 derive(op_nll_loss_forward, _d_nll_loss_forward,
-       lambda x, t, w, r, ii: nll_forward_impl(False, x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
+       lambda x, t, w, r, ii: nll_loss_forward(x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
 derive(op_cross_entropy_forward, _d_cross_entropy_forward,
-       lambda x, t, w, r, ii: nll_forward_impl(True, x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
+       lambda x, t, w, r, ii: _cross_entropy_forward(x, t, w, r, ii), SAVE_INPUTS | SAVE_RESULT)
 
 # ops without a derivative still get an entry: a mode key (ember.compile's capture, the
 # profiler) and the keys above the backend (ForwardAD, Batched) redispatch to it

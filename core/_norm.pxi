@@ -27,16 +27,6 @@ cdef Op op_native_batch_norm_backward = Op(
     "(Tensor, Tensor, Tensor)", FAMILY_NORM, EMBER_BATCH_NORM_BACKWARD, None)
 
 
-cdef object routed_n(Op op, tuple tensors):
-    """The kernel registered for a call on `tensors` (None entries skipped), or None."""
-    cdef uint64_t keys = 0
-    for t in tensors:
-        if isinstance(t, TensorBase):
-            keys |= (<TensorBase>t)._keys
-    cdef int k = op.resolve(effective_keys(keys))
-    return op._table[k] if (op._kernel_mask >> k) & 1 else None
-
-
 cdef bint has_fused(TensorBase t, bint nll):
     """Whether t's backend fills the optional `norm` (or `nll`) entry."""
     if t._backend.is_meta:
@@ -428,10 +418,13 @@ def _d_native_batch_norm(ctx, g):
                                       mask)
 
 
+# the entries route again (Autograd excluded): a weight that requires grad beside a vmap
+# wrapper reaches the batching rule (the raw implementations read one sample's view of the
+# batch's storage)
 derive(op_native_layer_norm, _d_native_layer_norm,
-       lambda x, ns, w, b, eps: layer_norm_impl(x, ns, w, b, eps), SAVE_INPUTS | SAVE_RESULT)
+       lambda x, ns, w, b, eps: native_layer_norm(x, ns, w, b, eps), SAVE_INPUTS | SAVE_RESULT)
 derive(op_native_batch_norm, _d_native_batch_norm,
-       lambda input, weight, bias, **kw: batch_norm_impl(
+       lambda input, weight, bias, **kw: native_batch_norm(
            input, weight, bias, kw["running_mean"], kw["running_var"], kw["training"],
            kw["momentum"], kw["eps"]),
        SAVE_INPUTS | SAVE_RESULT)

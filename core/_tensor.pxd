@@ -115,6 +115,18 @@ cdef inline object routed(Op op, TensorBase t):
     return op._table[k] if (op._kernel_mask >> k) & 1 else None
 
 
+cdef inline object routed_n(Op op, tuple tensors):
+    """routed() for a call on several inputs: the keys of every tensor in `tensors` (other
+    items skipped), so a vmap-batched index or source beside a plain self reaches the
+    batching rule."""
+    cdef uint64_t keys = 0
+    for t in tensors:
+        if isinstance(t, TensorBase):
+            keys |= (<TensorBase>t)._keys
+    cdef int k = op.resolve(effective_keys(keys))
+    return op._table[k] if (op._kernel_mask >> k) & 1 else None
+
+
 cdef inline object routed2(Op op, TensorBase t, object other):
     """routed() for an op with a second tensor input (a source, src or value)."""
     cdef uint64_t keys = t._keys | ((<TensorBase>other)._keys if isinstance(other, TensorBase)

@@ -19,9 +19,11 @@ cdef TensorBase unsqueeze_c(TensorBase t, object dim)
 # which indices are advanced (a getitem's path: the view or the index family)
 cdef inline bint is_index_tensor(object ix) noexcept:
     """An advanced index once converted: a tensor that is not a 0-d integer (a 0-d integer
-    tensor indexes like an int)."""
+    tensor indexes like an int), or a vmap wrapper of any (one sample's index is 0-d, the
+    batch's values differ: the index op's batching rule takes it, as PyTorch's does)."""
     return isinstance(ix, TensorBase) and (
-        (<TensorBase>ix)._ndim > 0 or (<TensorBase>ix)._dtype.code == EMBER_BOOL)
+        (<TensorBase>ix)._ndim > 0 or (<TensorBase>ix)._dtype.code == EMBER_BOOL
+        or (<TensorBase>ix)._bt is not None)
 
 
 cdef inline int mask_dims(object ix) noexcept:

@@ -10,6 +10,7 @@ from ember.func._forward import jacfwd as jacfwd
 from ember.func._forward import jvp as jvp
 from ember.func._forward import linearize as linearize
 from ember.func._module import functional_call as functional_call
+from ember.func._module import replace_all_batch_norm_modules_ as replace_all_batch_norm_modules_
 from ember.func._module import stack_module_state as stack_module_state
 from ember.func._reverse import grad as grad
 from ember.func._reverse import grad_and_value as grad_and_value
@@ -18,7 +19,8 @@ from ember.func._reverse import vjp as vjp
 from ember.func._vmap import vmap as vmap
 
 __all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
-           "jacrev", "jvp", "linearize", "stack_module_state", "vjp", "vmap"]
+           "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+           "stack_module_state", "vjp", "vmap"]
 
 
 def functionalize(func, *, remove="mutations"):

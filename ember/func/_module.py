@@ -144,3 +144,18 @@ def stack_module_state(models):
     buffers = [dict(m.named_buffers()) for m in models]
     return ({k: _stacked_leaf([p[k] for p in params], k) for k in params[0]},
             {k: _stacked_leaf([b[k] for b in buffers], k) for k in buffers[0]})
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module of ``root`` (itself included) use batch statistics only:
+    its ``running_mean``/``running_var``/``num_batches_tracked`` become None and
+    ``track_running_stats`` False, in place (vmap over a model then never writes shared
+    running statistics from inside a sample).  Returns ``root``."""
+    from ember.nn.modules.batchnorm import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root

@@ -90,6 +90,32 @@ def test_per_sample_gradients_of_a_cnn():
                {k: p.grad for k, p in emodel.named_parameters()})
 
 
+def test_per_sample_gradients_with_batch_norm_replaced():
+    """The tutorial's batch-norm recipe: replace_all_batch_norm_modules_ drops the running
+    statistics (in place), so vmap(grad) normalises each sample by its own statistics."""
+    def build(nn):
+        return nn.Sequential(nn.Conv2d(1, 3, 3), nn.BatchNorm2d(3), nn.ReLU(), nn.Flatten(),
+                             nn.Linear(3 * 6 * 6, 4))
+    tmodel, emodel = build(tnn), build(enn)
+    _copy_weights(tmodel, emodel)
+    assert efunc.replace_all_batch_norm_modules_(emodel) is emodel
+    torch.func.replace_all_batch_norm_modules_(tmodel)
+    bn = emodel[1]
+    assert bn.running_mean is None and bn.running_var is None and bn.num_batches_tracked is None
+    assert bn.track_running_stats is False
+    data, targets = _arr(5, 1, 8, 8), RNG.integers(0, 4, 5)
+
+    def grads(func_mod, fn, model, tensor):
+        def loss(params, x, t):
+            out = func_mod.functional_call(model, params, (x.unsqueeze(0),))
+            return fn.cross_entropy(out, t.unsqueeze(0))
+        params = {k: v.detach() for k, v in model.named_parameters()}
+        return func_mod.vmap(func_mod.grad(loss), in_dims=(None, 0, 0))(
+            params, tensor(data), tensor(targets))
+    _close(grads(efunc, F, emodel, ember.tensor), grads(torch.func, torch.nn.functional,
+                                                        tmodel, torch.tensor))
+
+
 def test_model_ensembling_with_stack_module_state():
     tmodels = [tnn.Sequential(tnn.Linear(5, 8), tnn.ReLU(), tnn.Linear(8, 3))
                for _ in range(4)]

@@ -165,6 +165,86 @@ def test_vmap_matches_torch_vmap():
                                .numpy()))
 
 
+@pytest.mark.parametrize("fn, a_shape, i_shape, hi, shared", [
+    (lambda a, i: a[i], (5,), (), 5, False),                # a batched 0-d index tensor
+    (lambda a, i: a[i], (5, 3), (2,), 5, False),
+    (lambda a, i: a[:, i], (5, 3), (), 3, False),           # the index block after a slice
+    (lambda a, i: a[:, i], (5, 3), (2, 2), 3, False),
+    (lambda a, i: a[i, 1:], (5, 3), (), 5, False),
+    (lambda a, i: a[i, :, 2], (5, 3, 6), (2,), 5, False),
+    (lambda a, i: a[1, i], (5, 3), (), 3, False),           # an int joins the block
+    (lambda a, i: a[:, i, i], (2, 3, 3), (), 3, False),
+    (lambda a, i: a[i, :, i], (3, 2, 3), (2,), 3, False),   # split blocks: index dims first
+    (lambda a, i: a[i], (5,), (), 5, True),                 # a shared tensor, batched index
+])
+def test_indexing_with_batched_index_tensors(fn, a_shape, i_shape, hi, shared):
+    """Per-sample indices (an embedding row per sample, a gather by a 0-d index) index in
+    one call through the batched-index rule, as torch.func.vmap does; before, a 0-d
+    batched index read its value as an int and raised."""
+    a = _arr(a_shape if shared else (B,) + a_shape)
+    i = RNG.integers(-hi, hi, (B,) + i_shape)
+    in_dims = (None, 0) if shared else (0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                     # no loop fallback
+        got = vmap(fn, in_dims=in_dims)(ember.tensor(a), ember.tensor(i))
+    want = torch.func.vmap(fn, in_dims=in_dims)(torch.tensor(a), torch.tensor(i))
+    assert tuple(got.shape) == tuple(want.shape)
+    np.testing.assert_allclose(got.numpy(), want.numpy())
+    _assert_close(got, _loop(fn, [ember.tensor(a), ember.tensor(i)], in_dims))
+
+
+@pytest.mark.parametrize("name", ["gather", "index_select", "take", "embedding"])
+def test_a_batched_index_on_a_shared_tensor(name):
+    """The index ops route on every tensor argument: a batched index beside a plain self
+    reaches the batching rule (it read one sample's view of the index before)."""
+    fns = {"gather": lambda lib, x, ix: x.gather(0, ix.unsqueeze(0)),
+           "index_select": lambda lib, x, ix: x.index_select(0, ix),
+           "take": lambda lib, x, ix: x.take(ix),
+           "embedding": lambda lib, x, ix: lib.nn.functional.embedding(ix, x)}
+    a = _arr((5, 4))
+    i = RNG.integers(0, 4, (B, 4))
+    w = ember.tensor(a).requires_grad_()           # a weight that requires grad, outside
+    got = vmap(lambda ix: fns[name](ember, w, ix))(ember.tensor(i))
+    want = torch.func.vmap(lambda ix: fns[name](torch, torch.tensor(a), ix))(torch.tensor(i))
+    np.testing.assert_allclose(got.detach().numpy(), want.numpy())
+
+
+def test_norms_and_losses_with_weights_that_require_grad():
+    """An op whose autograd entry ran the raw kernel on a vmap wrapper (layer norm, batch
+    norm, nll with class weights) read one sample's view of the batch: the entries route
+    again now, so a weight that requires grad outside vmap gives every sample's result."""
+    x = ember.tensor(_arr((B, 5, 4)))
+    w, b = ember.tensor(_arr((4,))).requires_grad_(), ember.tensor(_arr((4,))).requires_grad_()
+    cw = ember.tensor(_arr((4,), 0.5, 1.5)).requires_grad_()
+    t = ember.tensor(RNG.integers(0, 4, (B, 5)))
+    cases = [
+        (lambda s: F.layer_norm(s * 2, (4,), w, b), (x,)),
+        (lambda s: F.batch_norm(s.unsqueeze(0).transpose(1, 2), None, None, w, b,
+                                training=True), (x,)),
+        (lambda s, tt: F.nll_loss(F.log_softmax(s, -1), tt, weight=cw), (x, t)),
+        (lambda s, tt: F.cross_entropy(s, tt, weight=cw), (x, t)),
+    ]
+    for fn, args in cases:
+        got = vmap(fn)(*args)
+        want = ember.stack([fn(*[a[k] for a in args]) for k in range(B)])
+        np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-6,
+                                   atol=1e-10)
+    # and the gradients reach the shared weight as the loop's do
+    loss = lambda s: F.layer_norm(s, (4,), w, b).sin().sum()   # noqa: E731
+    gw, = ember.autograd.grad(vmap(loss)(x).sum(), w)
+    gl, = ember.autograd.grad(sum(loss(x[k]) for k in range(B)), w)
+    np.testing.assert_allclose(gw.numpy(), gl.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_gradient_through_a_batched_index():
+    x = ember.randn(4, 5, requires_grad=True)
+    idx = ember.tensor([0, 4, 2, 2])
+    g, = ember.autograd.grad(vmap(lambda a, i: a[i] * 2)(x, idx).sum(), x)
+    want = ember.zeros(4, 5)
+    want[ember.arange(4), idx] = 2.0
+    assert ember.equal(g, want)
+
+
 def test_nested_vmap_and_dims():
     x = ember.tensor(_arr((2, 3, 4)))
     y = ember.tensor(_arr((4, 3)))

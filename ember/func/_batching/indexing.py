@@ -3,6 +3,7 @@ operands with the dim shifted; index_select and take through gather when the ind
 batched; advanced indexing (getitem, index_put) with a leading full slice for the batch
 dim when the index tensors are shared by every sample and form one block.  Other cases
 (batched index tensors of index_put / index_add / put, split index blocks) run the loop."""
+from ember.core import _dtype
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 from ember.func._batching import rule
@@ -115,9 +116,38 @@ def _shared_items(v, items):
 @rule("index")
 def _index(v, op, args, kwargs):
     items = _shared_items(v, args[1])
-    if items is None:
+    if items is not None:
+        return wrap(op.entry(_mat(v, args[0]), items), v.level)
+    r = _batched_index(v, op, args[0], args[1])
+    if r is None:
         raise BatchRuleError(op.name)
-    return wrap(op.entry(_mat(v, args[0]), items), v.level)
+    return wrap(r, v.level)
+
+
+def _batched_index(v, op, a, items):
+    """a[items] with batched index tensors: an index over the samples (arange) joins them,
+    then the index dims move to where one sample's result has them.  None (the loop runs)
+    unless every item is an int, a slice or an integer index tensor."""
+    items = [_T.tensor(x) if isinstance(x, int) and not isinstance(x, bool) else x
+             for x in items]
+    for x in items:
+        if not isinstance(x, (slice, TensorBase)) or isinstance(x, TensorBase) and (
+                x.dtype.is_floating_point or x.dtype == _dtype.bool or x.dtype.is_complex):
+            return None
+    pos = [i for i, x in enumerate(items) if isinstance(x, TensorBase)]
+    nb = max(x.dim() for x in items if isinstance(x, TensorBase))
+    phys = [_mat(v, x).reshape((v.size,) + (1,) * (nb - x.dim()) + tuple(x.shape))
+            if isinstance(x, TensorBase) else x for x in items]
+    samples = _T.arange(v.size, device=a.device).reshape((v.size,) + (1,) * nb)
+    r = op.entry(_mat(v, a), (samples, *phys))
+    # r: (batch, *index dims, *the other dims in order); one sample's result has its index
+    # dims where its one block of index tensors starts (first when they are split)
+    first = pos[0]
+    if first and pos[-1] - first + 1 == len(pos):
+        order = [0] + list(range(1 + nb, 1 + nb + first)) + list(range(1, 1 + nb)) + \
+            list(range(1 + nb + first, r.dim()))
+        r = r.permute(order)
+    return r
 
 
 @rule("index_put")
