@@ -55,3 +55,45 @@ def test_per_sample_gradients_of_every_catalogued_op(op_catalogue):
     def per_sample(fn, n):
         return grad(lambda *xs: fn(*xs).sin().sum(), argnums=tuple(range(n)))
     assert _sweep(ops, per_sample) == []
+
+
+def test_vmap_with_shared_operands_that_require_grad(op_catalogue):
+    """The first operand batched, the others shared and requiring grad outside vmap (a
+    model's weights): the Autograd kernel then runs before the batching rule, and its
+    entry must route again to reach the rule (layer norm's read one sample's view of the
+    batch).  Values and the shared operands' gradients equal the loop's."""
+    ops, _ = op_catalogue
+    failed = []
+    for name in sorted(ops):
+        fn, builders = ops[name]
+        if len(builders) < 2:
+            continue
+        x = _batch(builders[:1])[0]
+        shared = [ember.tensor(make(), dtype=ember.float64).requires_grad_()
+                  for make in builders[1:]]
+        f = lambda a: fn(a, *shared)          # noqa: E731
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                got = vmap(f)(x)
+            except Exception as e:            # noqa: BLE001  (reported below)
+                failed.append(f"{name}: {type(e).__name__}: {e}"[:200])
+                continue
+        loop = [f(x[i]) for i in range(B)]
+        outs = got if isinstance(got, tuple) else (got,)
+        wants = tuple(ember.stack([r[k] if isinstance(r, tuple) else r for r in loop])
+                      for k in range(len(outs)))
+        if not _close(tuple(o.detach() for o in outs), tuple(w.detach() for w in wants)):
+            failed.append(f"{name}: values differ")
+            continue
+        diff = [o for o in outs if o.requires_grad]
+        if diff:
+            g = ember.autograd.grad(sum(o.sin().sum() for o in diff), shared,
+                                    allow_unused=True)
+            want_loss = sum(w.sin().sum() for w, o in zip(wants, outs) if o.requires_grad)
+            gl = ember.autograd.grad(want_loss, shared, allow_unused=True)
+            for a, b in zip(g, gl):
+                if (a is None) != (b is None) or a is not None and not _close(a, b):
+                    failed.append(f"{name}: gradients differ")
+                    break
+    assert failed == []
