@@ -61,6 +61,8 @@ cdef tuple adv_plan(TensorBase t, tuple items):
         for j in range(len(nz)):
             dims.append(d + j)
             comps.append(nz[j])
+    if not dims:                       # the callers send basic-only items elsewhere
+        raise RuntimeError("index: no advanced index among the indices")
     shape = _rules.broadcast_shapes(*[c.shape for c in comps])
     comps = [expand_c(<TensorBase>c, (shape,)) for c in comps]
     cdef int k = len(dims), p = dims[0]
@@ -106,6 +108,8 @@ cpdef object adv_getitem(TensorBase t, tuple items):
     kernel = routed_n(op_index, (t,) + items)
     if kernel is not None:
         return kernel(t, items)
+    if not has_advanced(items):        # 0-d integer indices only (a vmap loop's sample of
+        return clone_c(index_view(t, items, None))      # a batched index): a copy, as index
     r, p, comps, shape = adv_plan(t, items)
     cdef int k = len(comps)
     cdef TensorBase g = index_select_c(merged(r, p, k), p, linear_index(r, p, comps),
@@ -121,6 +125,8 @@ cpdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulat
     kernel = routed_n(op_index_put, (t, value) + items)
     if kernel is not None:
         return kernel(t, items, value, accumulate, same_dtype=same_dtype, op=op)
+    if not has_advanced(items):        # 0-d integer indices only: one element or slice
+        return basic_put(t, items, value, accumulate, op)
     r, p, comps, shape = adv_plan(t, items)
     cdef TensorBase view = r
     cdef int k = len(comps)
@@ -149,6 +155,18 @@ cpdef object adv_setitem(TensorBase t, tuple items, object value, bint accumulat
     if m._storage is not view._storage:    # the merge had to copy: write back
         copy_into(view, reshape_c(m, (view.shape,)), op)
     t.bump()
+    return t
+
+
+cdef TensorBase basic_put(TensorBase t, tuple items, object value, bint accumulate, str op):
+    """t[items] = value (+= with accumulate) for items that are all basic, in place."""
+    cdef TensorBase dst = index_view(t, items, None)
+    if accumulate:
+        copy_into(dst, binary_op(op_add, dst, value, 1, None), op)
+    elif isinstance(value, TensorBase):
+        copy_into(dst, <TensorBase>value, op)
+    else:
+        fill_c(dst, value)
     return t
 
 
@@ -199,6 +217,6 @@ def _d_index_put(ctx, g):
 
 derive(op_index, _d_index, lambda t, items: adv_getitem(t, items), SAVE_INPUTS)
 derive(op_index_put, _d_index_put,
-       lambda t, items, value, accumulate, same_dtype=False, op="index_put_":
+       lambda t, items, value, accumulate=False, same_dtype=False, op="index_put_":
            adv_setitem(t, items, value, accumulate, same_dtype, op),
        SAVE_INPUTS | WRITES_SELF)

@@ -211,3 +211,20 @@ CASES = [
 @pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
 def test_forward_and_grad(case, transpose, device, table_case):
     table_case(case, transpose, device)
+
+
+def test_the_index_ops_with_only_zero_dim_integer_indices():
+    """index / index_put called with 0-d integer index tensors only (what a vmap loop's
+    samples of a batched index are) index like ints; the plan for advanced indices used to
+    read the first of no advanced dims and crash."""
+    x = ember.arange(6.).reshape(2, 3)
+    got = ember.ops.ember.index(x, (ember.tensor(1),))
+    assert ember.equal(got, ember.tensor([3.0, 4.0, 5.0]))
+    got[0] = -1.0                               # a copy, as the index op's result is
+    assert x[1, 0].item() == 3.0
+    y = x.clone()
+    ember.ops.ember.index_put(y, (ember.tensor(1),), ember.tensor(9.0))
+    assert ember.equal(y[1], ember.full((3,), 9.0)) and ember.equal(y[0], x[0])
+    y = x.clone()
+    ember.ops.ember.index_put(y, (ember.tensor(0), ember.tensor(2)), ember.tensor(9.0), True)
+    assert y[0, 2].item() == 11.0

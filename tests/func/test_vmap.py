@@ -236,6 +236,38 @@ def test_norms_and_losses_with_weights_that_require_grad():
     np.testing.assert_allclose(gw.numpy(), gl.numpy(), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.parametrize("case", ["scalar", "batched_value", "after_slice", "shared_value",
+                                  "accumulate", "then_slice", "ellipsis_loop"])
+def test_index_put_with_batched_index_tensors(case):
+    """c[i] = v with per-sample indices in one call (the value laid out as the physical
+    result); an index the rule does not take (an Ellipsis) runs the loop, whose samples
+    index with 0-d tensors (that loop used to crash)."""
+    a = _arr((B, 4, 5))
+    i = RNG.integers(0, 4, (B, 2))
+    i0 = RNG.integers(0, 5, (B,))
+    v = _arr((B, 4, 2))
+    steps = {
+        "scalar": (lambda c, i, i0, v: c.__setitem__(i0 % 4, 7.0)),
+        "batched_value": (lambda c, i, i0, v: c.__setitem__(i, v.t()[:, :1])),
+        "after_slice": (lambda c, i, i0, v: c.__setitem__((slice(None), i), v)),
+        "shared_value": (lambda c, i, i0, v: c.__setitem__((slice(None), i0), 3.0)),
+        "accumulate": (lambda c, i, i0, v: c.index_put_((i,), v.t()[:, :, None].sum(1),
+                                                       accumulate=True)),
+        "then_slice": (lambda c, i, i0, v: c.__setitem__((i0 % 4, slice(1, 3)), v[0, :2])),
+        "ellipsis_loop": (lambda c, i, i0, v: c.__setitem__((Ellipsis, i0), -1.0)),
+    }
+
+    def f(a, i, i0, v):
+        c = a.clone()
+        steps[case](c, i, i0, v)
+        return c
+    args = [ember.tensor(a), ember.tensor(i), ember.tensor(i0), ember.tensor(v)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error" if case != "ellipsis_loop" else "ignore")
+        got = vmap(f)(*args)
+    _assert_close(got, _loop(f, args, (0, 0, 0, 0)))
+
+
 def test_gradient_through_a_batched_index():
     x = ember.randn(4, 5, requires_grad=True)
     idx = ember.tensor([0, 4, 2, 2])

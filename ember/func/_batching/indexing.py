@@ -118,16 +118,21 @@ def _index(v, op, args, kwargs):
     items = _shared_items(v, args[1])
     if items is not None:
         return wrap(op.entry(_mat(v, args[0]), items), v.level)
-    r = _batched_index(v, op, args[0], args[1])
-    if r is None:
+    plan = _batched_plan(v, args[0], args[1])
+    if plan is None:
         raise BatchRuleError(op.name)
-    return wrap(r, v.level)
+    items, order = plan
+    r = op.entry(_mat(v, args[0]), items)
+    return wrap(r if order is None else r.permute(order), v.level)
 
 
-def _batched_index(v, op, a, items):
-    """a[items] with batched index tensors: an index over the samples (arange) joins them,
-    then the index dims move to where one sample's result has them.  None (the loop runs)
-    unless every item is an int, a slice or an integer index tensor."""
+def _batched_plan(v, a, items):
+    """Batched index tensors: (the physical items, the permutation of the physical result
+    into the batch of per-sample results, or None).  An index over the samples (arange)
+    joins the index tensors, so the physical result is (batch, *index dims, *other dims in
+    order); one sample's result has its index dims where its one block of index tensors
+    starts (first when they are split).  None (the loop runs) unless every item is an int,
+    a slice or an integer index tensor."""
     items = [_T.tensor(x) if isinstance(x, int) and not isinstance(x, bool) else x
              for x in items]
     for x in items:
@@ -139,15 +144,12 @@ def _batched_index(v, op, a, items):
     phys = [_mat(v, x).reshape((v.size,) + (1,) * (nb - x.dim()) + tuple(x.shape))
             if isinstance(x, TensorBase) else x for x in items]
     samples = _T.arange(v.size, device=a.device).reshape((v.size,) + (1,) * nb)
-    r = op.entry(_mat(v, a), (samples, *phys))
-    # r: (batch, *index dims, *the other dims in order); one sample's result has its index
-    # dims where its one block of index tensors starts (first when they are split)
-    first = pos[0]
+    first, rest = pos[0], a.dim() - len(pos)
+    order = None
     if first and pos[-1] - first + 1 == len(pos):
         order = [0] + list(range(1 + nb, 1 + nb + first)) + list(range(1, 1 + nb)) + \
-            list(range(1 + nb + first, r.dim()))
-        r = r.permute(order)
-    return r
+            list(range(1 + nb + first, 1 + nb + rest))
+    return (samples, *phys), order
 
 
 @rule("index_put")
@@ -157,10 +159,26 @@ def _index_put(v, op, args, kwargs):
     value, vb = unwrap(args[2], v.level)
     if not tb:
         refuse_unbatched_self("index_put_")
-    if items is None:
+    if items is not None:
+        if vb:              # the indexed region of one sample: align the value to it
+            value = align(value, True, _region_ndim(args[0].dim(), args[1]))
+        op.entry(t, items, value, *args[3:], **kwargs)
+        return args[0]
+    plan = _batched_plan(v, args[0], args[1])
+    if plan is None:
         raise BatchRuleError(op.name)
-    if vb:                  # the indexed region of one sample: align the value to it
-        value = align(value, True, _region_ndim(args[0].dim(), args[1]))
+    items, order = plan
+    # the value as the batch of per-sample regions, laid out as the physical result
+    n = len(order) - 1 if order is not None else None
+    if isinstance(value, TensorBase):
+        if n is None:
+            n = _region_ndim(args[0].dim(), args[1])
+        value = align(materialize(value, vb, v.size), True, n)
+        if order is not None:
+            inverse = [0] * len(order)
+            for i, d in enumerate(order):
+                inverse[d] = i
+            value = value.permute(inverse)
     op.entry(t, items, value, *args[3:], **kwargs)
     return args[0]
 
