@@ -4,6 +4,7 @@ vander (composites of ember ops, so they differentiate)."""
 import math
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core.function import Function
 from ember.core.linalg._common import _back, _host, _matrix, _recording, with_out
@@ -39,6 +40,7 @@ class _MatrixExp(Function):
         return big[..., :n, n:]
 
 
+@composite("matrix_exp")    # inside vmap its scaling step (a host read) runs sample by sample
 @with_out
 def matrix_exp(A, *, out=None):
     """The matrix exponential sum_k A^k / k! of each square matrix of ``A``."""

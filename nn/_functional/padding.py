@@ -1,4 +1,6 @@
 """pad and one_hot: composites of views, cat and scatter (differentiable through them)."""
+from ember.core._dispatch import composite
+
 import ember
 
 __all__ = ["one_hot", "pad"]
@@ -78,6 +80,7 @@ def pad(input, pad, mode="constant", value=None):
     return x
 
 
+@composite("one_hot")     # inside vmap its range checks (host reads) run sample by sample
 def one_hot(tensor, num_classes=-1):
     """An int64 tensor of shape tensor.shape + (num_classes,) with a 1 at each value of
     the int64 ``tensor`` (num_classes=-1: the maximum value + 1)."""

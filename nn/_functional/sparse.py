@@ -3,6 +3,7 @@
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core.index_ops import bincount
 from ember.core.norms import norm
@@ -114,6 +115,9 @@ def _bag_max(weight, input, keep, starts, end):
     return _T.where(valid.any(1, keepdim=True), best, 0.0)
 
 
+# a composite op: inside vmap its host reads of the bags (offsets, counts) run it sample by
+# sample instead of raising
+@composite("embedding_bag")
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):
