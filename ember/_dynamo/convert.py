@@ -140,9 +140,37 @@ def _trace_backward(rec, out_tensors, diff_tensors, make_tangent):
     return idx, list(grads)
 
 
+# factories whose result the graph owns: when the graph only writes it, nothing sees it
+_FRESH = frozenset(["empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like",
+                    "full_like", "empty_strided", "new_empty", "new_zeros", "new_full"])
+
+
+def _drop_unread_allocations(graph):
+    """Remove an allocation the graph only writes in place (``fill_``, ``zero_``) and never
+    reads, with its writes: dead code elimination keeps them (writes are impure).  A
+    backward graph has such pairs where the engine made zeros for the gradient of an
+    output its formula ignores (layer norm's mean and rstd)."""
+    for node in list(graph.nodes):
+        if node.op != "call_function" or getattr(node.target, "__name__", None) not in _FRESH:
+            continue
+        users = list(node.users)
+        if users and all(_only_writes(u, node) for u in users):
+            for u in users:
+                graph.erase_node(u)
+            graph.erase_node(node)
+
+
+def _only_writes(user, node):
+    name = getattr(user.target, "__name__", "")
+    return (user.op == "call_function" and name.endswith("_") and not name.startswith("_")
+            and not user.users and user.args and user.args[0] is node
+            and node not in user.args[1:] and node not in user.kwargs.values())
+
+
 def _compile_graph(backend, graph, name):
     from ember.fx.graph_module import GraphModule
     from ember.nn.modules.module import Module
+    _drop_unread_allocations(graph)
     graph.eliminate_dead_code()
     gm = GraphModule(Module(), graph, class_name=name)
     example = [n.meta.get("val") for n in graph.nodes if n.op == "placeholder"]

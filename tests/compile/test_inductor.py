@@ -190,6 +190,27 @@ def test_training_graphs_fuse_forward_and_backward():
     assert fw.kernels and bw.kernels
 
 
+def test_a_backward_graph_keeps_no_allocation_it_only_writes():
+    """The engine's zeros for the gradients of layer norm's mean and rstd (which its formula
+    ignores) were captured as empty + fill_ pairs nothing read; dead code elimination kept
+    them (writes are impure) and every compiled backward allocated and filled them."""
+    w = ember.randn(16, requires_grad=True)
+    cf = ember.compile(lambda x: F.layer_norm(x * w, (16,)).sum(), backend="aot_eager")
+    cf(ember.randn(8, 16)).backward()
+    bgm = cf._ember_compiled.entries[0].graphs[1]
+    names = [getattr(n.target, "__name__", "") for n in bgm.graph.nodes]
+    assert "fill_" not in names and "empty" not in names, bgm.code
+    g = w.grad.clone()
+    w.grad = None
+    x = ember.randn(8, 16)
+    cf(x).backward()
+    g2 = w.grad.clone()
+    w.grad = None
+    F.layer_norm(x * w, (16,)).sum().backward()
+    _close(g2, w.grad, 1e-5)
+    assert g.shape == g2.shape
+
+
 def test_options_and_profiler_see_the_ops(capsys):
     x = ember.randn(8)
     out, call = _compiled(lambda x: x.exp() + 1, x, options={"fuse": False})
