@@ -253,15 +253,21 @@ def coverage(device_type):
     """What ``device_type``'s plugin implements, for ``python -m ember.backends``: its ABI
     version, the primitive entries it leaves to the host fallback, the optional entries it
     leaves to the core's own path (composites on the device; sort on the host), what it
-    declares unimplemented, and the calls that
-    fell back in this process.  Loads the device's kernels (its first use)."""
+    declares unimplemented, the elementwise ops the op table's composites run on the device
+    for it, and the calls that fell back in this process.  Loads the device's kernels (its
+    first use)."""
     from ember.backends._abi import FUSED, HOST_FALLBACK, OPTIONAL
     from ember.core import _device
-    table = _device._backend_for_type(device_type).kernel_table()
+    backend = _device._backend_for_type(device_type)
+    table = backend.kernel_table()
     entries = table.entries()
+    ops = abi_ops()
+    on_device = sorted({f"{'binary' if b else 'unary'}.{ops['binary' if b else 'unary'][code]}"
+                        for b, code, _ in (backend.composites or ())})
     return {"abi": table.abi, "host_fallback": [e for e in HOST_FALLBACK if e not in entries],
             "composite": [e for e in FUSED + OPTIONAL if e not in entries],
             "declared_unimplemented": unimplemented(device_type),
+            "table_composites": on_device,
             "fallbacks": host_fallbacks(device_type)}
 
 

@@ -34,6 +34,8 @@ def print_coverage(c):
           f"; the core's own path for: {', '.join(c['composite']) or '-'}")
     if c["declared_unimplemented"]:
         print(f"    declared unimplemented: {', '.join(c['declared_unimplemented'])}")
+    if c["table_composites"]:
+        print(f"    composites on the device for: {', '.join(c['table_composites'])}")
     for key, n in sorted(c["fallbacks"].items()):
         print(f"    fell back to the host: {key} x{n}")
 

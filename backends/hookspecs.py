@@ -85,8 +85,11 @@ def ember_unimplemented(device_type: str) -> list[str] | None:
     wildcards, brackets literal) over the names kernel calls are counted under
     (``"binary.pow[float16]"``, ``"matmul[int64]"``, ``"*[float64]"``;
     ``ember.backends.abi_ops()`` lists the op names), or None if this
-    plugin does not provide that type.  Those calls still run, through the host fallback;
-    the conformance suite skips them with the reason instead of failing."""
+    plugin does not provide that type.  Those calls still run: a floating elementwise op
+    the core's op table has a composite for (sigmoid, expm1, log1p, gelu, remainder, ...:
+    ``OpDef.composite``) runs that composite on the device from its first call, anything
+    else through the host fallback; the conformance suite skips them with the reason
+    instead of failing."""
 
 
 # 3. runtime control ---------------------------------------------------------------------

@@ -23,6 +23,9 @@ cdef class Backend:
     cdef KernelTable _kt              # the table the core calls (host fallback for others)
     cdef ember_kernel_table* _table   # &_kt.table once loaded
     cdef public object current_index  # () -> the runtime's current device index, or None
+    # {(binary?, op code, dtype): function}: the op table's composites this device runs for
+    # the elementwise kernels its plugin declares unimplemented (None: none), set on load
+    cdef readonly object composites
     cdef ember_kernel_table* kernels(self) except NULL
 
 

@@ -35,6 +35,7 @@ cdef class Backend:
         self._capsule = None
         self._table = NULL
         self.current_index = None
+        self.composites = None
 
     cdef ember_kernel_table* kernels(self) except NULL:
         if self._table is NULL:
@@ -84,6 +85,10 @@ cdef class Backend:
         self._capsule = capsule
         self._kt = KernelTable(self, <size_t>t, self.type == HOST_TYPE)
         self._table = &self._kt.table
+        if self.type != HOST_TYPE:
+            from ember.backends import unimplemented
+            from ember.core.row_composites import composites_for
+            self.composites = composites_for(self.type, unimplemented(self.type))
 
     @property
     def loaded(self):

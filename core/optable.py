@@ -55,6 +55,11 @@ class OpDef(NamedTuple):
     domain: object = "any"
     tol: int = 1              # conformance tolerance scale
     scalar_other: bool = True  # binary: `other` may be a Python number (PyTorch's schema)
+    # an expression of the op in other ops (the derivative's words: self, other, and the
+    # constants LN2, LN10, SQRT1_2): what a device that declares this kernel unimplemented
+    # (the ember_unimplemented hook) runs on the device instead of the host fallback, for
+    # the floating dtypes
+    composite: str = ""
 
     @property
     def enum(self):
@@ -101,9 +106,10 @@ UNARY = Family("unary", "elementwise unary op codes: out = f(a)", (
     _u("sin", 6, grad="grad * self.cos()"),
     _u("cos", 7, grad="-grad * self.sin()"),
     _u("tanh", 8, grad="grad * (1 - result * result)"),
-    _u("sigmoid", 9, grad="grad * result * (1 - result)"),
-    _u("reciprocal", 10, grad="-grad * result * result", domain="nonzero"),
-    _u("square", 11, "numeric", grad="grad * 2 * self"),
+    _u("sigmoid", 9, grad="grad * result * (1 - result)", composite="1 / (1 + (-self).exp())"),
+    _u("reciprocal", 10, grad="-grad * result * result", domain="nonzero",
+       composite="1 / self"),
+    _u("square", 11, "numeric", grad="grad * 2 * self", composite="self * self"),
     _u("floor", 12, "numeric", grad="zero",
        note="rounding keeps the dtype (identity on integers); ROUND is half-to-even"),
     _u("ceil", 13, "numeric", grad="zero"),
@@ -111,23 +117,28 @@ UNARY = Family("unary", "elementwise unary op codes: out = f(a)", (
     _u("round", 15, "numeric", grad="zero", simple=False,
        schema="round(Tensor self, *, int decimals=0) -> Tensor"),
     _u("exp2", 16, grad="grad * result * LN2", note="floating dtypes only, like EXP",
-       domain="small"),
-    _u("expm1", 17, grad="grad * (result + 1)", domain="small"),
-    _u("log2", 18, grad="grad / (self * LN2)", domain="positive"),
-    _u("log10", 19, grad="grad / (self * LN10)", domain="positive"),
-    _u("log1p", 20, grad="grad / (self + 1)", domain="positive"),
+       domain="small", composite="(self * LN2).exp()"),
+    _u("expm1", 17, grad="grad * (result + 1)", domain="small", composite="self.exp() - 1"),
+    _u("log2", 18, grad="grad / (self * LN2)", domain="positive", composite="self.log() / LN2"),
+    _u("log10", 19, grad="grad / (self * LN10)", domain="positive",
+       composite="self.log() / LN10"),
+    _u("log1p", 20, grad="grad / (self + 1)", domain="positive", composite="(self + 1).log()"),
     _u("erf", 21, grad="grad * TWO_OVER_SQRT_PI * (-self.square()).exp()", domain="small"),
-    _u("erfc", 22, grad="-grad * TWO_OVER_SQRT_PI * (-self.square()).exp()", domain="small"),
+    _u("erfc", 22, grad="-grad * TWO_OVER_SQRT_PI * (-self.square()).exp()", domain="small",
+       composite="1 - self.erf()"),
     _u("asin", 23, aliases=("arcsin",), grad="grad * (1 - self.square()).rsqrt()", domain="unit"),
     _u("acos", 24, aliases=("arccos",), grad="-grad * (1 - self.square()).rsqrt()", domain="unit"),
     _u("atan", 25, aliases=("arctan",), grad="grad / (1 + self.square())"),
-    _u("sinh", 26, grad="grad * self.cosh()", domain="small"),
-    _u("cosh", 27, grad="grad * self.sinh()", domain="small"),
-    _u("rsqrt", 28, grad="-0.5 * grad * result * result * result", domain="positive"),
+    _u("sinh", 26, grad="grad * self.cosh()", domain="small",
+       composite="(self.exp() - (-self).exp()) / 2"),
+    _u("cosh", 27, grad="grad * self.sinh()", domain="small",
+       composite="(self.exp() + (-self).exp()) / 2"),
+    _u("rsqrt", 28, grad="-0.5 * grad * result * result * result", domain="positive",
+       composite="1 / self.sqrt()"),
     _u("bitwise_not", 29, "int_bool", forms=NO_INPLACE_FUNCTION,
        note="integers and bool: ~x (logical not on bool)"),
     _u("tan", 30, grad="grad * (1 + result.square())", note="floating dtypes only",
-       domain="unit"),
+       domain="unit", composite="self.sin() / self.cos()"),
     _u("erfinv", 31, forms=NO_INPLACE_FUNCTION, domain="unit", tol=2,
        grad="grad * HALF_SQRT_PI * (result.square()).exp()",
        note="special functions, floating dtypes only: ERFINV is NaN outside [-1, 1] and "
@@ -139,7 +150,8 @@ UNARY = Family("unary", "elementwise unary op codes: out = f(a)", (
        domain="positive", tol=2),
     _u("gelu", 34, simple=False, op="_gelu",
        note="floating dtypes only: the exact GELU, x * Phi(x) with Phi(x) = (1 + erf(x / "
-            "sqrt 2)) / 2 (ABI 6: one pass instead of a composite's five)"),
+            "sqrt 2)) / 2 (ABI 6: one pass instead of a composite's five)",
+       composite="self * (1 + (self * SQRT1_2).erf()) / 2"),
 ))
 
 BINARY = Family("binary", "elementwise binary op codes: out = f(a, b)", (
@@ -172,9 +184,12 @@ BINARY = Family("binary", "elementwise binary op codes: out = f(a, b)", (
             "FMAX/FMIN ignore a NaN when the other operand is a number; integer division by "
             "zero in FMOD, REMAINDER or FLOOR_DIVIDE returns EMBER_ERR_RUNTIME "
             "(\"ZeroDivisionError\")"),
-    _b("fmod", 17, "numeric", domain=("any", "nonzero")),
-    _b("remainder", 18, "numeric", domain=("any", "nonzero")),
-    _b("floor_divide", 19, "numeric", domain=("any", "nonzero")),
+    _b("fmod", 17, "numeric", domain=("any", "nonzero"),
+       composite="self - (self / other).trunc() * other"),
+    _b("remainder", 18, "numeric", domain=("any", "nonzero"),
+       composite="self - (self / other).floor() * other"),
+    _b("floor_divide", 19, "numeric", domain=("any", "nonzero"),
+       composite="(self / other).floor()"),
     _b("fmax", 20, "all", scalar_other=False, forms=("function", "method")),
     _b("fmin", 21, "all", scalar_other=False, forms=("function", "method")),
     _b("bitwise_and", 22, "int_bool",

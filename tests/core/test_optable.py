@@ -69,3 +69,25 @@ def test_derivative_formula_is_pytorchs(fam, d, layout):
 
     for got, want in zip(grads(ember), grads(torch)):
         np.testing.assert_allclose(got, want, rtol=1e-8, atol=1e-12, err_msg=d.name)
+
+
+COMPOSED = [(fam.name, d) for fam in (optable.UNARY, optable.BINARY) for d in fam.ops
+            if d.composite]
+
+
+@pytest.mark.parametrize("fam,d", COMPOSED, ids=lambda x: getattr(x, "name", x))
+def test_composite_computes_the_op(fam, d):
+    """A row's composite (what a device that declares the kernel unimplemented runs) gives
+    the kernel's values on the row's domain, float32 and float64."""
+    from ember.core.row_composites import composite_functions
+    fn = composite_functions()[(fam, d.code)]
+    rng = np.random.default_rng(d.code)
+    arrays = _inputs(fam, d, rng, (50,))
+    for dt, tol in ((ember.float64, 1e-12), (ember.float32, 2e-6)):
+        xs = [ember.tensor(a, dtype=dt) for a in arrays]
+        call = getattr(ember, d.op.lstrip("_") if d.op else d.name, None) or \
+            getattr(ember.nn.functional, d.name)
+        got, want = fn(*xs), call(*xs)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=tol, atol=tol * 10,
+                                   err_msg=d.name)
