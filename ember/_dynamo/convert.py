@@ -320,7 +320,8 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     from ember.nn.modules.module import Module
     epoch = Module._attribute_epoch
     grads = _grads(index, leaves)
-    with SideEffectMonitor(rec, index, config.detect_side_effects and not cf.trusted):
+    with SideEffectMonitor(rec, index, config.detect_side_effects and not cf.trusted,
+                           tuple(call_args) + tuple(call_kwargs.values())):
         result = cf.fn(*call_args, **call_kwargs)
     if Module._attribute_epoch - rec.own_epoch_moves != epoch:
         rec.note_break("side effect: a Module attribute was assigned during the call")

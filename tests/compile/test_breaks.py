@@ -92,6 +92,73 @@ def test_global_writes_and_module_attribute_writes_break(close):
     assert outs == [1.0, 2.0, 3.0] and m.calls == 3
 
 
+_activations = []
+
+
+def test_mutating_a_container_that_outlives_the_call_breaks():
+    """A hook or a function appending to a list it does not own (a global, a closure's, a
+    Module attribute's, an argument) would append once and never again on replays: such
+    calls run eagerly now (PyTorch replays the mutation), so the list grows every call.
+    Lists the call makes for itself still compile."""
+    lin = nn.Linear(4, 4)
+    seen = []
+    lin.register_forward_hook(lambda mod, inputs, out: seen.append(out.shape))
+    cl = ember.compile(lin, backend="eager")
+
+    def f(x):
+        y = x.sin()
+        _activations.append(y)
+        return y * 2
+
+    class Keeping(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.store = {"outs": []}
+
+        def forward(self, x):
+            self.store["outs"].append(x)
+            return x + 1
+
+    def g(x, log):
+        log.extend([1, 2])
+        return x - 1
+    keeping, log = Keeping(), []
+    cf, ck, cg = (ember.compile(h, backend="eager") for h in (f, keeping, g))
+    for _ in range(3):
+        cl(ember.ones(2, 4))
+        cf(ember.ones(2))
+        ck(ember.ones(2))
+        cg(ember.ones(2), log)
+    assert len(seen) == len(_activations) == len(keeping.store["outs"]) == 3
+    assert log == [1, 2] * 3
+    assert any("list.append() changes a list that outlives the call" in r for r in _breaks())
+
+    def local(x):
+        parts = []
+        for k in range(3):
+            parts.append(x * k)
+        return sum(parts)
+    cloc = ember.compile(local, backend="eager")
+    cloc(ember.ones(2))
+    assert type(cloc._ember_compiled.entries[0]).__name__ == "GraphEntry"
+
+
+def test_nonlocal_writes_break():
+    def outer():
+        count = 0
+
+        def f(x):
+            nonlocal count
+            count += 1
+            return x * 2
+        cf = ember.compile(f, backend="eager")
+        for _ in range(3):
+            cf(ember.ones(2))
+        return count
+    assert outer() == 3
+    assert any("writes the nonlocal variable 'count'" in r for r in _breaks())
+
+
 def test_tensors_from_unguardable_places_break(close):
     holder = {"t": ember.randn(3)}
 
