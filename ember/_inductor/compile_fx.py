@@ -15,7 +15,8 @@ def _device_of(example_inputs):
     """The one device the graph's tensor inputs live on (cpu without any), or None when
     they live on several (a CPU scalar beside GPU tensors: the kernels could not read it)."""
     import ember
-    devices = {x.device for x in example_inputs if isinstance(x, ember.Tensor)}
+    devices = {d for d in (getattr(x, "device", None) for x in example_inputs)
+               if d is not None}           # tensors, fakes and tensor descriptions alike
     if len(devices) > 1:
         return None
     return devices.pop() if devices else ember.device("cpu")
