@@ -153,3 +153,20 @@ def test_under_a_stream_the_kernels_follow_it():
         got = cf(x)
     s.synchronize()
     _close(got, want, 0)
+
+
+def test_symbolic_shapes_are_fused_per_shape_on_cuda():
+    """dynamic=True: the first call of each shape runs op by op, later ones through the
+    CUDA kernels compiled for that shape."""
+    from ember._inductor.specialize import SpecializingGraph
+    w = _r(16)
+
+    def f(x):
+        return F.layer_norm(F.gelu(x * w), (16,)).sum(-1)
+    cf = ember.compile(f, dynamic=True)
+    for n in (4, 4, 9, 9):
+        x = _r(n, 16)
+        _close(cf(x), f(x), 1e-4)
+    graph = _call(cf)
+    assert isinstance(graph, SpecializingGraph) and len(graph.compiled) == 2
+    assert all(c.kernels for c in graph.compiled.values())
