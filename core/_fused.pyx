@@ -8,7 +8,7 @@ include "_core_cimports.pxi"
 from ember.core._dispatch cimport SAVE_INPUTS
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, derive_binary, derive_unary, effective_keys,
-    init_ctx, raise_kernel_error, same_device, st_name, unary_op)
+    init_ctx, raise_kernel_error, report_side_effect, same_device, st_name, unary_op)
 
 from ember.core._tensor import exp
 

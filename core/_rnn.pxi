@@ -37,6 +37,9 @@ def _fused_rnn(int op, list tensors, bint reverse):
     cdef Py_ssize_t n = len(tensors), k
     if n > 16:
         raise ValueError("_fused_rnn: at most 16 operands")
+    # the kernel writes its outputs in place, past the dispatcher: a captured graph would
+    # hold the empty buffers and not the layer (ember.compile runs such calls eagerly)
+    report_side_effect("the fused RNN layer writes its outputs past the dispatcher")
     cdef ember_view views[16]
     cdef const ember_view* ptrs[16]
     cdef TensorBase t = None, first = None

@@ -143,6 +143,23 @@ def test_mutating_a_container_that_outlives_the_call_breaks():
     assert type(cloc._ember_compiled.entries[0]).__name__ == "GraphEntry"
 
 
+def test_the_fused_rnn_layer_breaks_the_capture():
+    """nn.LSTM's fused layer writes its outputs in place past the dispatcher: a graph of
+    that call held the empty output buffers and not the layer, so compiled inference
+    returned uninitialised memory from the second call on.  The call now runs eagerly."""
+    ember.manual_seed(0)
+    lstm = nn.LSTM(4, 8, 2, batch_first=True)
+    cl = ember.compile(lstm)
+    with ember.no_grad():
+        for _ in range(3):
+            x = ember.randn(3, 6, 4)
+            got, (h, c) = cl(x)
+            want, (h2, c2) = lstm(x)
+            assert ember.equal(got, want) and ember.equal(h, h2) and ember.equal(c, c2)
+    assert any("fused RNN layer writes its outputs past the dispatcher" in r
+               for r in _breaks())
+
+
 def test_nonlocal_writes_break():
     def outer():
         count = 0
