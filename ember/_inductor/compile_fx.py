@@ -23,8 +23,14 @@ def _device_of(example_inputs):
 
 
 def _static(gm):
+    """Whether every size and stride the graph's values have is known: not so for a graph
+    captured on fake tensors (dynamic shapes), whose inputs' strides are the fakes' own
+    (contiguous) and whose guards do not check the real ones."""
+    from ember._subclasses.fake_tensor import FakeTensor
     for node in gm.graph.nodes:
         v = node.meta.get("val")
+        if node.op == "placeholder" and isinstance(v, FakeTensor):
+            return False
         shape = getattr(v, "shape", None)
         if node.op == "placeholder" and v is not None and shape is None and \
                 not isinstance(v, (bool, int, float)):

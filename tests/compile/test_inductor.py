@@ -147,6 +147,19 @@ def test_symbolic_graphs_are_fused_per_concrete_shape(monkeypatch):
     assert len(graph.compiled) == 2
 
 
+def test_a_recapture_on_fake_tensors_uses_the_real_strides():
+    """After a size change the recapture runs on fake tensors, whose strides are their own
+    (contiguous) and which the guards do not check: compiled for those strides, the kernel
+    read a transposed input as if contiguous and returned wrong values, silently.  Such
+    graphs are now compiled per real shape and strides."""
+    f = lambda x: x.exp() + 1            # noqa: E731
+    cf = ember.compile(f)
+    a = ember.randn(4, 3)
+    cf(a)
+    for x in (a.t(), a.t(), ember.randn(5, 6), ember.randn(6, 5).t(), ember.randn(6, 5).t()):
+        _close(cf(x), f(x))
+
+
 def test_a_module_recaptured_after_a_batch_size_change_stays_fused():
     """Inference with a changing batch size: the second shape recaptures the module with a
     symbolic batch (automatic dynamic shapes), and that graph is fused per batch size."""
