@@ -186,6 +186,7 @@ class CompiledFunction:
             d = set(range(x.dim())) if self.dynamic else set(self.auto_dynamic.get(i, ()))
             d |= set(x.__dict__.get("_dynamo_dynamic_indices", ()))
             d -= set(x.__dict__.get("_dynamo_static_indices", ()))
+            d = {k for k in d if k < x.dim()}   # dims seen changing when it had more
             if d:
                 dims[i] = d
         return dims

@@ -213,3 +213,13 @@ def test_hooks_added_or_removed_after_compiling_recompile(close):
     handle.remove()
     close(cm(x), m(x))
     assert counters["stats"]["calls_captured"] == 2          # the first graph again
+
+
+def test_an_argument_whose_rank_changes_after_a_size_change(close):
+    """Automatic dynamic shapes remember the dims that changed; an argument that later has
+    fewer dims made the recapture raise IndexError (a dim out of range) instead of running."""
+    f = lambda a, b: a * b + 1            # noqa: E731
+    cf = ember.compile(f)
+    for a, b in ((ember.randn(4, 3), ember.randn(3)), (ember.randn(4, 3), ember.randn(4, 1)),
+                 (ember.randn(5, 3), ember.randn(1, 3)), (ember.randn(2, 4, 3), ember.randn(3))):
+        close(cf(a, b), f(a, b))
