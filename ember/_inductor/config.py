@@ -41,12 +41,12 @@ class trace:
     graph_diagram = False
 
 
-_ACCEPTED = ("max_autotune", "max_autotune_pointwise", "max_autotune_gemm", "epilogue_fusion",
-             "coordinate_descent_tuning", "shape_padding", "triton.cudagraphs",
-             "triton.cudagraph_trees", "triton.unique_kernel_names", "trace.enabled",
-             "trace.graph_diagram", "freezing", "cpp_wrapper", "aggressive_fusion",
-             "benchmark_kernel", "fx_graph_cache", "force_disable_caches")
-
-
 def known_options():
-    return ["fuse", "debug", *_ACCEPTED]
+    """The option names ``options={...}`` takes: ember's and PyTorch's knobs above
+    (``triton.cudagraphs`` for the nested ones)."""
+    names = [n for n, v in globals().items() if not n.startswith("_") and
+             isinstance(v, (bool, int, str))]
+    for group in (triton, trace):
+        names += [f"{group.__name__}.{n}" for n, v in vars(group).items()
+                  if not n.startswith("_")]
+    return names

@@ -212,23 +212,22 @@ class _KernelWriter:
         self._stores(r, row, emitted, 2)
         self.emit("}", 1)
 
-    def _split_position(self):
-        """The block's row ``o`` and chunk ``lo``..``hi`` of it (grid: rows x splits)."""
-        if self.splits == 1:            # the combining kernel of a row without elements to
-            self.emit("const int64_t o = blockIdx.x, lo = 0;", 1)     # store: a block a row
-            for ln in decls("o", "o", self.k.outer):
-                self.emit(ln, 1)
-            return
-        self.emit(f"const int64_t o = blockIdx.x / {self.splits}LL;", 1)
-        self.emit(f"const int64_t lo = (blockIdx.x % {self.splits}LL) * {self.chunk}LL;", 1)
-        self.emit(f"const int64_t hi = lo + {self.chunk}LL < {self.N}LL ? lo + {self.chunk}LL "
-                  f": {self.N}LL;", 1)
+    def _split_position(self, blocks):
+        """The block's row ``o`` and chunk ``lo``..``hi`` of it (grid: rows x ``blocks``;
+        one block a row: the whole row)."""
+        if blocks == 1:
+            self.emit("const int64_t o = blockIdx.x, lo = 0;", 1)
+        else:
+            self.emit(f"const int64_t o = blockIdx.x / {blocks}LL;", 1)
+            self.emit(f"const int64_t lo = (blockIdx.x % {blocks}LL) * {self.chunk}LL;", 1)
+            self.emit(f"const int64_t hi = lo + {self.chunk}LL < {self.N}LL ? lo + "
+                      f"{self.chunk}LL : {self.N}LL;", 1)
         for ln in decls("o", "o", self.k.outer):
             self.emit(ln, 1)
 
     def _partials(self):
         """First kernel of a split row: each block reduces its chunk into the scratch."""
-        self._split_position()
+        self._split_position(self.splits)
         self._reductions(_Renderer(), Scope(), 1, "lo", "hi")
         self.emit("if (threadIdx.x == 0) {", 1)
         for i in range(len(self.k.reductions)):
@@ -240,9 +239,7 @@ class _KernelWriter:
         every block of the row), then stores its chunk; one block a row when the row has
         only per-row values to store."""
         parts = self.splits
-        if not self._inner_stores():
-            self.splits = 1
-        self._split_position()
+        self._split_position(parts if self._inner_stores() else 1)
         for i, red in enumerate(self.k.reductions):
             ct = CTYPE[red.dtype]
             self.emit(f"{ct} acc{i} = {reduction_init(red.kind, red.dtype, _Renderer.inf)};", 1)
@@ -251,7 +248,6 @@ class _KernelWriter:
                       1)
             self._block_reduce(i, red, 1)
         self._stores(_Renderer(), Scope(), 0, 1, "lo == 0", "lo", "hi")
-        self.splits = parts
 
     def _inner_stores(self):
         return any(s.level == "inner" for s in self.k.stores)
@@ -309,9 +305,7 @@ class CudaKernelCodegen:
     def source(self, kernels, multiprocessors=MULTIPROCESSORS):
         """The module's CUDA C: the shared headers, then the functions of each kernel (two
         for a kernel whose rows split, see ``row_splits``)."""
-        from ember_cuda import _modules
-        return "".join(_modules.read(h) + "\n" for h in ("common.cuh", "scalar_ops.cuh")) + \
-            _HEADER + "\n".join(_KernelWriter(k, multiprocessors).source() for k in kernels)
+        return _module_source([_KernelWriter(k, multiprocessors) for k in kernels])
 
     def command(self, arch):
         from ember_cuda import _modules
@@ -332,19 +326,26 @@ class CudaKernelCodegen:
             else device.index
         arch = "sm_%d%d" % _cuda.capability(dev)
         sms = _cuda.multiprocessors(dev)
-        path = kernel_cache.build(self.source(kernels, sms), self.command(arch), suffix=".cu",
+        writers = [_KernelWriter(k, sms) for k in kernels]
+        path = kernel_cache.build(_module_source(writers), self.command(arch), suffix=".cu",
                                   output=".cubin")
         with open(path, "rb") as f:
             module = _cuda.load_module(dev, f.read())
         launchers = {}
-        for k in kernels:
-            w = _KernelWriter(k, sms)
+        for k, w in zip(kernels, writers):
             fns = [_cuda.get_function(dev, module, k.name + suffix)
                    for suffix in (("_part", "") if w.splits else ("",))]
             empty = k.outer_numel * k.inner_numel == 0
             launchers[k.name] = _launcher(dev, list(zip(fns, w.grids(sms))), w.threads,
                                           0 if empty else w.scratch_bytes(), empty)
         return launchers
+
+
+def _module_source(writers):
+    """The shared headers, then each writer's functions."""
+    from ember_cuda import _modules
+    return "".join(_modules.read(h) + "\n" for h in ("common.cuh", "scalar_ops.cuh")) + \
+        _HEADER + "\n".join(w.source() for w in writers)
 
 
 def _launcher(device, functions, threads, scratch, empty):
