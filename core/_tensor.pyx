@@ -166,9 +166,6 @@ cdef class TensorBase:
             return 0
         return <size_t>(self._storage.data + self._offset * self._dtype.itemsize)
 
-    def untyped_storage(self):
-        return self._storage
-
     @property
     def _base(self):
         return self._base_ref

@@ -1,6 +1,7 @@
 """Activation functions as composites of primitive ops, so every device has them: gelu,
-softplus, silu, mish, hardtanh, elu, leaky_relu (what ``ember.nn.functional`` re-exports)
-and logit.  Signatures, defaults and errors follow torch.nn.functional / torch."""
+softplus, silu, mish, hardtanh, elu, leaky_relu, hardshrink, prelu (what
+``ember.nn.functional`` re-exports) and logit.  Signatures, defaults and errors follow
+torch.nn.functional / torch."""
 import math
 
 from ember.core import _autograd as _ag
@@ -136,3 +137,27 @@ def logit(input, eps=None):
     if eps is not None:
         p = _T._minimum_scalar(_T._maximum_scalar(p, eps), 1 - eps)
     return _T.log(p / (1 - p))
+
+
+def hardshrink(input, lambd=0.5):
+    """input where |input| > lambd, else 0."""
+    _tensor_arg(input, "hardshrink", position=1)
+    return _T.where(_T._abs(input) > lambd, input, 0.0)
+
+
+def prelu(input, weight):
+    """max(0, x) + weight * min(0, x), ``weight`` one number or one per channel (dim 1)."""
+    _tensor_arg(input, "prelu", position=1)
+    if weight.dim() > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.dim()}")
+    if weight.numel() != 1:
+        channels = input.shape[1] if input.dim() >= 2 else 1
+        if weight.numel() != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {weight.numel()} and channel size = "
+                               f"{channels}.")
+        weight = weight.reshape((1, channels) + (1,) * (input.dim() - 2))
+    else:
+        weight = weight.reshape(())
+    return _T.where(input > 0, input, weight * input)

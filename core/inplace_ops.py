@@ -12,6 +12,7 @@ from ember.core import _tensor as _T
 from ember.core import elementwise, products, shapes, special
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
+from ember.core.method_table import method_table
 from ember.core.typeinfo import iinfo
 
 __all__ = ["clamp_", "clamp_max_", "clamp_min_", "clip_", "deg2rad_", "nan_to_num_", "rad2deg_",
@@ -182,3 +183,9 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
 
 RANDOM_METHODS = {"random_": random_, "exponential_": exponential_, "geometric_": geometric_,
                   "cauchy_": cauchy_, "log_normal_": log_normal_}
+
+InplaceMethods = method_table(
+    "InplaceMethods", {**INPLACE_METHODS, **VIEW_METHODS, **RANDOM_METHODS},
+    "Tensor's in-place forms of composites (t.clamp_(...)), in-place views (t.t_()) and "
+    "distribution fills (t.exponential_())."
+)

@@ -3,14 +3,16 @@ aliases (arccos, divide, greater, ...), the in-place ``*_`` forms of out-of-plac
 the ``torch.<name>_`` function forms of in-place methods, and small predicates and legacy
 methods (is_nonzero, dim_order, new, apply_, sum_to_size, ...).
 
-``install(Tensor)`` adds the methods; the module's ``__all__`` holds the torch.* functions."""
+``LegacyMethods`` and ``method_forms(...)`` are bases of ember.Tensor; the module's
+``__all__`` holds the torch.* functions."""
 import warnings
 
 from ember.core import _tensor as _T
-from ember.core import optable
+from ember.core import elementwise, norms, optable, view_copies
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core.inplace_ops import _inplace
+from ember.core.method_table import method_table
 
 # alias -> the op it spells (both as Tensor methods and as torch.* functions): the op
 # table's (core/optable.py) and the composites'
@@ -60,7 +62,6 @@ def _alias_function(alias, target):
 
 def _target_function(name):
     """The core function an alias spells (the façade re-exports the same objects)."""
-    from ember.core import elementwise
     found = getattr(_T, name, None) or _T.table_functions().get(name)
     return found if found is not None else getattr(elementwise, name)
 
@@ -309,56 +310,88 @@ def _record_stream(self, stream):
                        "record_stream is only supported for CUDA tensors")
 
 
-def install(Tensor):
-    """Add the methods this module defines to ``Tensor``."""
-    from ember.core import elementwise, norms, view_copies
-    for name in ("acosh", "asinh", "atanh", "frexp", "gcd", "lcm", "ldexp", "nextafter"):
-        setattr(Tensor, name, getattr(elementwise, name))
-    Tensor.renorm = norms.renorm
-    for name in ("diagonal_scatter", "select_scatter", "slice_scatter", "as_strided_scatter",
-                 "narrow_copy", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes",
-                 "slice_inverse"):
-        setattr(Tensor, name, getattr(view_copies, name))
-    Tensor.index_reduce = index_reduce
+def _false(self):
+    return False
+
+
+class LegacyMethods:
+    """Tensor's small predicates, legacy methods and spellings of composites (a base of
+    ember.Tensor): t.is_nonzero(), t.new(...), t.apply_(fn), t.renorm(...), t.gcd(...), ..."""
+    __slots__ = ()
+    __module__ = "ember.core.tensor"
+    acosh, asinh, atanh = elementwise.acosh, elementwise.asinh, elementwise.atanh
+    frexp, gcd, lcm = elementwise.frexp, elementwise.gcd, elementwise.lcm
+    ldexp, nextafter = elementwise.ldexp, elementwise.nextafter
+    renorm = norms.renorm
+    diagonal_scatter = view_copies.diagonal_scatter
+    select_scatter = view_copies.select_scatter
+    slice_scatter = view_copies.slice_scatter
+    as_strided_scatter = view_copies.as_strided_scatter
+    narrow_copy = view_copies.narrow_copy
+    unsafe_chunk = view_copies.unsafe_chunk
+    unsafe_split = view_copies.unsafe_split
+    unsafe_split_with_sizes = view_copies.unsafe_split_with_sizes
+    slice_inverse = view_copies.slice_inverse
+    index_reduce = index_reduce
+    adjoint = adjoint
+    is_nonzero = is_nonzero
+    is_same_size = is_same_size
+    nonzero_static = nonzero_static
+    sum_to_size = _sum_to_size
+    dim_order = _dim_order
+    apply_, map_, map2_ = _apply_, _map_, _map2_
+    fill_diagonal_ = _fill_diagonal_
+    bernoulli_ = _bernoulli_
+    as_subclass = _as_subclass
+    new = _new
+    new_empty_strided = _new_empty_strided
+    resize, resize_as = _resize_deprecated, _resize_as_deprecated
+    reinforce = _reinforce
+    volatile = property(_volatile)
+    pin_memory, record_stream = _pin_memory, _record_stream
+    const_data_ptr = _T.TensorBase.data_ptr
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        """self (a strided tensor is dense), converted to ``dtype`` if given."""
+        return self if dtype is None else self.to(dtype)
+
+    def is_pinned(self, device=None):
+        """False: ember does not pin host memory."""
+        return False
+
+    def xpu(self, device=None, non_blocking=False, memory_format=None):
+        """This tensor on an XPU device."""
+        return self.to("xpu" if device is None else device)
+
+    is_sparse = is_sparse_csr = is_nested = is_xla = is_ipu = is_maia = is_mtia = \
+        property(_false)
+    is_mps = property(lambda self: self.device.type == "mps")
+    is_xpu = property(lambda self: self.device.type == "xpu")
+    layout = property(lambda self: _strided())
+    name = property(lambda self: None)
+    grad_dtype = property(lambda self: self.dtype)
+
+
+def method_forms(*bases):
+    """The mixin of PyTorch's other spellings of the methods that ``bases`` (a class's bases,
+    in order) define: the aliases (t.arccos), the in-place forms that compute out of place
+    and write back (t.hypot_), and the aliases' in-place forms (t.arccos_)."""
+    probe = type("Probe", bases, {"__slots__": ()})
+    forms = {}
+
+    def method(name):
+        return forms[name] if name in forms else getattr(probe, name, None)
     for alias, target in ALIASES.items():
-        if alias != "moveaxis" or not hasattr(Tensor, "moveaxis"):
-            setattr(Tensor, alias, getattr(Tensor, target))
+        if alias != "moveaxis" or method("moveaxis") is None:
+            forms[alias] = method(target)
     for name in _INPLACE_OF:
-        if not hasattr(Tensor, name + "_"):
-            setattr(Tensor, name + "_", _inplace(getattr(Tensor, name), name + "_"))
+        if method(name + "_") is None:
+            forms[name + "_"] = _inplace(method(name), name + "_")
     for alias, target in ALIASES.items():
-        if hasattr(Tensor, target + "_") and alias != "moveaxis":
-            setattr(Tensor, alias + "_", getattr(Tensor, target + "_"))
-    Tensor.adjoint = adjoint
-    Tensor.is_nonzero = is_nonzero
-    Tensor.is_same_size = is_same_size
-    Tensor.nonzero_static = nonzero_static
-    Tensor.sum_to_size = _sum_to_size
-    Tensor.dim_order = _dim_order
-    Tensor.apply_, Tensor.map_, Tensor.map2_ = _apply_, _map_, _map2_
-    Tensor.fill_diagonal_ = _fill_diagonal_
-    Tensor.bernoulli_ = _bernoulli_
-    Tensor.as_subclass = _as_subclass
-    Tensor.new = _new
-    Tensor.new_empty_strided = _new_empty_strided
-    Tensor.resize, Tensor.resize_as = _resize_deprecated, _resize_as_deprecated
-    Tensor.reinforce = _reinforce
-    Tensor.volatile = property(_volatile)
-    Tensor.pin_memory, Tensor.record_stream = _pin_memory, _record_stream
-    Tensor.const_data_ptr = Tensor.data_ptr
-    Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: \
-        self if dtype is None else self.to(dtype)
-    Tensor.is_pinned = lambda self, device=None: False
-    Tensor.xpu = lambda self, device=None, non_blocking=False, memory_format=None: \
-        self.to("xpu" if device is None else device)
-    for flag in ("is_sparse", "is_sparse_csr", "is_nested", "is_xla", "is_ipu", "is_maia",
-                 "is_mtia"):
-        setattr(Tensor, flag, property(lambda self: False))
-    Tensor.is_mps = property(lambda self: self.device.type == "mps")
-    Tensor.is_xpu = property(lambda self: self.device.type == "xpu")
-    Tensor.layout = property(lambda self: _strided())
-    Tensor.name = property(lambda self: None)
-    Tensor.grad_dtype = property(lambda self: self.dtype)
+        if method(target + "_") is not None and alias != "moveaxis":
+            forms[alias + "_"] = method(target + "_")
+    return method_table("MethodForms", forms, "Tensor's aliases and in-place forms of its "
+                        "methods: t.arccos(), t.hypot_(...), t.arccos_(), ...")
 
 
 def _strided():

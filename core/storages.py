@@ -471,7 +471,17 @@ def _is_shared(self):
     return id(_T._storage_of(self)) in _shared
 
 
-TENSOR_METHODS = {"untyped_storage": _untyped_storage, "storage": _storage,
-                  "storage_type": _storage_type, "set_": _set_, "resize_": _resize_,
-                  "resize_as_": _resize_as_, "is_set_to": _is_set_to,
-                  "share_memory_": _share_memory_, "is_shared": _is_shared}
+class StorageMethods:
+    """Tensor's storage methods: t.untyped_storage(), t.storage(), t.set_(...), t.resize_(...),
+    t.share_memory_(), ... (a base of ember.Tensor)."""
+    __slots__ = ()
+    __module__ = "ember.core.tensor"
+    untyped_storage = _untyped_storage
+    storage = _storage
+    storage_type = _storage_type
+    set_ = _set_
+    resize_ = _resize_
+    resize_as_ = _resize_as_
+    is_set_to = _is_set_to
+    share_memory_ = _share_memory_
+    is_shared = _is_shared

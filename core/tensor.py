@@ -21,53 +21,30 @@ from ember.core import (
 )
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 from ember.core.linalg import legacy as _linalg_legacy
+from ember.core.method_table import method_table
 
-__all__ = ["Tensor"]
+__all__ = ["ABOVE_CORE", "CompositeMethods", "Tensor"]
 
 
-class Tensor(TensorBase):
-    """A multi-dimensional array on a device; PyTorch's ``torch.Tensor``.
+# ops built above the core, whose methods Tensor still has: the STFT is written in
+# nn.functional's pad and fold, so the façade hands its implementations in at import
+ABOVE_CORE = {}
 
-    Subclass it from Python (``Parameter`` does); ops return plain ``Tensor``s."""
+# methods built from tables, each kept beside its ops: t.abs(), t.abs_(), t.eq() (the op
+# table, core/optable.py) and t.float(), t.long() (the dtype shorthands)
+_MathMethods = method_table("MathMethods", _math_methods(),
+                            "Tensor's methods of the op table's rows: t.abs(), t.abs_(), t.eq().")
+_CastMethods = method_table("CastMethods", _cast_methods(),
+                            "Tensor's dtype shorthands: t.float(), t.long(), t.bool(), ...")
+
+
+class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
+                       _linalg_legacy.LinalgMethods, _CastMethods, _MathMethods):
+    """Tensor's methods written as composites and the methods built from tables (its bases):
+    t.clamp(0, 1), t.var(0), t.sort(), t.gather(...), t.abs(), t.float(), t.det(), ..."""
 
     __slots__ = ()
-    __module__ = "ember"
-    # NumPy defers to our reflected operators: `ndarray + tensor` gives a tensor
-    __array_priority__ = 1000
-
-    requires_grad = property(_ag._get_requires_grad, _ag._set_requires_grad)
-    grad = property(_ag._get_grad, _ag._set_grad)
-    grad_fn = property(_ag._get_grad_fn)
-    is_leaf = property(_ag._is_leaf)
-    is_inference = _ag.is_inference
-    output_nr = property(_ag._output_nr)
-    data = property(_ag._get_data, _ag._set_data)
-    retains_grad = property(_ag._retains_grad)
-    requires_grad_ = _ag.requires_grad_
-    detach = _ag.detach
-    detach_ = _ag.detach_
-    retain_grad = _ag.retain_grad
-    register_hook = _ag.register_hook
-    register_post_accumulate_grad_hook = _ag.register_post_accumulate_grad_hook
-
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate the gradient of this tensor into the .grad of the leaves (or of
-        ``inputs``) of its graph; see ember.autograd.backward."""
-        from ember.core.gradients import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
-    def type(self, dtype=None, non_blocking=False, **kwargs):
-        """The legacy type name ('ember.FloatTensor'), or the tensor converted to ``dtype``
-        (a dtype, a legacy type or its name)."""
-        if dtype is None:
-            return legacy_types.type_name(self)
-        if isinstance(dtype, (str, legacy_types._LegacyTensorType)):
-            cls = legacy_types.resolve(dtype)
-            return self.to(device=cls._device_type if cls.is_cuda != self.is_cuda else None,
-                           dtype=cls.dtype)
-        return TensorBase.type(self, dtype, non_blocking)
-
-    # composites as methods: t.clamp(0, 1), t.var(0), t.sort(), t.gather(...), ...
+    __module__ = "ember.core.tensor"
     # elementwise (core/elementwise.py)
     absolute = elementwise.absolute
     addcdiv = elementwise.addcdiv
@@ -175,6 +152,8 @@ class Tensor(TensorBase):
     vsplit = shapes.vsplit
     # activations and random sampling
     logit = activations.logit
+    hardshrink = activations.hardshrink
+    prelu = activations.prelu
     bernoulli = random_ops.bernoulli
     # the index family
     gather = _ops.gather
@@ -211,6 +190,53 @@ class Tensor(TensorBase):
     take_along_dim = index_ops.take_along_dim
     mvlgamma = special.mvlgamma
 
+    def i0(self):
+        """ember.special.i0(self): the modified Bessel function of order 0."""
+        from ember.core.bessel import i0
+        return i0(self)
+
+    def igamma(self, other):
+        """ember.igamma(self, other): the regularized lower incomplete gamma function."""
+        from ember.core.incomplete_gamma import igamma
+        return igamma(self, other)
+
+    def igammac(self, other):
+        """ember.igammac(self, other): the regularized upper incomplete gamma function."""
+        from ember.core.incomplete_gamma import igammac
+        return igammac(self, other)
+
+    i0_ = inplace_ops._inplace(i0, "i0_")
+    igamma_ = inplace_ops._inplace(igamma, "igamma_")
+    igammac_ = inplace_ops._inplace(igammac, "igammac_")
+
+    def histogram(self, bins, *, range=None, weight=None, density=False):
+        """ember.histogram(self, ...)."""
+        from ember.core.histograms import histogram
+        return histogram(self, bins, range=range, weight=weight, density=density)
+
+    def hash_tensor(self, dim=None, *, keepdim=False, mode=0):
+        """ember.hash_tensor(self, ...)."""
+        from ember.core.hash_tensor import hash_tensor
+        return hash_tensor(self, dim, keepdim=keepdim, mode=mode)
+
+    def stft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+             pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+             align_to_window=None):
+        """ember.stft(self, ...)."""
+        return ABOVE_CORE["stft"](self, n_fft, hop_length, win_length, window, center,
+                                  pad_mode, normalized, onesided, return_complex,
+                                  align_to_window)
+
+    def istft(self, n_fft, hop_length=None, win_length=None, window=None, center=True,
+              normalized=False, onesided=None, length=None, return_complex=False):
+        """ember.istft(self, ...)."""
+        return ABOVE_CORE["istft"](self, n_fft, hop_length, win_length, window, center,
+                                   normalized, onesided, length, return_complex)
+
+    def is_distributed(self):
+        """False: an ember tensor is never a distributed (sharded) tensor."""
+        return False
+
     def polygamma(self, n):
         """The n-th derivative of the digamma function of this tensor."""
         return special.polygamma(n, self)
@@ -234,6 +260,52 @@ class Tensor(TensorBase):
     resolve_neg = complex_functions.resolve_neg
 
 
+# TensorBase comes first: Cython's type checks walk the MRO to it on every op
+class Tensor(TensorBase, method_forms.method_forms(TensorBase, method_forms.LegacyMethods,
+                                                    CompositeMethods),
+             method_forms.LegacyMethods, CompositeMethods):
+    """A multi-dimensional array on a device; PyTorch's ``torch.Tensor``.
+
+    Subclass it from Python (``Parameter`` does); ops return plain ``Tensor``s."""
+
+    __slots__ = ()
+    __module__ = "ember"
+    # NumPy defers to our reflected operators: `ndarray + tensor` gives a tensor
+    __array_priority__ = 1000
+
+    requires_grad = property(_ag._get_requires_grad, _ag._set_requires_grad)
+    grad = property(_ag._get_grad, _ag._set_grad)
+    grad_fn = property(_ag._get_grad_fn)
+    is_leaf = property(_ag._is_leaf)
+    is_inference = _ag.is_inference
+    output_nr = property(_ag._output_nr)
+    data = property(_ag._get_data, _ag._set_data)
+    retains_grad = property(_ag._retains_grad)
+    requires_grad_ = _ag.requires_grad_
+    detach = _ag.detach
+    detach_ = _ag.detach_
+    retain_grad = _ag.retain_grad
+    register_hook = _ag.register_hook
+    register_post_accumulate_grad_hook = _ag.register_post_accumulate_grad_hook
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the .grad of the leaves (or of
+        ``inputs``) of its graph; see ember.autograd.backward."""
+        from ember.core.gradients import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def type(self, dtype=None, non_blocking=False, **kwargs):
+        """The legacy type name ('ember.FloatTensor'), or the tensor converted to ``dtype``
+        (a dtype, a legacy type or its name)."""
+        if dtype is None:
+            return legacy_types.type_name(self)
+        if isinstance(dtype, (str, legacy_types._LegacyTensorType)):
+            cls = legacy_types.resolve(dtype)
+            return self.to(device=cls._device_type if cls.is_cuda != self.is_cuda else None,
+                           dtype=cls.dtype)
+        return TensorBase.type(self, dtype, non_blocking)
+
+
 def _matrix_adjoint(t, name):
     """t.mH (batches of matrices) and t.H (matrices only): the transpose, no complex dtypes
     to conjugate."""
@@ -242,22 +314,6 @@ def _matrix_adjoint(t, name):
                            f"{'(2-D tensors)' if name == 'H' else 'or batches of matrices'}. "
                            f"Got {t.dim()}-D tensor.")
     return t.transpose(-2, -1)
-
-
-# methods built from tables: t.abs(), t.abs_(), t.eq(), t.erf() (the op table,
-# core/optable.py), t.float(), t.det(), the in-place forms of composites and the
-# distribution fills
-for _name, _method in {**_math_methods(), **_cast_methods(), **_linalg_legacy.TENSOR_METHODS,
-                       **inplace_ops.INPLACE_METHODS,
-                       **inplace_ops.VIEW_METHODS, **inplace_ops.RANDOM_METHODS}.items():
-    setattr(Tensor, _name, _method)
-
-# PyTorch's other spellings: aliases, in-place forms, predicates and legacy methods
-method_forms.install(Tensor)
-# storages: t.untyped_storage(), t.storage(), t.set_(...), t.resize_(...), ...
-for _name, _method in storages.TENSOR_METHODS.items():
-    setattr(Tensor, _name, _method)
-
 
 
 _set_tensor_class(Tensor)

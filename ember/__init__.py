@@ -218,6 +218,7 @@ from ember.core.switches import (
     set_float32_matmul_precision,
     set_warn_always,
 )
+from ember.core.tensor import ABOVE_CORE as _ABOVE_CORE
 from ember.core.tensor import Tensor as Tensor
 from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo
@@ -612,9 +613,20 @@ from ember.core._dtype import (  # noqa: E402
 )
 
 DispatchKey.__module__ = "ember"        # PyTorch's public path (torch.DispatchKey)
-from ember import _tensor_methods  # noqa: E402  (Tensor.stft, .histogram, .prelu, ...)
 
-_tensor_methods.install(Tensor)
+
+def _stft(*args):
+    from ember._stft import stft
+    return stft(*args)
+
+
+def _istft(*args):
+    from ember._stft import istft
+    return istft(*args)
+
+
+# Tensor.stft and .istft call the façade's STFT (written in nn.functional's pad and fold)
+_ABOVE_CORE.update(stft=_stft, istft=_istft)
 
 # RNG state, the default device, device modules, threads, typename, get_include
 from ember._toplevel import (  # noqa: E402

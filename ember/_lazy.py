@@ -61,13 +61,13 @@ FUNCTIONS.update({_n: "amp.legacy" for _n in (
 FUNCTIONS.update({_n: "core.windows" for _n in (
     "bartlett_window", "blackman_window", "hamming_window", "hann_window", "kaiser_window")})
 FUNCTIONS.update({"stft": "_stft", "istft": "_stft",
-                  "histogram": "_histograms", "histogramdd": "_histograms",
+                  "histogram": "core.histograms", "histogramdd": "core.histograms",
                   "asarray": "core.buffers", "frombuffer": "core.buffers",
                   "from_file": "core.buffers"})
 SUBMODULES |= {"signal", "functional", "return_types", "types", "torch_version",
                "version", "multiprocessing", "storage", "futures"}
 FUNCTIONS.update({"UntypedStorage": "core.storages", "TypedStorage": "core.storages",
-                  "StorageBase": "core.storages", "hash_tensor": "_hash_tensor",
+                  "StorageBase": "core.storages", "hash_tensor": "core.hash_tensor",
                   "lobpcg": "_lobpcg",
                   "is_storage": "core.storages"})
 

@@ -79,12 +79,6 @@ def pinverse(input, rcond=1e-15):
     return pinv(input, rtol=rcond)
 
 
-# Tensor methods: t.det(), t.inverse(), t.svd(), ... (attached by ember.core.tensor)
-TENSOR_METHODS = {name: globals()[name] for name in (
-    "cholesky", "cholesky_inverse", "cholesky_solve", "det", "inverse", "logdet", "matrix_power",
-    "pinverse", "qr", "slogdet", "svd")}
-
-
 # -- torch.lu and its solve/unpack, triangular_solve, geqrf/orgqr/ormqr, matrix_exp,
 # chain_matmul, and the functions PyTorch removed in 1.9 --------------------------------------
 
@@ -189,14 +183,35 @@ def chain_matmul(*matrices, out=None):
     return result if out is None else out.copy_(result)
 
 
-TENSOR_METHODS.update({"eig": eig, "geqrf": geqrf, "lstsq": lstsq, "lu_solve": lu_solve,
-                  "matrix_exp": matrix_exp, "orgqr": orgqr, "ormqr": ormqr, "solve": solve,
-                  "symeig": symeig, "triangular_solve": triangular_solve})
-
-
 def _tensor_lu(self, pivot=True, get_infos=False):
     """Tensor.lu: torch.lu of this tensor."""
     return lu(self, pivot, get_infos)
 
 
-TENSOR_METHODS["lu"] = _tensor_lu
+class LinalgMethods:
+    """Tensor's linear-algebra methods: t.det(), t.inverse(), t.svd(), t.lu(), ... (a base of
+    ember.Tensor)."""
+    __slots__ = ()
+    __module__ = "ember.core.tensor"
+    cholesky = cholesky
+    cholesky_inverse = cholesky_inverse
+    cholesky_solve = cholesky_solve
+    det = det
+    inverse = inverse
+    logdet = logdet
+    matrix_power = matrix_power
+    pinverse = pinverse
+    qr = qr
+    slogdet = slogdet
+    svd = svd
+    eig = eig
+    geqrf = geqrf
+    lstsq = lstsq
+    lu = _tensor_lu
+    lu_solve = lu_solve
+    matrix_exp = matrix_exp
+    orgqr = orgqr
+    ormqr = ormqr
+    solve = solve
+    symeig = symeig
+    triangular_solve = triangular_solve

@@ -27,6 +27,8 @@ softplus = _A.softplus
 hardtanh = _A.hardtanh
 elu = _A.elu
 leaky_relu = _A.leaky_relu
+hardshrink = _A.hardshrink
+prelu = _A.prelu
 
 # SELU's constants (Klambauer et al. 2017)
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -95,12 +97,6 @@ def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6."""
     x = _A._float_input(input, "hardswish")
     return _finish(input, x * hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
-
-
-def hardshrink(input, lambd=0.5):
-    """input where |input| > lambd, else 0."""
-    _tensor_arg(input, "hardshrink", position=1)
-    return _T.where(_T._abs(input) > lambd, input, 0.0)
 
 
 def softshrink(input, lambd=0.5):
@@ -184,24 +180,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 
 
 __all__ += ["prelu"]
-
-
-def prelu(input, weight):
-    """max(0, x) + weight * min(0, x), ``weight`` one number or one per channel (dim 1)."""
-    _tensor_arg(input, "prelu", position=1)
-    if weight.dim() > 1:
-        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
-                           f"ndim = {weight.dim()}")
-    if weight.numel() != 1:
-        channels = input.shape[1] if input.dim() >= 2 else 1
-        if weight.numel() != channels:
-            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                               f"parameter numbers = {weight.numel()} and channel size = "
-                               f"{channels}.")
-        weight = weight.reshape((1, channels) + (1,) * (input.dim() - 2))
-    else:
-        weight = weight.reshape(())
-    return _T.where(input > 0, input, weight * input)
 
 
 def elu_(input, alpha=1.0):

@@ -2,9 +2,12 @@
 
 Elements are widened to float64 (floating dtypes) or int64 (integer and bool dtypes), their
 bits read as uint64 and reduced with xor; the result is uint64."""
-import ember
+from ember.core._dtype import _dtype_by_name
+from ember.core.shapes import cat
 
 __all__ = ["hash_tensor"]
+
+_FLOAT64, _INT64, _UINT64 = (_dtype_by_name[n] for n in ("float64", "int64", "uint64"))
 
 
 def _xor_last(bits):
@@ -12,9 +15,9 @@ def _xor_last(bits):
     while bits.shape[-1] > 1:
         n = bits.shape[-1]
         if n % 2:
-            bits = ember.cat([bits, bits.new_zeros(*bits.shape[:-1], 1)], -1)
+            bits = cat([bits, bits.new_zeros(*bits.shape[:-1], 1)], -1)
         half = bits.shape[-1] // 2
-        bits = ember.bitwise_xor(bits[..., :half], bits[..., half:])
+        bits = bits[..., :half] ^ bits[..., half:]
     return bits[..., 0] if bits.shape[-1] == 1 else bits.new_zeros(bits.shape[:-1])
 
 
@@ -29,8 +32,8 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
                            "input.numel() == 0. Specify the reduction dim with the 'dim' "
                            "argument.")
     x = input.detach()
-    wide = ember.float64 if x.is_floating_point() else ember.int64
-    bits = x.to(wide).contiguous().view(ember.int64)
+    wide = _FLOAT64 if x.is_floating_point() else _INT64
+    bits = x.to(wide).contiguous().view(_INT64)
     nd = bits.dim()
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):
         dims = list(range(nd))
@@ -44,4 +47,4 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
     if keepdim:
         for d in dims:
             out = out.unsqueeze(d)
-    return out.view(ember.uint64)
+    return out.view(_UINT64)

@@ -2,15 +2,17 @@
 linspace in the input's dtype (as PyTorch's), bin indices by searchsorted, counts by
 bincount; the right edge of the last bin is inclusive."""
 
+from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
+from ember.core.factories import linspace
+from ember.core.linalg._common import _result
+
 __all__ = ["histogram", "histogramdd"]
 
-
-def _ember():
-    import ember
-    return ember
+_INT64, _BOOL = _dtype_by_name["int64"], _dtype_by_name["bool"]
 
 
-def _edges(E, column, bins, lo_hi, dtype, op):
+def _edges(column, bins, lo_hi, dtype, op):
     """The bin edges of one dimension: ``bins`` edges given as a tensor, or ``bins`` equal
     bins over ``lo_hi`` (default: the data's min and max)."""
     if not isinstance(bins, int):
@@ -33,24 +35,22 @@ def _edges(E, column, bins, lo_hi, dtype, op):
         lo, hi = 0.0, 1.0
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5        # a degenerate range: one unit around the value
-    return E.linspace(lo, hi, bins + 1, dtype=dtype, device=column.device)
+    return linspace(lo, hi, bins + 1, dtype=dtype, device=column.device)
 
 
-def _bin_index(E, column, edges):
+def _bin_index(column, edges):
     """The bin of every value (-1 outside [first edge, last edge])."""
     nbins = edges.numel() - 1
-    idx = E.searchsorted(edges, column.contiguous(), right=True) - 1
-    idx = E.where(column == edges[-1], nbins - 1, idx)          # the last edge is inside
+    idx = _T.searchsorted(edges, column.contiguous(), right=True) - 1
+    idx = _T.where(column == edges[-1], nbins - 1, idx)          # the last edge is inside
     inside = (column >= edges[0]) & (column <= edges[-1])
-    return E.where(inside, idx, -1)
+    return _T.where(inside, idx, -1)
 
 
 def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges): the D-dimensional histogram of the points ``input`` (N, D) (or
     (*, D)); ``bins`` an int, one int per dim, or one edge tensor per dim; ``range`` flat
     (min_0, max_0, min_1, max_1, ...)."""
-    E = _ember()
-    from ember.core.linalg._common import _result
     op = "histogramdd"
     if not input.is_floating_point():
         raise NotImplementedError(f'"{op}" not implemented for '
@@ -64,22 +64,22 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
         raise RuntimeError(f"{op}(): expected {dims} sequences of bin edges for each of the "
                            f"{dims} dimensions of the input, but got {len(bins)}")
     ranges = [None] * dims if range is None else [range[2 * d:2 * d + 2] for d in E_range(dims)]
-    edges = [_edges(E, points[:, d], bins[d], ranges[d], input.dtype, op)
+    edges = [_edges(points[:, d], bins[d], ranges[d], input.dtype, op)
              for d in E_range(dims)]
     sizes = [e.numel() - 1 for e in edges]
-    flat = E.zeros(points.shape[0], dtype=E.int64, device=input.device)
-    valid = E.ones(points.shape[0], dtype=E.bool, device=input.device)
+    flat = _T.zeros(points.shape[0], dtype=_INT64, device=input.device)
+    valid = _T.ones(points.shape[0], dtype=_BOOL, device=input.device)
     for d in E_range(dims):
-        idx = _bin_index(E, points[:, d], edges[d])
+        idx = _bin_index(points[:, d], edges[d])
         valid = valid & (idx >= 0)
         flat = flat * sizes[d] + idx.clamp(min=0)
-    w = E.ones(points.shape[0], dtype=input.dtype, device=input.device) if weight is None \
+    w = _T.ones(points.shape[0], dtype=input.dtype, device=input.device) if weight is None \
         else weight.reshape(-1).to(input.dtype)
-    w = E.where(valid, w, 0.0).to(input.dtype)
+    w = _T.where(valid, w, 0.0).to(input.dtype)
     total = 1
     for s in sizes:
         total *= s
-    hist = E.zeros(total, dtype=input.dtype, device=input.device).index_add(0, flat, w)
+    hist = _T.zeros(total, dtype=input.dtype, device=input.device).index_add(0, flat, w)
     hist = hist.reshape(sizes)
     if density:
         volume = None
@@ -95,7 +95,6 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges) of the values of ``input``: ``bins`` equal bins over ``range``
     (default: the data's min and max) or the given edges; ``weight`` per value;
     ``density`` normalises to unit integral."""
-    from ember.core.linalg._common import _result
     if not input.is_floating_point():
         raise NotImplementedError(f"\"histogramdd\" not implemented for "
                                   f"'{input.type()[6:-6]}'")
