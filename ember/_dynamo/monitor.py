@@ -15,10 +15,17 @@ sees every Python and builtin call the user's code makes and stops the capture a
   replays such mutations after its graph; ember runs the call eagerly instead, so the list
   grows on every call.  Containers the call makes for itself are not side effects.
 
+* item and attribute assignment (``d[k] = v``, ``counts[0] += 1``, ``del d[k]``,
+  ``obj.n += 1``) on an object, other than a tensor or a Module, that outlives the call.
+  These are not calls: each function's bytecode is read once for the expression each
+  store writes into (a variable, a global or closure variable, then attributes and
+  constant subscripts), and at each call that expression is evaluated in the new frame
+  (parameters bound, nothing run) and the object checked.  A store in a branch the call
+  does not take still counts: the call runs eagerly, which is always correct.
+
 It also indexes the globals each executed function reads, so tensors and Modules found
 there can be lifted and guarded.  Attribute writes on Modules are caught by the Module
-attribute epoch (``nn.Module.__setattr__``).  Item assignment (``d[k] = v``) and ``+=`` on a
-container outliving the call are not calls, so not seen: such code should not be compiled.
+attribute epoch (``nn.Module.__setattr__``).
 """
 import builtins
 import collections
@@ -29,6 +36,7 @@ import sys
 import time
 
 from ember._dynamo.capture import _ember_dirs
+from ember.core._tensor import TensorBase
 
 __all__ = ["SideEffectMonitor"]
 
@@ -43,6 +51,11 @@ _MUTATORS = frozenset("append extend insert pop remove clear update setdefault p
                       "__setitem__ __delitem__ __iadd__".split())
 _global_writes = {}
 _trusted = set()            # code objects of functions passed to allow_in_graph
+
+
+def _module_class():
+    from ember.nn.modules.module import Module
+    return Module
 
 
 def _backward_code():
@@ -77,6 +90,104 @@ def _writes(code):
     return found
 
 
+# stack effects (pops, pushes) of the opcodes a store's target expression is made of, and
+# of those with no effect; any other opcode is read from dis.stack_effect
+_EFFECTS = {"LOAD_METHOD": (1, 2), "BINARY_SUBSCR": (2, 1), "PRECALL": (0, 0),
+            "KW_NAMES": (0, 0), "RESUME": (0, 0), "NOP": (0, 0), "EXTENDED_ARG": (0, 0),
+            "CACHE": (0, 0), "JUMP_FORWARD": (0, 0), "JUMP_BACKWARD": (0, 0),
+            "JUMP_BACKWARD_NO_INTERRUPT": (0, 0)}
+_ROOTS = {"LOAD_FAST": "local", "LOAD_DEREF": "local", "LOAD_CLASSDEREF": "local",
+          "LOAD_GLOBAL": "global", "LOAD_NAME": "global"}
+_STORES = {"STORE_SUBSCR": 2, "DELETE_SUBSCR": 2, "STORE_ATTR": 1, "DELETE_ATTR": 1}
+_ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
+         "JUMP_BACKWARD_NO_INTERRUPT")
+_POP_ONLY = ("STORE_", "DELETE_", "POP_", "RETURN_", "RAISE_", "LIST_", "SET_", "MAP_ADD",
+             "DICT_", "PRINT_EXPR", "IMPORT_STAR")
+_store_targets = {}
+
+
+def _targets(code):
+    """The target expressions of ``code``'s item and attribute stores, each a path
+    ``(root kind, name, (step, ...))`` with steps ``("attr", name)`` or ``("item", key)``,
+    found by running the bytecode over a stack of paths (None: a value the path does not
+    follow, a call's result, say).  Cached per code object."""
+    found = _store_targets.get(code)
+    if found is not None:
+        return found
+    paths, stack, at_jump = {}, [], {}          # paths: a dict, for the source's order
+    previous = None
+    for ins in dis.get_instructions(code):
+        if ins.is_jump_target and previous in _ENDS:
+            stack = list(at_jump.get(ins.offset, ()))     # the block after a return/jump
+        previous, op = ins.opname, ins.opname
+        if op in _STORES:
+            depth = _STORES[op]
+            if len(stack) >= depth and stack[-depth] is not None:
+                paths[stack[-depth]] = None
+            del stack[len(stack) - (depth + (op[0] == "S")):]
+            continue
+        if op in _ROOTS:
+            if op == "LOAD_GLOBAL" and ins.arg & 1:
+                stack.append(None)                      # the NULL before a callable
+            stack.append((_ROOTS[op], ins.argval, ()))
+        elif op == "LOAD_CONST":
+            stack.append(("const", ins.argval))
+        elif op == "LOAD_ATTR":
+            top = stack.pop() if stack else None
+            stack.append((top[0], top[1], top[2] + (("attr", ins.argval),))
+                         if top is not None and top[0] != "const" else None)
+        elif op == "BINARY_SUBSCR" and len(stack) >= 2:
+            key, top = stack.pop(), stack.pop()
+            simple = key is not None and key[0] == "const" and \
+                isinstance(key[1], (int, str)) and top is not None and top[0] != "const"
+            stack.append((top[0], top[1], top[2] + (("item", key[1]),)) if simple else None)
+        elif op == "COPY":
+            stack.append(stack[-ins.arg] if len(stack) >= ins.arg else None)
+        elif op == "SWAP":
+            if len(stack) >= ins.arg:
+                stack[-1], stack[-ins.arg] = stack[-ins.arg], stack[-1]
+        else:
+            if op in _EFFECTS:
+                pops, pushes = _EFFECTS[op]
+            elif op == "CALL":                  # the callable, self or NULL, the arguments
+                pops, pushes = ins.arg + 2, 1
+            else:
+                net = dis.stack_effect(ins.opcode, ins.arg if ins.opcode >= dis.HAVE_ARGUMENT
+                                       else None, jump=False)
+                if op.startswith(_POP_ONLY):
+                    pops = -net
+                else:                           # an expression: its operands for a result
+                    pops = -net + 1 if net <= 0 else 0
+                pushes = pops + net
+            del stack[max(len(stack) - pops, 0):]
+            stack.extend([None] * pushes)
+            if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
+                at_jump.setdefault(ins.argval, list(stack))
+    found = _store_targets[code] = tuple(p for p in paths if p[0] != "const")
+    return found
+
+
+def _resolve(path, frame):
+    """The object ``path`` names in ``frame`` as it starts (its parameters bound), or
+    None where a name is unbound or a step fails."""
+    kind, name, steps = path
+    if kind == "local":
+        obj = frame.f_locals.get(name, _MISSING)
+    else:
+        obj = frame.f_globals.get(name, getattr(builtins, name, _MISSING))
+    for step, key in steps:
+        if obj is _MISSING:
+            break
+        try:
+            obj = getattr(obj, key) if step == "attr" else obj[key]
+        except Exception:
+            obj = _MISSING
+    return None if obj is _MISSING else obj
+
+
+_MISSING = object()
+
+
 class SideEffectMonitor:
     """Context manager: stops ``recorder`` at side effects of the code it watches and feeds
     ``index`` the globals that code reads."""
@@ -89,6 +200,7 @@ class SideEffectMonitor:
         self._seen = set()
         self._inside = None         # the frame of a trusted function being run
         self._outside = {}          # id(container) -> whether it outlives the call
+        self._library = set()       # code objects that are not the user's
 
     def _where(self, frame):
         return f"{frame.f_code.co_filename}:{frame.f_lineno}"
@@ -106,16 +218,14 @@ class SideEffectMonitor:
             if code is _backward_code():
                 self.rec.note_break("side effect: backward() accumulates into .grad "
                                     f"({self._where(frame.f_back)})")
-            if code in self._seen:
-                return
-            self._seen.add(code)
-            if code.co_filename.startswith(self._dirs) or code.co_name == "<module>":
-                return                  # ember itself, the standard library, an import
-            self.index.add_namespace(frame.f_globals, code.co_names)
-            written = _writes(code)
-            if written:
-                self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
-                                    f"variable '{written[1]}' ({self._where(frame)})")
+            if code not in self._seen:
+                self._seen.add(code)
+                if code.co_filename.startswith(self._dirs) or code.co_name == "<module>":
+                    self._library.add(code)   # ember itself, the standard library, an import
+                else:
+                    self._first_call(frame, code)
+            if code not in self._library:
+                self._check_stores(frame, code)
         elif event == "c_call":
             if frame.f_code.co_filename.startswith(self._dirs) or \
                     frame.f_code.co_name == "<module>":
@@ -134,6 +244,30 @@ class SideEffectMonitor:
             if name is not None:
                 self.rec.note_break(f"side effect: {name}() called ({self._where(frame)}); "
                                     f"a replayed graph would not call it again")
+
+    def _first_call(self, frame, code):
+        self.index.add_namespace(frame.f_globals, code.co_names)
+        written = _writes(code)
+        if written:
+            self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
+                                f"variable '{written[1]}' ({self._where(frame)})")
+
+    def _check_stores(self, frame, code):
+        """A break when one of ``code``'s item or attribute stores writes into an object
+        (not a tensor, not a Module: those are recorded or caught elsewhere) that
+        outlives the call."""
+        for path in _targets(code):
+            obj = _resolve(path, frame)
+            if obj is None or isinstance(obj, (TensorBase, _module_class())) or \
+                    not self._outlives(obj, frame):
+                continue
+            what = path[1] + "".join(f".{k}" if s == "attr" else f"[{k!r}]"
+                                     for s, k in path[2])
+            self.rec.note_break(
+                f"side effect: {code.co_name} assigns into {what}, a "
+                f"{type(obj).__name__} that outlives the call ({self._where(frame)}); a "
+                f"replayed graph would not assign again")
+            return
 
     def _outlives(self, obj, frame):
         """Whether container ``obj`` is reachable from outside the call (see the module

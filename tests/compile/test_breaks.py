@@ -309,3 +309,71 @@ def test_garbage_collection_callbacks_are_not_the_users_side_effects():
         gc.callbacks.remove(callback)
     assert bool((out == (ember.ones(3) * 2).sin()).all())
     assert not [r for r in _breaks() if "callback" in r], _breaks()
+
+
+class _Tally:
+    calls = 0
+
+
+_counts = {}
+_hits = [0]
+_tally = _Tally()
+
+
+def test_item_and_attribute_stores_into_outside_objects_break():
+    def f(x):
+        _counts["calls"] = _counts.get("calls", 0) + 1
+        _hits[0] += 1
+        _tally.calls += 1
+        return x.sin() + 1
+    cf = ember.compile(f, backend="eager")
+    for _ in range(3):
+        cf(ember.ones(2))
+    assert (_counts["calls"], _hits[0], _tally.calls) == (3, 3, 3)
+    reasons = _breaks()
+    assert any("assigns into _counts, a dict that outlives the call" in r for r in reasons), \
+        reasons
+
+
+def test_a_modules_plain_attribute_store_breaks():
+    class Counting(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 3)
+            self.stats = {"n": 0}
+
+        def forward(self, x):
+            self.stats["n"] += 1
+            return self.lin(x)
+    m = Counting()
+    cm = ember.compile(m, backend="eager")
+    for _ in range(4):
+        cm(ember.randn(2, 3))
+    assert m.stats["n"] == 4
+    assert any("assigns into self.stats" in r for r in _breaks())
+
+
+def test_stores_into_the_calls_own_objects_and_tensors_do_not_break(close):
+    class Scale(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.factor = 3.0
+            return x * 3.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.factor
+
+    def f(x, buf):
+        out = {}
+        out["y"] = Scale.apply(x)
+        parts = [None, None]
+        parts[0] = out["y"] + 1
+        buf[0] = 7.0                 # a tensor argument: the graph records index_put_
+        return parts[0]
+    counters.clear()
+    cf = ember.compile(f, backend="eager")
+    x, buf = ember.randn(3), ember.zeros(2)
+    close(cf(x, buf), x * 3 + 1)
+    assert buf.tolist() == [7.0, 0.0]
+    assert not any("assigns into" in r for r in _breaks())
