@@ -366,11 +366,39 @@ def _contract(a, la, b, lb, keep, sizes):
     return r, batch + ms + ns
 
 
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist_equation(args):
+    """(equation, operands) of einsum's sublist form ``einsum(op1, sub1, op2, sub2, ...,
+    [sub_out])``: subscripts are ints in [0, 52) (letters) or Ellipsis ('...')."""
+    def labels(sub):
+        out = []
+        for x in sub:
+            if x is Ellipsis:
+                out.append("...")
+            elif isinstance(x, int) and 0 <= x < len(_LETTERS):
+                out.append(_LETTERS[x])
+            else:
+                raise ValueError(f"einsum(): expected subscript to be within the range "
+                                 f"[0, 52), but got {x}")
+        return "".join(out)
+    operands, subs = args[0::2], args[1::2]
+    output = None
+    if len(args) % 2:                           # a trailing output sublist
+        operands, output = args[0:-1:2], args[-1]
+    equation = ",".join(labels(s) for s in subs)
+    return (equation if output is None else f"{equation}->{labels(output)}"), operands
+
+
 def einsum(equation, *operands):
     """Einstein summation over ``operands`` (also given as one list): 'ij,jk->ik', implicit
     output (the labels seen once, sorted), '...' for broadcast dims, repeated labels for
-    diagonals.  Operands are contracted left to right, each pair as one batched matmul."""
-    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+    diagonals; or the sublist form ``einsum(op1, [0, 1], op2, [1, 2], [0, 2])``.  Operands
+    are contracted left to right, each pair as one batched matmul."""
+    if isinstance(equation, TensorBase):      # the sublist form: op, [0, 1], op, [1, 2], ...
+        equation, operands = _sublist_equation((equation,) + operands)
+    elif len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not isinstance(equation, str):
         raise TypeError(f"einsum(): argument 'equation' must be str, not "

@@ -178,7 +178,20 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     index_put_ = _ops._index_put_
     put_ = _ops._put_
     bincount = index_ops.bincount
-    flip = index_ops.flip
+
+    def flip(self, *dims, **kwargs):
+        """``self`` reversed along ``dims`` (ints, one sequence, or the keyword)."""
+        if set(kwargs) - {"dims"} or dims and kwargs:
+            raise TypeError(f"flip() got an unexpected keyword argument "
+                            f"'{next(iter(set(kwargs) - {'dims'}), 'dims')}'")
+        if not dims and not kwargs:
+            raise TypeError('flip() missing 1 required positional arguments: "dims"')
+        if kwargs:
+            dims = kwargs["dims"]
+        elif len(dims) == 1 and isinstance(dims[0], (list, tuple)):
+            dims = dims[0]
+        return index_ops.flip(self, dims)
+
     fliplr = index_ops.fliplr
     flipud = index_ops.flipud
     histc = index_ops.histc
@@ -307,13 +320,20 @@ class Tensor(TensorBase, method_forms.method_forms(TensorBase, method_forms.Lega
 
 
 def _matrix_adjoint(t, name):
-    """t.mH (batches of matrices) and t.H (matrices only): the transpose, no complex dtypes
-    to conjugate."""
+    """t.mH (batches of matrices) and t.H (matrices only): the conjugate transpose, as
+    adjoint() (a 0-D tensor is conjugated, with torch's deprecation warning)."""
+    if t.dim() == 0:
+        import warnings
+        warnings.warn(f"Tensor.{name} is deprecated on 0-D tensors. Consider using x.conj().",
+                      UserWarning, stacklevel=3)
+        return t.conj() if t.is_complex() else t
     if name == "H" and t.dim() != 2 or t.dim() < 2:
+        hint = " For batches of matrices, consider using tensor.mH" if t.dim() > 2 else ""
         raise RuntimeError(f"tensor.{name} is only supported on matrices "
                            f"{'(2-D tensors)' if name == 'H' else 'or batches of matrices'}. "
-                           f"Got {t.dim()}-D tensor.")
-    return t.transpose(-2, -1)
+                           f"Got {t.dim()}-D tensor.{hint}")
+    r = t.transpose(-2, -1)
+    return r.conj() if r.is_complex() else r
 
 
 _set_tensor_class(Tensor)

@@ -127,6 +127,11 @@ def test_flip(device, oracle):
     oracle.assert_matches(ember.flip(e, (0, -1)), torch.flip(T, (0, -1)))
     oracle.assert_matches(e[0].fliplr(), T[0].fliplr())
     oracle.assert_matches(e.flipud(), T.flipud())
+    # the method takes dims as ints, one sequence or the keyword
+    for args, kwargs in (((0, -1), {}), (([0, 1],), {}), ((2,), {}), ((), {"dims": (1,)})):
+        oracle.assert_matches(e.flip(*args, **kwargs), T.flip(*args, **kwargs))
+    with pytest.raises(TypeError, match="dims"):
+        e.flip()
     with pytest.raises(RuntimeError, match="multiple times"):
         ember.flip(e, (0, 0))
     with pytest.raises(RuntimeError, match=">= 2-d"):

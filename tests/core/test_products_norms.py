@@ -147,6 +147,22 @@ def test_einsum(device, oracle, eq, shapes):
                           torch.einsum(eq, [t for _, t in ops]))
 
 
+@pytest.mark.parametrize("shapes, sublists", [
+    ([(3, 4), (4, 2)], [[0, 1], [1, 2]]),
+    ([(3, 4), (4, 2)], [[0, 1], [1, 2], [0, 2]]),
+    ([(2, 3, 4), (4, 5)], [[Ellipsis, 0, 1], [1, 2], [Ellipsis, 2, 0]]),
+    ([(3, 3)], [[0, 0]]),
+    ([(3, 4)], [[0, 1], []]),
+    ([(3, 4), (4, 2)], [[51, 26], [26, 0], [0, 51]])])
+def test_einsum_sublist_form(device, oracle, shapes, sublists):
+    """einsum(op1, sublist1, op2, sublist2, ..., [output sublist])."""
+    ops = [oracle.normal_pair(s, ember.float64, device, i) for i, s in enumerate(shapes)]
+    args_e = [x for (e, _), sub in zip(ops, sublists) for x in (e, sub)]
+    args_t = [x for (_, t), sub in zip(ops, sublists) for x in (t, sub)]
+    out = sublists[len(ops):]                 # the output sublist, when given
+    oracle.assert_matches(ember.einsum(*args_e, *out), torch.einsum(*args_t, *out))
+
+
 def test_einsum_non_contiguous_and_int(device, oracle):
     a, ta = oracle.normal_pair((4, 3), ember.float32, device)
     oracle.assert_matches(ember.einsum("ji,jk->ik", a, a[:, ::2]),
