@@ -16,9 +16,35 @@ cdef TensorBase uninitialized(TensorBase t):
     return t
 
 
+cpdef tuple out_spec(object out, object dtype, object device, str op):
+    """(dtype, device) of a factory's result when it writes ``out=``: out's (a different
+    ``dtype`` given is PyTorch's error); (dtype, device) unchanged without ``out``."""
+    if out is None:
+        return dtype, device
+    cdef TensorBase o = as_tensor_arg(out, op, "out")
+    if dtype is not None and as_dtype(dtype, op, "dtype") is not o._dtype:
+        raise RuntimeError(f"dtype {st_name(as_dtype(dtype, op, 'dtype'))} does not match "
+                           f"dtype of out parameter ({st_name(o._dtype)})")
+    return o._dtype, o._device if device is None else device
+
+
+cpdef object factory_out(TensorBase t, object out, object requires_grad):
+    """A factory's result ``t`` (requiring grad if asked), or ``out`` resized to t's shape
+    (silently, as PyTorch's factories do) holding its values."""
+    if out is None:
+        return with_grad(t, requires_grad)
+    cdef TensorBase o = <TensorBase>out
+    if tuple(o.shape) != tuple(t.shape):
+        o.resize_(tuple(t.shape))
+    run_copy(o, t)
+    o.bump()
+    return with_grad(o, requires_grad)
+
+
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_format=None,
           **kwargs):
     """An uninitialised tensor of shape ``size`` (laid out as ``memory_format``)."""
+    dtype, device = out_spec(out, dtype, device, "empty")
     cdef TensorBase t = new_empty(size, dtype, device, "empty")
     if memory_format is not None:
         from ember.core import memory_format as _mf
@@ -26,21 +52,23 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_
             raise RuntimeError("empty: preserve memory format is unsupported")
         _mf._check(memory_format, "empty")
         t = restrided(t, _mf.format_strides(memory_format, tuple(t.shape)))
-    return with_grad(uninitialized(t), requires_grad)
+    return factory_out(uninitialized(t), out, requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of shape ``size`` filled with 0."""
+    dtype, device = out_spec(out, dtype, device, "zeros")
     cdef TensorBase t = new_empty(size, dtype, device, "zeros")
     fill_c(t, 0)
-    return with_grad(t, requires_grad)
+    return factory_out(t, out, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of shape ``size`` filled with 1."""
+    dtype, device = out_spec(out, dtype, device, "ones")
     cdef TensorBase t = new_empty(size, dtype, device, "ones")
     fill_c(t, 1)
-    return with_grad(t, requires_grad)
+    return factory_out(t, out, requires_grad)
 
 
 cdef dtype fill_value_dtype(object fill_value):
@@ -51,10 +79,11 @@ cdef dtype fill_value_dtype(object fill_value):
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
+    dtype, device = out_spec(out, dtype, device, "full")
     cdef TensorBase t = new_empty((size,), fill_value_dtype(fill_value) if dtype is None
                                   else dtype, device, "full")
     fill_c(t, fill_value)
-    return with_grad(t, requires_grad)
+    return factory_out(t, out, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -85,16 +114,23 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     return with_grad(t, requires_grad)
 
 
+cdef object arange_bound(object v, str name):
+    """A bound of arange as a Python number (a 0-d tensor gives its value)."""
+    if isinstance(v, TensorBase):
+        v = item_c(<TensorBase>v)
+    if not is_scalar(v):
+        raise TypeError(f"arange(): argument '{name}' must be Number, not {type(v).__name__}")
+    return v
+
+
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
            out=None):
     """Values from ``start`` to ``end`` (exclusive) by ``step``."""
     if end is None:
         start, end = 0, start
-    for name, v in (("start", start), ("end", end), ("step", step)):
-        if isinstance(v, TensorBase):
-            v = item_c(v)
-        if not is_scalar(v):
-            raise TypeError(f"arange(): argument '{name}' must be Number, not {type(v).__name__}")
+    start, end, step = [arange_bound(v, name) for v, name in
+                        ((start, "start"), (end, "end"), (step, "step"))]
+    dtype, device = out_spec(out, dtype, device, "arange")
     cdef DType d
     if dtype is not None:
         d = as_dtype(dtype, "arange", "dtype")
@@ -103,6 +139,12 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     else:
         d = _dtypes.int64
     refuse_limited_named("arange", d)
+    if not d.is_floating_point and not d.is_complex:
+        # an integer result takes its bounds and step cast to its type (0.5 -> 0), as
+        # PyTorch's kernel does
+        if step != 0 and int(step) == 0:
+            raise ValueError("step must be nonzero")
+        start, end, step = int(start), int(end), int(step)
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (step > 0 and end < start) or (step < 0 and end > start):
@@ -114,8 +156,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if d.is_floating_point:
         host = start + np.arange(n, dtype=np.float64) * step
     else:
-        host = np.arange(start, start + n * step, step, dtype=np.int64)[:n]
-    return with_grad(from_host_array(host, d, as_device(device)), requires_grad)
+        host = start + np.arange(n, dtype=np.int64) * step
+    return factory_out(from_host_array(host, d, as_device(device)), out, requires_grad)
 
 
 cdef TensorBase from_host_array(object arr, dtype dt, device dev):
@@ -169,6 +211,90 @@ cdef dtype dtype_from_numpy_cached(object npd):
     return dtype_from_numpy(npd)
 
 
+cdef extern from "Python.h":
+    long long PyLong_AsLongLongAndOverflow(object, int*) except? -1
+
+
+cdef struct Leaves:
+    # what tensor()'s nested sequences hold: Python scalars by kind, and whether a tensor
+    # or a Python int outside int64's range is among them
+    bint py_bool, py_int, py_float, py_complex, tensors, int_overflow
+
+
+cdef int scan_leaves(object data, Leaves* k, set dtypes) except -1:
+    """Walk tensor()'s nested lists and tuples: Python scalars set their flags in ``k``,
+    NumPy scalars, arrays and tensors add their dtype to ``dtypes``."""
+    cdef int overflow
+    cdef object x
+    for x in data:
+        t = type(x)
+        if t is float:
+            k.py_float = True
+        elif t is int:
+            k.py_int = True
+            PyLong_AsLongLongAndOverflow(x, &overflow)
+            k.int_overflow |= overflow != 0
+        elif t is list or t is tuple:
+            scan_leaves(x, k, dtypes)
+        elif t is bool:
+            k.py_bool = True
+        elif isinstance(x, TensorBase):
+            k.tensors = True
+            dtypes.add((<TensorBase>x)._dtype)
+        elif t is complex:
+            k.py_complex = True
+        elif hasattr(x, "dtype") and hasattr(x, "shape"):      # a NumPy scalar or array
+            dtypes.add(dtype_from_numpy_cached(x.dtype))
+    return 0
+
+
+cdef dtype leaves_dtype(Leaves* k, set dtypes):
+    """PyTorch's inferred dtype of nested data: the promotion of its leaves' dtypes, a Python
+    float counting as the default dtype, an int as int64, a bool as bool."""
+    cdef dtype d = None
+    if k.py_bool:
+        dtypes.add(_dtypes.bool)
+    if k.py_int:
+        dtypes.add(_dtypes.int64)
+    if k.py_float:
+        dtypes.add(<dtype>_state.default_dtype())
+    if k.py_complex:
+        dtypes.add(default_complex_dtype())
+    for x in dtypes:
+        d = <dtype>x if d is None else promote(d, <dtype>x)
+    return d
+
+
+cdef object scalars_for_tensors(object data):
+    """``data`` with each tensor leaf replaced by its value (PyTorch reads a one-element
+    tensor inside a sequence as a number)."""
+    if isinstance(data, TensorBase):
+        if (<TensorBase>data).numel_c() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return item_c(<TensorBase>data)
+    if isinstance(data, (list, tuple)):
+        return [scalars_for_tensors(x) for x in data]
+    return data
+
+
+cdef int check_convertible(object arr, dtype d) except -1:
+    """PyTorch's overflow check of tensor(data, dtype=<integer type>): NaN, infinities and
+    values outside the type's range are errors (an unsigned type also takes negative values
+    down to -max, which wrap)."""
+    np = numpy()
+    info = np.iinfo(d.np_dtype)
+    lo, hi = (-int(info.max), int(info.max)) if info.min == 0 else (int(info.min),
+                                                                     int(info.max))
+    if arr.dtype.kind in "fc":
+        bad = not bool(np.isfinite(arr).all()) or bool((arr.real < lo).any()) or \
+            bool((arr.real > hi).any())
+    else:
+        bad = int(arr.min()) < lo or int(arr.max()) > hi
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+    return 0
+
+
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (a number, nested sequences, an array)."""
     return with_grad(tensor_data(data, dtype, device), requires_grad)
@@ -180,6 +306,17 @@ cdef TensorBase tensor_data(object data, object dtype, object device):
         return detach_c(to_c(<TensorBase>data, device, dtype, True), False)
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    cdef Leaves leaves
+    cdef set leaf_dtypes = set()
+    cdef DType inferred = None
+    if isinstance(data, (list, tuple)) or type(data) is int:
+        memset(&leaves, 0, sizeof(Leaves))
+        scan_leaves(data if type(data) is not int else (data,), &leaves, leaf_dtypes)
+        if leaves.int_overflow and dtype is None:
+            raise ValueError("Overflow when unpacking long long")
+        inferred = leaves_dtype(&leaves, leaf_dtypes)
+        if leaves.tensors:
+            data = scalars_for_tensors(data)
     np = numpy()
     try:
         arr = np.asarray(data)
@@ -189,7 +326,16 @@ cdef TensorBase tensor_data(object data, object dtype, object device):
     if arr.dtype == object:
         raise TypeError(f"tensor(): could not infer dtype of {type(data).__name__} "
                         f"(nested sequences must hold numbers or tensors)")
-    d = infer_host_dtype(data, arr) if dtype is None else as_dtype(dtype, "tensor", "dtype")
+    if dtype is not None:
+        d = as_dtype(dtype, "tensor", "dtype")
+    elif inferred is not None:
+        d = inferred
+    else:
+        d = infer_host_dtype(data, arr)
+    if dtype is not None and d.category == CAT_INTEGRAL and arr.size and \
+            not isinstance(data, np.ndarray) and arr.dtype.kind in "fciu" and \
+            d.code != EMBER_UINT64:
+        check_convertible(arr, d)
     if d.code == EMBER_UINT64 and arr.dtype.kind == "f" and not isinstance(data, np.ndarray):
         # Python ints past int64 (2**64 - 1 beside a 0) make NumPy fall back to float64
         try:

@@ -24,8 +24,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
         return with_grad(_vmap_random("uniform_", lambda lead: rand(
             *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
             dtype=dtype, device=device), generator), requires_grad)
-    return with_grad(random_fill(op_uniform, new_empty(size, dtype, device, "rand"), 0.0, 1.0,
-                                 generator), requires_grad)
+    dtype, device = _factories.out_spec(out, dtype, device, "rand")
+    return _factories.factory_out(random_fill(op_uniform, new_empty(size, dtype, device, "rand"),
+                                              0.0, 1.0, generator), out, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
@@ -34,8 +35,9 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
         return with_grad(_vmap_random("normal_", lambda lead: randn(
             *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
             dtype=dtype, device=device), generator), requires_grad)
-    return with_grad(random_fill(op_normal, new_empty(size, dtype, device, "randn"), 0.0, 1.0,
-                                 generator), requires_grad)
+    dtype, device = _factories.out_spec(out, dtype, device, "randn")
+    return _factories.factory_out(random_fill(op_normal, new_empty(size, dtype, device, "randn"),
+                                              0.0, 1.0, generator), out, requires_grad)
 
 
 cdef object like_draw(object factory, object input, object lead, object dtype,

@@ -1,5 +1,12 @@
-"""The factories of core/factories.py (eye, linspace, logspace) against PyTorch."""
+"""The factories against PyTorch: core/factories.py (eye, linspace, logspace) and the
+Cython ones of core/_factories.pxi (tensor's dtype inference and overflow checks, out=)."""
+import warnings
+
+import numpy as np
 import pytest
+import torch
+
+import ember
 
 
 @pytest.mark.parametrize("expr", [
@@ -8,3 +15,63 @@ import pytest
 ])
 def test_factories_match_torch(expr, device, oracle):
     oracle.expr_matches(expr, device, rtol=1e-5, atol=1e-6)
+
+
+def _outcome(lib, fn):
+    """(values, dtype name) of fn(lib), or the exception's type name."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn(lib)
+    except Exception as e:
+        return type(e).__name__
+    if isinstance(r, (lib.Tensor,)):
+        return r.tolist(), str(r.dtype).split(".")[-1], tuple(r.shape)
+    return r
+
+
+@pytest.mark.parametrize("build", [
+    # NumPy scalars and arrays inside a list keep their dtype, promoted with the rest
+    lambda L: L.tensor([np.float64(2.5)]), lambda L: L.tensor([np.float32(1), 2.5]),
+    lambda L: L.tensor([np.int32(1)]), lambda L: L.tensor([np.int32(1), 5]),
+    lambda L: L.tensor([np.int32(1), 5.5]), lambda L: L.tensor([np.array([1., 2.])]),
+    lambda L: L.tensor([np.array([1., 2.], dtype=np.float32)]),
+    lambda L: L.tensor([np.bool_(True), True]), lambda L: L.tensor([True, 2]),
+    lambda L: L.tensor([1 + 2j, 3]), lambda L: L.tensor([[], []]),
+    # one-element tensors inside a list are numbers
+    lambda L: L.tensor([L.tensor([1.]), L.tensor([2.])]),
+    lambda L: L.tensor([L.tensor(1., dtype=L.float64), 2.]),
+    lambda L: L.tensor([L.tensor([1., 3.]), L.tensor([2., 4.])]),
+    # overflow: Python ints past int64, values a given integer dtype cannot hold
+    lambda L: L.tensor([2 ** 63]), lambda L: L.tensor([-2 ** 63 - 1]),
+    lambda L: L.tensor(2 ** 63), lambda L: L.tensor([2 ** 64 - 1, 0], dtype=L.uint64),
+    lambda L: L.tensor([float("inf")], dtype=L.long),
+    lambda L: L.tensor([1e30], dtype=L.long),
+    lambda L: L.tensor([float("nan")], dtype=L.int32),
+    lambda L: L.tensor([300], dtype=L.uint8), lambda L: L.tensor([-1], dtype=L.uint8),
+    lambda L: L.tensor([-300], dtype=L.uint8),
+    lambda L: L.tensor([2.7, -2.7], dtype=L.long),
+])
+def test_tensor_infers_dtypes_and_checks_overflow_as_torch(build):
+    assert _outcome(ember, build) == _outcome(torch, build)
+
+
+@pytest.mark.parametrize("build", [
+    lambda L, o: L.arange(3, out=o), lambda L, o: L.zeros(2, 3, out=o),
+    lambda L, o: L.ones(2, out=o), lambda L, o: L.full((2,), 3.5, out=o),
+    lambda L, o: L.empty(4, out=o).fill_(2), lambda L, o: L.rand(3, out=o).mul(0),
+    lambda L, o: L.randn(3, out=o).mul(0), lambda L, o: L.zeros(2, dtype=L.int32, out=o),
+    lambda L, o: L.arange(L.tensor(1), L.tensor(2.5), 0.5, out=o),
+])
+@pytest.mark.parametrize("out_dtype, n", [("float32", 5), ("int64", 0)])
+def test_factories_write_out_as_torch(build, out_dtype, n):
+    def run(L):
+        o = L.zeros(n, dtype=getattr(L, out_dtype))
+        r = build(L, o)
+        assert r is o
+        return r
+    assert _outcome(ember, run) == _outcome(torch, run)
+
+
+def test_arange_takes_zero_dim_tensor_bounds():
+    assert ember.arange(ember.tensor(3.)).tolist() == [0., 1., 2.]
