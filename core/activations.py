@@ -27,6 +27,15 @@ def _inplace(input, r, inplace):
     return input.copy_(r) if inplace else r
 
 
+def _source(input, inplace):
+    """What an activation computes from: with ``inplace`` and autograd recording, a clone, as
+    the composite's nodes save their input and the copy back into ``input`` would bump the
+    version they saved (PyTorch's in-place ops likewise save the original ``self``)."""
+    if inplace and input.requires_grad and _ag.is_grad_enabled():
+        return input.clone()
+    return input
+
+
 def gelu(input, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; approximate='tanh' uses
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
@@ -86,26 +95,28 @@ def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     x = _float_input(input, "softplus")
     bx = x * beta
-    # the log1p branch sees bx clamped at the threshold: where() sends zero gradient to the
-    # branch it does not pick, and exp(bx) = inf there would make that zero nan
-    soft = _F["log1p"](_T.exp(_T.minimum(bx, _T.full_like(bx, threshold)))) / beta
+    # the log1p branch sees bx capped at the threshold: where() sends zero gradient to the
+    # branch it does not pick, and exp(bx) = inf there would make that zero nan (a where,
+    # not a minimum, whose tie would halve the gradient at bx == threshold)
+    soft = _F["log1p"](_T.exp(_T.where(bx > threshold, threshold, bx))) / beta
     return _T.where(bx > threshold, x, soft)
 
 
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
-    x = _float_input(input, "silu")
+    x = _source(_float_input(input, "silu"), inplace)
     return _inplace(input, x * _T.sigmoid(x), inplace)
 
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
-    x = _float_input(input, "mish")
+    x = _source(_float_input(input, "mish"), inplace)
     return _inplace(input, x * _T.tanh(softplus(x)), inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    """x clamped into [min_val, max_val]."""
+    """x clamped into [min_val, max_val]; its gradient passes only where
+    min_val < x < max_val, and nan passes (PyTorch's hardtanh_backward)."""
     _tensor_arg(input, "hardtanh", position=1)
     if input.dtype.name == "bool":
         raise RuntimeError("Bool inputs not supported for hardtanh")
@@ -113,8 +124,13 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if not input.is_floating_point():          # the bounds take the input's integer dtype
         min_val, max_val = int(min_val), int(max_val)
-    return _inplace(input, _T._minimum_scalar(_T._maximum_scalar(input, min_val), max_val),
-                    inplace)
+    return _inplace(input, _hardtanh(input, min_val, max_val), inplace)
+
+
+def _hardtanh(x, lo, hi):
+    # masks, not max/min: their ties would split the gradient at the bounds, and where()
+    # saves only the (bool) masks, so an in-place copy back into x stays differentiable
+    return _T.where(x <= lo, lo, _T.where(x >= hi, hi, x))
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -125,7 +141,7 @@ def elu(input, alpha=1.0, inplace=False):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
-    x = _float_input(input, "leaky_relu")
+    x = _source(_float_input(input, "leaky_relu"), inplace)
     return _inplace(input, _T.where(x > 0, x, x * negative_slope), inplace)
 
 

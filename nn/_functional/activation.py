@@ -8,7 +8,6 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core import activations as _A
 from ember.core._errors import _tensor_arg
-from ember.core.elementwise import clamp
 
 __all__ = ["celu", "elu", "gelu", "glu", "hardshrink", "hardsigmoid", "hardswish", "hardtanh",
            "leaky_relu", "log_softmax", "logsigmoid", "mish", "normalize", "relu",
@@ -74,7 +73,7 @@ def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    x = _A._float_input(input, "celu")
+    x = _A._source(_A._float_input(input, "celu"), inplace)
     return _finish(input, _T.where(x > 0, x, alpha * _F["expm1"](x / alpha)), inplace)
 
 
@@ -88,15 +87,15 @@ _threshold = threshold        # for threshold_, whose argument of that name shad
 
 
 def hardsigmoid(input, inplace=False):
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6 (its gradient 1/6 only where -3 < x < 3)."""
     x = _A._float_input(input, "hardsigmoid")
-    return _finish(input, hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
+    return _finish(input, _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def hardswish(input, inplace=False):
-    """x * relu6(x + 3) / 6."""
-    x = _A._float_input(input, "hardswish")
-    return _finish(input, x * hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
+    """x * relu6(x + 3) / 6: gradient 0 for x <= -3, x / 3 + 1/2 below 3, then 1."""
+    x = _A._source(_A._float_input(input, "hardswish"), inplace)
+    return _finish(input, x * _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
 
 
 def softshrink(input, lambd=0.5):
@@ -104,7 +103,10 @@ def softshrink(input, lambd=0.5):
     _tensor_arg(input, "softshrink", position=1)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    return input - clamp(input, -lambd, lambd)
+    # masks rather than input - clamp(input): no gradient at +-lambd itself, as PyTorch's
+    # softshrink_backward (the clamp's ties would pass half); nan passes through
+    inside = _T._abs(input) <= lambd
+    return _T.where(inside, input * 0, input - input.sign() * lambd)
 
 
 def softsign(input):
@@ -221,6 +223,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
                            f"lower={lower}, upper={upper}")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
+    x = _A._source(x, inplace)
     slope = _T.empty_like(x).uniform_(lower, upper)
     noise = _T.where(x >= 0, 1.0, slope).to(x.dtype)
     return _A._inplace(input, x * noise, inplace)

@@ -5,6 +5,7 @@ import math
 import warnings
 
 from ember.core._dispatch import composite
+from ember.core.conv import _C_NAMES
 from ember.nn._functional.dropout import dropout
 from ember.nn._functional.linear import linear
 from ember.nn._functional.padding import pad
@@ -35,6 +36,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got "
                            f"{dropout_p}")
+    if attn_mask is not None and attn_mask.dtype not in (ember.bool, ember.float32,
+                                                         query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_C_NAMES[attn_mask.dtype.name]} "
+                           f"and  query.dtype: {_C_NAMES[query.dtype.name]} instead.")
     L, S, E = query.shape[-2], key.shape[-2], query.shape[-1]
     if key.shape[-1] != E:
         raise RuntimeError(f"scaled_dot_product_attention: query and key must have the same "
@@ -59,7 +65,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             scores = scores.masked_fill(~attn_mask, float("-inf"))
         else:
             scores = scores + attn_mask
-    weights = scores.softmax(-1)
+    if attn_mask is not None and not is_causal:
+        # PyTorch's _safe_softmax: a row masked throughout attends to nothing (zeros, zero
+        # gradients) instead of softmax's nan; its scores become finite before the softmax,
+        # or the backward would still meet the nan
+        dead = (scores == float("-inf")).all(-1, keepdim=True)
+        weights = scores.masked_fill(dead, 0.0).softmax(-1).masked_fill(dead, 0.0)
+    else:
+        weights = scores.softmax(-1)
     if dropout_p > 0.0:
         keep = ember.bernoulli(ember.full(weights.shape, 1.0 - dropout_p, dtype=weights.dtype,
                                           device=weights.device))

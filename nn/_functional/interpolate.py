@@ -8,7 +8,7 @@ precision otherwise."""
 import math
 import struct
 
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ember.nn._functional.pooling import adaptive_avg_pool3d
 
@@ -26,11 +26,14 @@ def _f32(v):
     return struct.unpack("f", struct.pack("f", v))[0]
 
 
-def _nearest_rows(in_size, out_size, scale, exact):
-    """Source row of each destination row (PyTorch's nearest_idx / nearest_exact_idx)."""
-    if not exact and out_size == in_size:
+def _nearest_rows(in_size, out_size, scale, exact, shortcuts):
+    """Source row of each destination row (PyTorch's nearest_idx / nearest_exact_idx).
+    ``shortcuts``: PyTorch's 2-d nearest kernel copies a dim whose size is kept and halves
+    indices of a doubled one whatever the scale; its 1-d and 3-d kernels always use the
+    scale (so scale_factor=1.1 on 7 rows reads rows 0, 0, 1, ..., 5 there)."""
+    if shortcuts and not exact and out_size == in_size:
         return list(range(out_size))
-    if not exact and out_size == 2 * in_size:
+    if shortcuts and not exact and out_size == 2 * in_size:
         return [o >> 1 for o in range(out_size)]
     s = _f32(1.0 / scale) if scale is not None and scale > 0 else _f32(_f32(in_size) / out_size)
     offset = 0.5 if exact else 0.0
@@ -52,16 +55,21 @@ def _source_pos(o, s, align_corners, cubic):
     return src if cubic or src >= 0 else 0.0
 
 
-def _cubic_weights(t):
-    """The 4 cubic-convolution weights of the taps at offsets -1, 0, 1, 2 from floor(src)."""
+def _cubic_near_far():
+    """PyTorch's cubic convolution polynomials for |x| <= 1 and 1 < |x| < 2."""
     a = _CUBIC_A
 
-    def near(x):  # |x| <= 1
+    def near(x):
         return ((a + 2) * x - (a + 3)) * x * x + 1
 
-    def far(x):  # 1 < |x| < 2
+    def far(x):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return near, far
 
+
+def _cubic_weights(t):
+    """The 4 cubic-convolution weights of the taps at offsets -1, 0, 1, 2 from floor(src)."""
+    near, far = _cubic_near_far()
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
@@ -70,7 +78,7 @@ def _resample(x, dim, out_size, mode, align_corners, scale):
     in_size = x.shape[dim]
     dev = x.device
     if mode in ("nearest", "nearest-exact"):
-        rows = _nearest_rows(in_size, out_size, scale, mode == "nearest-exact")
+        rows = _nearest_rows(in_size, out_size, scale, mode == "nearest-exact", x.dim() == 4)
         return x.index_select(dim, ember.tensor(rows, dtype=ember.int64, device=dev))
     s = _source_scale(in_size, out_size, align_corners, scale)
     cubic = mode == "bicubic"
@@ -174,14 +182,112 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sep = " and" if nd == 1 else ""
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({ins}){sep} output ({outs})")
+    _check_dtype(input, mode, nd)
     if mode == "area":
         pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1]
         return pool(input, out)
+    if input.dtype == ember.uint8 and mode in ("bilinear", "bicubic"):
+        return _resample_uint8(input, out, mode, align_corners, scales)
     x = input
     for i in range(nd):
-        if mode in ("nearest", "nearest-exact") or out[i] != x.shape[2 + i] or \
-                scales[i] is not None:
+        # PyTorch's linear kernels copy a dim whose size is kept, whatever the scale; the
+        # bicubic and nearest ones map coordinates with the given scale_factor
+        kept = out[i] == x.shape[2 + i]
+        if mode in ("nearest", "nearest-exact") or not kept or \
+                (scales[i] is not None and mode == "bicubic"):
             x = _resample(x, 2 + i, out[i], mode, align_corners, scales[i])
+    return x if x is not input else input.clone()
+
+
+# the kernel PyTorch names in its "not implemented for" error, per mode and spatial dims
+_KERNELS = {("nearest", 2): "upsample_nearest2d_channels_last",
+            ("nearest-exact", 2): "upsample_nearest2d_channels_last",
+            ("linear", 1): "compute_indices_weights_linear",
+            ("trilinear", 3): "compute_indices_weights_linear",
+            ("bilinear", 2): "upsample_bilinear2d_channels_last",
+            ("bicubic", 2): "compute_indices_weights_cubic",
+            ("area", 1): "adaptive_avg_pool2d", ("area", 2): "adaptive_avg_pool2d",
+            ("area", 3): "adaptive_avg_pool3d_cpu"}
+
+
+def _check_dtype(input, mode, nd):
+    """PyTorch's CPU kernels take floating inputs, and uint8 ones for the nearest modes,
+    bilinear and bicubic (not linear, trilinear, area)."""
+    if input.is_floating_point() or input.is_complex():
+        return
+    if input.dtype == ember.uint8 and mode not in ("linear", "trilinear", "area"):
+        return
+    kernel = _KERNELS.get((mode, nd), "compute_indices_weights_nearest")
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(input)}\'')
+
+
+def _filter(mode):
+    """PyTorch's aa_filter of the mode (the cubic with a = -0.75 when not antialiasing)."""
+    if mode == "bilinear":
+        return lambda x: max(1.0 - abs(x), 0.0)
+    near, far = _cubic_near_far()
+    return lambda x: near(abs(x)) if abs(x) < 1.0 else (far(abs(x)) if abs(x) < 2.0 else 0.0)
+
+
+def _int16_weights(in_size, out_size, mode, align_corners, scale):
+    """(first tap, integer tap weights) per output row and their precision: PyTorch's
+    _compute_index_ranges_int16_weights for antialias=False, which its uint8 kernels use.
+    The float path's taps and weights, those of taps past an edge added onto the edge's
+    tap, then scaled by 2**precision (the largest that keeps 2 * max weight < 2**15)."""
+    filt = _filter(mode)
+    taps = 4 if mode == "bicubic" else 2
+    support = taps // 2
+    s = _source_scale(in_size, out_size, align_corners, scale)
+    rows, w_max = [], 0.0
+    for o in range(out_size):
+        src = _source_pos(o, s, align_corners, taps == 4)
+        i0 = min(math.floor(_f32(src)), in_size - 1)          # guard_index_and_lambda: floorf
+        lam = min(max(src - i0, 0.0), 1.0)
+        lo = i0 - support + 1
+        first = max(lo, 0)
+        size = min(max(min(i0 + support + 1, in_size) - first, 0), taps)
+        w, k = [0.0] * taps, 0
+        for j in range(taps):
+            if lo + j <= 0:
+                k = 0
+            elif lo + j >= in_size - 1:
+                k = size - 1
+            w[k] += filt(j + 1 - support - lam)
+            w_max = max(w_max, w[k])
+            k += 1
+        rows.append((first, w[:size]))
+    precision = 0
+    while precision < 22 and int(0.5 + w_max * (1 << (precision + 1))) < (1 << 15):
+        precision += 1
+    scaled = []
+    for first, w in rows:       # C's int(): truncation, after rounding half away from 0
+        scaled.append((first, [int(v * (1 << precision) + (0.5 if v >= 0 else -0.5))
+                               for v in w]))
+    return scaled, precision
+
+
+def _resample_uint8(x, out, mode, align_corners, scales):
+    """uint8 bilinear/bicubic as PyTorch computes it: integer weights, the width pass then
+    the height pass, each rounded and saturated to uint8; a dim of kept size is copied."""
+    input = x
+    for dim in (3, 2):
+        in_size, out_size = x.shape[dim], out[dim - 2]
+        if in_size == out_size:
+            continue
+        rows, precision = _int16_weights(in_size, out_size, mode, align_corners,
+                                         scales[dim - 2])
+        taps = max(len(w) for _, w in rows)
+        acc = ember.full((), 1 << (precision - 1), dtype=ember.int64, device=x.device)
+        wide = x.to(ember.int64)
+        shape = [1] * 4
+        shape[dim] = out_size
+        for j in range(taps):
+            idx = [min(xmin + j, in_size - 1) for xmin, _ in rows]
+            w = [w[j] if j < len(w) else 0 for _, w in rows]
+            part = wide.index_select(dim, ember.tensor(idx, dtype=ember.int64,
+                                                         device=x.device))
+            acc = acc + part * ember.tensor(w, dtype=ember.int64, device=x.device).reshape(shape)
+        x = (acc >> precision).clamp(0, 255).to(ember.uint8)        # >>: floor, as srai
     return x if x is not input else input.clone()
 
 

@@ -48,6 +48,18 @@ def _reduce(loss, reduction):
     return loss
 
 
+def _hinge(z):
+    """max(z, 0) with the gradient of PyTorch's clamp_min: 1 at z == 0 too (a max's tie
+    would pass half).  nan passes."""
+    return ember.where(z < 0, 0.0, z)
+
+
+def _hinge_open(z):
+    """max(z, 0) with the gradient of PyTorch's fused margin kernels (``if (z > 0)``): none
+    at z == 0; nan counts as 0, as there."""
+    return ember.where(z > 0, z, 0.0)
+
+
 def _check_same_size(input, target, op):
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"{op}: using a target size ({target.shape}) that is different to the "
@@ -92,7 +104,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         shape[dim] = classes
         logp = logp * weight.reshape(shape)
     keep = target != ignore_index
-    smooth = -logp.sum(dim) * keep.to(logp.dtype)
+    # masked_fill, not a product with the mask: with every target ignored 'mean' divides by
+    # 0 and the infinite gradient must meet a 0, not a 0 * inf = nan (PyTorch's zeros)
+    smooth = (-logp.sum(dim)).masked_fill(~keep, 0.0)
     if red == "mean":
         safe = ember.where(keep, target, 0)
         total = keep.sum() if weight is None else (weight[safe] * keep.to(weight.dtype)).sum()
@@ -271,7 +285,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {input1.shape}, input2: "
                            f"{input2.shape}, target: {target.shape} ")
-    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), red)
+    return _reduce(_hinge(-target * (input1 - input2) + margin), red)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
@@ -279,7 +293,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """input where target is 1, max(0, margin - input) where target is -1 (both terms
     where target is neither, as PyTorch does)."""
     red = _reduction(reduction, size_average, reduce)
-    hinge = ember.where(target != 1, (margin - input).clamp_min(0), 0.0)
+    hinge = ember.where(target != 1, _hinge(margin - input), 0.0)
     own = ember.where(target != -1, input, 0.0)
     return _reduce(hinge + own, red)
 
@@ -288,12 +302,13 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """log(1 + exp(-target input)), averaged over all elements by 'mean'."""
     red = _reduction(reduction, size_average, reduce)
     z = -target * input
-    # log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|))
-    return _reduce(z.clamp_min(0) + (-z.abs()).exp().log1p(), red)
+    # log1p(exp(z)) without overflow: max(z, 0) + log1p(exp(-|z|)); maximum's tie passes
+    # half at z == 0, which with |z|'s 0 there is the true sigmoid(0) (not clamp_min's 1)
+    return _reduce(_T._maximum_scalar(z, 0.0) + (-z.abs()).exp().log1p(), red)
 
 
 def _log_sigmoid(x):
-    return -((-x).clamp_min(0) + (-x.abs()).exp().log1p())
+    return -(_T._maximum_scalar(-x, 0.0) + (-x.abs()).exp().log1p())    # as soft_margin's
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
@@ -329,7 +344,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     sq2 = (input2 * input2).sum(dim) + 1e-12
     cos = (input1 * input2).sum(dim) / (sq1 * sq2).sqrt()
     pos = ember.where(target == 1, 1 - cos, 0.0)
-    neg = ember.where(target == -1, (cos - margin).clamp_min(0), 0.0)
+    neg = ember.where(target == -1, _hinge(cos - margin), 0.0)
     return _reduce(pos + neg, red)
 
 
@@ -355,7 +370,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     y = target.reshape(-1, 1)
     if batch and bool(((y < 0) | (y >= classes)).any()):
         raise RuntimeError("target out of range")
-    z = (margin - x.gather(1, y) + x).clamp_min(0)
+    z = _hinge_open(margin - x.gather(1, y) + x)
     if p == 2:
         z = z * z
     if weight is not None:
@@ -407,7 +422,7 @@ def _triplet(anchor, positive, negative, dist, margin, swap, red):
     d_neg = dist(anchor, negative)
     if swap:
         d_neg = ember.minimum(d_neg, dist(positive, negative))
-    return _reduce((margin + d_pos - d_neg).clamp_min(0), red)
+    return _reduce(_hinge(margin + d_pos - d_neg), red)
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
@@ -479,7 +494,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     index = t.masked_fill(~listed, 0)
     is_target = x.new_zeros(x.shape).scatter_add(1, index, listed.to(x.dtype)) > 0
     x_target = x.gather(1, index)                                   # (N, K)
-    hinge = (1 - x_target.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)     # (N, K, C)
+    hinge = _hinge_open(1 - x_target.unsqueeze(2) + x.unsqueeze(1))     # (N, K, C)
     keep = listed.unsqueeze(2) & ~is_target.unsqueeze(1)
     loss = (hinge * keep.to(hinge.dtype)).sum((1, 2)) / classes
     if input.dim() < 2:

@@ -3,6 +3,7 @@ gathers weighted by interpolation coefficients, so both the input and the sampli
 gradients on every device."""
 import warnings
 
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
 
@@ -85,21 +86,26 @@ def _reflect(coord, twice_low, twice_high):
 
 
 def _pad_coord(coord, size, padding_mode, align_corners):
-    if padding_mode == "border":
-        return coord.clamp(0, size - 1)
+    if padding_mode == "zeros":
+        return coord
     if padding_mode == "reflection":
         if align_corners:
             coord = _reflect(coord, 0, 2 * (size - 1))
         else:
             coord = _reflect(coord, -1, 2 * size - 1)
-        return coord.clamp(0, size - 1)
-    return coord
+    # PyTorch's clip_coordinates (a vectorised max/min) sends nan to 0
+    return _T.where(coord.isnan(), 0.0, coord.clamp(0, size - 1))
 
 
 def _gather(flat, taps, spatial):
     """sum over taps of weight * input[at tap] (zero outside the input); ``taps`` is a list
-    of (weight, [index per dim]) with index tensors of the grid's shape (N, *out)."""
+    of (weight, [index per dim]) with index tensors of the grid's shape (N, *out).  As in
+    PyTorch's kernels the value outside is 0, not the weight: a nan weight (a nan in the
+    grid) gives nan, and a nan index is outside."""
     n, c = flat.shape[0], flat.shape[1]
+    total = flat.shape[2]
+    # one zero past the end: what a tap outside the input (or at a nan index) reads
+    flat = _E.cat([flat, flat.new_zeros((n, c, 1))], 2)
     out = None
     for weight, index in taps:
         valid = None
@@ -107,12 +113,11 @@ def _gather(flat, taps, spatial):
         for d, idx in enumerate(index):
             inside = (idx >= 0) & (idx <= spatial[d] - 1)
             valid = inside if valid is None else valid & inside
-            clipped = idx.clamp(0, spatial[d] - 1).long()
+            clipped = _T.where(inside, idx, 0.0).long()
             linear = clipped if linear is None else linear * spatial[d] + clipped
+        linear = _T.where(valid, linear, total)
         linear = linear.reshape(n, 1, -1).expand(n, c, linear[0].numel())
-        value = flat.gather(2, linear)
-        w = _T.where(valid, weight, 0.0).reshape(n, 1, -1)
-        term = value * w
+        term = flat.gather(2, linear) * weight.reshape(n, 1, -1)
         out = term if out is None else out + term
     return out
 
@@ -182,7 +187,11 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         coords = [_pad_coord(co, spatial[d], padding_mode, align_corners)
                   for d, co in enumerate(coords)]
         if mode == "nearest":
-            taps = [(_T.ones_like(coords[0]), [co.round() for co in coords])]
+            weight = _T.ones_like(coords[0])
+            if grid.requires_grad and _ag.is_grad_enabled():
+                # PyTorch's output depends on the grid, with a zero gradient (not none)
+                weight = weight + (coords[0] * 0).nan_to_num()
+            taps = [(weight, [co.round() for co in coords])]
         else:
             low = [co.floor() for co in coords]
             frac = [co - lo for co, lo in zip(coords, low)]

@@ -108,6 +108,18 @@ INTERP = [
     ((2, 3, 4, 5, 3), dict(scale_factor=2, mode="trilinear", align_corners=True)),
     ((2, 3, 4, 5, 3), dict(scale_factor=1.5)),
     ((2, 3, 4, 5, 3), dict(size=(2, 3, 2), mode="area")),
+    # a scale_factor that keeps a dim's size: the linear kernels copy that dim, the
+    # bicubic ones still map with the scale
+    ((1, 2, 7), dict(scale_factor=1.1, mode="linear")),
+    ((1, 2, 7), dict(scale_factor=1.1, mode="nearest-exact")),
+    ((1, 2, 7, 6), dict(scale_factor=(1.1, 2.1))),
+    ((1, 2, 7, 6), dict(scale_factor=(1.1, 2.0), mode="bilinear")),
+    ((1, 2, 6, 7), dict(scale_factor=(2.0, 1.1), mode="bilinear")),
+    ((1, 2, 7, 6), dict(scale_factor=(1.1, 2.0), mode="bicubic")),
+    ((1, 2, 7, 6), dict(scale_factor=1.1, mode="bicubic", align_corners=True)),
+    ((1, 2, 7, 6), dict(scale_factor=1.1, mode="nearest-exact")),
+    ((1, 2, 7, 3, 4), dict(scale_factor=(1.1, 2.0, 1.2), mode="trilinear")),
+    ((1, 2, 7, 3, 4), dict(scale_factor=(1.1, 2.0, 1.2), mode="nearest-exact")),
 ]
 
 
@@ -115,6 +127,19 @@ INTERP = [
 @pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
 def test_interpolate(compare_functional, oracle, device, shape, kw, dtype):
     compare_functional(oracle, device, "interpolate", [shape], dtype, **kw)
+
+
+@pytest.mark.parametrize("shape,kw", [((1, 2, 7), dict(scale_factor=1.1)),
+                                      ((1, 2, 7), dict(scale_factor=2.1)),
+                                      ((1, 2, 7, 3, 4), dict(scale_factor=(1.1, 2.1, 1.2)))])
+def test_interpolate_nearest_1d_3d_use_the_scale(oracle, device, shape, kw):
+    # PyTorch's 1-d and 3-d nearest kernels map a kept or doubled size with the given scale
+    # (rows 0, 0, 1, ..., 5 of 7 for 1.1), its 2-d one copies / halves.  Values only: its
+    # backward of these maps differently from its own forward
+    import torch
+    t = torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+    oracle.assert_matches(EF.interpolate(oracle.from_torch(t, device), **kw),
+                          torch.nn.functional.interpolate(t, **kw))
 
 
 def test_interpolate_same_size_is_a_copy():
@@ -166,3 +191,41 @@ def test_layers(oracle, device, name, args, kw, shape):
     t.backward(g)
     e.backward(oracle.from_torch(g, device))
     oracle.assert_matches(ex.grad, tx.grad)
+
+
+UINT8_INTERP = [dict(size=(3, 6), mode="bilinear"), dict(size=(9, 11), mode="bilinear"),
+                dict(size=(2, 3), mode="bilinear", align_corners=True),
+                dict(scale_factor=(1.1, 0.6), mode="bilinear"),
+                dict(size=(9, 11), mode="bicubic"), dict(size=(3, 4), mode="bicubic"),
+                dict(size=(10, 14), mode="bicubic", align_corners=True),
+                dict(scale_factor=1.7, mode="bicubic"), dict(size=(5, 7), mode="bicubic"),
+                dict(size=(9, 11)), dict(scale_factor=1.7, mode="nearest-exact")]
+
+
+@pytest.mark.parametrize("kw", UINT8_INTERP)
+@pytest.mark.parametrize("channels", [1, 5])
+def test_interpolate_uint8(oracle, device, kw, channels):
+    # PyTorch's uint8 kernels: integer weights, a rounded and saturated pass per dim
+    import torch
+    torch.manual_seed(0)
+    t = torch.randint(0, 256, (2, channels, 5, 7), dtype=torch.uint8)
+    r = EF.interpolate(oracle.from_torch(t, device), **kw)
+    assert r.dtype == ember.uint8
+    oracle.assert_matches(r, torch.nn.functional.interpolate(t, **kw), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "bool", "uint8"])
+@pytest.mark.parametrize("mode,nd", [("nearest", 1), ("nearest", 2), ("nearest-exact", 3),
+                                     ("linear", 1), ("bilinear", 2), ("bicubic", 2),
+                                     ("trilinear", 3), ("area", 2), ("area", 3)])
+def test_interpolate_integer_dtypes(oracle, same_functional_error, dtype, mode, nd):
+    import torch
+    t = torch.ones((2, 3) + (4,) * nd, dtype=getattr(torch, dtype))
+    try:
+        expected = torch.nn.functional.interpolate(t, scale_factor=2.0, mode=mode)
+    except NotImplementedError:
+        same_functional_error(oracle, "interpolate", [oracle.from_torch(t)],
+                              dict(scale_factor=2.0, mode=mode))
+        return
+    oracle.assert_matches(EF.interpolate(oracle.from_torch(t), scale_factor=2.0, mode=mode),
+                          expected)

@@ -139,3 +139,62 @@ def test_embedding_functional(bridge):
     assert we.grad[1].abs().sum().item() == 0
     out = F.embedding(ember.tensor([0, 3], dtype=ember.int32), we.detach())
     assert tuple(out.shape) == (2, 3)
+
+
+_KINKS = [-7.0, -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 3.0, 6.0, 8.0, float("nan")]
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("relu6", {}), ("hardtanh", {}), ("hardtanh", {"min_val": -3.0, "max_val": 0.5}),
+    ("hardswish", {}), ("hardsigmoid", {}), ("softshrink", {}), ("softshrink", {"lambd": 1.0}),
+    ("softplus", {"threshold": 3.0}), ("leaky_relu", {}), ("elu", {})])
+def test_gradient_at_the_kinks(bridge, name, kwargs):
+    # exactly at the bounds PyTorch's backward formulas pass all or nothing, never the half
+    # that a max/min tie would
+    xt = torch.tensor(_KINKS, requires_grad=True)
+    xe = ember.tensor(_KINKS, requires_grad=True)
+    yt, ye = getattr(TF, name)(xt, **kwargs), getattr(F, name)(xe, **kwargs)
+    bridge.close(ye, yt)
+    yt.sum().backward()
+    ye.sum().backward()
+    finite = np.isfinite(_KINKS)       # nan's gradient: hardswish/hardsigmoid differ there
+    np.testing.assert_allclose(xe.grad.numpy()[finite], xt.grad.numpy()[finite], atol=1e-7)
+    if name in ("relu6", "hardtanh", "softshrink"):
+        np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
+
+
+def test_hardtanh_integer_input_keeps_dtype(bridge):
+    xe, xt = ember.tensor([-3, 0, 2, 9]), torch.tensor([-3, 0, 2, 9])
+    ye, yt = F.hardtanh(xe, -1, 6), TF.hardtanh(xt, -1, 6)
+    assert ye.dtype == ember.int64
+    bridge.close(ye, yt)
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("relu", {}), ("relu6", {}), ("hardtanh", {"min_val": -0.5, "max_val": 2.0}),
+    ("leaky_relu", {"negative_slope": 0.2}), ("silu", {}), ("hardswish", {}), ("mish", {}),
+    ("celu", {"alpha": 0.7}), ("elu", {}), ("selu", {}), ("hardsigmoid", {}),
+    ("threshold", {"threshold": 0.1, "value": -2.0}), ("rrelu", {})])
+def test_inplace_activation_backward(bridge, name, kwargs):
+    # the in-place forms overwrite their input: what backward needs must not be it
+    data = np.linspace(-4, 7, 12).reshape(3, 4)
+    grads = []
+    for lib, fn in ((torch, getattr(TF, name)), (ember, getattr(F, name))):
+        x = lib.tensor(data, requires_grad=True)
+        h = x * 1.5
+        y = fn(h, inplace=True, **kwargs)
+        assert y is h
+        (y * y).sum().backward()
+        grads.append(x.grad)
+    bridge.close(grads[1], grads[0], 1e-7)     # torch computes celu's 1/alpha in float32
+    xe = ember.tensor(data, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad"):
+        getattr(F, name)(xe, inplace=True, **kwargs)
+
+
+@pytest.mark.parametrize("module", ["ReLU6", "Hardtanh", "LeakyReLU", "SiLU", "Hardswish",
+                                    "Mish", "CELU", "RReLU"])
+def test_inplace_activation_module_backward(module):
+    m = ember.nn.Sequential(ember.nn.Linear(3, 4), getattr(ember.nn, module)(inplace=True))
+    m(ember.ones(2, 3)).sum().backward()
+    assert m[0].weight.grad is not None

@@ -113,6 +113,38 @@ def test_sdpa(device, oracle, mask, scale, L, S):
     compare(oracle, e, r, [(q, tq), (k, tk), (v, tv)])
 
 
+@pytest.mark.parametrize("mask", ["bool", "float"])
+def test_sdpa_fully_masked_row(device, oracle, mask):
+    # PyTorch's math path (_safe_softmax): a row that may attend to nothing gives zeros and
+    # zero gradients, not nan
+    rng = np.random.default_rng(6)
+    q, tq = pair(rng.normal(size=(2, 3, 4, 8)), device)
+    k, tk = pair(rng.normal(size=(2, 3, 5, 8)), device)
+    v, tv = pair(rng.normal(size=(2, 3, 5, 6)), device)
+    m = rng.uniform(size=(4, 5)) > 0.3
+    m[:, 0] = True
+    m[1] = False
+    if mask == "float":
+        m = np.where(m, rng.normal(size=m.shape), -np.inf)
+    em, tm = ember.tensor(m, device=device), torch.tensor(m)
+    e = F.scaled_dot_product_attention(q, k, v, attn_mask=em)
+    r = TF.scaled_dot_product_attention(tq, tk, tv, attn_mask=tm)
+    compare(oracle, e, r, [(q, tq), (k, tk), (v, tv)])
+    assert float(e[:, :, 1].abs().sum()) == 0.0
+
+
+@pytest.mark.parametrize("mask_dtype", ["int64", "uint8", "float16", "float64"])
+def test_sdpa_mask_dtype_errors(device, mask_dtype):
+    q, tq = pair(np.ones((1, 2, 3, 4), dtype=np.float32), device, requires_grad=False)
+    tm = torch.ones(3, 3, dtype=getattr(torch, mask_dtype))
+    with pytest.raises(RuntimeError) as t_err:
+        TF.scaled_dot_product_attention(tq, tq, tq, attn_mask=tm)
+    with pytest.raises(RuntimeError) as e_err:
+        F.scaled_dot_product_attention(q, q, q, attn_mask=ember.tensor(tm.numpy(),
+                                                                      device=device))
+    assert str(e_err.value) == str(t_err.value)
+
+
 def test_sdpa_gqa(device, oracle):
     rng = np.random.default_rng(4)
     q, tq = pair(rng.normal(size=(1, 4, 3, 8)), device)

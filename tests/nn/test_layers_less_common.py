@@ -118,8 +118,37 @@ def test_grid_sample(nd, mode, padding_mode, align_corners):
     (e * ember.tensor(w)).sum().backward()
     (t * torch.tensor(w)).sum().backward()
     _close(ex.grad, tx.grad, 1e-10)
-    if mode != "nearest":
-        _close(eg.grad, tg.grad, 1e-9)
+    _close(eg.grad, tg.grad, 1e-9)       # nearest: zeros in both
+
+
+@pytest.mark.parametrize("nd", [2])     # PyTorch's (scalar) 3-d kernel treats nan otherwise
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_nan_grid(nd, mode, padding_mode):
+    # a nan position: PyTorch's clipping sends it to 0 (border, reflection), zeros padding
+    # reads 0 there, and the bilinear/bicubic weights stay nan
+    x = RNG.standard_normal((1, 2) + (3, 4, 5)[:nd])
+    g = RNG.uniform(-1, 1, (1, 2, 2) + (nd,))
+    g[0, 0, 0, 0] = g[0, 1, 1, -1] = np.nan
+    if nd == 3:
+        g = g[:, None]
+    kw = {"mode": mode, "padding_mode": padding_mode, "align_corners": False}
+    e = F.grid_sample(ember.tensor(x), ember.tensor(g), **kw)
+    t = TF.grid_sample(torch.tensor(x), torch.tensor(g), **kw)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_grid_sample_nearest_grid_grad_is_zero():
+    x, g = RNG.standard_normal((1, 2, 3, 4)), RNG.uniform(-1, 1, (1, 2, 2, 2))
+    for input_grad in (False, True):
+        ex, tx = _pair(x) if input_grad else (ember.tensor(x), torch.tensor(x))
+        eg, tg = _pair(g)
+        e = F.grid_sample(ex, eg, mode="nearest", align_corners=False)
+        t = TF.grid_sample(tx, tg, mode="nearest", align_corners=False)
+        assert e.requires_grad == t.requires_grad
+        e.sum().backward()
+        t.sum().backward()
+        _close(eg.grad, tg.grad, 0)
 
 
 def test_grid_sample_float32_and_errors():

@@ -472,3 +472,30 @@ def test_alpha_dropout_modules():
     f = nn.FeatureAlphaDropout(0.5).train()
     assert repr(f) == repr(torch.nn.FeatureAlphaDropout(0.5))
     assert f(ember.randn(2, 3, 4)).shape == (2, 3, 4)
+
+
+# inputs exactly at each hinge's kink: the clamp_min losses pass the whole gradient there,
+# the fused margin kernels (multi margin, multilabel margin) none; never a max tie's half
+TIE_CASES = [
+    ("margin_ranking_loss", [np.array([0.0, 1.0, 2.0]), np.zeros(3), np.array([1.0, 1, -1])],
+     [True, True, False], {}),
+    ("hinge_embedding_loss", [np.array([0.0, 1.0, 2.0]), np.array([-1.0, -1, 1])],
+     [True, False], {}),
+    ("cosine_embedding_loss", [np.eye(2), np.array([[1.0, 0], [1, 0]]), np.array([-1.0, -1])],
+     [True, True, False], {"margin": 0.0}),
+    ("triplet_margin_loss", [np.zeros((1, 2)), np.array([[1.0, 0]]), np.array([[2.0, 0]])],
+     None, {"eps": 0.0}),
+    ("multi_margin_loss", [np.array([[0.0, 1, 0], [0, 1, 0.5]]), np.array([1, 1])],
+     [True, False], {}),
+    ("multi_margin_loss", [np.array([[0.0, 1, 0], [0, 1, 0.5]]), np.array([1, 1])],
+     [True, False], {"p": 2}),
+    ("multilabel_margin_loss", [np.array([[0.0, 1, 0]]), np.array([[1, -1, 0]])],
+     [True, False], {}),
+    ("soft_margin_loss", [np.array([0.0, 1.0]), np.array([1.0, -1.0])], [True, False], {}),
+]
+
+
+@pytest.mark.parametrize("case", TIE_CASES, ids=[c[0] for c in TIE_CASES])
+def test_gradient_at_the_margin(case):
+    name, arrays, grads, kwargs = case
+    check(name, arrays, ember.float64, grads, reduction="sum", **kwargs)
