@@ -10,6 +10,7 @@ torch; a name shadowing a builtin (min, max, all) is not defined here."""
 import functools
 import math
 
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
@@ -17,7 +18,7 @@ from ember.core._tensor import TensorBase, where
 from ember.core.function import Function, without_derivative, zero_derivative
 from ember.core.shapes import broadcast_tensors
 from ember.core.sorting import sort
-from ember.core.typeinfo import finfo
+from ember.core.typeinfo import finfo, iinfo
 
 __all__ = ["absolute", "acosh", "addcdiv", "addcmul", "allclose", "arccosh", "arcsinh",
            "arctan2", "arctanh", "asinh", "atanh", "clamp", "clamp_max", "clamp_min", "clip",
@@ -61,12 +62,123 @@ def clamp(input, min=None, max=None, *, out=None):
         if all(b == "bool" for b in bounds):       # PyTorch has no bool clamp kernel
             kernel = "clamp_cpu" if isinstance(min, TensorBase) else "clamp_scalar_cpu"
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-    r = input
-    if min is not None:
-        r = _T._maximum_scalar(r, min)
-    if max is not None:
-        r = _T._minimum_scalar(r, max)
+    r = _clamp(input, min, max, "clamp")
     return r if out is None else out.copy_(r)
+
+
+# c10's names of the dtypes in its "value cannot be converted" message
+_C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                 "uint64": "uint64_t", "float32": "float", "float64": "double",
+                 "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+
+
+def _check_bound(x, bound):
+    """torch converts a number bound that does not promote ``x`` to x's dtype with c10's
+    checked conversion: out of the dtype's range it raises (the kernel would wrap it)."""
+    if bound is None or isinstance(bound, (TensorBase, bool, complex)):
+        return
+    dt = x.dtype
+    if dt.name == "bool" or dt.is_complex or (isinstance(bound, float)
+                                               and not dt.is_floating_point):
+        return                                      # the bound promotes: no conversion
+    if dt.is_floating_point:
+        # infinities and NaN convert to any floating dtype
+        ok = dt.name == "float64" or math.isinf(bound) or bound != bound or \
+            abs(bound) <= finfo(dt).max
+    else:
+        info = iinfo(dt)
+        # c10 takes -max..max into an unsigned type (the negative ones wrap)
+        ok = (-info.max if info.min == 0 else info.min) <= bound <= info.max
+    if not ok:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES[dt.name]} "
+                           "without overflow")
+
+
+def _clamp_kernels(x, lo, hi):
+    r = x
+    if lo is not None:
+        r = _T._maximum_scalar(r, lo)
+    if hi is not None:
+        r = _T._minimum_scalar(r, hi)
+    return r
+
+
+def _clamp(x, lo, hi, kind):
+    """clamp, clamp_min (hi None) and clamp_max (lo None): the maximum/minimum kernels'
+    values, with torch's derivative (_Clamp) when autograd or forward AD tracks an input."""
+    _check_bound(x, lo)
+    _check_bound(x, hi)
+    if not any(_ag._tracked(t) for t in (x, lo, hi) if isinstance(t, TensorBase)):
+        return _clamp_kernels(x, lo, hi)
+    tensor_bounds = isinstance(lo, TensorBase) or isinstance(hi, TensorBase)
+    return _CLAMP_NODES[kind, tensor_bounds].apply(x, lo, hi, kind)
+
+
+def _clamp_gradients(x, lo, hi, g):
+    """torch's clamp_backward / clamp_backward_min_max: the input's gradient passes where
+    lo <= x <= hi (bounds included: maximum's rule would halve it at a tie), a tensor
+    bound's where x lies beyond it (min's only while min < max)."""
+    ge = None if lo is None else x >= lo
+    le = None if hi is None else x <= hi
+    keep = le if ge is None else ge if le is None else ge & le
+    gx = where(keep, g, 0.0)
+    glo = ghi = None
+    if isinstance(lo, TensorBase):
+        past = x < lo if hi is None else (x < lo) & (lo < hi)
+        glo = where(past, g, 0.0)
+    if isinstance(hi, TensorBase):
+        past = x > hi if lo is None else (x > hi) | (hi < lo)
+        ghi = where(past, g, 0.0)
+    return gx, glo, ghi
+
+
+class _Clamp(Function):
+    """clamp's node (one subclass per torch node name, _CLAMP_NODES)."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi, kind):
+        ctx.save_for_backward(x, *(b for b in (lo, hi) if isinstance(b, TensorBase)))
+        ctx.lo, ctx.hi, ctx.kind = lo, hi, kind
+        return _clamp_kernels(x, lo, hi)
+
+    @staticmethod
+    def _operands(ctx):
+        x, *bounds = ctx.saved_tensors
+        lo = bounds.pop(0) if isinstance(ctx.lo, TensorBase) else ctx.lo
+        hi = bounds.pop(0) if isinstance(ctx.hi, TensorBase) else ctx.hi
+        return x, lo, hi
+
+    @staticmethod
+    def backward(ctx, g):
+        return (*_clamp_gradients(*_Clamp._operands(ctx), g), None)
+
+    @staticmethod
+    def jvp(ctx, tx, tlo, thi, _):
+        x, lo, hi = _Clamp._operands(ctx)
+        if not (isinstance(lo, TensorBase) or isinstance(hi, TensorBase)):
+            return _clamp_gradients(x, lo, hi, tx)[0]      # number bounds: elementwise
+        tlo = 0.0 if tlo is None else tlo
+        thi = 0.0 if thi is None else thi
+        # torch's clamp_jvp, and clamp_min/clamp_max's own (ties take the input's)
+        if ctx.kind == "clamp_min":
+            return where(x >= lo, tx, tlo)
+        if ctx.kind == "clamp_max":
+            return where(x <= hi, tx, thi)
+        if hi is None:
+            return where(x > lo, tx, tlo)
+        if lo is None:
+            return where(x < hi, tx, thi)
+        return where(lo > hi, thi, where(x < lo, tlo, where(x > hi, thi, tx)))
+
+
+# torch's node names: Backward0 for tensor bounds of clamp, Backward1 for number bounds
+# (the reverse for clamp_min / clamp_max)
+_CLAMP_NODES = {
+    (kind, tensors): type(title, (_Clamp,), {"_node_name": f"{title}Backward{number}"})
+    for kind, title, numbers in (("clamp", "Clamp", (1, 0)), ("clamp_min", "ClampMin", (0, 1)),
+                                 ("clamp_max", "ClampMax", (0, 1)))
+    for tensors, number in ((False, numbers[0]), (True, numbers[1]))}
 
 
 clip = clamp
@@ -128,7 +240,16 @@ def lerp(input, end, weight):
     if rt != input.dtype or (isinstance(weight, TensorBase) and weight.dtype != rt):
         input, end = input.to(rt), end.to(rt)
         weight = weight.to(rt) if isinstance(weight, TensorBase) else weight
-    return input + weight * (end - input)
+    if rt.name in ("float16", "bfloat16"):           # torch computes these in float32
+        f32 = _dtype_by_name["float32"]
+        w = weight.to(f32) if isinstance(weight, TensorBase) else weight
+        return lerp(input.to(f32), end.to(f32), w).to(rt)
+    # torch's two-sided formula: from ``end`` for |weight| >= 1/2, so weight 1 gives end
+    # exactly (input + 1 * (end - input) loses end when |input| >> |end|)
+    diff = end - input
+    if not isinstance(weight, TensorBase):
+        return input + weight * diff if abs(weight) < 0.5 else end - diff * (1 - weight)
+    return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
 def addcmul(input, tensor1, tensor2, *, value=1):
@@ -256,12 +377,12 @@ def sgn(input, *, out=None):
 
 def clamp_min(input, min):
     """max(input, min): clamp with only a lower bound (a number or a tensor)."""
-    return _T._maximum_scalar(_tensor_arg(input, "clamp_min"), min)
+    return _clamp(_tensor_arg(input, "clamp_min"), min, None, "clamp_min")
 
 
 def clamp_max(input, max):
     """min(input, max): clamp with only an upper bound (a number or a tensor)."""
-    return _T._minimum_scalar(_tensor_arg(input, "clamp_max"), max)
+    return _clamp(_tensor_arg(input, "clamp_max"), None, max, "clamp_max")
 
 
 def float_power(input, exponent, *, out=None):

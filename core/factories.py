@@ -35,15 +35,18 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     # from both ends, as PyTorch does, so the last value is exactly `end`
-    half = steps // 2
+    # (a single step is `start`, as PyTorch's)
+    half = 1 if steps == 1 else steps // 2
     values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    return values.to(_T._state_default_dtype() if dtype is None else dtype)
+    values = values.to(_T._state_default_dtype() if dtype is None else dtype)
+    return values.requires_grad_(requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base`` ** linspace(start, end, steps)."""
     exps = linspace(start, end, steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
-    return (base ** exps).to(_T._state_default_dtype() if dtype is None else dtype)
+    values = (base ** exps).to(_T._state_default_dtype() if dtype is None else dtype)
+    return values.requires_grad_(requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,

@@ -5,6 +5,7 @@ masked_select, masked_scatter, take_along_dim and argwhere.
 Why composite: each is a gather or scatter_add once its index is known (flip reverses an
 arange, repeat_interleave searches a cumsum, bincount/histc scatter-add ones, the masked ops
 take nonzero() positions), so a backend gets them from its two index entries."""
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
@@ -189,7 +190,13 @@ def _masked_scatter_(self, mask, source):
     if src.numel() < n:
         raise RuntimeError("masked_scatter: Number of elements of source < number of ones in "
                            "mask")
-    return self.put_(positions, src.reshape(-1)[:n])
+    values = src.reshape(-1)[:n]
+    if _ag._tracked(self) or _ag._tracked(values):
+        # Tensor.put_ records self.copy_(put(self, ...)): the put node saves self, the copy
+        # then writes it, and backward refuses the stale tensor.  A put of a private copy
+        # saves a tensor nothing writes.
+        return self.copy_(_T.put(self.clone(), positions, values))
+    return self.put_(positions, values)
 
 
 def masked_scatter(input, mask, source):

@@ -158,19 +158,40 @@ def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
         if flat.numel() == 0:
             return _T.full((), float("nan"), dtype=t.dtype, device=t.device)
         k = (flat.numel() + 1) // 2
-        value = kthvalue(flat.detach(), k).values
+        nan = flat != flat
+        if bool(nan.any()):                       # torch: any NaN makes the median NaN
+            value = flat.detach().masked_select(nan)[0]
+        else:
+            value = kthvalue(flat.detach(), k).values
         if not _recording(t):
             return value
         v = value.item()
-        if v != v or v == float("-inf"):          # NaN or -inf: the chosen element alone
-            return kthvalue(flat, k).values
         # torch splits the gradient of the full median evenly between the elements equal
-        # to it: amax's rule, applied to those elements alone
+        # to it (the NaNs when it is NaN): the mean of those elements (exact for NaN and
+        # -inf, which amax's rule below cannot single out)
+        if v != v:
+            return flat.masked_select(nan).mean()
+        if v == float("-inf"):
+            return flat.masked_select(flat == value).mean()
+        # otherwise amax's rule, applied to those elements alone (a mean may round)
         return _T.where(t == value, t, float("-inf")).amax()
+    np = _numpy()
     axis = _axis(t, dim, "median")
     size = t.shape[axis] if t.dim() else 1
-    r = kthvalue(t, (size + 1) // 2, axis, keepdim)
-    return _T._ValuesIndices("median", r.values, r.indices)
+    arr = np.atleast_1d(_T._to_host(t))
+    if size == 0:
+        raise IndexError(f"median(): Expected reduction dim {axis} to have non-zero size.")
+    idx = np.take(np.argsort(arr, axis=axis, kind="stable"), [(size - 1) // 2], axis=axis)
+    # torch: a row holding a NaN has the median NaN, at the row's first NaN
+    nan = arr != arr
+    first_nan = np.argmax(nan, axis=axis).reshape(idx.shape)
+    idx = np.where(nan.any(axis=axis).reshape(idx.shape), first_nan, idx)
+    values = np.take_along_axis(arr, idx, axis)
+    if not keepdim:
+        idx, values = np.squeeze(idx, axis), np.squeeze(values, axis)
+    if not t.dim():
+        idx, values = idx.reshape(()), values.reshape(())
+    return _back(t, values, idx, "median", axis, keepdim)
 
 
 @composite("unique")
@@ -182,7 +203,9 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
                     NotImplementedError)
     arr = _T._to_host(t)
     if dim is None:
-        values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True)
+        # torch keeps every NaN apart (NaN != NaN); NumPy merges them unless told not to
+        values, inverse, counts = np.unique(arr, return_inverse=True, return_counts=True,
+                                            equal_nan=False)
         inverse = inverse.reshape(t.shape)
     else:
         axis = _axis(t, dim, "unique")

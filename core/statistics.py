@@ -122,6 +122,13 @@ def logsumexp(input, dim, keepdim=False):
     x = _tensor_arg(input, "logsumexp")
     if not x.is_floating_point():
         x = x.to(_T._state_default_dtype())
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        # torch: dim=() reduces over every dim.  On a non-empty input without keepdim its
+        # kernel then adds the keepdim row maxima to the reduced result and fails; we say so
+        if x.numel() and x.dim() and not keepdim:
+            raise RuntimeError("output with shape [] doesn't match the broadcast shape "
+                               f"[{', '.join(['1'] * x.dim())}]")
+        dim = tuple(range(x.dim()))
     m = _T.amax(x, dim, True) if x.numel() else _T.zeros_like(x.sum(dim, keepdim=True))
     m = _T.where(isinf(m), 0.0, m).to(x.dtype)       # all -inf (or +inf) rows stay exact
     r = _T.log(_T.exp(x - m).sum(dim, keepdim=True)) + m
@@ -136,7 +143,9 @@ def logcumsumexp(input, dim, *, out=None):
         x = x.to(_T._state_default_dtype())
     if x.dim() == 0 or x.numel() == 0:
         return _out(x.clone(), out)
-    m = _T.amax(x, dim, True)
+    # the shift is the row maximum of the non-NaN values: a NaN must poison only the
+    # positions from it on (torch), not the whole row through the shift
+    m = _T.amax(_T.where(isnan(x), -math.inf, x), dim, True)
     m = _T.where(isinf(m), 0.0, m).to(x.dtype)
     shifted = x - m
     if bool(((shifted < math.log(finfo(x.dtype).tiny) + 2) & isinf(x).logical_not()).any()):

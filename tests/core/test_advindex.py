@@ -198,6 +198,36 @@ def test_masked_select_scatter(device, oracle):
     oracle.assert_matches(ember.nonzero(m), torch.nonzero(T[0] > 30))
 
 
+@pytest.mark.parametrize("form", ["fresh_self", "self_requires_grad", "inplace",
+                                  "broadcast", "self_written_later"])
+def test_masked_scatter_gradients(form, device, oracle):
+    # the scatter's node must not keep a tensor that is written afterwards (put_ saved self)
+    grads = []
+    for m in (ember, torch):
+        dev = device if m is ember else "cpu"
+        x = m.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
+        b = m.tensor([5.0, 6.0, 7.0], device=dev, requires_grad=True)
+        mask = m.tensor([True, True, False], device=dev)
+        if form == "fresh_self":
+            r = m.zeros(3, device=dev).masked_scatter(mask, x)
+        elif form == "self_requires_grad":
+            r = (b * 1).masked_scatter(mask, x * 2)
+        elif form == "inplace":
+            r = (b * 1).masked_scatter_(m.tensor([True, False, True], device=dev), x)
+        elif form == "broadcast":
+            rows = m.tensor([[True, False, True], [False, False, True]], device=dev)
+            r = b.masked_scatter(rows, x.repeat(2)) * m.arange(6.0, device=dev).reshape(2, 3)
+        else:
+            z = m.zeros(3, device=dev)
+            r = z.masked_scatter(mask, x)
+            z.add_(1)
+        grads.append(m.autograd.grad((r * r).sum(), (x, b), allow_unused=True))
+    for g, w in zip(*grads):
+        assert (g is None) == (w is None)
+        if w is not None:
+            oracle.assert_matches(g, w)
+
+
 # values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one
 # row per case (conftest.py's check_table_case)
 F, D, L, B = "float32", "float64", "int64", "bool"

@@ -2,6 +2,9 @@
 lerp, addcmul/addcdiv, rsub, the predicates (isnan, isinf, isfinite, isclose, allclose,
 isin, ...), nan_to_num, the where family and the NumPy-style math (hypot, logaddexp,
 xlogy, copysign, sinc, float_power, ...), values and gradients."""
+import math
+import re
+
 import pytest
 import torch
 
@@ -85,6 +88,111 @@ def test_clamp_of_bool_like_torch(bounds):
         return
     got = call(ember)
     assert got.dtype.name == str(want.dtype).split(".")[1] and got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype,kwargs", [
+    ("uint8", {"min": 0, "max": 300}), ("uint8", {"min": -1}), ("uint8", {"max": -255}),
+    ("uint8", {"min": -256}), ("int8", {"min": -200, "max": 50}), ("int8", {"max": -129}),
+    ("int16", {"min": -40000}), ("int32", {"max": 2 ** 31}), ("int64", {"max": 2 ** 63 - 1}),
+    ("float16", {"max": 1e6}), ("float16", {"max": 70000}), ("float16", {"min": -math.inf}),
+    ("bfloat16", {"max": 1e39}), ("float32", {"min": -1e39}), ("float64", {"max": 1e300}),
+    ("uint8", {"min": 0, "max": 300.5}),
+])
+@pytest.mark.parametrize("form", ["clamp", "method", "inplace", "clamp_min", "clamp_max"])
+def test_clamp_number_bounds_out_of_the_dtype_range_raise(dtype, kwargs, form, device):
+    # torch converts a bound that does not promote the input with c10's checked conversion
+    def call(m):
+        x = m.tensor([1, 2, 100], device=device if m is ember else "cpu").to(
+            getattr(m, dtype))
+        if form in ("clamp_min", "clamp_max"):
+            bound = kwargs.get(form[-3:])
+            return None if bound is None else getattr(m, form)(x, bound)
+        if form == "inplace":      # (a float bound on integers: another message's case)
+            promotes = not x.is_floating_point() and any(
+                isinstance(b, float) for b in kwargs.values())
+            return None if promotes else x.clamp_(**kwargs)
+        return m.clamp(x, **kwargs) if form == "clamp" else x.clamp(**kwargs)
+    try:
+        want = call(torch)
+    except RuntimeError as e:
+        with pytest.raises(RuntimeError, match=f"^{re.escape(str(e))}$"):
+            call(ember)
+        return
+    got = call(ember)
+    assert (got is None) == (want is None)
+    if want is not None:
+        assert got.cpu().tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("form", ["scalar_min", "scalar_both", "scalar_max", "clamp_min",
+                                  "clamp_max", "tensor_min", "tensor_max", "tensor_both",
+                                  "clamp_min_tensor", "clamp_max_tensor", "broadcast"])
+def test_clamp_gradient_includes_the_bounds(form, device, oracle):
+    # torch passes the input's gradient where min <= x <= max (maximum's rule would give
+    # half at a tie); a tensor bound gets it where x lies beyond it (min only if min < max)
+    nan = float("nan")
+    data = {"x": [1.0, 2.0, 3.0, nan, 0.0, 2.5], "lo": [1.0, 1.0, 4.0, 0.0, nan, 3.0],
+            "hi": [2.0, 2.0, 2.0, 5.0, 1.0, 2.5]}
+    calls = {
+        "scalar_min": lambda m, x, lo, hi: m.clamp(x, min=1.0),
+        "scalar_both": lambda m, x, lo, hi: m.clamp(x, 1.0, 2.0),
+        "scalar_max": lambda m, x, lo, hi: x.clamp(max=2.0),
+        "clamp_min": lambda m, x, lo, hi: m.clamp_min(x, 2.0),
+        "clamp_max": lambda m, x, lo, hi: m.clamp_max(x, 2.0),
+        "tensor_min": lambda m, x, lo, hi: m.clamp(x, min=lo),
+        "tensor_max": lambda m, x, lo, hi: m.clamp(x, max=hi),
+        "tensor_both": lambda m, x, lo, hi: m.clip(x, lo, hi),
+        "clamp_min_tensor": lambda m, x, lo, hi: x.clamp_min(lo),
+        "clamp_max_tensor": lambda m, x, lo, hi: m.clamp_max(x, hi),
+        "broadcast": lambda m, x, lo, hi: m.clamp(x.reshape(2, 3), min=lo[:3].sum(0, True)),
+    }
+    e = [ember.tensor(data[k], device=device, requires_grad=True) for k in ("x", "lo", "hi")]
+    t = [torch.tensor(data[k], requires_grad=True) for k in ("x", "lo", "hi")]
+    got, want = calls[form](ember, *e), calls[form](torch, *t)
+    oracle.assert_matches(got, want)
+    assert got.grad_fn.name() == want.grad_fn.name()
+    ge = ember.autograd.grad(got.sum(), e, allow_unused=True)
+    gt = torch.autograd.grad(want.sum(), t, allow_unused=True)
+    for g, w in zip(ge, gt):
+        assert (g is None) == (w is None)
+        if w is not None:
+            oracle.assert_matches(g, w)
+
+
+def test_clamp_forward_ad_matches_torch(device, oracle):
+    x, lo, hi = [1.0, 2.0, 3.0, 0.0], [1.0, 1.0, 4.0, 2.0], [2.0, 2.0, 2.0, 5.0]
+    results = []
+    for m in (ember, torch):
+        dev = device if m is ember else "cpu"
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(m.tensor(x, device=dev), m.full((4,), 3.0, device=dev))
+            dlo = fw.make_dual(m.tensor(lo, device=dev), m.full((4,), 5.0, device=dev))
+            hi_t = m.tensor(hi, device=dev)
+            results.append([fw.unpack_dual(r).tangent for r in (
+                m.clamp(d, 1.0, 2.0), m.clamp(d, dlo, hi_t), m.clamp(d, min=dlo),
+                m.clamp_min(d, dlo), m.clamp_max(d, hi_t))])
+    for g, w in zip(*results):
+        oracle.assert_matches(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_lerp_uses_torchs_two_sided_formula(dtype, device, oracle):
+    # weight >= 1/2 is computed from end (weight 1 gives end exactly), in float32 for the
+    # reduced-precision dtypes
+    start, end = [1e8, 1000.0, 0.1, -3.3, 7.77], [1.0, 1.0, 0.3, 4.4, -7.1]
+    weights = [0.3, 0.7, 0.5, -2.0, 1.0]
+    a, b = (ember.tensor(v, device=device).to(getattr(ember, dtype)) for v in (start, end))
+    ta, tb = (torch.tensor(v).to(getattr(torch, dtype)) for v in (start, end))
+    for w in (0.3, 0.5, 1.0, -2.0):
+        oracle.assert_matches(ember.lerp(a, b, w), torch.lerp(ta, tb, w))
+    if dtype != "float16":                        # (1e8 is inf there: NaN, as torch)
+        assert ember.lerp(a, b, 1.0).cpu().tolist() == b.cpu().tolist()
+    w = ember.tensor(weights, device=device).to(a.dtype)
+    tw = torch.tensor(weights).to(ta.dtype)
+    oracle.assert_matches(a.lerp(b, w), ta.lerp(tb, tw))
+    oracle.assert_matches(a.clone().lerp_(b, w), ta.clone().lerp_(tb, tw))
+    assert a.lerp(b, w)[-1].item() == b[-1].item()
 
 
 # values and gradients over dtypes, broadcasting, non-contiguous and empty inputs, one

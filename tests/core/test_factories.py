@@ -12,9 +12,18 @@ import ember
 @pytest.mark.parametrize("expr", [
     "F.eye(3)", "F.eye(2, 4)", "F.linspace(0, 1, 5)", "F.linspace(-3, 10, 7)",
     "F.linspace(2, 2, 1)", "F.logspace(0, 2, 3)", "F.linspace(0, 1, 4, dtype=F.float64)",
+    # one step is `start`, not `end`
+    "F.linspace(0, 10, 1)", "F.linspace(3, -10, 1, dtype=F.int64)", "F.logspace(1, 3, 1)",
 ])
 def test_factories_match_torch(expr, device, oracle):
     oracle.expr_matches(expr, device, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["linspace", "logspace"])
+def test_linspace_logspace_honour_requires_grad(name, device):
+    t = getattr(ember, name)(0, 1, 3, device=device, requires_grad=True)
+    assert t.requires_grad and t.is_leaf
+    assert not getattr(ember, name)(0, 1, 3, device=device).requires_grad
 
 
 def _outcome(lib, fn):

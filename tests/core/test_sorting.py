@@ -65,3 +65,50 @@ CASES = [
 @pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
 def test_forward_and_grad(case, transpose, device, table_case):
     table_case(case, transpose, device)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+def test_median_of_rows_with_nan_is_nan(dtype, device, oracle):
+    # torch: a NaN anywhere makes the median NaN (at the first NaN); nanmedian skips them
+    nan = float("nan")
+    data = [[1.0, nan, 3.0, nan], [3.0, 1.0, 2.0, 5.0]]
+    e = ember.tensor(data, device=device).to(getattr(ember, dtype))
+    t = torch.tensor(data).to(getattr(torch, dtype))
+    oracle.assert_matches(e.median(), t.median())
+    oracle.assert_matches(e[1].median(), t[1].median())
+    for got, want in [(e.median(1), t.median(1)), (e.median(0, keepdim=True),
+                                                   t.median(0, keepdim=True)),
+                      (e.nanmedian(1), t.nanmedian(1))]:
+        oracle.assert_matches(got.values, want.values)
+        oracle.assert_matches(got.indices, want.indices)
+    oracle.assert_matches(e.nanmedian(), t.nanmedian())
+
+
+@pytest.mark.parametrize("data", [[1.0, float("nan"), float("nan")],
+                                  [float("-inf"), float("-inf"), 1.0], [1.0, 2.0, 2.0, 3.0]])
+def test_median_gradient_is_shared_by_the_equal_elements(data, device, oracle):
+    e = ember.tensor(data, device=device, requires_grad=True)
+    t = torch.tensor(data, requires_grad=True)
+    oracle.assert_matches(ember.autograd.grad(e.median(), e)[0].cpu(),
+                          torch.autograd.grad(t.median(), t)[0])
+    oracle.assert_matches(ember.autograd.grad(e.median(0).values, e)[0].cpu(),
+                          torch.autograd.grad(t.median(0).values, t)[0])
+
+
+def test_unique_keeps_each_nan_apart(device, oracle):
+    nan = float("nan")
+    e, t = ember.tensor([nan, 1.0, nan, 1.0, 2.0], device=device), \
+        torch.tensor([nan, 1.0, nan, 1.0, 2.0])
+    for kwargs in ({}, {"sorted": False}):
+        got = ember.unique(e, return_inverse=True, return_counts=True, **kwargs)
+        want = torch.unique(t, return_inverse=True, return_counts=True, **kwargs)
+        for g, w in zip(got, want):
+            oracle.assert_matches(g, w)
+    got = ember.unique_consecutive(e, return_inverse=True, return_counts=True)
+    want = torch.unique_consecutive(t, return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        oracle.assert_matches(g, w)
+    # rows holding NaN stay apart too (their order among the others is torch's comparator's)
+    rows = [[nan, 1.0], [nan, 1.0], [0.0, 2.0]]
+    assert ember.unique(ember.tensor(rows, device=device), dim=0,
+                        return_counts=True)[1].tolist() == [1, 1, 1]

@@ -114,3 +114,27 @@ CASES += [(f"quantile_{mode}", lambda m, a, mode=mode: m.quantile(a, a.new_tenso
 @pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
 def test_forward_and_grad(case, transpose, device, table_case):
     table_case(case, transpose, device)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_logcumsumexp_nan_poisons_only_what_follows(dtype, device, oracle):
+    # the shift must ignore NaN, else the row maximum (NaN) makes the whole row NaN
+    data = [[1.0, 2.0, math.nan, 3.0], [-1e30, 0.0, 1.0, 2.0]]
+    a = ember.tensor(data, device=device).to(getattr(ember, dtype))
+    ta = torch.tensor(data).to(getattr(torch, dtype))
+    oracle.assert_matches(ember.logcumsumexp(a, 1), torch.logcumsumexp(ta, 1))
+    oracle.assert_matches(a[0].logcumsumexp(0), ta[0].logcumsumexp(0))
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 4), (0,), (), (2, 3)])
+@pytest.mark.parametrize("dim", [(), []])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_logsumexp_empty_dim_list_reduces_everything(shape, dim, keepdim, device, oracle):
+    a, ta = oracle.normal_pair(shape, ember.float32, device)
+    try:
+        want = torch.logsumexp(ta, dim, keepdim)
+    except RuntimeError as err:            # torch's kernel fails on non-empty, no keepdim
+        with pytest.raises(RuntimeError, match=str(err).replace("[", r"\[")):
+            ember.logsumexp(a, dim, keepdim)
+        return
+    oracle.assert_matches(ember.logsumexp(a, dim, keepdim), want)
