@@ -135,13 +135,12 @@ cdef class dtype:
             return self
         if self.code == EMBER_FLOAT64:
             return complex128
-        if self.code == EMBER_FLOAT32:
-            return complex64
-        # PyTorch's ComplexHalf (float16) ember does not have; bfloat16 has none in PyTorch
-        name = "ComplexHalf" if self.code == EMBER_FLOAT16 else None
-        if name is None:
-            raise RuntimeError(f"Unknown Complex ScalarType for {_TORCH_NAMES[self.name]}")
-        raise NotImplementedError(f"ember has no {name} dtype (complex of {self.name})")
+        if self.code == EMBER_FLOAT32 or self.code == EMBER_BFLOAT16:
+            return complex64                # bfloat16 has float32's range, as c10 maps it
+        if self.code == EMBER_FLOAT16:      # PyTorch's ComplexHalf ember does not have
+            raise NotImplementedError(f"ember has no ComplexHalf dtype (complex of "
+                                      f"{self.name})")
+        raise RuntimeError(f"Unknown Complex ScalarType for {_TORCH_NAMES[self.name]}")
 
 
 cdef extern from "Python.h":

@@ -471,6 +471,13 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode is None:
         return binary_op(op_div, input, other, 1, out)
     if rounding_mode == "floor":
+        if out is None and (isinstance(input, TensorBase) and input.requires_grad or
+                            isinstance(other, TensorBase) and other.requires_grad) and \
+                result_type2(input, other, "div").is_floating_point:
+            # div's floor mode is differentiable, with zero gradients (floor_divide is not)
+            from ember.core.function import zero_derivative
+            return zero_derivative("div", lambda a, b: binary_op(op_floor_divide, a, b, 1,
+                                                                 None), input, other)
         return binary_op(op_floor_divide, input, other, 1, out)
     if rounding_mode != "trunc":
         raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "

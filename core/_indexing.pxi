@@ -213,11 +213,15 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
                             scatter_code(reduce), "scatter"), out, "scatter")
 
 
+# The in-place index ops, when autograd records them, compute out of place and copy the
+# result back into self.  They compute from a clone: the out-of-place op saves its input,
+# which the copy back would overwrite (and backward would refuse as modified in place).
+
 def _scatter_(TensorBase self, dim, index, src=None, *, value=None, reduce=None):
     """In place: Tensor.scatter_."""
     refuse_limited_named("scatter", self._dtype)
     if recording(self, src):
-        return self.copy_(scatter(self, dim, index, src, value=value, reduce=reduce))
+        return self.copy_(scatter(self.clone(), dim, index, src, value=value, reduce=reduce))
     return scatter_c(self, dim, index, value if src is None else src, scatter_code(reduce),
                      "scatter_")
 
@@ -236,7 +240,7 @@ def scatter_add(input, dim, index, src, *, out=None):
 def _scatter_add_(TensorBase self, dim, index, src):
     """In place: Tensor.scatter_add_."""
     if recording(self, src):
-        return self.copy_(scatter_add(self, dim, index, src))
+        return self.copy_(scatter_add(self.clone(), dim, index, src))
     return scatter_c(self, dim, index, as_tensor_arg(src, "scatter_add_", "src"),
                      EMBER_INDEX_SCATTER_ADD, "scatter_add_")
 
@@ -291,7 +295,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True, out=Non
 def _scatter_reduce_(TensorBase self, dim, index, src, reduce, *, include_self=True):
     """In place: Tensor.scatter_reduce_."""
     if recording(self, src):
-        return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
+        return self.copy_(scatter_reduce(self.clone(), dim, index, src, reduce,
+                                         include_self=include_self))
     return scatter_reduce_c(self, dim, index, src, reduce, include_self, "scatter_reduce_")
 
 
@@ -375,7 +380,7 @@ def index_add(input, dim, index, source, *, alpha=1, out=None):
 def _index_add_(TensorBase self, dim, index, source, *, alpha=1):
     """In place: Tensor.index_add_."""
     if recording(self, source):
-        return self.copy_(index_add(self, dim, index, source, alpha=alpha))
+        return self.copy_(index_add(self.clone(), dim, index, source, alpha=alpha))
     return index_add_c(self, dim, index, source, alpha, "index_add_")
 
 
@@ -393,7 +398,7 @@ def index_copy(input, dim, index, source, *, out=None):
 def _index_copy_(TensorBase self, dim, index, source):
     """In place: Tensor.index_copy_."""
     if recording(self, source):
-        return self.copy_(index_copy(self, dim, index, source))
+        return self.copy_(index_copy(self.clone(), dim, index, source))
     return index_update(self, dim, index, as_tensor_arg(source, "index_copy_", "source"),
                         EMBER_INDEX_SCATTER, False, 0, "index_copy_")
 
@@ -432,7 +437,7 @@ def index_fill(input, dim, index, value):
 def _index_fill_(TensorBase self, dim, index, value):
     """In place: Tensor.index_fill_."""
     if recording(self, value):
-        return self.copy_(index_fill(self, dim, index, value))
+        return self.copy_(index_fill(self.clone(), dim, index, value))
     return index_fill_c(self, dim, index, value, "index_fill_")
 
 
@@ -487,7 +492,7 @@ def put(input, index, source, accumulate=False):
 def _put_(TensorBase self, index, source, accumulate=False):
     """In place: Tensor.put_."""
     if recording(self, source):
-        return self.copy_(put(self, index, source, accumulate))
+        return self.copy_(put(self.clone(), index, source, accumulate))
     return put_c(self, index, source, accumulate, "put_")
 
 

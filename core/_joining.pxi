@@ -73,18 +73,23 @@ def _cat_forward(dim, *tensors, out=None):
         if t._device != ref._device:
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {ref._device} and {t._device}!")
+        total += t._sizes[d]
+    for t in tensors:                 # the skipped empties take part in the dtype too
         if t._dtype is not dt:
             dt = promote(dt, t._dtype)
-        total += t._sizes[d]
     shape = list(ref.shape)
     shape[d] = total
     cdef TensorBase result
+    cdef int64_t sizes[MAX_DIM]
     if out is None:
         result = new_empty((shape,), dt, ref._device, "cat")
     else:
-        result = <TensorBase>out
-        if list(result.shape) != shape:
-            raise RuntimeError(f"cat(): out has shape {list(result.shape)}, expected {shape}")
+        for k in range(ref._ndim):
+            sizes[k] = shape[k]
+        if isinstance(out, TensorBase) and not can_cast(dt, (<TensorBase>out)._dtype):
+            raise TypeError(f"torch.cat(): input types can't be cast to the desired output "
+                            f"type {st_name((<TensorBase>out)._dtype)}")
+        result = prepare_out(out, ref._ndim, sizes, dt, ref._device, "cat")
     # a fresh result overlaps no input and has no views: its pieces are plain copies (no
     # overlap or version checks) unless a mode (fake tensors, a dispatch mode) takes copy_
     cdef bint fresh = out is None and not (

@@ -155,9 +155,19 @@ def _round(input, *, decimals=0, out=None):
     if not a._dtype.is_floating_point:
         raise NotImplementedError(f"round: not implemented for '{a._dtype.name}' when "
                                   f"decimals != 0")
-    scale = 10.0 ** decimals
-    r = unary_op(op_round, binary_op(op_mul, a, scale, 1, None), None)
-    return binary_op(op_div, r, scale, 1, out)
+    cdef dtype dt = a._dtype
+    if dt.code == EMBER_FLOAT16 or dt.code == EMBER_BFLOAT16:
+        a = cast_to(a, _dtypes.float32)       # PyTorch computes these in float32
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        r = binary_op(op_div, unary_op(op_round, binary_op(op_mul, a, scale, 1, None), None),
+                      scale, 1, None)
+    else:                                     # 10 ** -d is exact: divide, then multiply
+        scale = 10.0 ** -decimals
+        r = binary_op(op_mul, unary_op(op_round, binary_op(op_div, a, scale, 1, None), None),
+                      scale, 1, None)
+    r = cast_to(r, dt)
+    return r if out is None else out.copy_(r)
 
 
 def frac(input, *, out=None):
@@ -220,7 +230,14 @@ def _math_methods():
     for d in SIMPLE_BINARY:
         out[d.name] = _binary_method(get_op(d.name))
     out["round"] = lambda self, decimals=0: _round(self, decimals=decimals)
-    out["__invert__"] = lambda self: unary_op(op_bitwise_not, self, None)
+    def invert(TensorBase self):
+        # the operator refuses other dtypes with PyTorch's TypeError, where
+        # torch.bitwise_not names the kernel
+        if self._dtype.is_floating_point or self._dtype.is_complex:
+            raise TypeError("~ (operator.invert) is only implemented on integer and "
+                            "Boolean-type tensors")
+        return unary_op(op_bitwise_not, self, None)
+    out["__invert__"] = invert
     for dunder, op in (("and", op_bitwise_and), ("or", op_bitwise_or), ("xor", op_bitwise_xor),
                        ("lshift", op_shift_left), ("rshift", op_shift_right),
                        ("floordiv", op_floor_divide), ("mod", op_remainder)):

@@ -1,7 +1,21 @@
 # Type promotion (PyTorch's result_type tiers) and Python scalars as kernel operands.
 
+cdef bint other_scalar(object x):
+    """Numbers that are not Python's: NumPy scalars (PyTorch reads them as the Python
+    number of their kind) and symbolic sizes (ember.SymInt/SymFloat, which act as scalars
+    where ops meet them: only fake tensors of dynamic-shape captures get that far)."""
+    name = type(x).__name__
+    if name in ("SymInt", "SymFloat"):
+        return True
+    return type(x).__module__ == "numpy" and isinstance(x, numpy().generic) and \
+        x.dtype.kind in "biufc"
+
+
 cdef dtype scalar_dtype(object x, str op):
-    """The dtype a Python scalar takes part in promotion as (its 'wrapped' tier)."""
+    """The dtype a Python scalar takes part in promotion as (its 'wrapped' tier); a NumPy
+    scalar as the Python number of its kind."""
+    if type(x).__module__ == "numpy" and other_scalar(x):
+        x = x.item()
     if isinstance(x, bool):
         return _dtypes.bool
     if isinstance(x, int):
@@ -62,6 +76,8 @@ cdef bint can_cast(dtype src, dtype dst) noexcept:
 cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1:
     """Store a Python number as one element of ``dt`` (what kernels read for scalars)."""
     cdef int code = dt.code
+    if type(value).__module__ == "numpy":
+        value = value.item()                    # a NumPy scalar: its Python number
     cdef double f
     cdef int64_t i
     if code == EMBER_BOOL:

@@ -165,13 +165,14 @@ ctypedef union scalar_buf:
 
 
 cdef inline bint is_scalar(object x):
-    # symbolic sizes (ember.SymInt/SymFloat) act as scalars where ops meet them: only fake
-    # tensors (dynamic-shape captures) get that far with one
-    return isinstance(x, (int, float, bool, complex)) or \
-        type(x).__name__ in ("SymInt", "SymFloat")
+    return isinstance(x, (int, float, bool, complex)) or other_scalar(x)
+
+
+cdef bint other_scalar(object x)
 
 
 cdef str st_name(dtype d)
+cdef bint can_cast(dtype src, dtype dst) noexcept
 cdef dtype result_type2(object a, object b, str op)
 cdef dtype scalar_dtype(object x, str op)
 cdef dtype default_complex_dtype()

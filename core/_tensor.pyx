@@ -26,6 +26,13 @@ include "_storage.pxi"
 include "_tensor_alloc.pxi"
 
 
+cdef TensorBase python_number_of(TensorBase t):
+    """``t`` once it holds one element: what int(t), float(t) and complex(t) read."""
+    if t.numel_c() != 1:
+        raise ValueError("only one element tensors can be converted to Python scalars")
+    return t
+
+
 cdef class TensorBase:
     """The core tensor type; ``ember.Tensor`` subclasses it in Python."""
 
@@ -225,19 +232,21 @@ cdef class TensorBase:
                 f"Boolean value of Tensor with {'no values' if self.numel_c() == 0 else 'more than one value'} is ambiguous")
         return bool(item_c(self))
 
+    # int(t), float(t), complex(t) refuse other sizes with ValueError, t.item() with
+    # RuntimeError (one_element), as PyTorch's
     def __int__(self):
-        return int(item_c(one_element(self, "int")))
+        return int(item_c(python_number_of(self)))
 
     def __float__(self):
-        return float(item_c(one_element(self, "float")))
+        return float(item_c(python_number_of(self)))
 
     def __index__(self):
-        if self._dtype.is_floating_point or self._dtype.code == EMBER_BOOL:
+        if self._dtype.is_floating_point or self._dtype.is_complex or self.numel_c() != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(item_c(one_element(self, "index")))
+        return int(item_c(self))
 
     def __complex__(self):
-        return complex(item_c(one_element(self, "complex")))
+        return complex(item_c(python_number_of(self)))
 
     def __format__(self, spec):
         if self._ndim == 0 or (self.numel_c() == 1 and spec):

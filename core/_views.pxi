@@ -487,15 +487,45 @@ cdef TensorBase index_view(TensorBase t, tuple index, list adv):
     return r
 
 
+cdef tuple index_items(object index):
+    """t[index]'s indices as a tuple: a tuple as is; a list shorter than 32 that holds a
+    sequence, a slice, Ellipsis, None or a tensor read as a tuple, with PyTorch's warning
+    (NumPy's old rule, which PyTorch keeps); anything else as one index."""
+    if isinstance(index, tuple):
+        return index
+    if type(index) is list and len(index) < 32:
+        for x in index:
+            if x is None or x is Ellipsis or isinstance(x, (slice, list, tuple, TensorBase)):
+                import warnings
+                warnings.warn("Using a non-tuple sequence for multidimensional indexing is "
+                              "deprecated and will be changed in pytorch 2.9; use "
+                              "x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be "
+                              "interpreted as tensor index, x[torch.tensor(seq)], which will "
+                              "result either in an error or a different result",
+                              UserWarning, stacklevel=3)
+                return tuple(index)
+    return (index,)
+
+
 cdef object getitem(TensorBase t, object index):
-    cdef tuple items = index if isinstance(index, tuple) else (index,)
+    cdef tuple items = index_items(index)
     if has_advanced(items):
         return adv_getitem(t, items)
     return index_view(t, items, None)
 
 
 cdef object setitem(TensorBase t, object index, object value):
-    cdef tuple items = index if isinstance(index, tuple) else (index,)
+    cdef tuple items = index_items(index)
+    cdef TensorBase v
+    cdef int lead = 0
+    if isinstance(value, TensorBase):
+        # a value's leading size-1 dims are dropped first (PyTorch's slicePrefix1sSize):
+        # x[0] = ones(1, 1, n) writes a row
+        v = <TensorBase>value
+        while lead < v._ndim and v._sizes[lead] == 1:
+            lead += 1
+        if lead:
+            value = view_c(v, (tuple(v.shape[lead:]),))
     if has_advanced(items):
         adv_setitem(t, items, value, False, True, "index_put_")
         return
@@ -622,9 +652,31 @@ def _d_as_strided(ctx, g):
     for s, st in zip(t.shape, t.stride()):
         span += (s - 1) * st if span else 0
     buf = zeros_for(g, (span,))
-    start = t.storage_offset() if off is None else off
-    as_strided_c(buf, size, stride, start - t.storage_offset()).copy_(g)
+    start = (t.storage_offset() if off is None else off) - t.storage_offset()
+    if overlapping(size, stride):
+        # windows that share elements: each element sums the gradients of all its reads
+        import numpy as np
+
+        from ember.core._factories import tensor
+        where = np.full((), start, np.int64)
+        for n, st in zip(size, stride):
+            where = where[..., None] + np.arange(n, dtype=np.int64) * st
+        index = tensor(where.reshape(-1), device=g.device)
+        buf.index_add_(0, index, g.reshape(-1))
+    else:
+        as_strided_c(buf, size, stride, start).copy_(g)
     return (as_strided_c(buf, t.shape, t.stride(), 0),)
+
+
+cdef bint overlapping(object size, object stride):
+    """Whether a view of these sizes and strides reads some element twice: with its dims
+    sorted by stride, each stride must pass the span of the dims before it."""
+    cdef int64_t reach = 0
+    for st, n in sorted((abs(st), n) for n, st in zip(size, stride) if n > 1):
+        if st <= reach:
+            return True
+        reach += (n - 1) * st
+    return False
 
 
 derive(op_view, lambda ctx, g: (reshape_c(g, (ctx.shapes[0],)),),

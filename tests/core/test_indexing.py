@@ -273,3 +273,40 @@ def test_tan(dt, device, oracle):
         c = e.clone()
         assert c.tan_() is c
         oracle.assert_matches(c, torch.tan(t))
+
+
+def _values_and_grad(lib, fn):
+    """(result, source's gradient) of fn(source) with a source that requires grad, or the
+    exception's type name."""
+    src = lib.tensor([1., 2., 3.], requires_grad=True)
+    try:
+        out = fn(lib, src)
+        if out.requires_grad:
+            out.sum().backward()
+    except Exception as e:
+        return type(e).__name__
+    return out.tolist(), None if src.grad is None else src.grad.tolist()
+
+
+_IDX = [0, 2, 1]
+
+
+@pytest.mark.parametrize("fn", [
+    # in-place index ops recorded by autograd: a source or self that requires grad
+    lambda L, s: L.zeros(3).index_add_(0, L.tensor(_IDX), s * 2),
+    lambda L, s: L.zeros(3).index_copy_(0, L.tensor(_IDX), s * 2),
+    lambda L, s: L.zeros(3).scatter_(0, L.tensor(_IDX), s * 2),
+    lambda L, s: L.zeros(3).scatter_add_(0, L.tensor(_IDX), s * 2),
+    lambda L, s: L.zeros(3).scatter_reduce_(0, L.tensor(_IDX), s * 2, "sum"),
+    lambda L, s: L.zeros(3).put_(L.tensor(_IDX), s * 2),
+    lambda L, s: (s * 2).index_fill_(0, L.tensor([0]), 0.),
+    lambda L, s: (s * 1).index_add_(0, L.tensor(_IDX), L.ones(3)),
+    # a value's leading size-1 dims are dropped before it is written
+    lambda L, s: (lambda z: (z.__setitem__(0, L.ones(1, 1, 3) * s), z)[1])(L.zeros(2, 3)),
+    lambda L, s: (lambda z: (z.__setitem__(L.tensor([0]), L.ones(1, 1, 3) * s), z)[1])(
+        L.zeros(2, 3)),
+    lambda L, s: (lambda z: (z.__setitem__((slice(None), 1), s.reshape(1, 3)), z)[1])(
+        L.zeros(3, 2)),
+])
+def test_inplace_index_ops_and_setitem_record_as_torch(fn):
+    assert _values_and_grad(ember, fn) == _values_and_grad(torch, fn)

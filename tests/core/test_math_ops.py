@@ -231,8 +231,8 @@ def test_operators_floor_mod_bitwise(device, oracle):
     oracle.assert_matches(f % -0.7, tf % -0.7)
     with pytest.raises(RuntimeError, match="ZeroDivisionError"):
         a // ember.zeros(3, 4, dtype=ember.int32, device=device)
-    with pytest.raises(RuntimeError):
-        ~f
+    with pytest.raises(TypeError, match="only implemented on integer and Boolean"):
+        ~f                            # PyTorch's operator message and type
 
 
 @pytest.mark.parametrize("mode", ["trunc", "floor"])
@@ -291,3 +291,26 @@ def test_arg_and_scan_edge_cases(device, oracle):
         ember.argmax(ember.zeros(0, 3, device=device), 0)
     e = ember.zeros(0, 3, device=device)
     oracle.assert_matches(ember.cumsum(e, 0), torch.cumsum(torch.zeros(0, 3), 0))
+
+
+@pytest.mark.parametrize("data, dtype, decimals", [
+    ([1000.5, 123.45], "float16", 2), ([123.45], "bfloat16", 1), ([1234.5, 15.0, -25.], "float32", -1),
+    ([1.005, 2.675], "float32", 2), ([0.5, 1.5, 2.5], "float64", 0), ([12345.678], "float64", -2)])
+def test_round_decimals_as_torch(data, dtype, decimals):
+    e = ember.tensor(data, dtype=getattr(ember, dtype)).round(decimals=decimals)
+    t = torch.tensor(data, dtype=getattr(torch, dtype)).round(decimals=decimals)
+    assert e.tolist() == t.tolist() and str(e.dtype)[6:] == str(t.dtype)[6:]
+
+
+@pytest.mark.parametrize("mode", ["floor", "trunc"])
+def test_div_with_rounding_has_zero_gradients(mode):
+    x = ember.tensor([1.5, -2.5, 3.], requires_grad=True)
+    y = ember.tensor([2., 2., -2.], requires_grad=True)
+    r = ember.div(x, y, rounding_mode=mode)
+    r.sum().backward()
+    want = torch.div(torch.tensor([1.5, -2.5, 3.]), torch.tensor([2., 2., -2.]),
+                     rounding_mode=mode)
+    assert r.tolist() == want.tolist()
+    assert x.grad.tolist() == [0., 0., 0.] and y.grad.tolist() == [0., 0., 0.]
+    with pytest.raises(RuntimeError, match="floor_divide is not implemented"):
+        ember.floor_divide(x, y).sum().backward()       # as torch's floor_divide

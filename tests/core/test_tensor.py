@@ -1,7 +1,9 @@
 """Tensor metadata, views (compared with PyTorch's sizes/strides/offsets), storage
 sharing, indexing, and interop (NumPy, DLPack, pickling, Python numbers, repr)."""
 import copy
+import operator
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -341,3 +343,68 @@ def test_numpy_of_a_tensor_that_requires_grad_is_refused_as_pytorch():
     with ember.no_grad():                                # the flag, not the mode, decides
         with pytest.raises(RuntimeError, match="requires grad"):
             x.numpy()
+
+
+def test_H_and_mH_conjugate_like_adjoint(device, oracle):
+    data = [[1 + 1j, 2], [3 - 2j, 4j]]
+    e, t = ember.tensor(data, device=device), torch.tensor(data)
+    oracle.assert_matches(e.H, t.H)
+    oracle.assert_matches(e.mH, t.mH)
+    oracle.assert_matches(e.expand(2, 2, 2).mH, t.expand(2, 2, 2).mH)
+    oracle.assert_matches(e.adjoint(), t.adjoint())
+    with pytest.raises(RuntimeError, match="Got 3-D tensor. For batches of matrices, consider "
+                                           "using tensor.mH"):
+        e.expand(2, 2, 2).H
+    for name in ("H", "mH"):
+        with pytest.warns(UserWarning, match=f"Tensor.{name} is deprecated on 0-D tensors"):
+            oracle.assert_matches(getattr(e[0, 0], name), getattr(t[0, 0], name).resolve_conj())
+
+
+def _outcome(lib, fn):
+    """(values, dtype name, shape) of fn(lib), or the exception's type name."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn(lib)
+    except Exception as e:
+        return type(e).__name__
+    if isinstance(r, lib.Tensor):
+        return r.tolist(), str(r.dtype).split(".")[-1], tuple(r.shape)
+    return str(r).split(".")[-1] if isinstance(r, lib.dtype) else r
+
+
+@pytest.mark.parametrize("fn", [
+    # NumPy scalars are the Python numbers of their kind
+    lambda L: np.int64(2) * L.tensor([1, 2], dtype=L.int32),
+    lambda L: L.tensor([1, 2], dtype=L.int32) * np.int64(2),
+    lambda L: L.tensor([1., 2.], dtype=L.float16) * np.float32(2.5),
+    lambda L: np.float32(2.5) - L.tensor([1., 2.], dtype=L.float16),
+    lambda L: L.tensor([1, 2], dtype=L.int32) + np.float16(1.5),
+    lambda L: L.add(L.tensor([1, 2], dtype=L.int32), np.int8(3)),
+    lambda L: L.full((2,), np.int32(3)),
+    lambda L: L.tensor([1., 5.]).clamp(np.float32(2), np.int64(3)),
+    # bfloat16 meets complex as float32 does
+    lambda L: L.tensor([1.], dtype=L.bfloat16) + 1j,
+    lambda L: L.result_type(L.tensor([1.], dtype=L.bfloat16), 1j),
+    # conversions to Python numbers
+    lambda L: operator.index(L.tensor(True)), lambda L: operator.index(L.tensor(1.)),
+    lambda L: operator.index(L.tensor([1, 2])),
+    lambda L: int(L.tensor([1, 2])), lambda L: float(L.tensor([1., 2.])),
+    lambda L: int(L.tensor([])), lambda L: complex(L.tensor([1., 2.])),
+    lambda L: L.tensor([1, 2]).item(),
+    lambda L: ~L.tensor([1.]), lambda L: ~L.tensor([1j]), lambda L: ~L.tensor([1, 2]),
+    # a list holding sequences, slices, None or Ellipsis indexes as a tuple
+    lambda L: L.arange(24.).reshape(2, 3, 4)[[[0, 1], [1, 0]]],
+    lambda L: L.arange(24.).reshape(2, 3, 4)[[[0, 1], [1, 0], [2, 3]]],
+    lambda L: L.arange(24.).reshape(2, 3, 4)[[0, slice(None)]],
+    lambda L: L.arange(24.).reshape(2, 3, 4)[[0, 1]],
+    lambda L: L.arange(24.).reshape(2, 3, 4)[[None, 1]],
+    lambda L: (lambda x: (x.__setitem__([[0, 1], [1, 0]], 5.), x)[1])(L.zeros(2, 3)),
+])
+def test_scalars_conversions_and_indices_as_torch(fn):
+    assert _outcome(ember, fn) == _outcome(torch, fn)
+
+
+def test_list_of_sequences_index_warns_as_torch():
+    with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
+        ember.zeros(2, 3)[[[0, 1], [1, 0]]]
