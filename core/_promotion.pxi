@@ -14,8 +14,6 @@ cdef bint other_scalar(object x):
 cdef dtype scalar_dtype(object x, str op):
     """The dtype a Python scalar takes part in promotion as (its 'wrapped' tier); a NumPy
     scalar as the Python number of its kind."""
-    if type(x).__module__ == "numpy" and other_scalar(x):
-        x = x.item()
     if isinstance(x, bool):
         return _dtypes.bool
     if isinstance(x, int):
@@ -24,6 +22,8 @@ cdef dtype scalar_dtype(object x, str op):
         return <dtype>_state.default_dtype()
     if isinstance(x, complex):
         return default_complex_dtype()
+    if other_scalar(x) and type(x).__module__ == "numpy":
+        return scalar_dtype(x.item(), op)
     raise TypeError(f"{op}(): unsupported operand type {type(x).__name__}")
 
 
@@ -76,7 +76,9 @@ cdef bint can_cast(dtype src, dtype dst) noexcept:
 cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1:
     """Store a Python number as one element of ``dt`` (what kernels read for scalars)."""
     cdef int code = dt.code
-    if type(value).__module__ == "numpy":
+    cdef type kind = type(value)
+    if kind is not float and kind is not int and kind is not bool and \
+            kind.__module__ == "numpy":
         value = value.item()                    # a NumPy scalar: its Python number
     cdef double f
     cdef int64_t i

@@ -73,24 +73,35 @@ _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int3
                  "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 
+_BOUNDS = {}     # dtype -> (lo, hi): the number bounds c10's checked conversion takes
+
+
+def _bound_range(dt):
+    r = _BOUNDS.get(dt)
+    if r is None:
+        if dt.is_floating_point:
+            r = (-math.inf, math.inf) if dt.name == "float64" else (-finfo(dt).max,
+                                                                  finfo(dt).max)
+        else:                       # c10 takes -max..max into an unsigned type (they wrap)
+            info = iinfo(dt)
+            r = (-info.max if info.min == 0 else info.min, info.max)
+        r = _BOUNDS[dt] = r
+    return r
+
+
 def _check_bound(x, bound):
     """torch converts a number bound that does not promote ``x`` to x's dtype with c10's
     checked conversion: out of the dtype's range it raises (the kernel would wrap it)."""
     if bound is None or isinstance(bound, (TensorBase, bool, complex)):
         return
     dt = x.dtype
-    if dt.name == "bool" or dt.is_complex or (isinstance(bound, float)
+    if dt.is_complex or dt.name == "bool" or (isinstance(bound, float)
                                                and not dt.is_floating_point):
         return                                      # the bound promotes: no conversion
-    if dt.is_floating_point:
-        # infinities and NaN convert to any floating dtype
-        ok = dt.name == "float64" or math.isinf(bound) or bound != bound or \
-            abs(bound) <= finfo(dt).max
-    else:
-        info = iinfo(dt)
-        # c10 takes -max..max into an unsigned type (the negative ones wrap)
-        ok = (-info.max if info.min == 0 else info.min) <= bound <= info.max
-    if not ok:
+    lo, hi = _bound_range(dt)
+    # infinities and NaN convert to any floating dtype
+    if not lo <= bound <= hi and not (dt.is_floating_point and (math.isinf(bound) or
+                                                               bound != bound)):
         raise RuntimeError(f"value cannot be converted to type {_C_TYPE_NAMES[dt.name]} "
                            "without overflow")
 
