@@ -363,9 +363,23 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-05):
     """Batch normalisation of ``input`` (N, C, ...) per channel; see native_batch_norm."""
     cdef TensorBase x = as_tensor_arg(input, "batch_norm", "input")
-    if training and x._ndim >= 2 and x.numel_c() // max(x._sizes[1], 1) <= 1:
+    cdef int64_t others = 1
+    cdef int i
+    for i in range(x._ndim):
+        if i != 1:
+            others *= x._sizes[i]
+    if training and x._ndim >= 2 and others == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
                          f"size {x.shape}")
+    if x.numel_c() == 0 and x._ndim >= 2:
+        # an empty batch: no statistics to take or update; a new tensor, on the autograd
+        # path through the affine parameters, as PyTorch's
+        r = x.clone()
+        if weight is not None:
+            r = r * weight[0]
+        if bias is not None:
+            r = r + bias[0]
+        return r
     return native_batch_norm(input, weight, bias, running_mean, running_var, training,
                              momentum, eps)[0]
 

@@ -263,7 +263,7 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     else:
         if attn_mask is not None:
             attn_mask = (attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1
-                         else attn_mask.reshape(bsz, num_heads, -1, src_len))
+                         else attn_mask.reshape(bsz, num_heads, attn_mask.shape[-2], src_len))
         out = scaled_dot_product_attention(
             q.reshape(bsz, num_heads, tgt_len, head_dim),
             k.reshape(bsz, num_heads, src_len, head_dim),
@@ -271,7 +271,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         out = out.reshape(bsz * num_heads, tgt_len, head_dim)
         attn = None
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz,
+                                                              out_proj_weight.shape[0])
     if not is_batched:
         out = out.squeeze(1)
         attn = None if attn is None else attn.squeeze(0)

@@ -1,6 +1,7 @@
 """Normalisation functions: layer_norm and batch_norm are the core's explicit ops (fused
 on the CPU); group_norm normalises each group through the layer-norm op, instance_norm each
 (sample, channel) through the batch-norm op; rms_norm is a composite."""
+import math
 import numbers
 
 from ember.core import _tensor as _T
@@ -30,7 +31,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number "
                                f"of channels in input, but got {name} of shape "
                                f"{list(p.shape)} and input of shape {list(input.shape)}")
-    grouped = input.reshape(n, num_groups, -1)
+    grouped = input.reshape(n, num_groups, math.prod(input.shape[1:]) // num_groups)
     y = _T.native_layer_norm(grouped, (grouped.shape[-1],), None, None, eps)[0]
     y = y.reshape(input.shape)
     affine = (1, c) + (1,) * (input.dim() - 2)

@@ -74,7 +74,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for module in reversed(self):
                 if hasattr(module, "right_inverse"):
-                    new = module.right_inverse(new)
+                    try:
+                        new = module.right_inverse(new)
+                    except NotImplementedError:
+                        pass        # as PyTorch: a right_inverse that cannot is the identity
         if not isinstance(new, (Tensor, list, tuple)):
             raise ValueError(f"'right_inverse' must return a Tensor or a Sequence of tensors "
                              f"(list, tuple...). Got {type(new).__name__}")

@@ -275,3 +275,12 @@ def test_mha_errors():
         m(ember.randn(3, 2, 6), x, x)
     with pytest.warns(UserWarning, match="mismatched key_padding_mask"):
         m(x, x, x, attn_mask=ember.zeros(3, 3), key_padding_mask=ember.zeros(2, 3).bool())
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_mha_and_encoder_layer_take_an_empty_batch(need_weights):
+    q = ember.zeros(0, 3, 8)
+    out, w = enn.MultiheadAttention(8, 2, batch_first=True)(q, q, q, need_weights=need_weights)
+    assert out.shape == (0, 3, 8)
+    assert (w is None) if not need_weights else w.shape == (0, 3, 3)
+    assert enn.TransformerEncoderLayer(8, 2, 16, batch_first=True)(q).shape == (0, 3, 8)

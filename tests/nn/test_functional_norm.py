@@ -249,3 +249,24 @@ def test_norm_output_changed_in_place_still_backpropagates(device, oracle, dtype
     tol = 5e-2 if dtype == ember.bfloat16 else None
     oracle.assert_matches(ey.detach(), ty.detach(), rtol=tol, atol=tol)
     check_grads([(e, t), (ew, tw)], oracle, rtol=tol)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.nn.BatchNorm1d(3), lambda L: L.nn.BatchNorm2d(3), lambda L: L.nn.GroupNorm(1, 3),
+    lambda L: L.nn.GroupNorm(3, 3), lambda L: L.nn.InstanceNorm1d(3),
+    lambda L: L.nn.LayerNorm(4)])
+def test_norm_layers_take_an_empty_batch(make):
+    shapes = []
+    for L in (ember, torch):
+        m = make(L)
+        shape = (0, 3, 4) if not isinstance(m, L.nn.BatchNorm1d) else (0, 3)
+        shape = (0, 3, 4, 4) if isinstance(m, L.nn.BatchNorm2d) else shape
+        x = L.zeros(shape, requires_grad=True)
+        y = m(x)
+        y.sum().backward()
+        stats = [m.running_mean.tolist(), int(m.num_batches_tracked)] \
+            if hasattr(m, "running_mean") and m.running_mean is not None else None
+        shapes.append((tuple(y.shape), tuple(x.grad.shape), stats))
+    assert shapes[0] == shapes[1]
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        ember.nn.BatchNorm1d(3)(ember.zeros(1, 3))

@@ -146,6 +146,20 @@ def test_orthogonal(omap, shape):
     np.testing.assert_allclose(m.weight.detach().numpy(), target, atol=1e-5)
 
 
+@pytest.mark.parametrize("omap", ["matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5)])
+def test_orthogonal_without_trivialization(omap, shape):
+    # a map whose right_inverse cannot invert (the parametrization registers the weight
+    # as its original) is registered as PyTorch does: the identity stands in
+    m = PZ.orthogonal(nn.Linear(shape[1], shape[0], bias=False), orthogonal_map=omap,
+                      use_trivialization=False)
+    W = m.weight.detach().numpy().astype(np.float64)
+    gram = W.T @ W if shape[0] >= shape[1] else W @ W.T
+    np.testing.assert_allclose(gram, np.eye(min(shape)), atol=1e-5)
+    m(ember.randn(2, shape[1])).sum().backward()
+    assert m.parametrizations.weight.original.grad is not None
+
+
 def test_orthogonal_errors():
     with pytest.raises(ValueError, match="Expected a matrix or batch of matrices"):
         PZ.orthogonal(nn.Linear(3, 3), "bias")
