@@ -152,6 +152,7 @@ def view_as_complex(input):
         strides[i] = t._strides[i] // 2
     if t._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
+    refuse_complex_grad(t, None, "view_as_complex")
     cdef TensorBase r = make_view(t, t._ndim - 1, t._sizes, strides, t._offset // 2)
     r._dtype = t._dtype.to_complex()
     return r
@@ -179,12 +180,26 @@ def _result_out(TensorBase result, out, str op):
     return o
 
 
+cdef int refuse_complex_grad(object a, object b, str op) except -1:
+    """A complex result made from real tensors that autograd records would drop their
+    history (complex tensors cannot carry gradients yet): refused, never a silently
+    detached result."""
+    for x in (a, b):
+        if isinstance(x, TensorBase) and ((<TensorBase>x)._keys & AUTOGRAD_BIT) and \
+                is_grad_enabled_c():
+            raise NotImplementedError(f"{op}: its result is complex, and ember's complex "
+                                      f"tensors cannot carry gradients yet (the input "
+                                      f"requires grad)")
+    return 0
+
+
 def _complex_out(re, im, dtype ct, out, str op):
     """A complex result (or ``out``, checked and resized) holding re + i*im; re and im are
     float tensors broadcast to the result's shape (im may also be a Python number, or None
     for zero)."""
     if im is not None and not isinstance(im, TensorBase):
         im = float(im) if im else None
+    refuse_complex_grad(re, im, op)
     cdef TensorBase r = re
     cdef int64_t sizes[MAX_DIM]
     cdef int i, nd = r._ndim

@@ -31,6 +31,7 @@ cdef class AutogradKernel:
         r = self.below(args, kwargs)
         if not any_req:
             return r
+        refuse_complex_result(self.op.name, r)
         edges = input_edges(args)
         node = self.make_node(args, kwargs, edges, None, -1)
         attach(node, r, self.save & SAVE_RESULT)
@@ -131,6 +132,17 @@ cdef inline void own_output(TensorBase t):
     cdef object b = t._base_ref
     if b is not None and not ((<TensorBase>b)._keys & AG):
         t._base_ref = None
+
+
+cdef int refuse_complex_result(str op, object r) except -1:
+    """A complex output of an op autograd records: refused (complex tensors cannot carry
+    gradients yet), where it would otherwise leave the history silently."""
+    for x in ((r,) if isinstance(r, TensorBase) else r if isinstance(r, tuple) else ()):
+        if isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_complex:
+            raise NotImplementedError(f"{op}: its result is complex, and ember's complex "
+                                      f"tensors cannot carry gradients yet (an input "
+                                      f"requires grad)")
+    return 0
 
 
 cdef void attach(OpNode node, object r, int save_result):

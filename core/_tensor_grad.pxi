@@ -11,9 +11,15 @@ def _set_requires_grad(TensorBase self, requires_grad):
         raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                            "want to use a computed variable in a subgraph that doesn't require "
                            "differentiation use var_no_grad = var.detach().")
+    if requires_grad and self._dtype.is_complex:
+        raise NotImplementedError("ember's autograd does not differentiate complex tensors "
+                                  "yet: a complex tensor cannot require gradients")
     if requires_grad and not self._dtype.is_floating_point:
         raise RuntimeError("only Tensors of floating point and complex dtype can require "
                            "gradients")
+    if requires_grad and self._inference and not inference_mode_c():
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
     if requires_grad:
         self._keys |= AG
     elif self._grad_fn is None:

@@ -83,14 +83,20 @@ def _unkeep(t, dim):
 
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: the vector ``p``-norm over ``dim`` (all elements by default); 'fro' is
-    the 2-norm over the dims given (at most two), 'nuc' is not supported here."""
+    the 2-norm over the dims given (at most two), 'nuc' the sum of singular values of the
+    matrices over ``dim`` (the last two by default, for a 2-D input)."""
     x = _tensor_arg(input, "norm", position=1)
     if isinstance(dim, int):
         dim = (dim,)
     if isinstance(p, str):
-        if p == "nuc":
-            raise NotImplementedError("norm(): p='nuc' needs singular values, which ember "
-                                      "does not compute yet")
+        if p == "nuc":                  # the sum of singular values: a matrix norm
+            from ember.core.linalg.norms import matrix_norm
+            dim = tuple(range(x.dim())) if dim is None else tuple(dim)
+            if len(dim) != 2:
+                raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
+                                   f"{' '.join(map(str, dim))}")
+            r = matrix_norm(x, "nuc", dim, keepdim, dtype=dtype)
+            return r if out is None else out.copy_(r)
         if p != "fro":
             raise RuntimeError(f"norm(): unsupported p {p!r}: expected 'fro', 'nuc' or a number")
         if dim is not None and len(dim) > 2:

@@ -139,12 +139,19 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
     arr = np.atleast_1d(_T._to_host(t))
     idx = np.take(np.argsort(arr, axis=axis, kind="stable"), [k - 1], axis=axis)
+    return _picked(t, arr, idx, axis, keepdim, "kthvalue")
+
+
+def _picked(t, arr, idx, axis, keepdim, op):
+    """(values, indices) of ``t`` (on the host: ``arr``) at the indices ``idx`` picked along
+    ``axis`` (kept as a dim of size 1)."""
+    np = _numpy()
     values = np.take_along_axis(arr, idx, axis)
     if not keepdim:
         idx, values = np.squeeze(idx, axis), np.squeeze(values, axis)
     if not t.dim():
         idx, values = idx.reshape(()), values.reshape(())
-    return _back(t, values, idx, "kthvalue", axis, keepdim)
+    return _back(t, values, idx, op, axis, keepdim)
 
 
 @composite("median")
@@ -186,12 +193,7 @@ def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     nan = arr != arr
     first_nan = np.argmax(nan, axis=axis).reshape(idx.shape)
     idx = np.where(nan.any(axis=axis).reshape(idx.shape), first_nan, idx)
-    values = np.take_along_axis(arr, idx, axis)
-    if not keepdim:
-        idx, values = np.squeeze(idx, axis), np.squeeze(values, axis)
-    if not t.dim():
-        idx, values = idx.reshape(()), values.reshape(())
-    return _back(t, values, idx, "median", axis, keepdim)
+    return _picked(t, arr, idx, axis, keepdim, "median")
 
 
 @composite("unique")

@@ -96,6 +96,22 @@ def expr_matches(expr, device, rtol=1e-4, atol=1e-5):
     assert_matches(got, want, rtol=rtol, atol=atol)
 
 
+def outcome(lib, fn):
+    """What fn(lib) gives, comparable across libraries: a tensor's (values, dtype name,
+    shape), a dtype's name, another value as is, or the name of the exception raised
+    (warnings silenced)."""
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = fn(lib)
+    except Exception as e:
+        return type(e).__name__
+    if isinstance(r, lib.Tensor):
+        return r.tolist(), str(r.dtype).split(".")[-1], tuple(r.shape)
+    return str(r).split(".")[-1] if isinstance(r, lib.dtype) else r
+
+
 @pytest.fixture(scope="session")
 def oracle():
     """Helpers comparing ember with PyTorch (tests import nothing from conftest)."""
@@ -104,7 +120,8 @@ def oracle():
                                  from_torch=from_torch, assert_matches=assert_matches,
                                  tol=tol, ALL_DTYPES=ALL_DTYPES, FLOAT_DTYPES=FLOAT_DTYPES,
                                  NUMERIC_DTYPES=NUMERIC_DTYPES, uniform_pair=uniform_pair,
-                                 normal_pair=normal_pair, expr_matches=expr_matches)
+                                 normal_pair=normal_pair, expr_matches=expr_matches,
+                                 outcome=outcome)
 
 
 # --- one table row against PyTorch: the tables of tests/core/test_elementwise.py,

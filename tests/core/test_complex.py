@@ -385,8 +385,10 @@ def test_lt_error_matches_torch():
 
 
 def test_complex_cannot_require_grad():
-    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+    with pytest.raises(NotImplementedError, match="complex tensor cannot require grad"):
         ember.ones(2, dtype=ember.complex64).requires_grad_()
+    with pytest.raises(NotImplementedError, match="complex tensor cannot require grad"):
+        ember.tensor([1 + 2j], requires_grad=True)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.ones(2) + 1                      # the real path is untouched
@@ -434,3 +436,20 @@ def test_orderless_ops_refuse_and_bool_isfinite():
         _check(e.bool(), t.bool(), 0)
     z = [complex("inf"), 1j, complex(0, float("nan"))]
     _check(ember.isfinite(ember.tensor(z)), torch.isfinite(torch.tensor(z)), 0)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: x.to(ember.complex64), lambda x: x * (1 + 1j), lambda x: ember.complex(x, x),
+    lambda x: ember.polar(x, x), lambda x: ember.view_as_complex(ember.stack([x, x], -1)),
+    lambda x: ember.fft.fft(x)])
+def test_a_complex_result_of_a_tensor_requiring_grad_is_refused(make):
+    """Complex tensors cannot carry gradients yet: refused, never a detached result that
+    would drop the gradient silently."""
+    x = ember.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="complex"):
+        make(x)
+    with ember.no_grad():
+        assert make(x).dtype.is_complex
+    assert make(x.detach()).dtype.is_complex
+    with pytest.raises(NotImplementedError, match="complex tensor cannot require grad"):
+        ember.zeros(2, dtype=ember.complex64).requires_grad_()

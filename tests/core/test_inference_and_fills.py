@@ -106,3 +106,12 @@ def test_random_fill_of_a_view_zeroes_that_region():
         y.sum().backward()
         grads.append(x.grad.tolist())
     assert grads[0] == grads[1] == [[0.0] * 3, [1.0] * 3]
+
+
+def test_an_inference_tensor_cannot_require_grad_outside_inference_mode():
+    with ember.inference_mode():
+        y = ember.ones(2)
+    with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor "
+                                           "outside InferenceMode is not allowed."):
+        y.requires_grad_(True)
+    y.requires_grad_(False)                       # turning it off is allowed

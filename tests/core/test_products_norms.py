@@ -234,8 +234,11 @@ def test_norm_dtype_and_errors(device, oracle):
         ember.norm(ember.tensor([1, 2], device=device))
     with pytest.raises(RuntimeError, match="2-tuple"):
         ember.norm(ember.ones(2, 2, 2, device=device), "fro", (0, 1, 2))
-    with pytest.raises(NotImplementedError, match="nuc"):
-        ember.norm(a, "nuc")
+    oracle.assert_matches(ember.norm(a, "nuc"), torch.norm(ta, "nuc"), rtol=1e-5)
+    b, tb = oracle.normal_pair((2, 3, 4), ember.float64, device)
+    oracle.assert_matches(b.norm("nuc", (1, 2), True), tb.norm("nuc", (1, 2), True))
+    with pytest.raises(RuntimeError, match="dim must be a 2-tuple. Got 0 1 2"):
+        ember.norm(b, "nuc")
     with pytest.raises(RuntimeError, match="unsupported p"):
         ember.norm(a, "max")
 
