@@ -86,8 +86,17 @@ def register(module, name=None, dist=None, version=""):
                                  dist or name, current)
     types = [spec.type for spec in specs]
     _loaded[name] = {"dist": dist or name, "version": version, "devices": types,
-                     "module": module, "descriptions": {s.type: s.description for s in specs}}
+                     "module": module, "descriptions": {s.type: s.description for s in specs},
+                     "accelerators": {s.type: s.accelerator for s in specs}}
     return types
+
+
+def is_accelerator(device_type):
+    """Whether the plugin of ``device_type`` offers it as an accelerator (DeviceSpec)."""
+    for record in _loaded.values():
+        if device_type in record["devices"]:
+            return record["accelerators"].get(device_type, True)
+    return True
 
 
 def _table_loader(module, device_type):

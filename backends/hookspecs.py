@@ -29,6 +29,9 @@ class DeviceSpec:
 
     type: str                 # device type name, as in ``ember.device("cpu")``
     description: str = ""     # one line for ``python -m ember.backends``
+    # whether ember.accelerator may pick it: False for a device that only stands in for one
+    # (a test device over host memory, as ember-reference is)
+    accelerator: bool = True
 
 
 @runtime_checkable

@@ -641,11 +641,7 @@ cdef class TensorBase:
                               f"{self._device}")
         return (1, 0)
 
-    def __reduce_ex__(self, protocol):
-        return (_rebuild_tensor, (host_array(self), self._dtype.name, str(self._device)))
-
-    def __deepcopy__(self, memo):
-        return clone_c(self)
+    # pickling and copying (__reduce_ex__, __deepcopy__, __copy__): core/storages.py
 
 
 

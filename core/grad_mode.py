@@ -1,6 +1,7 @@
 """Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode (thread-local; each
 a context manager and a decorator)."""
 import functools
+import inspect
 
 from ember.core import _autograd as _ag
 
@@ -12,20 +13,57 @@ is_inference_mode_enabled = _ag.is_inference_mode_enabled
 
 
 class _Mode:
-    """Base of the grad-mode context managers; as a decorator, each call runs in the mode."""
+    """Base of the grad-mode context managers; as a decorator, each call runs in the mode (a
+    generator function: each of its steps, as PyTorch's)."""
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return fn(*args, **kwargs)
         return wrapper
 
+    def _wrap_generator(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:
+                        with self.clone():
+                            response = gen.throw(e)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
+        return wrapper
+
     def clone(self):
         return type(self)()
 
 
-class no_grad(_Mode):
+class _NoArgMode(_Mode):
+    """A mode that also decorates bare: ``@no_grad`` as ``@no_grad()``."""
+
+    def __new__(cls, orig_func=None):
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
+
+
+class no_grad(_NoArgMode):
     """Disable gradient recording in this thread (ops record no graph)."""
 
     def __enter__(self):
@@ -35,7 +73,7 @@ class no_grad(_Mode):
         _ag._set_grad_enabled(self._prev)
 
 
-class enable_grad(_Mode):
+class enable_grad(_NoArgMode):
     """Enable gradient recording in this thread (inside no_grad, for instance)."""
 
     def __enter__(self):
@@ -64,6 +102,11 @@ class set_grad_enabled(_Mode):
 
 class inference_mode(_Mode):
     """no_grad, and is_inference_mode_enabled() answers True (``mode=False``: no change)."""
+
+    def __new__(cls, mode=True):
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)                        # bare @inference_mode
 
     def __init__(self, mode=True):
         self.mode = bool(mode)

@@ -1,9 +1,30 @@
 """backward and grad: the Python entry points of the autograd engine (core/_autograd.pyx),
 as ``ember.autograd.backward``/``grad`` and ``Tensor.backward`` call them."""
+import threading
+
 from ember.core import _autograd as _ag
 from ember.core._tensor import TensorBase
 
-__all__ = ["backward", "grad"]
+__all__ = ["accumulating", "backward", "grad"]
+
+_run = threading.local()      # whether the backward running in this thread fills .grad
+
+
+def accumulating():
+    """Whether the backward pass running now accumulates into the leaves' ``.grad``
+    (backward()) or only returns gradients (grad()): what a custom Function that runs
+    autograd inside its backward (checkpoint) must do likewise."""
+    return getattr(_run, "accumulate", True)
+
+
+def _run_backward(outputs, grads, retain, create, inputs, allow_unused, accumulate, given):
+    before = accumulating()
+    _run.accumulate = accumulate
+    try:
+        return _ag.run_backward(outputs, grads, retain, create, inputs, allow_unused,
+                                accumulate, given)
+    finally:
+        _run.accumulate = before
 
 
 def _tensors(x, name):
@@ -58,8 +79,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         inputs = _tensors(inputs, "backward")
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    _ag.run_backward(tensors, grads, bool(retain_graph), bool(create_graph),
-                     inputs or (), True, True, given)
+    _run_backward(tensors, grads, bool(retain_graph), bool(create_graph), inputs or (), True,
+                  True, given)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -75,8 +96,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     grads, given = _make_grads(outputs, grad_outputs)
     if retain_graph is None:
         retain_graph = create_graph
-    res = _ag.run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs,
-                           bool(allow_unused or materialize_grads), False, given)
+    res = _run_backward(outputs, grads, bool(retain_graph), bool(create_graph), inputs,
+                        bool(allow_unused or materialize_grads), False, given)
     if materialize_grads:
         from ember.core import _tensor as _T
         res = [_T.zeros_like(x) if g is None else g for x, g in zip(inputs, res)]

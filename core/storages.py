@@ -471,6 +471,78 @@ def _is_shared(self):
     return id(_T._storage_of(self)) in _shared
 
 
+_DEEPCOPY_MESSAGE = (
+    "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol "
+    "at the moment.  If you were attempting to deepcopy a module, this may be because of a "
+    "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+
+
+def _deepcopy(self, memo):
+    """copy.deepcopy of a leaf: a new leaf over a copy of its memory (tensors copied together
+    that shared memory share the copy, by ``memo``), with requires_grad, .grad and its
+    attributes copied, as PyTorch's."""
+    import copy
+    if self.grad_fn is not None:
+        raise RuntimeError(_DEEPCOPY_MESSAGE)
+    if id(self) in memo:
+        return memo[id(self)]
+    core = _T._storage_of(self)
+    twin = memo.get(id(core))
+    if twin is None:
+        whole = _T._tensor_over(core, _UINT8, (core.nbytes(),), (1,), 0)
+        twin = memo[id(core)] = _T._storage_of(whole.clone())
+        memo.setdefault(id(memo), []).append(core)      # keep the key's object alive
+    r = _T._tensor_over(twin, self.dtype, tuple(self.shape), self.stride(),
+                        self.storage_offset())
+    if type(self) is not type(r):
+        r = r.as_subclass(type(self))
+    memo[id(self)] = r
+    r.requires_grad_(self.requires_grad)
+    if self.grad is not None:
+        r.grad = copy.deepcopy(self.grad, memo)
+    if self.__dict__:
+        r.__dict__.update(copy.deepcopy(self.__dict__, memo))
+    return r
+
+
+def _copy(self):
+    """copy.copy: a new tensor over the same memory, requiring grad as self does (a leaf)."""
+    r = _T._tensor_over(_T._storage_of(self), self.dtype, tuple(self.shape), self.stride(),
+                        self.storage_offset())
+    if type(self) is not type(r):
+        r = r.as_subclass(type(self))
+    r.requires_grad_(self.requires_grad)
+    r.__dict__.update(self.__dict__)
+    return r
+
+
+def _reduce_ex(self, protocol):
+    """Pickling: the values, dtype, device, requires_grad and strides (kept when they lay the
+    tensor out densely, as a transpose's do)."""
+    return (_rebuild, (_T._to_host(self.detach()), self.dtype.name, str(self.device),
+                       self.requires_grad, self.stride()))
+
+
+def _dense_permutation(shape, stride):
+    """Whether ``stride`` lays ``shape`` out densely in some order of its dims."""
+    span = 1
+    for st, n in sorted((st, n) for n, st in zip(shape, stride) if n > 1):
+        if st != span:
+            return False
+        span *= n
+    return True
+
+
+def _rebuild(array, dtype_name, device, requires_grad=False, stride=None):
+    t = _T._rebuild_tensor(array, dtype_name, device)
+    if stride is not None and tuple(stride) != t.stride() and \
+            _dense_permutation(tuple(t.shape), tuple(stride)):
+        from ember.core.factories import empty_strided
+        t = empty_strided(tuple(t.shape), tuple(stride), dtype=t.dtype,
+                          device=t.device).copy_(t)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
 class StorageMethods:
     """Tensor's storage methods: t.untyped_storage(), t.storage(), t.set_(...), t.resize_(...),
     t.share_memory_(), ... (a base of ember.Tensor)."""
@@ -485,3 +557,6 @@ class StorageMethods:
     is_set_to = _is_set_to
     share_memory_ = _share_memory_
     is_shared = _is_shared
+    __deepcopy__ = _deepcopy
+    __copy__ = _copy
+    __reduce_ex__ = _reduce_ex

@@ -1,9 +1,9 @@
 """``ember.accelerator``: the device-agnostic view of the current accelerator.
 
 The accelerator is the first device type, other than the CPU and meta, whose plugin is
-loaded and reports itself available (CUDA, XPU and MPS first, then devices plugins
-registered at run time, in key order); without one every query says so (None, 0, False),
-as PyTorch's CPU-only build does."""
+loaded, offers it as an accelerator (``DeviceSpec.accelerator``) and reports it available
+(CUDA, XPU and MPS first, then devices plugins registered at run time, in key order);
+without one every query says so (None, 0, False), as PyTorch's CPU-only build does."""
 __all__ = ["current_accelerator", "current_device_index", "device_count", "is_available",
            "set_device_index", "synchronize"]
 
@@ -20,8 +20,10 @@ def _candidates():
 
 def _accelerator_type(check_available=True):
     import ember
+    from ember.backends import is_accelerator
     for b in _candidates():
-        if b.type in ("cpu", "meta") or b.is_meta or b.plugin is None:
+        if b.type in ("cpu", "meta") or b.is_meta or b.plugin is None or \
+                not is_accelerator(b.type):
             continue
         try:
             available = bool(ember.get_device_module(b.type).is_available())

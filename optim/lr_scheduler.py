@@ -397,6 +397,9 @@ def _cycled_momenta(optimizer, base_momentum, max_momentum, last_epoch):
     return use_beta1, lows, highs
 
 
+_PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): the lr rises from ``max_lr / div_factor`` to
     ``max_lr`` over ``pct_start`` of the steps and anneals to ``initial_lr /
@@ -425,17 +428,17 @@ class OneCycleLR(LRScheduler):
                              "steps_per_epoch)")
         last = self.total_steps - 1
         up = float(pct_start * self.total_steps) - 1
-        # (end_step, start_lr, end_lr, start_momentum, end_momentum) per phase
+        # per phase, as PyTorch's state_dict holds them (checkpoints load either way):
+        # (end_step, start_lr, end_lr, start_momentum, end_momentum)
         if three_phase:
-            self._schedule_phases = [
-                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
-                 "base_momentum", "max_momentum"),
-                (last, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+            phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr",
+                       "base_momentum", "max_momentum"),
+                      (last, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
         else:
-            self._schedule_phases = [
-                (up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                (last, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+            phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                      (last, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self._schedule_phases = [dict(zip(_PHASE_KEYS, p)) for p in phases]
         ember._check_value(isinstance(pct_start, float) and 0 <= pct_start <= 1, lambda: (
             f"Expected float between 0 and 1 pct_start, but got {pct_start}"))
         ember._check_value(anneal_strategy in ("cos", "linear"), lambda: (
@@ -467,7 +470,8 @@ class OneCycleLR(LRScheduler):
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
-            for i, (end, lr0, lr1, m0, m1) in enumerate(self._schedule_phases):
+            for i, phase in enumerate(self._schedule_phases):
+                end, lr0, lr1, m0, m1 = (phase[k] for k in _PHASE_KEYS)
                 if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
                     lrs.append(self._anneal(group[lr0], group[lr1], pct))

@@ -24,8 +24,20 @@ def _prep(inputs, create_graph):
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph, strict):
-    gs = _grad(outputs, inputs, grad_outputs, retain_graph=True, create_graph=create_graph,
-               allow_unused=True)
+    # outputs that do not depend on anything differentiable contribute nothing (PyTorch's
+    # functional API gives zeros for them, where autograd.grad would refuse them)
+    outs = tuple(outputs) if isinstance(outputs, (tuple, list)) else (outputs,)
+    vs = (tuple(grad_outputs) if isinstance(grad_outputs, (tuple, list)) else
+          (grad_outputs,) * len(outs))
+    live = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
+    if strict and len(live) < len(outs):
+        i = next(i for i, o in enumerate(outs) if not o.requires_grad)
+        raise RuntimeError(f"Output {i} of the user-provided function does not require "
+                           f"gradients. The outputs must be computed in a differentiable "
+                           f"manner from the input when running in strict mode.")
+    gs = _grad([o for o, _ in live], inputs, [v for _, v in live], retain_graph=True,
+               create_graph=create_graph, allow_unused=True) if live else \
+        (None,) * len(inputs)
     out = []
     for i, (x, g) in enumerate(zip(inputs, gs)):
         if g is None:

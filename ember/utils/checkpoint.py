@@ -4,9 +4,10 @@ import contextlib
 import enum
 import warnings
 
-from ember.autograd import Function, backward
-from ember.autograd.grad_mode import enable_grad
+from ember.autograd import Function, backward, grad
+from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.core._tensor import TensorBase
+from ember.core.gradients import accumulating
 
 __all__ = ["checkpoint", "checkpoint_sequential"]
 
@@ -33,10 +34,16 @@ class _Checkpoint(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        # Under grad() the inputs' gradients are returned and nothing reaches .grad; under
+        # backward() the recomputation's own leaves (parameters the function closes over)
+        # accumulate too.  A backward that builds a graph (create_graph=True: grad mode on)
+        # recomputes from the inputs themselves, so its gradients reach their history.
+        higher_order, fill = is_grad_enabled(), accumulating()
         saved = ctx.saved_tensors
         args = list(ctx.others)
         for i, t in zip(ctx.positions, saved):
-            args[i] = t.detach().requires_grad_(t.requires_grad)
+            args[i] = (t.view_as(t) if fill else t) if higher_order else \
+                t.detach().requires_grad_(t.requires_grad)
         if ctx.preserve_rng:
             now = _rng_state()
             _set_rng_state(ctx.rng)
@@ -49,10 +56,19 @@ class _Checkpoint(Function):
         outs = out if isinstance(out, tuple) else (out,)
         pairs = [(o, g) for o, g in zip(outs, grads)
                  if isinstance(o, TensorBase) and o.requires_grad and g is not None]
+        none = (None, None, None)
+        if not fill:
+            wanted = [a for a in args if isinstance(a, TensorBase) and a.requires_grad]
+            found = dict(zip(map(id, wanted), grad(
+                [p[0] for p in pairs], wanted, [p[1] for p in pairs],
+                create_graph=higher_order, allow_unused=True))) if pairs and wanted else {}
+            return none + tuple(found.get(id(a)) for a in args)
         if pairs:
-            backward(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs))
-        return (None, None, None) + tuple(
-            a.grad if isinstance(a, TensorBase) else None for a in args)
+            backward(tuple(p[0] for p in pairs), tuple(p[1] for p in pairs),
+                     create_graph=higher_order)
+        if higher_order:            # the inner backward reached the inputs through aliases
+            return none + (None,) * len(args)
+        return none + tuple(a.grad if isinstance(a, TensorBase) else None for a in args)
 
 
 def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check=None,

@@ -386,10 +386,11 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
 
     def to(self, *args, **kwargs):
         """Move and/or cast parameters and buffers: to(device), to(dtype) (floating-point
-        tensors only), to(tensor), to(device, dtype, non_blocking)."""
+        tensors only), to(tensor), to(device, dtype, non_blocking); ``memory_format`` lays
+        out the 4-D and 5-D ones (channels_last)."""
         from ember.core._tensor import _parse_to
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if len(args) > 1 and isinstance(args[-1], bool):        # to(device, dtype, True)
             args = args[:-1]
         device, dtype = _parse_to(args, kwargs)
@@ -399,7 +400,10 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
 
         def convert(t):
             cast = dtype is not None and (t.is_floating_point() or t.is_complex())
-            return t.to(*[a for a in (device, dtype if cast else None) if a is not None])
+            to = [a for a in (device, dtype if cast else None) if a is not None]
+            if memory_format is not None and t.dim() in (4, 5):   # conv weights and the like
+                return t.to(*to, memory_format=memory_format)
+            return t.to(*to)
         return self._apply(convert)
 
     def _cast_floating(self, dtype):

@@ -87,3 +87,18 @@ def test_errors_match_pytorch():
         AF.jacobian(ember.sin, x, strategy="sideways")
     with pytest.raises(RuntimeError, match="independent of input 0"):
         AF.jvp(lambda a: ember.ones(2), x, ember.ones(2), strict=True)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.autograd.functional.hessian(lambda x: x.sum(), L.ones(2)),
+    lambda L: L.autograd.functional.jacobian(lambda x: L.ones(2), L.ones(3)),
+    lambda L: L.autograd.functional.vjp(lambda x: L.ones(2).sum(), L.ones(2)),
+    lambda L: L.autograd.functional.vjp(lambda x: (L.ones(2).sum(), (x * 2).sum()),
+                                        L.ones(2), (L.tensor(1.), L.tensor(1.))),
+])
+def test_outputs_independent_of_the_inputs_give_zeros(call):
+    def flat(r):
+        return [flat(x) for x in r] if isinstance(r, tuple) else r.tolist()
+    assert flat(call(ember)) == flat(call(torch))
+    with pytest.raises(RuntimeError, match="does not require gradients"):
+        ember.autograd.functional.jacobian(lambda x: ember.ones(2), ember.ones(3), strict=True)

@@ -1,6 +1,7 @@
 """Storages (UntypedStorage/TypedStorage and the legacy FloatStorage-style classes), the
 legacy tensor types (FloatTensor, cuda.LongTensor, ``type()`` strings) and the tensor
 storage methods (set_, resize_, share_memory_), against torch."""
+import copy
 import pickle
 import warnings
 
@@ -154,3 +155,23 @@ def test_inference_and_version_queries():
     assert y._version == v + 1
     ember.autograd.graph.increment_version(y)
     assert y._version == v + 2
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_deepcopy_copy_and_pickle_as_torch(lib):
+    x = lib.ones(3, requires_grad=True)
+    x.grad = lib.full((3,), 5.)
+    y = copy.deepcopy(x)
+    (y * 2).sum().backward()
+    assert y.is_leaf and y.grad.tolist() == [7., 7., 7.] and x.grad.tolist() == [5., 5., 5.]
+    with pytest.raises(RuntimeError, match="graph leaves"):
+        copy.deepcopy(x * 1)
+    z = lib.arange(4.)
+    a, b = copy.deepcopy([z, z[1:]])               # views copied together keep sharing
+    b[0] = 9
+    assert a.tolist() == [0., 9., 2., 3.] and z.tolist() == [0., 1., 2., 3.]
+    c = copy.copy(x)
+    assert c.requires_grad and c.is_leaf and c.data_ptr() == x.data_ptr()
+    p = pickle.loads(pickle.dumps(lib.arange(6.).reshape(2, 3).t().requires_grad_()))
+    assert p.requires_grad and p.is_leaf and p.stride() == (1, 3)
+    assert p.tolist() == [[0., 3.], [1., 4.], [2., 5.]]

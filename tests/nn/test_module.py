@@ -417,3 +417,18 @@ def test_import_ember_does_not_import_nn():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "True"]
+
+
+@pytest.mark.parametrize("make, fmt", [
+    (lambda L: L.nn.Conv2d(3, 8, 3), "channels_last"),
+    (lambda L: L.nn.Conv3d(3, 4, 3), "channels_last_3d"),
+    (lambda L: L.nn.Linear(3, 3), "channels_last"),
+    (lambda L: L.nn.Conv2d(3, 8, 3), "channels_last_3d")])
+def test_to_memory_format_lays_out_4d_and_5d_parameters(make, fmt):
+    def run(L):
+        try:
+            m = make(L).to(L.float64, memory_format=getattr(L, fmt))
+        except RuntimeError as e:
+            return str(e)
+        return m.weight.stride(), str(m.weight.dtype)[6:], type(m.weight).__name__
+    assert run(ember) == run(torch)

@@ -322,3 +322,20 @@ def test_state_dict_resumes_like_torch(name):
         results[lib] = (seq, {k for k in sd if not k.startswith("_")} | {"_last_lr" in sd})
     assert results[ember][0] == pytest.approx(results[torch][0], rel=1e-12)
     assert results[ember][1] == results[torch][1]
+
+
+def test_one_cycle_state_dict_crosses_libraries():
+    """A OneCycleLR state saved by PyTorch resumes in ember, and the reverse."""
+    def make(L):
+        o = L.optim.SGD([L.nn.Parameter(L.ones(2))], lr=0.1, momentum=0.9)
+        return o, L.optim.lr_scheduler.OneCycleLR(o, max_lr=1.0, total_steps=10,
+                                                  three_phase=True)
+    (eo, es), (to, ts) = make(ember), make(torch)
+    for _ in range(3):
+        eo.step(), es.step(), to.step(), ts.step()
+    (eo2, es2), (to2, ts2) = make(ember), make(torch)
+    es2.load_state_dict(ts.state_dict())
+    ts2.load_state_dict(es.state_dict())
+    for _ in range(4):
+        eo2.step(), es2.step(), to2.step(), ts2.step()
+    assert es2.get_last_lr() == pytest.approx(ts2.get_last_lr())

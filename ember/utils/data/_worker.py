@@ -148,9 +148,15 @@ def _create_fetcher(iterable, dataset, auto_collation, collate_fn, drop_last):
 
 
 def _seed_worker(seed):
-    """Seed ember's global generator and Python's ``random`` for this worker."""
+    """Seed ember's global generator, Python's ``random`` and NumPy's global generator for
+    this worker (as PyTorch's workers do: a dataset drawing with np.random repeats)."""
     ember.manual_seed(seed)
     random.seed(seed)
+    try:
+        import numpy as np
+    except ImportError:
+        return
+    np.random.seed([seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF])
 
 
 def _worker_loop(iterable, dataset, index_queue, data_queue, done_event, auto_collation,

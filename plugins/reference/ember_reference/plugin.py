@@ -10,8 +10,9 @@ DEVICE = "reference"
 
 @hookimpl
 def ember_devices():
+    # a device for conformance tests: ember.accelerator does not offer it
     return [DeviceSpec(DEVICE, "reference device: plain C kernels over a host arena the "
-                               "host cannot read directly")]
+                               "host cannot read directly", accelerator=False)]
 
 
 @hookimpl

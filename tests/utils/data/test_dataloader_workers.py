@@ -8,6 +8,7 @@ import os
 import random
 import time
 
+import numpy as np
 import pytest
 import torch
 import torch.utils.data as tdata
@@ -112,6 +113,7 @@ class Probe(edata.Dataset):
         return {"id": info.id, "num_workers": info.num_workers, "seed": info.seed,
                 "same_dataset": info.dataset is self, "pid": os.getpid(),
                 "ember": ember.rand(()).item(), "random": random.random(),
+                "numpy": float(np.random.rand()),
                 "threads": ember.get_num_threads(),
                 "init": getattr(self, "init_by", -1)}
 
@@ -131,6 +133,7 @@ def test_worker_info_seeds_and_threads():
     assert a == [dict(s, pid=x["pid"]) for s, x in zip(b, a)]
     # the workers' generators were seeded differently: their first draws differ
     assert a[0]["ember"] != a[1]["ember"] and a[0]["random"] != a[1]["random"]
+    assert a[0]["numpy"] != a[1]["numpy"]          # NumPy's global generator too
     # and as seeded: ember's and Python's generators start from seed
     ember.manual_seed(a[0]["seed"])
     random.seed(a[0]["seed"])
