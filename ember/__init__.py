@@ -791,3 +791,9 @@ def _autoload():
 
 
 _autoload()
+
+# torch.backends' namespaces for libraries ember does not link (mps, mkldnn, mkl, openmp,
+# opt_einsum), registered as submodules of ember.backends
+from ember import _backend_flags  # noqa: E402
+
+_backend_flags.install()

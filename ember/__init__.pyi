@@ -54,6 +54,7 @@ from . import func as func
 from . import functional as functional
 from . import futures as futures
 from . import fx as fx
+from . import jit as jit
 from . import linalg as linalg
 from . import multiprocessing as multiprocessing
 from . import nn as nn

@@ -4,8 +4,8 @@ tensor types and storages, the device runtime modules, and deprecated spellings.
 them out of ``import ember`` keeps it fast."""
 import importlib
 
-__all__ = ["DEPRECATED", "FUNCTIONS", "LEGACY_STORAGE_NAMES", "LEGACY_TYPE_NAMES", "SUBMODULES",
-           "resolve"]
+__all__ = ["DEPRECATED", "FUNCTIONS", "LEGACY_STORAGE_NAMES", "LEGACY_TYPE_NAMES", "PREFIXES",
+           "SUBMODULES", "resolve"]
 
 SUBMODULES = {"backends", "nn", "optim", "distributed", "linalg", "fft", "autograd",
               "utils", "random", "__config__", "testing", "fx", "serialization", "func"}
@@ -107,6 +107,8 @@ FUNCTIONS.update({"compile": "compiler._compile", "CompileMode": "compiler._comp
 # control flow that capture keeps whole (torch.cond, torch.while_loop) and torch.export
 FUNCTIONS.update({"cond": "_higher_order_ops", "while_loop": "_higher_order_ops"})
 SUBMODULES |= {"export"}
+# torch.jit's names without TorchScript: script/trace return their argument (ember/jit.py)
+SUBMODULES |= {"jit"}
 # PyTorch's archive classes (torch._C's, exposed as torch.PyTorchFileReader, ...)
 FUNCTIONS.update({_n: "serialization._file_classes" for _n in (
     "PyTorchFileReader", "PyTorchFileWriter", "SerializationStorageContext",
@@ -115,6 +117,10 @@ FUNCTIONS.update({_n: "amp.autocast_mode" for _n in (
     "autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled",
     "set_autocast_dtype", "is_autocast_cache_enabled", "set_autocast_cache_enabled",
     "clear_autocast_cache")})
+
+
+# torch._foreach_* (multi-tensor ops): one table in ember/_foreach.py, found by prefix
+PREFIXES = {"_foreach_": "_foreach"}
 
 
 def resolve(name):
@@ -129,6 +135,11 @@ def resolve(name):
         return getattr(ember, DEPRECATED[name])
     if name in FUNCTIONS:
         return getattr(importlib.import_module(f"ember.{FUNCTIONS[name]}"), name)
+    for prefix, module in PREFIXES.items():
+        if name.startswith(prefix):
+            found = getattr(importlib.import_module(f"ember.{module}"), name, None)
+            if found is not None:
+                return found
     if name.endswith("Tensor") and name in LEGACY_TYPE_NAMES:
         from ember.core import legacy_types
         return legacy_types.legacy_class(name)

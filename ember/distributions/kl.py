@@ -82,4 +82,5 @@ def kl_divergence(p, q):
     return fun(p, q)
 
 
+from ember.distributions import kl_cross as _kl_cross  # noqa: E402,F401  (the other cross pairs)
 from ember.distributions import kl_pairs as _kl_pairs  # noqa: E402,F401  (registers pairs)

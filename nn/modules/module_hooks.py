@@ -138,6 +138,16 @@ class _HookMixin:
         self._is_full_backward_hook = True
         return _add(self._backward_hooks, hook, prepend)
 
+    def register_backward_hook(self, hook):
+        """PyTorch's deprecated ``hook(module, grad_input, grad_output)``, run here as a full
+        backward hook: grad_input holds the gradients of the module's tensor inputs (PyTorch's
+        holds those of the inputs of the module's last autograd node)."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks "
+                               "on a single Module. Please use only one of them.")
+        self._is_full_backward_hook = False
+        return _add(self._backward_hooks, hook, False)
+
     def _backward_hook_list(self):
         return list(_global_backward_hooks.values()) + list(self._backward_hooks.values())
 

@@ -15,7 +15,8 @@ OMITTED = {
         "TorchScript and the JIT: its IR (Graph, Node, Value, Block), type objects, script "
         "modules/functions/containers, IR parsers, FileCheck and the legacy fork/wait RPC "
         "futures (torch.Future; torch.futures is ember.futures). ember captures programs "
-        "with ember.fx and ember.compile instead.",
+        "with ember.fx and ember.compile instead (ember.jit keeps torch.jit's decorators; its "
+        "script and trace return their argument).",
         ["torch.*Type", "torch.AliasDb", "torch.Argument", "torch.ArgumentSpec",
          "torch.BufferDict", "torch.CallStack", "torch.Capsule", "torch.Code",
          "torch.CompilationUnit", "torch.CompleteArgumentSpec", "torch.ConcreteModuleType*",
@@ -26,7 +27,7 @@ OMITTED = {
          "torch.ParameterDict", "torch.Script*", "torch.StaticModule", "torch.TracingState",
          "torch.Use", "torch.Value", "torch.Block", "torch.import_ir_module*", "torch.parse_ir",
          "torch.parse_schema", "torch.parse_type_comment", "torch.merge_type_from_type_comment",
-         "torch.unify_type_list", "torch.fork", "torch.wait", "torch.jit", "torch.classes",
+         "torch.unify_type_list", "torch.fork", "torch.wait", "torch.classes",
          "torch.testing.FileCheck", "torch.Benchmark*",
          "torch.ThroughputBenchmark", "torch.AggregationType", "torch.AVG", "torch.SUM",
          "torch.LoggerBase", "torch.LockingLogger", "torch.NoopLogger",

@@ -432,3 +432,23 @@ def test_to_memory_format_lays_out_4d_and_5d_parameters(make, fmt):
             return str(e)
         return m.weight.stride(), str(m.weight.dtype)[6:], type(m.weight).__name__
     assert run(ember) == run(torch)
+
+
+def test_register_backward_hook_gives_grad_output_as_torch():
+    """The deprecated hook Grad-CAM code registers: grad_output as PyTorch's."""
+    import numpy as np
+    x0 = np.random.default_rng(0).standard_normal((1, 1, 5, 5)).astype(np.float32)
+    seen = []
+    for L in (ember, torch):
+        conv = L.nn.Conv2d(1, 2, 3)
+        with L.no_grad():
+            conv.weight.copy_(L.tensor(np.arange(18, dtype=np.float32).reshape(2, 1, 3, 3)))
+            conv.bias.copy_(L.tensor([0.5, -40.]))
+        got = []
+        conv.register_backward_hook(lambda m, gi, go: got.append(go[0].tolist()))
+        (conv(L.tensor(x0)).relu() ** 2).sum().backward()
+        seen.append(got)
+        with pytest.raises(RuntimeError, match="Cannot use both regular backward hooks"):
+            conv.register_full_backward_hook(lambda *a: None)
+    assert len(seen[0]) == len(seen[1]) == 1
+    np.testing.assert_allclose(seen[0][0], seen[1][0], rtol=1e-5)

@@ -1,4 +1,5 @@
 """ember.utils.data: datasets, samplers and the DataLoader (PyTorch's torch.utils.data)."""
+from . import _utils as _utils  # PyTorch's _utils.collate / _utils.worker paths
 from ._collate import default_collate as default_collate
 from ._collate import default_convert as default_convert
 from .dataloader import DataLoader as DataLoader
