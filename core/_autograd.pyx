@@ -521,6 +521,8 @@ cdef object conform(object g, tuple meta):
     t = <TensorBase>g
     if t.shape != meta[0]:
         t = sum_to(t, meta[0])
+    if t._dtype.is_complex and not meta[1].is_complex:
+        t = _T._real(t)       # a real input of a complex result: its gradient's real part
     if t._dtype is not meta[1] or t._device != meta[2]:
         t = t.to(device=meta[2], dtype=meta[1])
     return t

@@ -129,6 +129,9 @@ def view_as_real(input):
     cdef TensorBase t = as_tensor_arg(input, "view_as_real", "input")
     if not t._dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
+    if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
+        from ember.core.complex_functions import _ViewAsReal
+        return _ViewAsReal.apply(t)
     return real_view_c(t)
 
 
@@ -152,7 +155,9 @@ def view_as_complex(input):
         strides[i] = t._strides[i] // 2
     if t._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    refuse_complex_grad(t, None, "view_as_complex")
+    if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
+        from ember.core.complex_functions import _ViewAsComplex
+        return _ViewAsComplex.apply(t)
     cdef TensorBase r = make_view(t, t._ndim - 1, t._sizes, strides, t._offset // 2)
     r._dtype = t._dtype.to_complex()
     return r

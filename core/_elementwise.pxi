@@ -553,7 +553,15 @@ def _d_sub(ctx, g):
 def _d_mul(ctx, g):
     a, b = ctx.args
     need = ctx.needs_input_grad
+    if (<TensorBase>g)._dtype.is_complex:     # PyTorch's convention: grad * conj(other)
+        a, b = conj_of(a), conj_of(b)
     return (g * b if need[0] else None), (g * a if len(need) > 1 and need[1] else None)
+
+
+cdef object conj_of(object x):
+    if isinstance(x, TensorBase):
+        return x.conj() if (<TensorBase>x)._dtype.is_complex else x
+    return x.conjugate() if isinstance(x, complex) else x
 
 
 def _d_div(ctx, g):

@@ -134,14 +134,23 @@ cdef inline void own_output(TensorBase t):
         t._base_ref = None
 
 
+# the ops whose derivatives hold for complex tensors (PyTorch's conjugate convention): the
+# path of rotary embeddings (view_as_complex, a complex product, view_as_real)
+cdef frozenset COMPLEX_DIFFERENTIABLE = frozenset((
+    "mul", "add", "sub", "neg", "view", "reshape", "_unsafe_view", "unsqueeze", "squeeze",
+    "transpose", "permute", "expand", "clone", "narrow", "select", "_to_copy"))
+
+
 cdef int refuse_complex_result(str op, object r) except -1:
-    """A complex output of an op autograd records: refused (complex tensors cannot carry
-    gradients yet), where it would otherwise leave the history silently."""
+    """A complex output of an op autograd records without a complex derivative: refused,
+    where it would otherwise leave the history silently."""
+    if op in COMPLEX_DIFFERENTIABLE:
+        return 0
     for x in ((r,) if isinstance(r, TensorBase) else r if isinstance(r, tuple) else ()):
         if isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_complex:
             raise NotImplementedError(f"{op}: its result is complex, and ember's complex "
-                                      f"tensors cannot carry gradients yet (an input "
-                                      f"requires grad)")
+                                      f"results of {op} cannot carry gradients yet (an "
+                                      f"input requires grad)")
     return 0
 
 
@@ -150,7 +159,7 @@ cdef void attach(OpNode node, object r, int save_result):
     cdef TensorBase t
     if isinstance(r, TensorBase):
         t = <TensorBase>r
-        if t._dtype.is_floating_point:
+        if t._dtype.is_floating_point or t._dtype.is_complex:
             own_output(t)
             t._grad_fn = node
             t._output_nr = 0
@@ -166,7 +175,8 @@ cdef void attach(OpNode node, object r, int save_result):
     cdef int i
     for i in range(len(outs)):
         x = outs[i]
-        if isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_floating_point:
+        if isinstance(x, TensorBase) and ((<TensorBase>x)._dtype.is_floating_point or
+                                          (<TensorBase>x)._dtype.is_complex):
             t = <TensorBase>x
             own_output(t)
             t._grad_fn = node

@@ -10,6 +10,7 @@ import math
 from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, view_as_complex, view_as_real
+from ember.core.function import Function
 
 __all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "is_conj", "is_neg",
            "polar", "real", "resolve_conj", "resolve_neg", "view_as_complex", "view_as_real"]
@@ -106,6 +107,32 @@ def angle(input, *, out=None):
         r = _T.where(x < 0, math.pi, 0.0).to(x.dtype)
         r = _T.where(x != x, x, r)
     return r if out is None else out.copy_(r)
+
+
+class _ViewAsComplex(Function):
+    """view_as_complex on the autograd path: the gradient is the view_as_real of the
+    output's (PyTorch's derivative)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return view_as_complex(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return view_as_real(g.contiguous() if not g.is_contiguous() else g)
+
+
+class _ViewAsReal(Function):
+    """view_as_real on the autograd path: the gradient is the view_as_complex of the
+    output's."""
+
+    @staticmethod
+    def forward(ctx, z):
+        return view_as_real(z)
+
+    @staticmethod
+    def backward(ctx, g):
+        return view_as_complex(g.contiguous())
 
 
 def _set_real(self, value):

@@ -157,7 +157,8 @@ class Function:
                 fresh = id(o) not in inputs
                 if not fresh and id(o) not in dirty:
                     o = o.view_as(o)                  # an input returned as-is: an alias
-                if id(o) not in non_diff and o.dtype.is_floating_point:
+                if id(o) not in non_diff and (o.dtype.is_floating_point or
+                                              o.dtype.is_complex):
                     _ag._make_result(o, ctx, i, fresh)
             result.append(o)
         ctx._in_meta = tuple((a.shape, a.dtype, a.device) if isinstance(a, TensorBase) else None

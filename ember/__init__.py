@@ -3,6 +3,7 @@
 This façade re-exports the public names of the core and wires in device plugins (loaded
 from the entry-point group ``ember.backends`` unless EMBER_DEVICE_BACKEND_AUTOLOAD=0).
 """
+from ember import version as _version
 from ember._sym import (
     SymBool,
     SymFloat,
@@ -223,7 +224,7 @@ from ember.core.tensor import Tensor as Tensor
 from ember.core.typeinfo import finfo as finfo
 from ember.core.typeinfo import iinfo as iinfo
 
-__version__ = "0.1.0"
+__version__ = _version.__version__      # a TorchVersion, as torch.__version__ is
 
 # complex numbers; the Python composites by kind (core/elementwise.py, factories.py,
 # index_ops.py, norms.py, products.py, shapes.py, sorting.py, statistics.py); in-place

@@ -438,13 +438,47 @@ def test_orderless_ops_refuse_and_bool_isfinite():
     _check(ember.isfinite(ember.tensor(z)), torch.isfinite(torch.tensor(z)), 0)
 
 
+def _rotary(L, xq, freqs):
+    """LLaMA's apply_rotary_emb: pairs of the last dim as complex numbers, rotated."""
+    xq_ = L.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+    return L.view_as_real(xq_ * freqs).flatten(-2).type_as(xq)
+
+
+def test_rotary_embeddings_differentiate_as_torch():
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal((2, 5, 3, 8)).astype(np.float32)
+    w0 = rng.standard_normal((2, 5, 3, 8)).astype(np.float32)
+    angles = np.outer(np.arange(5), 1.0 / 10000 ** (np.arange(0, 8, 2) / 8))
+    grads = []
+    for L in (ember, torch):
+        x = L.tensor(x0, requires_grad=True)
+        freqs = L.polar(L.ones(5, 4), L.tensor(angles, dtype=L.float32)).reshape(1, 5, 1, 4)
+        out = _rotary(L, x * 2, freqs)
+        (out * L.tensor(w0)).sum().backward()
+        grads.append((out.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-5, atol=1e-6)
+
+
 @pytest.mark.parametrize("make", [
-    lambda x: x.to(ember.complex64), lambda x: x * (1 + 1j), lambda x: ember.complex(x, x),
-    lambda x: ember.polar(x, x), lambda x: ember.view_as_complex(ember.stack([x, x], -1)),
-    lambda x: ember.fft.fft(x)])
-def test_a_complex_result_of_a_tensor_requiring_grad_is_refused(make):
-    """Complex tensors cannot carry gradients yet: refused, never a detached result that
-    would drop the gradient silently."""
+    lambda L, x: L.view_as_complex(L.stack([x, x], -1)) * (1 + 2j),
+    lambda L, x: x.to(L.complex64) * L.tensor([1 + 1j, 2 - 1j]),
+    lambda L, x: x * (1 + 1j) - x])
+def test_complex_paths_differentiate_as_torch(make):
+    grads = []
+    for L in (ember, torch):
+        x = L.tensor([1., 2.], requires_grad=True)
+        L.view_as_real(make(L, x)).pow(2).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == pytest.approx(grads[1])
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: ember.complex(x, x), lambda x: ember.polar(x, x),
+    lambda x: (x * (1 + 1j)).exp(), lambda x: ember.fft.fft(x)])
+def test_a_complex_result_without_a_complex_derivative_is_refused(make):
+    """Complex results of ops without a checked complex derivative are refused, never a
+    detached result that would drop the gradient silently."""
     x = ember.tensor([1., 2.], requires_grad=True)
     with pytest.raises(NotImplementedError, match="complex"):
         make(x)
