@@ -6,6 +6,8 @@
 it cannot fuse (a device without a generator, ``fuse=False``) run op by op, exactly as
 captured; graphs with symbolic sizes are fused per concrete shape (``specialize``).
 """
+import sys
+
 from ember._inductor import config
 
 __all__ = ["InductorBackend", "compile_fx"]
@@ -26,10 +28,12 @@ def _static(gm):
     """Whether every size and stride the graph's values have is known: not so for a graph
     captured on fake tensors (dynamic shapes), whose inputs' strides are the fakes' own
     (contiguous) and whose guards do not check the real ones."""
-    from ember._subclasses.fake_tensor import FakeTensor
+    # fake tensors exist only once their module is loaded (it loads sympy: a real-tensor
+    # capture must not pay that import)
+    fake = sys.modules.get("ember._subclasses.fake_tensor")
     for node in gm.graph.nodes:
         v = node.meta.get("val")
-        if node.op == "placeholder" and isinstance(v, FakeTensor):
+        if node.op == "placeholder" and fake is not None and isinstance(v, fake.FakeTensor):
             return False
         shape = getattr(v, "shape", None)
         if node.op == "placeholder" and v is not None and shape is None and \

@@ -260,3 +260,17 @@ def test_disk_cache_second_process_compiles_nothing(_kernel_cache):
                             text=True, check=True).stdout.split()
     assert first == ["1", "0"] and second == ["0", "1"]
     assert kernel_cache.cache_dir() == _kernel_cache
+
+
+def test_a_real_tensor_capture_does_not_load_sympy():
+    """The warm first call stays fast: fusing a graph captured on real tensors must not
+    import the fake-tensor machinery (which loads sympy, ~0.25 s)."""
+    import subprocess
+    import sys
+    code = ("import sys, ember\n"
+            "f = ember.compile(lambda x: x.sin() + x.cos() * 2)\n"
+            "f(ember.randn(100))\n"
+            "print('sympy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120)
+    assert out.stdout.strip() == "False", out.stderr
