@@ -118,12 +118,22 @@ cdef TensorBase operand(object t, dtype ct):
     return <TensorBase>cast_to(<TensorBase>t, ct).contiguous()
 
 
+cdef str _NO_GRAD_VIEW_WRITE = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode "
+    "enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+    "can clarify your code by moving both the view and the inplace either both inside the "
+    "no_grad block (if you don't want the inplace to be tracked) or both outside (if you "
+    "want the inplace to be tracked).")
+
+
 cdef int check_writable(TensorBase o, object a, object b) except -1:
     """PyTorch's overlap rules for an op writing into `o` (out= or in-place): no two of
     o's elements may share memory, and an input may alias o only exactly."""
     cdef int i
     if o._inference:
         refuse_inference_write(o)           # before the write, not only at bump()
+    if o._no_grad_view and is_grad_enabled_c():
+        raise RuntimeError(_NO_GRAD_VIEW_WRITE)
     if o.numel_c() == 0:
         return 0
     for i in range(o._ndim):

@@ -49,6 +49,7 @@ cdef class TensorBase:
     cdef object _grad                 # accumulated gradient (leaves, retain_grad)
     cdef object _ag                   # AutogradMeta: hooks, accumulator, ... (or None)
     cdef bint _inference              # created under inference_mode (or a view of such)
+    cdef bint _no_grad_view           # a view of a tensor requiring grad made under no_grad
     # function transforms (core/_autograd.pyx's forward AD, ember.func's vmap): the
     # ForwardAD key is set while _fw holds tangents, the Batched key on vmap's wrappers
     cdef object _fw                   # {level: tangent} or None

@@ -97,6 +97,11 @@ cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
     t._version = base.version()
     t._base_ref = base._base_ref if base._base_ref is not None else base
     t._inference = base._inference        # a view is what its base is (torch)
+    # PyTorch's creation meta: an in-place write into it with grad on is refused (no_grad
+    # hid the view from autograd, so the write could not be recorded on the base)
+    t._no_grad_view = base._no_grad_view or (
+        ((<TensorBase>t._base_ref)._keys & (<uint64_t>1 << DispatchKey.Autograd)) != 0
+        and not is_grad_enabled_c())
     return t
 
 

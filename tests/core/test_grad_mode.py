@@ -40,3 +40,21 @@ def test_decorators_bare_called_and_on_generators(lib):
     assert (x * 2).requires_grad                    # outside the steps: recording again
     assert gen.send("sent") == ("sent", False)
     assert isinstance(lib.no_grad(), lib.no_grad)
+
+
+@pytest.mark.parametrize("lib", [ember, torch], ids=["ember", "torch"])
+def test_a_view_made_under_no_grad_refuses_writes_with_grad_on(lib):
+    x = lib.ones(3, requires_grad=True)
+    y = x * 1
+    with lib.no_grad():
+        v, w = x[:2], y[:2]
+        v.mul_(2)                                   # both inside: allowed, untracked
+    for view in (v, w, w[:1]):                      # a view of such a view too
+        with pytest.raises(RuntimeError, match="created in no_grad mode"):
+            view.mul_(2)
+    assert x.tolist() == [2., 2., 1.]
+    z = lib.ones(3)                                 # no grad involved: writes are fine
+    with lib.no_grad():
+        u = z[:2]
+    u.add_(1)
+    assert z.tolist() == [2., 2., 1.]

@@ -64,7 +64,9 @@ def _symbols(hints):
 
 def _substitute(x, syms, new):
     mapping = {s.node.expr: sympy.Integer(v) for s, v in zip(syms, new)}
-    return x.node.expr.xreplace(mapping)
+    # doit(): SymPy may keep a nested Min/Max of constants unevaluated (Min(s1, Max(0,
+    # Min(s1, 1))) simplifies to Min(s1, Max(0, 1)))
+    return x.node.expr.xreplace(mapping).doit()
 
 
 @FAST

@@ -208,6 +208,10 @@ class ShapeEnv:
         for guard in self.guards:
             try:
                 result = guard.expr.xreplace(mapping)
+                if result not in (sympy.true, sympy.false):
+                    # SymPy may have kept a nested Min/Max of constants unevaluated (it
+                    # collapses Min(s, Max(0, Min(s, 1))) to Min(s, Max(0, 1)))
+                    result = result.doit()
             except (ZeroDivisionError, TypeError, ValueError):
                 return False                # e.g. a divisor that became 0
             if result not in (sympy.true, sympy.false):
