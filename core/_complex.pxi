@@ -165,14 +165,24 @@ def view_as_complex(input):
 
 def _real(TensorBase t):
     """Tensor.real: a float view of the real parts (t itself when t is real)."""
-    return component_c(t, 0) if t._dtype.is_complex else t
+    if not t._dtype.is_complex:
+        return t
+    return component_of(t, 0)
 
 
 def _imag(TensorBase t):
     """Tensor.imag: a float view of the imaginary parts (complex tensors only)."""
     if not t._dtype.is_complex:
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
-    return component_c(t, 1)
+    return component_of(t, 1)
+
+
+cdef TensorBase component_of(TensorBase t, int which):
+    """A component view; on the autograd path through view_as_real, which carries the
+    gradient (the bare view would drop it)."""
+    if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
+        return view_as_real(t).select(-1, which)
+    return component_c(t, which)
 
 
 def _result_out(TensorBase result, out, str op):

@@ -248,6 +248,42 @@ cdef int resize_out(TensorBase o, int nd, const int64_t* sizes, str op) except -
     return 0
 
 
+cdef TensorBase result_in_layout(TensorBase a, TensorBase b, int nd, const int64_t* sizes,
+                                 dtype dt, device dev):
+    """A fresh elementwise result of shape ``sizes``, laid out as the first of ``a``, ``b``
+    (either may be None) that has that shape, when it packs it densely in another order
+    (channels_last, a transpose): PyTorch's TensorIterator keeps such an input's layout,
+    so ``relu(x_cl).permute(0, 2, 3, 1).view(-1, c)`` works as there.  Else contiguous."""
+    cdef TensorBase r = empty_c(nd, sizes, dt, dev)
+    cdef TensorBase t = a if a is not None and full_shape(a, nd, sizes) else \
+        b if b is not None and full_shape(b, nd, sizes) else None
+    if t is None or nd < 2 or t.contiguous_c():
+        return r
+    cdef int order[MAX_DIM]
+    cdef int64_t strides[MAX_DIM]
+    cdef int64_t expected = 1
+    cdef int i, j, k
+    for i in range(nd):                 # dims from the largest stride down (stable)
+        k = i
+        j = i - 1
+        while j >= 0 and t._strides[order[j]] < t._strides[k]:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = k
+    for i in range(nd - 1, -1, -1):
+        k = order[i]
+        if t._sizes[k] != 1 and t._strides[k] != expected:
+            return r                    # not dense (a slice, a broadcast): contiguous
+        strides[k] = expected
+        expected *= t._sizes[k]
+    memcpy(r._strides, strides, nd * sizeof(int64_t))
+    return r
+
+
+cdef inline bint full_shape(TensorBase t, int nd, const int64_t* sizes) noexcept:
+    return t._ndim == nd and memcmp(t._sizes, sizes, nd * sizeof(int64_t)) == 0
+
+
 cdef object binary_op(Op op, object a, object b, object alpha, object out):
     """The whole path of a binary elementwise op, scalars allowed on either side."""
     cdef TensorBase ta = a if isinstance(a, TensorBase) else None
@@ -315,7 +351,8 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
     if tb is not None:
         broadcast_into(nd, sizes, tb)
     cdef dtype rt = _dtypes.bool if is_predicate(code) else ct    # result dtype
-    cdef TensorBase o = prepare_out(out, nd, sizes, rt, ref._device, op.name)
+    cdef TensorBase o = result_in_layout(ta, tb, nd, sizes, rt, ref._device) if out is None \
+        else prepare_out(out, nd, sizes, rt, ref._device, op.name)
     if out is not None:
         ta, tb = staged(o, ta), staged(o, tb)
         check_writable(o, ta, tb)
@@ -429,7 +466,8 @@ cdef object unary_op(Op op, TensorBase a, object out):
     if unary_to_float(op.code) and not ct.is_floating_point:
         ct = <dtype>_state.default_dtype()
     cdef TensorBase src = cast_to(a, ct)
-    cdef TensorBase o = prepare_out(out, a._ndim, a._sizes, ct, a._device, op.name)
+    cdef TensorBase o = result_in_layout(a, None, a._ndim, a._sizes, ct, a._device) \
+        if out is None else prepare_out(out, a._ndim, a._sizes, ct, a._device, op.name)
     if out is not None:
         src = staged(o, src)
         check_writable(o, src, None)

@@ -322,6 +322,10 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
     close = input == other
+    if not input.is_floating_point() and not input.dtype.is_complex and (rtol or atol):
+        # integers and bools compare with their tolerances too (in float64: no wrap)
+        wide = _dtype_by_name["float64"]
+        input, other = input.to(wide), other.to(wide)
     if input.is_floating_point() or input.dtype.is_complex:
         close = close | (_T._abs(input - other) <= atol + rtol * _T._abs(other))
         if equal_nan:

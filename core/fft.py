@@ -76,8 +76,8 @@ def _to_tensor(arr, dt, like):
 def _no_complex_grad(x, op):
     from ember.core._autograd import _fw_scan, is_grad_enabled
     if x.requires_grad and is_grad_enabled():
-        raise NotImplementedError(f"ember.fft.{op}: its result is complex, and ember's "
-                                  f"complex tensors cannot carry gradients yet")
+        raise NotImplementedError(f"ember.fft.{op}: complex transforms cannot carry "
+                                  f"gradients yet (the input requires grad)")
     if _fw_scan((x,))[0] >= 0:
         raise NotImplementedError(f"Trying to use forward AD with fft_{op} that does not "
                                   f"support it because it has not been implemented yet "
@@ -121,6 +121,8 @@ def _c2r(input, s, dim, norm, op, hermitian):
         from ember.core._autograd import _tracked
         if _tracked(x):                     # recorded, or a tangent to carry
             return _real_c2r().apply(x, sizes, dims, scaling)
+    else:
+        _no_complex_grad(x, op)             # its host path would drop x's history
     return _c2r_host(x, sizes, dims, scaling, hermitian)
 
 

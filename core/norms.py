@@ -8,7 +8,7 @@ from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import where
 from ember.core.elementwise import _out
-from ember.core.function import Function
+from ember.core.function import Function, zero_derivative
 from ember.core.grad_mode import is_grad_enabled
 
 __all__ = ["cdist", "dist", "norm", "renorm", "vector_norm"]
@@ -27,8 +27,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return _T.amax(_T._abs(x), red, keepdim)
     if ord == -math.inf:
         return _T.amin(_T._abs(x), red, keepdim)
-    if ord == 0:
-        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+    if ord == 0:                    # a count: differentiable, with zero gradient (PyTorch)
+        return zero_derivative("linalg_vector_norm",
+                               lambda t: (t != 0).to(t.dtype).sum(dim, keepdim=keepdim), x)
     if ord == 1:
         return _T._abs(x).sum(dim, keepdim=keepdim)
     return _PNorm.apply(x, float(ord), dim, keepdim)
@@ -59,6 +60,8 @@ class _PNorm(Function):
         if not ctx.keepdim:
             g = g.reshape(norm.shape)
         scale = x if p == 2 else x * _T._abs(x) ** (p - 2)
+        if p < 2:                   # 0 * inf at a zero entry: PyTorch's subgradient there is 0
+            scale = _T.where(x == 0, 0.0, scale)
         d = g / (norm if p == 2 else norm ** (p - 1))
         return scale * _T.where(norm == 0, 0.0, d).to(d.dtype), None, None, None
 

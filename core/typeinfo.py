@@ -28,12 +28,19 @@ class finfo:
     def __init__(self, type=None):
         d = _dtype.as_dtype(_dtype._dtype_by_name["float32"] if type is None else type,
                             "finfo", "type")
+        if d.is_complex:                    # a complex dtype's parts: its real dtype's limits
+            d = d.to_real()
         if d.name not in _FLOAT:
             raise TypeError(f"finfo(): argument 'type' must be a floating point dtype, not {d}")
         self.dtype = d.name
         self.bits, self.eps, self.max, self.tiny, self.resolution = _FLOAT[d.name]
         self.min = -self.max
         self.smallest_normal = self.tiny
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and other.dtype == self.dtype
+
+    __hash__ = None                 # as torch.finfo: equal by dtype, not hashable
 
     def __repr__(self):
         return (f"finfo(resolution={self.resolution}, min={self.min:.6g}, max={self.max:.6g}, "

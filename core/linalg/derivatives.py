@@ -68,7 +68,9 @@ class _Det(Function):
     @staticmethod
     def backward(ctx, g):
         A, d = ctx.saved_tensors
-        return _as_matrix(g * d) * _mT(inv(A))
+        # a singular matrix gets a zero gradient, as PyTorch's (inv would raise)
+        A_inv, info = _sol.inv_ex(A)
+        return _T.where((info == 0)[..., None, None], _as_matrix(g * d) * _mT(A_inv), 0.0)
 
     @staticmethod
     def jvp(ctx, dA):
@@ -241,15 +243,18 @@ class _Eigh(Function):
     def forward(ctx, A, UPLO):
         w, V = _dec.eigh(A, UPLO)
         ctx.save_for_backward(w, V)
+        ctx.set_materialize_grads(False)      # eigenvalues alone: no 1/(w_j - w_i) term
         return w, V
 
     @staticmethod
     def backward(ctx, gw, gV):
         w, V = ctx.saved_tensors
-        diff = w[..., None, :] - w[..., :, None]             # w_j - w_i
-        ident = eye(w.shape[-1], dtype=w.dtype, device=w.device)
-        F = _T.where(ident == 1, 0.0, 1.0 / (diff + ident))
-        inner = F * (_mT(V) @ gV) + diag_embed(gw)
+        inner = diag_embed(gw) if gw is not None else _T.zeros_like(V)
+        if gV is not None:      # repeated eigenvalues make this term inf, as PyTorch's
+            diff = w[..., None, :] - w[..., :, None]         # w_j - w_i
+            ident = eye(w.shape[-1], dtype=w.dtype, device=w.device)
+            F = _T.where(ident == 1, 0.0, 1.0 / (diff + ident))
+            inner = inner + F * (_mT(V) @ gV)
         return V @ inner @ _mT(V), None
 
     @staticmethod
@@ -270,12 +275,18 @@ class _Svd(Function):
     def forward(ctx, A, full_matrices):
         U, S, Vh = _dec.svd(A, full_matrices)
         ctx.save_for_backward(U, S, Vh)
+        ctx.set_materialize_grads(False)      # singular values alone: no 1/(s_j^2 - s_i^2)
         return U, S, Vh
 
     @staticmethod
     def backward(ctx, gU, gS, gVh):
         U, S, Vh = ctx.saved_tensors
         k = S.shape[-1]
+        if gU is None and gVh is None:        # PyTorch's svdvals rule: U diag(gS) Vh
+            return U[..., :k] @ diag_embed(gS) @ Vh[..., :k, :], None
+        gS = _T.zeros_like(S) if gS is None else gS
+        gU = _T.zeros_like(U) if gU is None else gU
+        gVh = _T.zeros_like(Vh) if gVh is None else gVh
         U, Vh, gU, gVh = U[..., :k], Vh[..., :k, :], gU[..., :k], gVh[..., :k, :]
         V, gV = _mT(Vh), _mT(gVh)
         UgU, VgV = _mT(U) @ gU, _mT(V) @ gV

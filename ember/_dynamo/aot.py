@@ -56,7 +56,9 @@ class _JointFunction(Function):
     @staticmethod
     def backward(ctx, *grads):
         joint = ctx.joint
-        tangents = [grads[i] for i in joint.tangent_outputs]
+        # the backward graph was traced with contiguous tangents (convert._trace_backward)
+        tangents = [g if g is None or g.is_contiguous() else g.contiguous()
+                    for g in (grads[i] for i in joint.tangent_outputs)]
         fn = joint.bw_eager if is_grad_enabled() else joint.bw
         res = fn(*ctx.syms, *ctx.saved_tensors, *tangents, *joint.bw_lifted)
         out = [None] * ctx.n_in

@@ -361,7 +361,11 @@ def capture_real(cf, args, kwargs, leaves, spec):
             if not diff:
                 rec.note_break("an output requires grad but no input does")
             else:
-                idx, grads = _trace_backward(rec, outs, [t for _, t in diff], ember.ones_like)
+                # contiguous tangents, as the fake path's: aot's backward passes the
+                # incoming gradients contiguous, whatever layout an output has
+                idx, grads = _trace_backward(
+                    rec, outs, [t for _, t in diff],
+                    lambda o: ember.ones(o.shape, dtype=o.dtype, device=o.device))
                 backward = (idx, grads, [p for p, _ in diff])
         if cf.fullgraph and rec.breaks:
             raise Unsupported(rec.breaks[0])

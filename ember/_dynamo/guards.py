@@ -184,7 +184,12 @@ class GuardBuilder:
     def plain_reads(self, entries):
         """Plain values (numbers, strings, ...) read from globals and closure cells."""
         for source, value in entries:
-            read = source.expr(self.const(source.holder, "G"))
+            if source.kind == "path":
+                from ember._dynamo.monitor import walk
+                read = f"{self.const(walk, 'W')}({self.const(source.holder, 'G')}, " \
+                       f"{self.const(source.key, 'K')}, None)"
+            else:
+                read = source.expr(self.const(source.holder, "G"))
             self.add(f"type({read}) is {self.const(type(value))} and "
                      f"{read} == {self.const(value)}",
                      f"{source.kind} '{source.name}' changed, expected {value!r}")

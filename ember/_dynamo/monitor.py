@@ -103,18 +103,30 @@ _ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKW
          "JUMP_BACKWARD_NO_INTERRUPT")
 _POP_ONLY = ("STORE_", "DELETE_", "POP_", "RETURN_", "RAISE_", "LIST_", "SET_", "MAP_ADD",
              "DICT_", "PRINT_EXPR", "IMPORT_STAR")
-_store_targets = {}
+_paths_of = {}
 
 
 def _targets(code):
-    """The target expressions of ``code``'s item and attribute stores, each a path
-    ``(root kind, name, (step, ...))`` with steps ``("attr", name)`` or ``("item", key)``,
-    found by running the bytecode over a stack of paths (None: a value the path does not
-    follow, a call's result, say).  Cached per code object."""
-    found = _store_targets.get(code)
+    """The target expressions of ``code``'s item and attribute stores (see _paths)."""
+    return _paths(code)[0]
+
+
+def _reads(code):
+    """The attributes and constant items ``code`` reads off a global or closure variable
+    (``cfg["scale"]``, ``opts.p``, ``sizes[0]``), as paths (see _paths)."""
+    return _paths(code)[1]
+
+
+def _paths(code):
+    """(stores, reads) of ``code``: the target expressions of its item and attribute
+    stores, and the attribute and constant-item reads rooted at a global or closure
+    variable; each a path ``(root kind, name, (step, ...))`` with steps ``("attr", name)``
+    or ``("item", key)``, found by running the bytecode over a stack of paths (None: a
+    value the path does not follow, a call's result, say).  Cached per code object."""
+    found = _paths_of.get(code)
     if found is not None:
         return found
-    paths, stack, at_jump = {}, [], {}          # paths: a dict, for the source's order
+    paths, reads, stack, at_jump = {}, {}, [], {}   # dicts, for the source's order
     previous = None
     for ins in dis.get_instructions(code):
         if ins.is_jump_target and previous in _ENDS:
@@ -129,18 +141,24 @@ def _targets(code):
         if op in _ROOTS:
             if op == "LOAD_GLOBAL" and ins.arg & 1:
                 stack.append(None)                      # the NULL before a callable
-            stack.append((_ROOTS[op], ins.argval, ()))
+            kind = "cell" if _ROOTS[op] == "local" and ins.argval in code.co_freevars \
+                else _ROOTS[op]
+            stack.append((kind, ins.argval, ()))
         elif op == "LOAD_CONST":
             stack.append(("const", ins.argval))
         elif op == "LOAD_ATTR":
             top = stack.pop() if stack else None
             stack.append((top[0], top[1], top[2] + (("attr", ins.argval),))
                          if top is not None and top[0] != "const" else None)
+            if stack[-1] is not None and stack[-1][0] in ("global", "cell"):
+                reads[stack[-1]] = None
         elif op == "BINARY_SUBSCR" and len(stack) >= 2:
             key, top = stack.pop(), stack.pop()
             simple = key is not None and key[0] == "const" and \
                 isinstance(key[1], (int, str)) and top is not None and top[0] != "const"
             stack.append((top[0], top[1], top[2] + (("item", key[1]),)) if simple else None)
+            if stack[-1] is not None and stack[-1][0] in ("global", "cell"):
+                reads[stack[-1]] = None
         elif op == "COPY":
             stack.append(stack[-ins.arg] if len(stack) >= ins.arg else None)
         elif op == "SWAP":
@@ -163,29 +181,36 @@ def _targets(code):
             stack.extend([None] * pushes)
             if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
                 at_jump.setdefault(ins.argval, list(stack))
-    found = _store_targets[code] = tuple(p for p in paths if p[0] != "const")
+    found = _paths_of[code] = (tuple(p for p in paths if p[0] != "const"), tuple(reads))
     return found
+
+
+_MISSING = object()
 
 
 def _resolve(path, frame):
     """The object ``path`` names in ``frame`` as it starts (its parameters bound), or
     None where a name is unbound or a step fails."""
     kind, name, steps = path
-    if kind == "local":
-        obj = frame.f_locals.get(name, _MISSING)
-    else:
-        obj = frame.f_globals.get(name, getattr(builtins, name, _MISSING))
+    obj = _root(path, frame)
+    return None if obj is _MISSING else walk(obj, steps, None)
+
+
+def _root(path, frame):
+    kind, name, _ = path
+    if kind in ("local", "cell"):
+        return frame.f_locals.get(name, _MISSING)
+    return frame.f_globals.get(name, getattr(builtins, name, _MISSING))
+
+
+def walk(obj, steps, missing):
+    """The value ``steps`` (attributes, items) lead to from ``obj``, or ``missing``."""
     for step, key in steps:
-        if obj is _MISSING:
-            break
         try:
             obj = getattr(obj, key) if step == "attr" else obj[key]
         except Exception:
-            obj = _MISSING
-    return None if obj is _MISSING else obj
-
-
-_MISSING = object()
+            return missing
+    return obj
 
 
 class SideEffectMonitor:
@@ -247,6 +272,10 @@ class SideEffectMonitor:
 
     def _first_call(self, frame, code):
         self.index.add_namespace(frame.f_globals, code.co_names)
+        for path in _reads(code):           # cfg["scale"]: a guard on the value read
+            root = _root(path, frame)
+            if root is not _MISSING:
+                self.index.add_path_read(root, path, walk(root, path[2], _MISSING))
         written = _writes(code)
         if written:
             self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "

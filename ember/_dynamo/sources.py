@@ -2,7 +2,8 @@
 inputs and a guard can check they are still the ones there.
 
 A Source is a place a tensor was read from: a parameter, buffer or plain attribute of a
-Module, a parameter's ``.grad``, a global variable, a closure cell.  The SourceIndex knows
+Module, a parameter's ``.grad``, a global variable, a closure cell; or a path (attributes
+and constant items) from a global or closure variable to a plain value read.  The SourceIndex knows
 the places reachable from the compiled function or Module (and, as the capture runs, from
 the globals of the code it executes); a tensor found nowhere cannot be lifted.
 """
@@ -31,6 +32,9 @@ class Source:
             return h.grad
         if self.kind == "global":
             return h.get(k)
+        if self.kind == "path":
+            from ember._dynamo.monitor import walk
+            return walk(h, k, None)
         try:
             return h.cell_contents
         except ValueError:
@@ -84,6 +88,16 @@ class SourceIndex:
             self.add_module(value, source.name)
         elif _is_plain(value):
             self._plain.setdefault((id(source.holder), source.key), (source, value))
+
+    def add_path_read(self, root, path, value):
+        """A plain value the traced code read through attributes or constant items of a
+        global or closure variable (``cfg["scale"]``), to guard by value; Modules have
+        their own guard (module_state)."""
+        if _is_plain(value) and not _is_module(root):
+            kind, name, steps = path
+            shown = name + "".join(f".{k}" if s == "attr" else f"[{k!r}]" for s, k in steps)
+            self._plain.setdefault((id(root), steps), (Source("path", root, steps, shown),
+                                                       value))
 
     def plain_reads(self):
         """(Source, value) of the plain values (numbers, strings, ...) the traced code may

@@ -223,3 +223,32 @@ def test_an_argument_whose_rank_changes_after_a_size_change(close):
     for a, b in ((ember.randn(4, 3), ember.randn(3)), (ember.randn(4, 3), ember.randn(4, 1)),
                  (ember.randn(5, 3), ember.randn(1, 3)), (ember.randn(2, 4, 3), ember.randn(3))):
         close(cf(a, b), f(a, b))
+
+
+_SETTINGS = {"scale": 1.0}
+_SIZES = [3.0]
+
+
+class _Options:
+    p = 0.5
+
+
+_OPTIONS = _Options()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_values_read_through_items_and_attributes_are_guarded(backend):
+    """A number read as cfg["scale"], sizes[0] or opts.p off a global or closure variable is
+    guarded by value: a change recompiles (the old graph had kept the old value)."""
+    local = {"shift": 1.0}
+
+    def f(x):
+        return x * _SETTINGS["scale"] + _OPTIONS.p * _SIZES[0] + local["shift"]
+    cf = ember.compile(f, backend=backend)
+    x = ember.ones(2)
+    for change in (lambda: None, lambda: _SETTINGS.update(scale=5.0),
+                   lambda: setattr(_OPTIONS, "p", 2.0), lambda: _SIZES.__setitem__(0, 1.0),
+                   lambda: local.update(shift=-3.0)):
+        change()
+        assert cf(x).tolist() == f(x).tolist()
+    _SETTINGS["scale"], _OPTIONS.p, _SIZES[0] = 1.0, 0.5, 3.0

@@ -487,3 +487,17 @@ def test_a_complex_result_without_a_complex_derivative_is_refused(make):
     assert make(x.detach()).dtype.is_complex
     with pytest.raises(NotImplementedError, match="complex tensor cannot require grad"):
         ember.zeros(2, dtype=ember.complex64).requires_grad_()
+
+
+def test_real_and_imag_of_a_complex_result_carry_the_gradient():
+    grads = []
+    for L in (ember, torch):
+        x = L.tensor([1., 2.], requires_grad=True)
+        c = x.to(L.complex64) * L.tensor([1 + 2j, 3 - 1j])
+        assert c.real.requires_grad and c.imag.requires_grad
+        (c.real * 2 + c.imag ** 2).sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == pytest.approx(grads[1])
+    x = ember.tensor([1., 2.], requires_grad=True)
+    with pytest.raises(NotImplementedError, match="complex transforms"):
+        ember.fft.irfft(x.to(ember.complex64) * 1)          # would have dropped the history

@@ -222,3 +222,4 @@ def test_dtype_from_numpy_error_prefix_matches_torch():
         _dtype.dtype_from_numpy(np.array(["a"]).dtype)
     prefix = "can't convert np.ndarray of type numpy.str_. The only supported types are:"
     assert str(theirs.value).startswith(prefix) and str(ours.value).startswith(prefix)
+

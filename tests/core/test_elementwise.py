@@ -241,3 +241,13 @@ CASES = [
 @pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
 def test_forward_and_grad(case, transpose, device, table_case):
     table_case(case, transpose, device)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.isclose(L.tensor([2, 100]), L.tensor([3, 110]), rtol=0.1, atol=1),
+    lambda L: L.allclose(L.tensor([2]), L.tensor([3]), atol=1),
+    lambda L: L.isclose(L.tensor([2, 5], dtype=L.uint8), L.tensor([3, 5], dtype=L.uint8)),
+    lambda L: L.isclose(L.tensor([True, False]), L.tensor([False, False]), atol=1),
+    lambda L: L.isclose(L.tensor([True, False]), L.tensor([False, False]))])
+def test_isclose_on_integers_and_bools_uses_the_tolerances(fn, oracle):
+    assert oracle.outcome(ember, fn) == oracle.outcome(torch, fn)

@@ -194,9 +194,9 @@ def test_real_inverse_transform_gradients_match_torch(name, s, dim, norm, dtype)
 
 def test_complex_results_refuse_inputs_that_require_grad():
     x = ember.ones(4, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="ember.fft.rfft: its result is complex"):
+    with pytest.raises(NotImplementedError, match="ember.fft.rfft: complex transforms cannot carry gradients"):
         FFT.rfft(x)
-    with pytest.raises(NotImplementedError, match="ember.fft.fft2: its result is complex"):
+    with pytest.raises(NotImplementedError, match="ember.fft.fft2: complex transforms cannot carry gradients"):
         FFT.fft2(x.reshape(2, 2))
     with ember.no_grad():
         assert FFT.fft(x).dtype is ember.complex64

@@ -314,3 +314,20 @@ def test_div_with_rounding_has_zero_gradients(mode):
     assert x.grad.tolist() == [0., 0., 0.] and y.grad.tolist() == [0., 0., 0.]
     with pytest.raises(RuntimeError, match="floor_divide is not implemented"):
         ember.floor_divide(x, y).sum().backward()       # as torch's floor_divide
+
+
+@pytest.mark.parametrize("make", [
+    lambda L: L.randn(2, 3, 4, 4).contiguous(memory_format=L.channels_last),
+    lambda L: L.randn(3, 4).t(), lambda L: L.randn(3, 4).t()[:, :2],
+    lambda L: L.randn(4, 6)[:, ::2], lambda L: L.randn(3, 4)])
+def test_elementwise_results_keep_a_dense_inputs_layout(make):
+    """As PyTorch's TensorIterator: an input laid out densely in another order (channels_last,
+    a transpose) gives its layout to the result; a sliced one gives a contiguous result."""
+    def strides(L):
+        L.manual_seed(0)
+        x = make(L)
+        return [r.stride() for r in (L.relu(x), x + 1, 1 + x, x * x, x.exp(),
+                                     x + L.randn(x.shape[-1]), L.zeros(x.shape) + x)]
+    assert strides(ember) == strides(torch)
+    x = ember.randn(2, 3, 4, 4).contiguous(memory_format=ember.channels_last)
+    assert ember.relu(x).permute(0, 2, 3, 1).view(-1, 3).shape == (32, 3)

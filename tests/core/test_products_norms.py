@@ -326,3 +326,17 @@ CASES = [
 @pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
 def test_forward_and_grad(case, transpose, device, table_case):
     table_case(case, transpose, device)
+
+
+@pytest.mark.parametrize("ord", [0.5, -1.0, 1.5, 3.0])
+def test_vector_norm_gradient_is_zero_at_zero_entries(ord):
+    """For p < 2 the derivative's |x|^(p-2) is infinite at a zero entry: PyTorch's
+    subgradient there is 0 (it was NaN)."""
+    grads = []
+    for L in (ember, torch):
+        x = L.tensor([0., 1., -2.], dtype=L.float64, requires_grad=True)
+        L.linalg.vector_norm(x, ord=ord).backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == pytest.approx(grads[1])
+    x = ember.tensor([0., 1.], requires_grad=True)
+    assert ember.linalg.vector_norm(x, ord=0).requires_grad      # a count, recorded

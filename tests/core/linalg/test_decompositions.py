@@ -186,3 +186,19 @@ def test_errors_match_torch(call, err, msg):
     assert str(want.value) == msg
     assert msg.replace("linalg.eigh", "linalg.eigvalsh") == str(got.value) or \
         str(got.value) == msg
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, A: L.linalg.eigvalsh(A).sum(), lambda L, A: L.linalg.svdvals(A).sum(),
+    lambda L, A: L.linalg.matrix_norm(A, "nuc"), lambda L, A: L.linalg.matrix_norm(A, 2),
+    lambda L, A: L.linalg.det(A * 0),
+    lambda L, A: L.linalg.det(A @ A.new_tensor([[1., 2., 0.], [2., 4., 0.], [0., 0., 1.]]))])
+def test_gradients_at_repeated_values_and_singular_matrices_as_torch(fn):
+    """Eigenvalues or singular values alone have PyTorch's gradient also where they repeat
+    (the identity), and a singular matrix's determinant has a zero gradient."""
+    grads = []
+    for L in (ember, torch):
+        A = L.eye(3, dtype=L.float64).requires_grad_()
+        fn(L, A).backward()
+        grads.append(A.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], atol=1e-12)
