@@ -14,7 +14,6 @@ sees every Python and builtin call the user's code makes and stops the capture a
   level into dicts, lists and tuples), as a hook collecting activations does.  PyTorch
   replays such mutations after its graph; ember runs the call eagerly instead, so the list
   grows on every call.  Containers the call makes for itself are not side effects.
-
 * item and attribute assignment (``d[k] = v``, ``counts[0] += 1``, ``del d[k]``,
   ``obj.n += 1``) on an object, other than a tensor or a Module, that outlives the call.
   These are not calls: each function's bytecode is read once for the expression each
@@ -24,8 +23,10 @@ sees every Python and builtin call the user's code makes and stops the capture a
   does not take still counts: the call runs eagerly, which is always correct.
 
 It also indexes the globals each executed function reads, so tensors and Modules found
-there can be lifted and guarded.  Attribute writes on Modules are caught by the Module
-attribute epoch (``nn.Module.__setattr__``).
+there can be lifted and guarded, and the plain values it reads through attributes and
+constant items of a global or closure variable (``cfg["scale"]``), which are guarded by
+value.  Attribute writes on Modules are caught by the Module attribute epoch
+(``nn.Module.__setattr__``).
 """
 import builtins
 import collections
