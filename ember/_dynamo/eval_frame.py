@@ -140,6 +140,8 @@ class CompiledFunction:
             counters["recompiles"][reason] += 1
             self._note_changed_sizes(last, leaves)
         dims = self._dynamic_dims(leaves)
+        if dims and not all(x.is_contiguous() for x in leaves if isinstance(x, TensorBase)):
+            dims = None         # fake tensors are contiguous: capture this layout for real
         if dims:
             try:
                 entry = capture_fake(self, args, kwargs, leaves, spec, dims)

@@ -113,6 +113,9 @@ class GuardBuilder:
             return
         self.add(f"{expr}.dim() == {len(sizes)}", f"{what}: rank mismatch, expected "
                  f"{len(sizes)} dims")
+        # a symbolic graph was captured on fake tensors, which are contiguous: another
+        # layout (is_contiguous() branches, view()) gets a capture of its own
+        self.add(f"{expr}.is_contiguous()", f"{what}: not contiguous, as the captured fake was")
         for d, s in enumerate(sizes):
             if isinstance(s, int):
                 self.add(f"{expr}.shape[{d}] == {s}",

@@ -252,3 +252,17 @@ def test_values_read_through_items_and_attributes_are_guarded(backend):
         change()
         assert cf(x).tolist() == f(x).tolist()
     _SETTINGS["scale"], _OPTIONS.p, _SIZES[0] = 1.0, 0.5, 3.0
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_layout_branch_after_a_size_change(backend):
+    """After a size change the recapture is symbolic, on (contiguous) fake tensors: a
+    non-contiguous argument is captured for real instead, and the symbolic graph guards
+    contiguity, so an is_contiguous() branch follows each call's layout."""
+    def f(x):
+        return x + 100 if x.is_contiguous() else x - 100
+    cf = ember.compile(f, backend=backend)
+    for x in (ember.arange(6.).reshape(2, 3), ember.arange(6.).reshape(2, 3).t(),
+              ember.arange(12.).reshape(3, 4), ember.arange(12.).reshape(3, 4).t(),
+              ember.arange(20.).reshape(4, 5)):
+        assert cf(x).tolist() == f(x).tolist()
