@@ -41,19 +41,19 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, o
 
 
 cdef object like_draw(object factory, object input, object lead, object dtype,
-                      object device, object memory_format):
-    """rand_like/randn_like inside vmap: the factory with input's shape (and a leading dim)."""
-    if lead is None:
-        return factory(input, dtype=dtype, device=device, memory_format=memory_format)
+                      object device):
+    """rand_like/randn_like inside vmap: a draw of input's (per-sample) shape, with a
+    leading dim of ``lead`` (None, randomness="same": one draw every sample shares)."""
     return (rand if factory is rand_like else randn)(
-        (lead,) + tuple(input.shape), dtype=input.dtype if dtype is None else dtype,
+        ((lead,) if lead is not None else ()) + tuple(input.shape),
+        dtype=input.dtype if dtype is None else dtype,
         device=input.device if device is None else device)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if in_vmap():
         return with_grad(_vmap_random("uniform_", lambda lead: like_draw(
-            rand_like, input, lead, dtype, device, memory_format), None), requires_grad)
+            rand_like, input, lead, dtype, device), None), requires_grad)
     return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like", memory_format),
                                  0.0, 1.0, None), requires_grad)
 
@@ -61,6 +61,6 @@ def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     if in_vmap():
         return with_grad(_vmap_random("normal_", lambda lead: like_draw(
-            randn_like, input, lead, dtype, device, memory_format), None), requires_grad)
+            randn_like, input, lead, dtype, device), None), requires_grad)
     return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like", memory_format),
                                  0.0, 1.0, None), requires_grad)

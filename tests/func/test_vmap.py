@@ -427,3 +427,15 @@ def test_an_escaped_wrapper_refuses_to_run():
     vmap(lambda a: leaked.append(a) or a)(ember.ones(2, 3))
     with pytest.raises(RuntimeError, match="escaped the vmap"):
         leaked[0] + 1
+
+
+@pytest.mark.parametrize("draw", [ember.randn_like, ember.rand_like,
+                                  lambda a: ember.randn(4), lambda a: ember.rand(4)])
+def test_randomness_same_shares_one_draw(draw):
+    """randomness="same": every sample gets the same values, rand_like/randn_like too (they
+    had drawn per sample); "different": each its own."""
+    ember.manual_seed(0)
+    same = ember.func.vmap(lambda a: draw(a) + a, randomness="same")(ember.zeros(3, 4))
+    assert same.shape == (3, 4) and bool((same == same[0]).all())
+    other = ember.func.vmap(lambda a: draw(a) + a, randomness="different")(ember.zeros(3, 4))
+    assert not bool((other[0] == other[1]).all())
