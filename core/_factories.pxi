@@ -282,9 +282,8 @@ cdef int check_convertible(object arr, dtype d) except -1:
     values outside the type's range are errors (an unsigned type also takes negative values
     down to -max, which wrap)."""
     np = numpy()
-    info = np.iinfo(d.np_dtype)
-    lo, hi = (-int(info.max), int(info.max)) if info.min == 0 else (int(info.min),
-                                                                     int(info.max))
+    from ember.core.typeinfo import checked_range
+    lo, hi = checked_range(d)
     if arr.dtype.kind in "fc":
         bad = not bool(np.isfinite(arr).all()) or bool((arr.real < lo).any()) or \
             bool((arr.real > hi).any())

@@ -18,7 +18,7 @@ from ember.core._tensor import TensorBase, where
 from ember.core.function import Function, without_derivative, zero_derivative
 from ember.core.shapes import broadcast_tensors
 from ember.core.sorting import sort
-from ember.core.typeinfo import finfo, iinfo
+from ember.core.typeinfo import checked_range, finfo
 
 __all__ = ["absolute", "acosh", "addcdiv", "addcmul", "allclose", "arccosh", "arcsinh",
            "arctan2", "arctanh", "asinh", "atanh", "clamp", "clamp_max", "clamp_min", "clip",
@@ -73,22 +73,6 @@ _C_TYPE_NAMES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int3
                  "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 
 
-_BOUNDS = {}     # dtype -> (lo, hi): the number bounds c10's checked conversion takes
-
-
-def _bound_range(dt):
-    r = _BOUNDS.get(dt)
-    if r is None:
-        if dt.is_floating_point:
-            r = (-math.inf, math.inf) if dt.name == "float64" else (-finfo(dt).max,
-                                                                  finfo(dt).max)
-        else:                       # c10 takes -max..max into an unsigned type (they wrap)
-            info = iinfo(dt)
-            r = (-info.max if info.min == 0 else info.min, info.max)
-        r = _BOUNDS[dt] = r
-    return r
-
-
 def _check_bound(x, bound):
     """torch converts a number bound that does not promote ``x`` to x's dtype with c10's
     checked conversion: out of the dtype's range it raises (the kernel would wrap it)."""
@@ -98,7 +82,7 @@ def _check_bound(x, bound):
     if dt.is_complex or dt.name == "bool" or (isinstance(bound, float)
                                                and not dt.is_floating_point):
         return                                      # the bound promotes: no conversion
-    lo, hi = _bound_range(dt)
+    lo, hi = checked_range(dt)
     # infinities and NaN convert to any floating dtype
     if not lo <= bound <= hi and not (dt.is_floating_point and (math.isinf(bound) or
                                                                bound != bound)):

@@ -2,7 +2,7 @@
 ember.can_cast: PyTorch's casting rule between dtypes."""
 from ember.core import _dtype
 
-__all__ = ["can_cast", "finfo", "iinfo"]
+__all__ = ["can_cast", "checked_range", "finfo", "iinfo"]
 
 _BOOL = _dtype._dtype_by_name["bool"]
 
@@ -69,3 +69,23 @@ def can_cast(from_, to):
     if from_.is_floating_point and not to.is_floating_point and to != _BOOL:
         return False
     return not (to == _BOOL and from_ != _BOOL)
+
+
+_CHECKED = {}       # dtype -> (lo, hi)
+
+
+def checked_range(dt):
+    """(lo, hi): the numbers c10's checked conversion takes into dtype ``dt`` (the range
+    of ``fill``/``clamp`` bounds and of tensor(data, dtype=...)): a floating dtype its
+    finite range (float64 everything), an unsigned integer -max..max (the negatives wrap),
+    a signed integer its range."""
+    r = _CHECKED.get(dt)
+    if r is None:
+        if dt.is_floating_point:
+            m = finfo(dt).max
+            r = (-float("inf"), float("inf")) if dt.name == "float64" else (-m, m)
+        else:
+            info = iinfo(dt)
+            r = (-info.max if info.min == 0 else info.min, info.max)
+        _CHECKED[dt] = r
+    return r

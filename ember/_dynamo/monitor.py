@@ -192,9 +192,8 @@ _MISSING = object()
 def _resolve(path, frame):
     """The object ``path`` names in ``frame`` as it starts (its parameters bound), or
     None where a name is unbound or a step fails."""
-    kind, name, steps = path
     obj = _root(path, frame)
-    return None if obj is _MISSING else walk(obj, steps, None)
+    return None if obj is _MISSING else walk(obj, path[2], None)
 
 
 def _root(path, frame):
