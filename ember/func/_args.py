@@ -2,12 +2,14 @@
 reverse-mode transform differentiates with respect to, and the checks of a function's
 outputs."""
 from ember.core import _autograd as _ag
+from ember.core import _tensor as _T
 from ember.core._errors import _transform_arg_message
 from ember.core._tensor import TensorBase
 from ember.func import _levels
 from ember.func._batching._util import unwrap, wrap
 
-__all__ = ["check_outputs", "diff_alias", "keep", "replace_args", "slice_argnums"]
+__all__ = ["check_outputs", "diff_alias", "keep", "outer_tracked", "replace_args",
+           "slice_argnums"]
 
 
 def _wrap_argnum(argnum, num_args):
@@ -58,9 +60,37 @@ def diff_alias(x):
         # the expand runs on x itself: its tangents (an enclosing jvp's) go with the value
         return wrap(x.unsqueeze(0).expand((v.size,) + tuple(x.shape)), v.level) \
             .requires_grad_()
-    y = x.detach()
+    b = _T._batch_level(x)
+    if b is not None:
+        # a new leaf of the wrapper's level around the same physical tensor: a detach would
+        # run on the physical one too and cut it from an enclosing differentiation outside
+        # the vmap (vmap(grad(f))(x) with x requiring grad)
+        y = wrap(b.value, b.level)
+    else:
+        y = x.detach()
     _ag._fw_copy_tangents(x, y)
     return y.requires_grad_()
+
+
+def _physically_tracked(t):
+    """Whether a vmap wrapper's physical tensor (at any level below it) has history that
+    an enclosing differentiation outside the vmap tracks."""
+    b = _T._batch_level(t) if isinstance(t, TensorBase) else None
+    while b is not None:
+        t = b.value
+        if t.requires_grad:
+            return True
+        b = _T._batch_level(t)
+    return False
+
+
+def outer_tracked(outputs, inputs):
+    """Whether an enclosing differentiation needs a transform's gradients recorded: the
+    graph behind ``outputs`` reaches a tensor requiring grad other than ``inputs`` (a
+    closure's parameter, an outer grad's input), or, inside vmap, the outputs' physical
+    tensors have history (a batched input requiring grad outside the vmap)."""
+    return _ag._reaches_other_leaves(outputs, inputs) or \
+        any(_physically_tracked(o) for o in outputs)
 
 
 def keep(x, tracked):

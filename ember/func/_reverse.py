@@ -9,12 +9,18 @@ recorded on the wrappers with per-sample shapes (the Batched key sits below Auto
 tangents of an enclosing jvp flow through the backward formulas."""
 import functools
 
-from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
 from ember.core.grad_mode import enable_grad
 from ember.core.gradients import grad as _autograd_grad
-from ember.func._args import check_outputs, diff_alias, keep, replace_args, slice_argnums
+from ember.func._args import (
+    check_outputs,
+    diff_alias,
+    keep,
+    outer_tracked,
+    replace_args,
+    slice_argnums,
+)
 from ember.func._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["grad", "grad_and_value", "jacrev", "vjp"]
@@ -51,7 +57,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"scalar Tensor, got tensor with {output.dim()} dims. Maybe "
                                    f"you wanted to use the vjp or jacrev APIs instead?")
             flat, spec = tree_flatten(diff)
-            tracked = _ag._reaches_other_leaves((output,), tuple(flat))
+            tracked = outer_tracked((output,), tuple(flat))
             grads = _gradients((output,), tuple(flat), None, tracked)
         grads = tree_unflatten([keep(g, tracked) for g in grads], spec)
         value = keep(output, tracked)
@@ -92,7 +98,7 @@ def vjp(func, *primals, has_aux=False):
                 raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or "
                                    f"complex Tensors, got Tensor with dtype {o.dtype}")
         flat_in, in_spec = tree_flatten(diff)
-        tracked = _ag._reaches_other_leaves(tuple(flat_out), tuple(flat_in))
+        tracked = outer_tracked(tuple(flat_out), tuple(flat_in))
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         flat_ct, ct_spec = tree_flatten(cotangents)

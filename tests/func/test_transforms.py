@@ -313,3 +313,51 @@ def test_has_aux_and_argnums_everywhere():
     h = efunc.hessian(lambda a, b: (a.sin() * b).sum() ** 2, argnums=(0, 1))(x, y)
     _close(h, torch.func.hessian(lambda a, b: (a.sin() * b).sum() ** 2, argnums=(0, 1))(tx, ty),
            rtol=1e-9, atol=1e-10)
+
+
+_OUTER = {      # transforms inside vmap whose inputs require grad outside it (MAML-style)
+    "grad_w": lambda fn, w, x: fn.vmap(fn.grad(_sq_sin), in_dims=(None, 0))(w, x),
+    "grad_x": lambda fn, w, x: fn.vmap(fn.grad(_sq_sin, argnums=1), in_dims=(None, 0))(w, x),
+    "grad_both": lambda fn, w, x: fn.vmap(fn.grad(_sq_sin, argnums=(0, 1)),
+                                          in_dims=(None, 0))(w, x)[1],
+    "jacrev_x": lambda fn, w, x: fn.vmap(fn.jacrev(_sin_mul, argnums=1), in_dims=(None, 0))(w, x),
+    "jacfwd_x": lambda fn, w, x: fn.vmap(fn.jacfwd(_sin_mul, argnums=1), in_dims=(None, 0))(w, x),
+    "hessian": lambda fn, w, x: fn.vmap(fn.hessian(_sq_sin), in_dims=(None, 0))(w, x),
+    "vjp": lambda fn, w, x: fn.vmap(lambda w, x: fn.vjp(lambda x: _sin_mul(w, x), x)[1](
+        x.new_ones(3))[0], in_dims=(None, 0))(w, x),
+    "nested": lambda fn, w, x: fn.vmap(fn.vmap(fn.grad(_sq_sin), in_dims=(None, 0)),
+                                       in_dims=(None, 0))(w, x.reshape(2, 2, 3)),
+    "in_dims_1": lambda fn, w, x: fn.vmap(fn.grad(_sq_sin, argnums=1),
+                                          in_dims=(None, 1))(w, x.t()),
+}
+
+
+def _sin_mul(w, x):
+    return (x * w).sin()
+
+
+def _sq_sin(w, x):
+    return _sin_mul(w, x).pow(2).sum()
+
+
+@pytest.mark.parametrize("w_requires_grad", [False, True])
+@pytest.mark.parametrize("case", sorted(_OUTER))
+def test_transforms_inside_vmap_stay_on_the_outer_graph(case, w_requires_grad):
+    # the per-sample results are differentiated again outside the vmap, with respect to the
+    # batched input and a shared one: second-order gradients, as torch.func gives them
+    # (ember's had cut the graph when the batched input required grad: x.grad was missing)
+    xs, ws = _arr(4, 3).astype(np.float64), _arr(3).astype(np.float64)
+    results = []
+    for lib, fn in ((ember, efunc), (torch, torch.func)):
+        x = lib.tensor(xs, requires_grad=True)
+        w = lib.tensor(ws, requires_grad=w_requires_grad)
+        out = _OUTER[case](fn, w, x)
+        out.pow(2).sum().backward()
+        results.append((out, x.grad, w.grad))
+    (eo, ex, ew), (to, tx, tw) = results
+    _close(eo, to, 1e-9, 1e-9)
+    _close(ex, tx, 1e-9, 1e-9)
+    if w_requires_grad:
+        _close(ew, tw, 1e-9, 1e-9)
+    else:
+        assert ew is None and tw is None
