@@ -132,6 +132,8 @@ def view_as_real(input):
     if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
         from ember.core.complex_functions import _ViewAsReal
         return _ViewAsReal.apply(t)
+    if t._bt is not None:
+        return batched_view(t, view_as_real)
     return real_view_c(t)
 
 
@@ -158,6 +160,8 @@ def view_as_complex(input):
     if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
         from ember.core.complex_functions import _ViewAsComplex
         return _ViewAsComplex.apply(t)
+    if t._bt is not None:
+        return batched_view(t, view_as_complex)
     cdef TensorBase r = make_view(t, t._ndim - 1, t._sizes, strides, t._offset // 2)
     r._dtype = t._dtype.to_complex()
     return r
@@ -182,7 +186,17 @@ cdef TensorBase component_of(TensorBase t, int which):
     gradient (the bare view would drop it)."""
     if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
         return view_as_real(t).select(-1, which)
+    if t._bt is not None:
+        return batched_view(t, _real if which == 0 else _imag)
     return component_c(t, which)
+
+
+cdef TensorBase batched_view(TensorBase t, object view):
+    """``view`` (a view across the complex and real layouts, which these functions make
+    without the dispatcher) of a vmap wrapper: taken of its physical tensor (the batch dim
+    first is untouched), wrapped again as a view of ``t``."""
+    from ember.core._tensor import _make_batched
+    return _make_batched(view(t._bt.value), t._bt.level, t)
 
 
 def _result_out(TensorBase result, out, str op):

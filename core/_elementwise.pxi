@@ -95,7 +95,7 @@ cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1:
     return 0
 
 
-cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) noexcept:
+cdef int expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) except -1:
     """t viewed at the broadcast shape: leading and size-1 dims get stride 0."""
     t.view_c(v)
     cdef int i, j, shift = nd - t._ndim
@@ -104,6 +104,7 @@ cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* 
         v.strides[i] = t._strides[j] if j >= 0 and t._sizes[j] == sizes[i] else 0
         v.sizes[i] = sizes[i]
     v.ndim = nd
+    return 0
 
 
 cdef TensorBase cast_copy(TensorBase t, dtype dt):

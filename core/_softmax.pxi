@@ -42,7 +42,7 @@ cdef object softmax_composite(int code, TensorBase a, TensorBase b, int d):
     return cast_to(r, dt)
 
 
-cdef void last_dim_view(TensorBase t, int d, ember_view* v) noexcept:
+cdef int last_dim_view(TensorBase t, int d, ember_view* v) except -1:
     """t as the kernel sees it: dim d swapped with the last (a 0-d tensor: one 1-long row)."""
     t.view_c(v)
     cdef int last = t._ndim - 1
@@ -50,9 +50,10 @@ cdef void last_dim_view(TensorBase t, int d, ember_view* v) noexcept:
         v.ndim = 1
         v.sizes[0] = 1
         v.strides[0] = 1
-        return
+        return 0
     v.sizes[d], v.sizes[last] = v.sizes[last], v.sizes[d]
     v.strides[d], v.strides[last] = v.strides[last], v.strides[d]
+    return 0
 
 
 cdef object softmax_op(Op op, TensorBase a, TensorBase b, int d, dtype ct, dtype rt):

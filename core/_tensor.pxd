@@ -59,7 +59,7 @@ cdef class TensorBase:
 
     cdef int64_t numel_c(self) noexcept
     cdef bint contiguous_c(self) noexcept
-    cdef void view_c(self, ember_view* v) noexcept
+    cdef int view_c(self, ember_view* v) except -1     # refuses vmap wrappers
     cdef VersionCounter version(self)
     cdef int bump(self) except -1
 
@@ -224,7 +224,7 @@ cdef object unary_entry(Op op)
 cdef object binary_entry(Op op)
 cdef Op table_op(object d, int family, object rule)
 cdef int broadcast_into(int nd, int64_t* out, TensorBase t) except -1
-cdef void expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) noexcept
+cdef int expanded_view(TensorBase t, int nd, const int64_t* sizes, ember_view* v) except -1
 cdef object operator_op(Op op, object a, object b)
 cdef TensorBase checked_out(object out, int nd, const int64_t* sizes, dtype dt,
                             device dev, str op)

@@ -85,7 +85,11 @@ cdef class TensorBase:
                 expected *= self._sizes[i]
         return True
 
-    cdef void view_c(self, ember_view* v) noexcept:
+    cdef int view_c(self, ember_view* v) except -1:
+        # a vmap wrapper looks like its first sample: a kernel handed one would read or
+        # write sample 0 only (only batching rules, on the physical tensor, may run kernels)
+        if self._bt is not None:
+            refuse_batched(self, False)
         v.data = self._storage.data + self._offset * self._dtype.itemsize \
             if self._storage.data is not NULL else NULL
         v.ndim = self._ndim
@@ -95,6 +99,7 @@ cdef class TensorBase:
         if self._ndim:
             memcpy(v.sizes, self._sizes, self._ndim * sizeof(int64_t))
             memcpy(v.strides, self._strides, self._ndim * sizeof(int64_t))
+        return 0
 
     cdef VersionCounter version(self):
         if self._version is None:

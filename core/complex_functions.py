@@ -8,6 +8,7 @@ conj(x) does not change x)."""
 import math
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, view_as_complex, view_as_real
 from ember.core.function import Function
@@ -27,6 +28,7 @@ def _from_parts(re, im, op):
     return _T._complex_out(re, im, re.dtype.to_complex(), None, op)
 
 
+@composite("complex")
 def complex(real, imag, *, out=None):
     """real + i * imag, from two float tensors of one dtype (float32 -> complex64)."""
     _tensor_arg(real, "complex", "real", 1)
@@ -35,6 +37,7 @@ def complex(real, imag, *, out=None):
     return r if out is None else out.copy_(r)
 
 
+@composite("polar")
 def polar(abs, angle, *, out=None):
     """abs * (cos(angle) + i sin(angle)), from two float tensors of one dtype."""
     _tensor_arg(abs, "polar", "abs", 1)

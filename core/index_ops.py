@@ -7,6 +7,7 @@ arange, repeat_interleave searches a cumsum, bincount/histc scatter-add ones, th
 take nonzero() positions), so a backend gets them from its two index entries."""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
@@ -102,6 +103,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     return _T.index_select(t, d, index)
 
 
+@composite("bincount")
 def bincount(input, weights=None, minlength=0):
     """Occurrences of each value 0..max(input) of the 1-d non-negative ``input`` (summing
     ``weights`` instead of ones when given), at least ``minlength`` bins."""
@@ -126,6 +128,7 @@ def bincount(input, weights=None, minlength=0):
     return _T.scatter_add(_T.zeros(n, dtype=dt, device=t.device), 0, t.to(_INT64), src)
 
 
+@composite("histc")
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Histogram of ``input`` in ``bins`` equal bins over [min, max] (the data's range when
     min == max); elements outside are ignored."""
@@ -199,6 +202,7 @@ def _masked_scatter_(self, mask, source):
     return self.put_(positions, values)
 
 
+@composite("masked_scatter")
 def masked_scatter(input, mask, source):
     """A copy of ``input`` (broadcast with ``mask``) with ``source``'s elements written in
     order where ``mask`` is True."""

@@ -11,6 +11,7 @@ import warnings
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._size import Size
@@ -111,8 +112,18 @@ def repeat(input, *repeats):
 def tile(input, dims):
     """Like repeat, but with fewer ``dims`` than dimensions the leading ones repeat once."""
     _tensor_arg(input, "tile")
+    if not isinstance(dims, (tuple, list, Size)):
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not "
+                        f"{type(dims).__name__}")
     dims = tuple(dims)
     return _repeat(input, (1,) * (input.dim() - len(dims)) + dims)
+
+
+def _tile_method(self, *sizes, dims=None):
+    """Tensor.tile(*dims): the dims as varargs, one sequence, or the keyword ``dims``."""
+    if dims is None:
+        dims = sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    return tile(self, dims)
 
 
 def roll(input, shifts, dims=None):
@@ -157,6 +168,7 @@ def triu(input, diagonal=0):
     return _triangle(input, diagonal, True, "triu")
 
 
+@composite("diag")
 def diag(input, diagonal=0):
     """1-D input: a matrix with it on ``diagonal``; 2-D input: that diagonal, as 1-D."""
     _tensor_arg(input, "diag")
@@ -437,11 +449,13 @@ def rot90(input, k=1, dims=(0, 1)):
     return t.clone()
 
 
+@composite("diagflat")
 def diagflat(input, offset=0):
     """A 2-D tensor with the flattened input on diagonal ``offset``."""
     return diag(_tensor_arg(input, "diagflat").reshape(-1), offset)
 
 
+@composite("block_diag")
 def block_diag(*tensors):
     """The tensors (0-d, 1-D as a row, or 2-D) placed along the diagonal of a zero matrix."""
     mats = []

@@ -9,6 +9,7 @@ import math
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
@@ -135,6 +136,7 @@ def logsumexp(input, dim, keepdim=False):
     return r if keepdim else r.squeeze(dim)
 
 
+@composite("logcumsumexp")
 def logcumsumexp(input, dim, *, out=None):
     """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
     would underflow exp fall back to a running logaddexp."""

@@ -145,7 +145,7 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     roll = shapes.roll
     rot90 = shapes.rot90
     tensor_split = shapes.tensor_split
-    tile = shapes.tile
+    tile = shapes._tile_method
     tril = shapes.tril
     triu = shapes.triu
     unfold = shapes.unfold
