@@ -18,6 +18,7 @@ from libc.stdint cimport int64_t, uint64_t
 from ember.core cimport _state
 from ember.core._dispatch cimport (
     DispatchKey, Op, SAVE_INPUTS, SAVE_RESULT, SAVE_FIRST, WRITES_SELF, SELF_FOR_OTHERS,
+    OTHER_FOR_SELF,
 )
 from ember.core._tensor cimport (
     TensorBase,

@@ -15,7 +15,7 @@ from ember.core._device cimport (
     Backend, as_device, backend_for, cpu_device, device, ember_kernel_table, resolve_index)
 from ember.core._dispatch cimport (
     BACKEND_MASK, DEFAULT_TENSOR_KEYS, DispatchKey, Op, highest_key, SAVE_INPUTS, SAVE_RESULT,
-    SAVE_FIRST, WRITES_SELF, SELF_FOR_OTHERS,
+    SAVE_FIRST, WRITES_SELF, SELF_FOR_OTHERS, OTHER_FOR_SELF,
 )
 from ember.core._dtype cimport (
     CAT_COMPLEX, CAT_FLOATING, CAT_INTEGRAL, EMBER_BFLOAT16, EMBER_COMPLEX64, EMBER_COMPLEX128, EMBER_BOOL, EMBER_FLOAT16, EMBER_FLOAT32,

@@ -33,7 +33,8 @@ cpdef enum DerivativeFlags:
     SAVE_FIRST = 4          # only the first positional argument
     WRITES_SELF = 8         # the op writes its first argument (copy_, fill_, index_put)
     SELF_FOR_OTHERS = 16    # self is read only for the other inputs' gradients (mul, div):
-                            # an in-place write keeps no copy of it when none needs one
+                            # kept (an in-place write: a copy of it) only when one needs it
+    OTHER_FOR_SELF = 32     # the other inputs are read only for self's gradient (mul)
 
 cdef enum:
     FIRST_DYNAMIC_BACKEND = 8

@@ -622,7 +622,7 @@ def _d_div(ctx, g):
 
 derive_binary(op_add, _d_add, 0)
 derive_binary(op_sub, _d_sub, 0)
-derive_binary(op_mul, _d_mul, SAVE_INPUTS | SELF_FOR_OTHERS)
+derive_binary(op_mul, _d_mul, SAVE_INPUTS | SELF_FOR_OTHERS | OTHER_FOR_SELF)
 derive_binary(op_div, _d_div, SAVE_INPUTS | SELF_FOR_OTHERS)
 # where, not g * (y > 0): one select pass instead of a bool cast and a multiply (and 0,
 # not NaN, where y is 0 and g NaN, as PyTorch's threshold_backward)

@@ -264,15 +264,26 @@ cdef void set_tangent_inplace(TensorBase s, object t, int level):
         return
     cur = tangent_at(s, level)
     cdef TensorBase base
+    # a tangent batched by a vmap (jacfwd's basis) written into an unbatched one: the
+    # tangent is re-made batched (a backward formula's zeros with a region written, under
+    # hessian = jacfwd(jacrev))
+    cdef bint batched = isinstance(t, TensorBase) and (<TensorBase>t)._bt is not None
+    if cur is not None and batched and (<TensorBase>cur)._bt is None:
+        if s._base_ref is None:
+            attach_tangent(s, t, level)     # the op wrote all of s
+            return
+        cur = None
     if cur is None and s._base_ref is not None:
         base = <TensorBase>s._base_ref
         bt = tangent_at(base, level)
         if bt is None or (<TensorBase>bt).stride() != base.stride() \
-                or (<TensorBase>bt)._offset != base._offset:
+                or (<TensorBase>bt)._offset != base._offset \
+                or (batched and (<TensorBase>bt)._bt is None):
             # a zero tangent laid out as the base is (strides and all), so that every view
             # of the base finds its tangent at the same geometry
-            buf = _T.zeros(base._storage._nbytes // max(base._dtype.itemsize, 1),
-                           dtype=base._dtype, device=base._device)
+            n = base._storage._nbytes // max(base._dtype.itemsize, 1)
+            buf = _T._zeros_for(t, (n,)) if batched else \
+                _T.zeros(n, dtype=base._dtype, device=base._device)
             nbt = buf.as_strided(tuple(base.shape), base.stride(), base._offset)
             if bt is not None:
                 nbt.copy_(bt)

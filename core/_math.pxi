@@ -423,8 +423,10 @@ def _d_pow(ctx, g):
     need = ctx.needs_input_grad
     ga = gb = None
     if need[0]:
-        ga = g * b * a ** (b - 1)
-        ga = where(b == 0, 0.0, ga) if isinstance(b, TensorBase) else (ga * 0 if b == 0 else ga)
+        if isinstance(b, TensorBase):
+            ga = where(b == 0, 0.0, g * b * a ** (b - 1))
+        else:       # zeros, not g * 0 * a**-1: that is NaN where a == 0
+            ga = g * b * a ** (b - 1) if b != 0 else zeros_like(g)
     if len(need) > 1 and need[1]:
         log_a = log(a) if isinstance(a, TensorBase) else \
             (math.log(a) if a > 0 else float("nan"))

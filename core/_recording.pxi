@@ -59,6 +59,13 @@ cdef class AutogradKernel:
         saved = []
         meta = []
         cdef Py_ssize_t i
+        # as PyTorch, an input read only for the others' gradients is not saved when none of
+        # them requires grad, so writing into it later (b[1] * 3, then b[0] = ...) breaks
+        # no backward: self (mul, div), the others (mul)
+        cdef bint self_unneeded = self.save & SELF_FOR_OTHERS and self_pos < 0 and \
+            not any(requires(x) for x in args[1:])
+        cdef bint others_unneeded = self.save & OTHER_FOR_SELF and self_pos < 0 and \
+            not requires(args[0])
         for i in range(len(args)):
             a = args[i]
             if isinstance(a, TensorBase):
@@ -66,6 +73,8 @@ cdef class AutogradKernel:
                 meta.append((t.shape, t._dtype, t._device))
                 if i == self_pos and clone_of_self is None and self.save & SELF_FOR_OTHERS:
                     saved.append(None)      # no other input needs self (inplace below)
+                elif (i == 0 and self_unneeded) or (i > 0 and others_unneeded):
+                    saved.append(None)
                 elif self.save & SAVE_INPUTS or (self.save & SAVE_FIRST and i == 0):
                     saved.append(save(clone_of_self if i == self_pos else t, -1))
                 else:

@@ -69,7 +69,7 @@ def _gelu_function():
     autograd package imports the core): as a composite its backward ran ~11 elementwise
     ops, this runs 7 in place, with Phi(x) saved from the forward."""
     if not _GELU:
-        from ember.core.function import Function
+        from ember.core.function import Function, differentiating_backward
 
         class GeluBackward(Function):
             @staticmethod
@@ -81,7 +81,7 @@ def _gelu_function():
             @staticmethod
             def backward(ctx, g):
                 x, cdf = ctx.saved_tensors
-                if _ag.is_grad_enabled():      # create_graph: differentiable, from x alone
+                if differentiating_backward(x):     # from x alone, not the saved Phi(x)
                     pdf = _T.exp(x * x * -0.5) * _INV_SQRT_2PI
                     return g * ((1 + _F["erf"](x * _SQRT_HALF)) * 0.5 + x * pdf)
                 # d/dx x Phi(x) = Phi(x) + x phi(x)

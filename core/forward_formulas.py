@@ -406,6 +406,10 @@ def _index_put(ctx):
     v = _or_zeros(tv, value) if isinstance(value, TensorBase) else 0.0
     if accumulate and not isinstance(value, TensorBase):
         return t
+    if isinstance(v, TensorBase) and _T._batch_level(v) is not None and \
+            _T._batch_level(t) is None:
+        # value's tangent batched by a vmap (jacfwd's basis): so must the written one be
+        t = _T._zeros_for(v, tuple(t.shape)).add_(t)
     get_op("index_put").entry(t, items, v, accumulate)
     return t
 

@@ -286,6 +286,14 @@ def _recording(inputs):
     return any(_ag._tracked(t) for t in inputs)
 
 
+def differentiating_backward(*inputs):
+    """Whether a backward formula is itself being differentiated, so it must rebuild what
+    it derived from its inputs in forward (a saved intermediate is a constant to autograd
+    and has no tangent): create_graph records it, or ``inputs`` carry tangents
+    (forward-over-reverse: jacfwd(jacrev(f)), hessian)."""
+    return _ag.is_grad_enabled() or _ag._fw_scan(inputs)[0] >= 0
+
+
 def zero_derivative(name, fn, *inputs):
     """``fn(*inputs)``, recorded (when an input requires grad) as op ``name`` whose
     gradient is zero: PyTorch's derivative of piecewise-constant ops such as sign."""

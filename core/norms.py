@@ -8,8 +8,7 @@ from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import where
 from ember.core.elementwise import _out
-from ember.core.function import Function, zero_derivative
-from ember.core.grad_mode import is_grad_enabled
+from ember.core.function import Function, differentiating_backward, zero_derivative
 
 __all__ = ["cdist", "dist", "norm", "renorm", "vector_norm"]
 
@@ -55,7 +54,7 @@ class _PNorm(Function):
     def backward(ctx, g):
         x, norm = ctx.saved_tensors
         p = ctx.p
-        if is_grad_enabled():             # create_graph: the norm as a function of x again
+        if differentiating_backward(x):   # the norm as a function of x again
             norm = _PNorm.apply(x, p, ctx.dim, True)
         if not ctx.keepdim:
             g = g.reshape(norm.shape)

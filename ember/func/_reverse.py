@@ -27,9 +27,15 @@ __all__ = ["grad", "grad_and_value", "jacrev", "vjp"]
 
 
 def _gradients(outputs, inputs, cotangents, create_graph):
-    """autograd.grad with zeros for inputs the outputs do not depend on."""
-    gs = _autograd_grad(outputs, inputs, cotangents, retain_graph=True,
-                        create_graph=create_graph, allow_unused=True)
+    """autograd.grad with zeros for inputs the outputs do not depend on (outputs that do
+    not require grad at all - a constant, a detached or integer result - contribute
+    nothing, as in torch.func)."""
+    live = [i for i, o in enumerate(outputs) if o.requires_grad]
+    gs = [None] * len(inputs)
+    if live:
+        cts = None if cotangents is None else tuple(cotangents[i] for i in live)
+        gs = _autograd_grad(tuple(outputs[i] for i in live), inputs, cts, retain_graph=True,
+                            create_graph=create_graph, allow_unused=True)
     return [_T.zeros_like(x) if g is None else g for x, g in zip(inputs, gs)]
 
 

@@ -444,3 +444,33 @@ def test_grad_of_a_non_leaf_does_not_run_its_node():
     assert gx.tolist() == pytest.approx((2 * np.exp([1.0, 2.0])).tolist())
     x.sum().backward()                                 # exp's node still has its output
     assert a.grad.tolist() == pytest.approx(np.exp([1.0, 2.0]).tolist())
+
+
+@pytest.mark.parametrize("case", ["scalar", "unrelated_tensor", "scalar_first"])
+def test_mul_keeps_self_only_when_another_input_needs_it(case):
+    # PyTorch saves self for mul/div only when the other operand requires grad: writing
+    # into b after b[1] * 3 must not break the backward (ember's had raised the in-place
+    # version error)
+    def f(lib):
+        a = lib.tensor([0.3, -1.2, 0.8], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor(2.0, dtype=lib.float64)
+        b = a.clone()
+        v = b[1]
+        b[0] = {"scalar": v * 3, "unrelated_tensor": v * w / w, "scalar_first": 3 * v}[case]
+        b.sum().backward()
+        return a.grad.numpy()
+    np.testing.assert_allclose(f(ember), f(torch))
+    # when the other operand requires grad, self is saved and the write is caught
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    b = a.clone()
+    c = b[1] * a[0]
+    b[0] = 5.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        c.backward()
+
+
+@pytest.mark.parametrize("exponent", [0.0, 0])
+def test_pow_zero_exponent_gradient_is_zero_at_zero(exponent):
+    x = ember.tensor([0.0, 1.0, -2.0], dtype=ember.float64, requires_grad=True)
+    (x ** exponent).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]        # not NaN at 0 (0 * 0**-1)
