@@ -136,5 +136,7 @@ def load_zip(f, source, map_location, weights_only, pickle_module, mmap, pickle_
         return load(key, dtype, location, numel * itemsize)
 
     with _rebuild.restoring(load.restore):
-        return load_pickle(reader.record("data.pkl").tobytes(), persistent_load, weights_only,
-                           source, pickle_module, **pickle_load_args)
+        obj = load_pickle(reader.record("data.pkl").tobytes(), persistent_load, weights_only,
+                          source, pickle_module, **pickle_load_args)
+    f.seek(reader.end)              # a later load of the stream reads what follows
+    return obj

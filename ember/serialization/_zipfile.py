@@ -124,19 +124,124 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, Va
                EOFError, struct.error, UnicodeDecodeError, OverflowError)
 
 
+def _open(f):
+    try:
+        return zipfile.ZipFile(f)
+    except _ZIP_ERRORS as e:
+        raise CorruptCheckpoint(f"PytorchStreamReader failed reading zip archive: failed "
+                                f"finding central directory ({e})") from None
+
+
+def _archive_end(f, start):
+    """Where the zip archive starting at ``start`` ends: the first end-of-central-directory
+    record after it whose central directory lies just before it, at the offset the record
+    gives from ``start`` (records may carry their sizes after their data, as PyTorch's do,
+    so the local records cannot be stepped over). None when there is none."""
+    sig, chunk, pos, tail = b"PK\x05\x06", 1 << 20, start, b""
+    while True:
+        f.seek(pos)
+        data = f.read(chunk)
+        if not data:
+            return None
+        hay = tail + data
+        base = pos - len(tail)
+        i = hay.find(sig)
+        while i >= 0:
+            end = _checked_end(f, start, base + i)
+            if end is not None:
+                return end
+            i = hay.find(sig, i + 1)
+        tail = hay[-(len(sig) - 1):]
+        pos += len(data)
+
+
+def _checked_end(f, start, at):
+    """The archive's end if an end record at ``at`` closes the archive starting at
+    ``start`` (its central directory, ZIP64's included, ends right before it)."""
+    try:
+        f.seek(at)
+        fields = _END.unpack(f.read(_END.size))
+        cd_size, cd_start, comment = fields[5], fields[6], fields[7]
+        cd_end = at
+        f.seek(max(at - _LOCATOR64.size, 0))
+        loc = f.read(_LOCATOR64.size)
+        if at - _LOCATOR64.size >= start and loc[:4] == b"PK\x06\x07":
+            # ZIP64 end records (PyTorch writes them always) sit between the directory and
+            # this record
+            loc = _LOCATOR64.unpack(loc)
+            f.seek(start + loc[2])
+            end64 = _END64.unpack(f.read(_END64.size))
+            if end64[0] != 0x06064B50:
+                return None
+            cd_size, cd_start, cd_end = end64[8], end64[9], start + loc[2]
+        f.seek(start + cd_start)
+        if f.read(4) != b"PK\x01\x02" or start + cd_start + cd_size != cd_end:
+            return None
+        return at + _END.size + comment
+    except struct.error:
+        return None
+
+
+class _Prefix(io.RawIOBase):
+    """The first ``end`` bytes of the seekable binary file ``f``, as a file (zipfile finds
+    the end records of the archive that ends there)."""
+
+    def __init__(self, f, end):
+        super().__init__()
+        self._f, self._end, self._pos = f, end, 0
+
+    def seekable(self):
+        return True
+
+    def readable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=io.SEEK_SET):
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._end}[whence]
+        self._pos = max(base + offset, 0)
+        return self._pos
+
+    def read(self, n=-1):
+        left = max(self._end - self._pos, 0)
+        n = left if n is None or n < 0 else min(n, left)
+        self._f.seek(self._pos)
+        data = self._f.read(n)
+        self._pos += len(data)
+        return data
+
+    def readinto(self, b):
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
 class ZipReader:
     """The records of the zip archive in the seekable binary file object ``f`` (which may
     start after other data, as zip archives may). ``mmap`` (a NumPy memmap of the whole file)
     makes stored records views of the map instead of copies."""
 
     def __init__(self, f, mmap=None):
-        self._f, self._mmap = f, mmap
-        try:
-            self._zip = zipfile.ZipFile(f)
-        except _ZIP_ERRORS as e:
-            raise CorruptCheckpoint(f"PytorchStreamReader failed reading zip archive: failed "
-                                    f"finding central directory ({e})") from None
+        self._mmap = mmap
+        start = f.tell()
+        self._zip = _open(f)
+        self.end = f.seek(0, io.SEEK_END)
         infos = self._zip.infolist()
+        if infos and min(i.header_offset for i in infos) > start:
+            # more than one archive follows (two ember.save calls into one stream): the
+            # central directory found from the end is the last one's, so this one is
+            # bounded by walking its own records
+            end = _archive_end(f, start)
+            if end is None:
+                raise CorruptCheckpoint(f"no zip archive ends after the one starting at byte "
+                                        f"{start} (the central directory found belongs to "
+                                        f"a later one)")
+            f = _Prefix(f, end)
+            self._zip, self.end = _open(f), end
+            infos = self._zip.infolist()
+        self._f = f
         if not infos or "/" not in infos[0].filename:
             raise CorruptCheckpoint("PytorchStreamReader failed reading zip archive: it does not "
                                     "hold a folder of records (not a torch.save checkpoint)")
@@ -149,7 +254,7 @@ class ZipReader:
             if name in self._records:
                 raise CorruptCheckpoint(f"the archive holds record '{info.filename}' twice")
             self._records[name] = info
-        self._size = f.seek(0, io.SEEK_END)
+        self._size = self.end
 
     def has_record(self, name):
         return name in self._records
