@@ -7,6 +7,7 @@ excluded.  The cast is an ordinary differentiable op (``_to_copy``), so autograd
 and gradients reach the original tensors in their own dtype.  Ops listed nowhere fall
 through the key and run in the widest input type (type promotion), as in PyTorch.
 """
+import contextlib
 import functools
 import threading
 import warnings
@@ -193,6 +194,36 @@ def _install():
 
 
 # --- the context manager ------------------------------------------------------------------
+
+def _snapshot():
+    """This thread's autocast state (per device: on or off, and the dtype), to run code
+    again later as it ran now (checkpoint's recomputation in backward)."""
+    return dict(_tls.enabled), dict(_tls.dtype), _tls.cache_enabled
+
+
+@contextlib.contextmanager
+def _restored(snapshot):
+    """The autocast state ``snapshot`` took, for the duration of the block."""
+    enabled, dtype, cache = snapshot
+    now = _snapshot()
+    devices = set(enabled) | set(now[0])
+    try:
+        for dev in devices:
+            _tls.dtype[dev] = dtype.get(dev, now[1].get(dev))
+            set_autocast_enabled(dev, enabled.get(dev, False))
+        _tls.cache_enabled = cache
+        _tls.nesting += 1
+        yield
+    finally:
+        _tls.nesting -= 1
+        if _tls.nesting == 0:
+            clear_autocast_cache()
+        for dev in devices:
+            set_autocast_enabled(dev, now[0].get(dev, False))
+        _tls.dtype.clear()
+        _tls.dtype.update(now[1])
+        _tls.cache_enabled = now[2]
+
 
 class autocast:
     """Run the ops of a region (or of a decorated function) in mixed precision:

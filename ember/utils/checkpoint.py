@@ -4,6 +4,7 @@ import contextlib
 import enum
 import warnings
 
+from ember.amp import autocast_mode as _autocast_mode
 from ember.autograd import Function, backward, grad
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled
 from ember.core._tensor import TensorBase
@@ -27,6 +28,7 @@ class _Checkpoint(Function):
     def forward(ctx, fn, preserve_rng, kwargs, *args):
         ctx.fn, ctx.kwargs, ctx.preserve_rng = fn, kwargs, preserve_rng
         ctx.rng = _rng_state() if preserve_rng else None
+        ctx.autocast = _autocast_mode._snapshot()      # recomputed under the same autocast
         ctx.positions = [i for i, a in enumerate(args) if isinstance(a, TensorBase)]
         ctx.others = [None if isinstance(a, TensorBase) else a for a in args]
         ctx.save_for_backward(*[a for a in args if isinstance(a, TensorBase)])
@@ -48,7 +50,7 @@ class _Checkpoint(Function):
             now = _rng_state()
             _set_rng_state(ctx.rng)
         try:
-            with enable_grad():
+            with enable_grad(), _autocast_mode._restored(ctx.autocast):
                 out = ctx.fn(*args, **ctx.kwargs)
         finally:
             if ctx.preserve_rng:

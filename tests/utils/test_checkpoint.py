@@ -40,3 +40,29 @@ def test_checkpoint_gradients_match_torch(case):
             assert b == pytest.approx(a, rel=1e-6)
         else:
             assert a == b
+
+
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_recomputation_runs_under_the_forward_autocast(use_reentrant):
+    # the backward's recomputation ran in float32 while the forward ran in bfloat16, so the
+    # gradients were of a different function (PyTorch keeps the forward's autocast state)
+    lin = ember.nn.Linear(8, 8)
+    x = ember.randn(4, 8, requires_grad=True)
+    seen = []
+
+    def f(a):
+        y = lin(a)
+        seen.append(y.dtype)
+        return y.float().sin()
+
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        out = ember.utils.checkpoint.checkpoint(f, x, use_reentrant=use_reentrant)
+    out.sum().backward()
+    assert seen == [ember.bfloat16, ember.bfloat16]
+    g_ckpt = x.grad.clone()
+    x.grad = None
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        out = f(x)
+    out.sum().backward()
+    assert ember.equal(x.grad, g_ckpt)
+    assert not ember.is_autocast_enabled("cpu")
