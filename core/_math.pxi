@@ -336,6 +336,10 @@ def where(condition, input=None, other=None, *, out=None):
     return where_c(cond, input, other, result_type2(input, other, "where"), out)
 
 
+cdef uint64_t _VALUE_AS_TENSOR = AUTOGRAD_BIT | BATCHED_BIT | (
+    <uint64_t>1 << DispatchKey.ForwardAD)
+
+
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` is True (the result keeps input's dtype)."""
     cdef TensorBase a = as_tensor_arg(input, "masked_fill", "input")
@@ -347,7 +351,11 @@ def masked_fill(input, mask, value):
         if (<TensorBase>value)._ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but "
                                f"got tensor with {(<TensorBase>value)._ndim} dimension(s).")
-        value = item_c(<TensorBase>value)
+        # a value that is batched (vmap), requires grad or carries tangents goes in as the
+        # tensor it is (where routes it); any other is read once, so a 0-d CPU value may
+        # fill a tensor on another device
+        if not (<TensorBase>value)._keys & _VALUE_AS_TENSOR:
+            value = item_c(<TensorBase>value)
     return where_c(m, value, a, a._dtype, None)
 
 

@@ -7,6 +7,7 @@ lu_factor, ldl_factor and eig refuse to record (NotImplementedError) rather than
 result without a derivative."""
 
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core.function import Function
@@ -47,6 +48,7 @@ def _lu_singular(k):
 
 # -- LU ---------------------------------------------------------------------------------------
 
+@composite("linalg_lu_factor_ex")
 @with_out
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): P A = L U packed in one matrix (L's unit diagonal implied),
@@ -78,6 +80,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
                    _back(info, A, _INT32))
 
 
+@composite("linalg_lu_factor")
 @with_out
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots) of ``A`` (see lu_factor_ex); LinAlgError when a U is singular."""
@@ -97,6 +100,7 @@ def _permutation(np, piv, m):
     return P
 
 
+@composite("lu_unpack")
 @with_out
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from lu_factor's packed result: A = P L U (empty tensors for the parts not
@@ -125,6 +129,7 @@ def _eye_like(t, m, k):
     return eye
 
 
+@composite("linalg_lu")
 @with_out
 def lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U: L unit lower triangular (m x k), U upper (k x n)."""
@@ -186,6 +191,7 @@ class _LuSolve(Function):
             None, None
 
 
+@composite("linalg_lu_solve")
 @with_out
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``; A^H when ``adjoint``)

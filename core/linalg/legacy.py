@@ -139,6 +139,7 @@ def solve(input, A, *, out=None):
     raise RuntimeError(_REMOVED + _GUIDANCE["solve"])
 
 
+@composite("lu")
 def lu(A, pivot=True, get_infos=False, out=None):
     """(LU, pivots[, infos]) of ``A`` (PyTorch deprecates it for linalg.lu_factor)."""
     warnings.warn("torch.lu is deprecated in favor of torch.linalg.lu_factor / "
@@ -152,6 +153,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return (LU, pivots, info) if get_infos else (LU, pivots)
 
 
+@composite("lu_solve")
 @with_out
 def lu_solve(b, LU_data, LU_pivots, *, out=None):
     """The solution of ``A x = b`` from A's LU factorization (linalg.lu_solve's old

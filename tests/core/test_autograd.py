@@ -474,3 +474,11 @@ def test_pow_zero_exponent_gradient_is_zero_at_zero(exponent):
     x = ember.tensor([0.0, 1.0, -2.0], dtype=ember.float64, requires_grad=True)
     (x ** exponent).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0]        # not NaN at 0 (0 * 0**-1)
+
+
+def test_masked_fill_value_tensor_gets_its_gradient():
+    # the 0-d value was read into a Python number, so its gradient was lost
+    x = ember.tensor([[1.0, -2.0], [3.0, -4.0]], requires_grad=True)
+    v = ember.tensor(5.0, requires_grad=True)
+    x.masked_fill(x > 0, v).sum().backward()
+    assert v.grad.item() == 2.0 and x.grad.tolist() == [[0.0, 1.0], [0.0, 1.0]]

@@ -1,7 +1,8 @@
 """Batching rules of the index ops: gather and the scatters on batched (or expanded)
 operands with the dim shifted; index_select and take through gather when the index is
 batched; advanced indexing (getitem, index_put) with a leading full slice for the batch
-dim when the index tensors are shared by every sample and form one block.  Other cases
+dim when the index tensors are shared by every sample and form one block; index_fill with a
+batched value (0-d per sample) through a mask of the indexed positions.  Other cases
 (batched index tensors of index_put / index_add / put, split index blocks) run the loop."""
 from ember.core import _dtype
 from ember.core import _tensor as _T
@@ -78,8 +79,27 @@ def _index_update(v, op, args, kwargs):
     if nd == 0:
         raise BatchRuleError(op.name)
     a = _mat(v, args[0])
-    extra = [_mat(v, x) for x in args[3:]]
-    return _out(v, op.entry(a, dim_of(args[1], nd), args[2], *extra, **_kw(kwargs)), kwargs)
+    d = dim_of(args[1], nd)
+    if op.name == "index_fill":
+        value, vb = unwrap(args[3], v.level)
+        if vb:
+            return _out(v, _fill_where(a, d, args[2], value), kwargs)
+        extra = [value]             # a 0-d tensor (or a number) for every sample
+    else:
+        extra = [_mat(v, x) for x in args[3:]]
+    return _out(v, op.entry(a, d, args[2], *extra, **_kw(kwargs)), kwargs)
+
+
+def _fill_where(a, d, index, value):
+    """index_fill of the physical ``a`` along its dim ``d`` with a batched 0-d value (one
+    per sample): a mask of the indexed positions (index_fill on a bool vector, which checks
+    and wraps the index as the op does) selects the value, cast to a's dtype as the op
+    casts it."""
+    mask = _T.zeros(a.shape[d], dtype=_dtype.bool, device=a.device).index_fill(0, index, True)
+    shape = [1] * a.dim()
+    shape[d] = a.shape[d]
+    value = value.to(a.dtype).reshape((a.shape[0],) + (1,) * (a.dim() - 1))
+    return _T.where(mask.reshape(shape), value, a)
 
 
 @rule("take")

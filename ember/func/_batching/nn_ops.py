@@ -7,12 +7,16 @@
 * Pooling: the batch folds into N.
 * Layer norm: the normalised dims trail, so the op runs on the physical tensor; parameter
   gradients are summed per sample.  Batch norm: per-sample statistics through the grouped
-  channel layout (B * C channels).
+  channel layout (B * C channels); running statistics batched like the samples (model
+  ensembles) go the same way, and in training each sample's are updated in place.
 * nll_loss / cross_entropy: the per-element losses of every sample in one call, reduced
   per sample (sum, or mean over that sample's total weight)."""
 from ember.core import _tensor as _T
+from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
-from ember.func._batching import rule
+from ember.core.mode_keys import redispatch_below
+from ember.func import _levels
+from ember.func._batching import MODE_RULES, _level_of, rule
 from ember.func._batching._util import (
     BatchRuleError,
     align,
@@ -162,35 +166,83 @@ def _layer_norm_backward(v, op, args, kwargs):
     return wrap_all((gi, gw, gbias), v.level)
 
 
+def _stat(v, s):
+    """(a running statistic, whether it is batched): a batched one as the grouped layout's
+    [B * C] (a view of its physical tensor when that is contiguous, so training updates it
+    in place)."""
+    if s is None:
+        return None, False
+    t, batched = unwrap(s, v.level)
+    return (t.reshape(-1) if batched else t), batched
+
+
+def _grouped_stat(v, s):
+    """A running statistic in the grouped layout: batched, or repeated for every sample."""
+    t, batched = _stat(v, s)
+    return t if t is None or batched else t.repeat(v.size)
+
+
 @rule("native_batch_norm")
 def _batch_norm(v, op, args, kwargs):
     x_, w_, b_ = args[:3]
     training = kwargs.get("training")
-    rm, rv = kwargs.get("running_mean"), kwargs.get("running_var")
+    rm_, rv_ = kwargs.get("running_mean"), kwargs.get("running_var")
     B = v.size
     (w, wb), (b, bb) = (unwrap_shared(a, v.level) if a is not None else (None, False)
                         for a in (w_, b_))
-    if training and (rm is not None or rv is not None):
+    (rm, rmb), (rv, rvb) = _stat(v, rm_), _stat(v, rv_)
+    if training and (rm_ is not None and not rmb or rv_ is not None and not rvb):
         raise RuntimeError(
             "vmap: batch_norm with running statistics in training mode is not supported: it "
             "would update the same running_mean/running_var with every sample's statistics. "
             "Use track_running_stats=False, or the module in eval mode, inside vmap "
-            "(functorch.experimental.replace_all_batch_norm_modules_ does the former).")
+            "(functorch.experimental.replace_all_batch_norm_modules_ does the former), or "
+            "running statistics batched like the samples (one per sample).")
     x = _mat(v, x_)
-    if not training and not wb and not bb:      # running statistics: fold into N
+    if not training and not (wb or bb or rmb or rvb):    # shared statistics: fold into N
         r = op.entry(_fold(x), w, b, **kwargs)
         return wrap_all((_unfold(r[0], B), r[1].unsqueeze(0).expand((B,) + tuple(r[1].shape)),
                          r[2].unsqueeze(0).expand((B,) + tuple(r[2].shape))), v.level)
     kw = dict(kwargs)
     if rm is not None:
-        kw["running_mean"] = rm.repeat(B)
+        kw["running_mean"] = rm if rmb else rm.repeat(B)
     if rv is not None:
-        kw["running_var"] = rv.repeat(B)
+        kw["running_var"] = rv if rvb else rv.repeat(B)
     wg = None if w is None else materialize(w, wb, B).reshape(-1)
     bg = None if b is None else materialize(b, bb, B).reshape(-1)
     y, mean, invstd = op.entry(_to_channels(x), wg, bg, **kw)
+    if training:            # each sample's statistics updated: back into a strided batch
+        for s_, s in ((rm_, rm), (rv_, rv)):
+            if s is not None:
+                t = unwrap(s_, v.level)[0]
+                if not t.is_contiguous():
+                    t.copy_(s.reshape(t.shape))
     return wrap_all((_from_channels(y, B), mean.reshape(B, -1), invstd.reshape(B, -1)),
                     v.level)
+
+
+class _BatchNormMode:
+    """VmapMode kernel of native_batch_norm.  The op dispatches on input, weight and bias
+    (the running statistics travel as keywords), so statistics batched at a level where
+    those are not would reach the kernel as wrappers: the input is made batched at that
+    level first (a batched zero added, which autograd records like any add), and the
+    batching rule above takes the call."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op):
+        self.op = op
+
+    def __call__(self, *args, **kwargs):
+        lv = _level_of((kwargs.get("running_mean"), kwargs.get("running_var")), {})
+        if lv >= 0 and _level_of(args[:3], {}) < lv:
+            x = args[0]
+            zero = wrap(_T.zeros(_levels.info(lv).size, dtype=x.dtype, device=x.device), lv)
+            args = (x + zero,) + tuple(args[1:])
+        return redispatch_below(self.op, DispatchKey.VmapMode, args, kwargs)
+
+
+MODE_RULES["native_batch_norm"] = _BatchNormMode
 
 
 @rule("native_batch_norm_backward")
@@ -201,9 +253,8 @@ def _batch_norm_backward(v, op, args, kwargs):
     w = None if w_ is None else _mat(v, w_).reshape(-1)
     sm = None if sm_ is None else _mat(v, sm_).reshape(-1)
     si = None if si_ is None else _mat(v, si_).reshape(-1)
-    rm = None if rm is None else rm.repeat(B)
-    rv = None if rv is None else rv.repeat(B)
-    gi, gw, gbias = op.entry(g, x, w, rm, rv, sm, si, train, eps, mask)
+    gi, gw, gbias = op.entry(g, x, w, _grouped_stat(v, rm), _grouped_stat(v, rv), sm, si,
+                             train, eps, mask)
     return wrap_all((None if gi is None else _from_channels(gi, B),
                      None if gw is None else gw.reshape(B, -1),
                      None if gbias is None else gbias.reshape(B, -1)), v.level)
