@@ -6,6 +6,7 @@ import math
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
 
 __all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
@@ -161,6 +162,7 @@ def hardshrink(input, lambd=0.5):
     return _T.where(_T._abs(input) > lambd, input, 0.0)
 
 
+@composite("prelu")
 def prelu(input, weight):
     """max(0, x) + weight * min(0, x), ``weight`` one number or one per channel (dim 1)."""
     _tensor_arg(input, "prelu", position=1)

@@ -161,12 +161,14 @@ def _dims(op, *pairs):
                                f"1D tensors expected, but got {t.dim()}D and {n}D tensors")
 
 
+@composite("dot")
 def dot(input, tensor):
     """The inner product of two 1-D tensors of the same size."""
     _dims("dot", (input, 1, "input"), (tensor, 1, "tensor"))
     return _T.matmul(input, tensor)
 
 
+@composite("vdot")
 def vdot(input, other, *, out=None):
     """The dot product of two 1-D tensors (no conjugation needed: no complex dtypes)."""
     a, b = _tensor_arg(input, "vdot"), _tensor_arg(other, "vdot", "other")
@@ -211,6 +213,7 @@ def bmm(input, mat2, *, out=None):
     return _T.matmul(input, mat2, out=out)
 
 
+@composite("mv")
 def mv(input, vec):
     """Matrix-vector product."""
     _dims("mv", (input, 2, "self"), (vec, 1, "vec"))

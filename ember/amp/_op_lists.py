@@ -1,8 +1,10 @@
 """PyTorch's autocast op lists per device type (aten names; ember's composites use the same
-names): which ops run in the lower-precision dtype ("lower"), in float32 ("fp32"), or in the
-widest floating type among their inputs ("promote").  Ops listed nowhere fall through the
-Autocast key.  Names ember does not define yet are kept, so a composite added under that
-name is covered.  Accelerators other than CUDA use CUDA's lists."""
+names): which ops run in the lower-precision dtype ("lower"), in float32 ("fp32"), in the
+widest floating type among their inputs ("promote"), or as they are ("keep": ops PyTorch
+does not list that ember writes with listed ones, so those inside run uncast).  Ops listed
+nowhere fall through the Autocast key.  Names ember does not define yet are kept, so a
+composite added under that name is covered.  Accelerators other than CUDA use CUDA's
+lists."""
 
 # the CPU's
 CPU_LOWER = (
@@ -32,6 +34,7 @@ CPU_FP32 = (
     "linalg_lstsq", "linalg_inv_ex")
 # run in the widest floating type among the inputs (ops that otherwise need equal dtypes)
 CPU_PROMOTE = ("stack", "cat", "index_copy")
+CPU_KEEP = ("mv", "dot", "vdot")
 
 # CUDA's
 CUDA_LOWER = (
@@ -57,12 +60,13 @@ CUDA_FP32 = (
 CUDA_PROMOTE = (
     "addcdiv", "addcmul", "atan2", "bilinear", "cross", "dot", "grid_sampler", "index_put",
     "scatter_add", "tensordot", "stack", "cat", "index_copy")
+CUDA_KEEP = ("vdot",)
 
 
-def _table(lower, fp32, promote):
-    return {**{n: "promote" for n in promote}, **{n: "fp32" for n in fp32},
-            **{n: "lower" for n in lower}}
+def _table(lower, fp32, promote, keep):
+    return {**{n: "keep" for n in keep}, **{n: "promote" for n in promote},
+            **{n: "fp32" for n in fp32}, **{n: "lower" for n in lower}}
 
 
-POLICIES = {"cpu": _table(CPU_LOWER, CPU_FP32, CPU_PROMOTE),
-            "cuda": _table(CUDA_LOWER, CUDA_FP32, CUDA_PROMOTE)}
+POLICIES = {"cpu": _table(CPU_LOWER, CPU_FP32, CPU_PROMOTE, CPU_KEEP),
+            "cuda": _table(CUDA_LOWER, CUDA_FP32, CUDA_PROMOTE, CUDA_KEEP)}

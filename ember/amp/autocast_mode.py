@@ -26,7 +26,8 @@ __all__ = ["autocast", "clear_autocast_cache", "get_autocast_dtype", "is_autocas
 _BIT = 1 << int(DispatchKey.Autocast)
 
 # the modules that define the listed composites (imported when autocast is first used)
-_DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.norms")
+_DEFINING_MODULES = ("ember.nn.functional", "ember.linalg", "ember.core.norms",
+                     "ember.core.fft")
 
 _DEFAULT_DTYPES = {"cpu": "bfloat16", "cuda": "float16", "xpu": "bfloat16", "mps": "float16"}
 _CPU_DTYPES = ("bfloat16", "float16")
@@ -150,7 +151,7 @@ class _AutocastKernel:
         for t in _tensors(args, kwargs):
             dev = t.device.type
             policy = _policy(dev).get(self.op.name)
-            if policy is not None and _tls.enabled.get(dev, False):
+            if policy is not None and policy != "keep" and _tls.enabled.get(dev, False):
                 dtype = self._target(policy, dev, args, kwargs)
                 args = _cast(args, dtype, dev)
                 kwargs = {k: _cast(v, dtype, dev) for k, v in kwargs.items()}

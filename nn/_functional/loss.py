@@ -253,6 +253,7 @@ def _plain_reduction(reduction, message):
     return reduction
 
 
+@composite("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta), d = input - target; each
     term times ``weight`` (input's shape) when given."""

@@ -73,11 +73,22 @@ def pad(input, pad, mode="constant", value=None):
         if k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
             raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding "
                                       "are supported for now")
-    value = 0 if value is None else value
+        return _MODE_OPS[mode, k](input, pad, mode)
+    return _padded(input, pad, mode, 0 if value is None else value)
+
+
+def _padded(input, pad, mode, value=0):
     x = input
     for i in range(len(pad) // 2):
         x = _side(x, input.dim() - 1 - i, int(pad[2 * i]), int(pad[2 * i + 1]), mode, value)
     return x
+
+
+# PyTorch's ops for the modes that copy the input's own values, by the dims they pad (the
+# names autocast's lists use: on the CPU reflection and replication pads run in float32)
+_MODE_OPS = {(mode, k): composite(f"{op}_pad{k}d")(_padded)
+             for mode, op in (("reflect", "reflection"), ("replicate", "replication"),
+                              ("circular", "_circular")) for k in (1, 2, 3)}
 
 
 @composite("one_hot")     # inside vmap its range checks (host reads) run sample by sample

@@ -5,6 +5,7 @@ import warnings
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 
 import ember as _E
@@ -132,6 +133,7 @@ def _cubic(t, a=-0.75):
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
 
 
+@composite("grid_sampler")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` (N, C, H, W) or (N, C, D, H, W) at the normalized positions of
     ``grid`` (N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3), (-1, -1) the top-left

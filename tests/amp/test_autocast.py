@@ -93,6 +93,28 @@ CASES = {
                 lambda t: torch.nn.functional.l1_loss(x2t @ w2t.t(), b2t.expand(4, 5))),
     "bce_logits": (lambda e: F.binary_cross_entropy_with_logits(x2e @ w2e.t(), b2e.expand(4, 5).sigmoid()),
                    lambda t: torch.nn.functional.binary_cross_entropy_with_logits(x2t @ w2t.t(), b2t.expand(4, 5).sigmoid())),
+    # ops PyTorch does not list (ember writes them with matmul, which it does): uncast
+    "mv_keeps": (lambda e: ember.mv(sq_e, sq_e[0]), lambda t: torch.mv(sq_t, sq_t[0])),
+    "dot_keeps": (lambda e: ember.dot(b2e, b2e), lambda t: torch.dot(b2t, b2t)),
+    "vdot_keeps": (lambda e: ember.vdot(b2e, b2e), lambda t: torch.vdot(b2t, b2t)),
+    # listed under PyTorch's op names, which ember's functions now carry
+    "prelu": (lambda e: F.prelu(x2e, ember.ones(1)),
+              lambda t: torch.nn.functional.prelu(x2t, torch.ones(1))),
+    "huber_loss": (lambda e: F.huber_loss(x2e.bfloat16(), x2e.bfloat16() * 2),
+                   lambda t: torch.nn.functional.huber_loss(x2t.bfloat16(), x2t.bfloat16() * 2)),
+    "grid_sampler": (lambda e: F.grid_sample(in_e.bfloat16(), ember.zeros(2, 4, 4, 2),
+                                             align_corners=False),
+                     lambda t: torch.nn.functional.grid_sample(in_t.bfloat16(),
+                                                               torch.zeros(2, 4, 4, 2),
+                                                               align_corners=False)),
+    "reflection_pad2d": (lambda e: F.pad(in_e.bfloat16(), (1, 1, 1, 1), mode="reflect"),
+                         lambda t: torch.nn.functional.pad(in_t.bfloat16(), (1, 1, 1, 1),
+                                                           mode="reflect")),
+    "replication_pad1d": (lambda e: F.pad(m3e.bfloat16(), (2, 1), mode="replicate"),
+                          lambda t: torch.nn.functional.pad(m3t.bfloat16(), (2, 1),
+                                                            mode="replicate")),
+    "fft_rfft": (lambda e: ember.fft.rfft(x2e.bfloat16()).abs(),
+                 lambda t: torch.fft.rfft(x2t.bfloat16()).abs()),
 }
 
 
