@@ -144,6 +144,21 @@ def _lapack_info(name, a, **options):
     return np.array(codes, dtype=np.int32).reshape(a.shape[:-2])
 
 
+def host_svd(a, **options):
+    """NumPy's SVD of the host array ``a``; LinAlgError with PyTorch's message when it does
+    not converge (NumPy raises its own exception type; PyTorch names linalg.svd for every
+    function that takes one)."""
+    np = _numpy()
+    try:
+        return np.linalg.svd(a, **options)
+    except np.linalg.LinAlgError:
+        why = ("the input matrix contained non-finite values" if not np.isfinite(a).all()
+               else "the input matrix is ill-conditioned or has too many repeated singular "
+                    "values")
+        raise LinAlgError(f"linalg.svd: The algorithm failed to converge because {why}.") \
+            from None
+
+
 def _guarded(fn, stack, *others, routine="getrf", **options):
     """``fn`` over a stack of square matrices (and matching stacks ``others``) with the
     LAPACK status of each (``routine``'s): NaN results where a matrix failed."""

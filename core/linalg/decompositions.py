@@ -16,6 +16,7 @@ from ember.core.linalg._common import (
     _recording,
     _result,
     _type_name,
+    host_svd,
     with_out,
 )
 
@@ -110,7 +111,7 @@ def _svd_host(A, full_matrices, compute_uv, op):
         u = _eye_stack(np, batch, m, a.dtype)[..., :m if full_matrices else 0]
         vh = _eye_stack(np, batch, n, a.dtype)[..., :n if full_matrices else 0, :]
         return u, s, vh
-    return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return host_svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 @composite("linalg_svd")

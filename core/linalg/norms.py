@@ -20,6 +20,7 @@ from ember.core.linalg._common import (
     _recording,
     _same_dtype,
     _type_name,
+    host_svd,
     with_out,
 )
 from ember.core.linalg.decompositions import eigh, eigvalsh, svd, svdvals
@@ -161,7 +162,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
         w, v = np.linalg.eigh(a)
         s, left, right = w, v, np.swapaxes(v, -1, -2)
     else:
-        left, s, right = np.linalg.svd(a, full_matrices=False)
+        left, s, right = host_svd(a, full_matrices=False)
     smax = np.abs(s).max(-1) if s.shape[-1] else np.zeros(s.shape[:-1], a.dtype)
     keep = np.abs(s) > _tolerance(np, smax, atol, rtol, m, n, a.dtype)[..., None]
     s_inv = np.divide(1, s, out=np.zeros_like(s), where=keep)

@@ -291,13 +291,16 @@ def lstsq(A, B, rcond=None, *, driver=None):
         sv = np.zeros(0)
     if vector:                  # the solution drops B's added dim; residuals keep it (torch)
         x = x[..., 0]
-    solution = _back(x, A)
+    solution, res = _back(x, A), _back(residuals, A)
     if _recording(A, B):        # differentiable through the pseudo-inverse
         from ember.core.linalg.norms import pinv
-        solution = pinv(A) @ (B[..., None] if vector else B)
-        solution = solution[..., 0] if vector else solution
+        bm = B[..., None] if vector else B
+        xm = pinv(A) @ bm
+        solution = xm[..., 0] if vector else xm
+        if residuals.size:      # the squared residual norms, recomputed from the solution
+            res = (A @ xm - bm).abs().square().sum(-2)
     return _result("linalg_lstsq", ["solution", "residuals", "rank", "singular_values"],
-                   solution, _back(residuals, A), _back(rank, A, _INT64), _back(sv, A))
+                   solution, res, _back(rank, A, _INT64), _back(sv, A))
 
 
 @composite("linalg_matrix_power")

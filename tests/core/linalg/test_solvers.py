@@ -253,3 +253,27 @@ def test_out_argument_is_written_or_refused():
     assert ember.allclose(out, ember.linalg.inv(A))
     with pytest.raises(RuntimeError, match="expected out tensor of shape"):
         ember.linalg.inv(A, out=ember.empty(3))
+
+
+@pytest.mark.parametrize("driver", ["gelsd", "gelss", "gels"])
+@pytest.mark.parametrize("vector", [False, True])
+def test_lstsq_residuals_carry_gradients(driver, vector):
+    # the residuals came back detached (backward through them raised)
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 5, 3)), rng.standard_normal((2, 5) if vector else (2, 5, 2))
+    grads = []
+    for lib in (ember, torch):
+        A, B = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        r = lib.linalg.lstsq(A, B, driver=driver)
+        (r.residuals.sum() + r.solution.sum()).backward()
+        grads.append((r.residuals.detach().numpy(), A.grad.numpy(), B.grad.numpy()))
+    for e, t in zip(*grads):
+        np.testing.assert_allclose(e, t, rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("fn", ["svd", "svdvals", "pinv", "matrix_rank"])
+def test_svd_that_does_not_converge_raises_linalg_error(fn):
+    nan = ember.tensor([[float("nan"), 1.0], [1.0, 1.0]])
+    with pytest.raises(ember.linalg.LinAlgError, match="linalg.svd: The algorithm failed to "
+                       "converge because the input matrix contained non-finite values"):
+        getattr(ember.linalg, fn)(nan)
