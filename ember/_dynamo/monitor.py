@@ -24,8 +24,9 @@ sees every Python and builtin call the user's code makes and stops the capture a
 
 It also indexes the globals each executed function reads, so tensors and Modules found
 there can be lifted and guarded, and the plain values it reads through attributes and
-constant items of a global or closure variable (``cfg["scale"]``), which are guarded by
-value.  Attribute writes on Modules are caught by the Module attribute epoch
+constant items of a global or closure variable (``cfg["scale"]``), or through
+``cfg.get("scale", 1.0)`` and ``len(sizes)`` on a built-in dict or container, which are
+guarded by value.  Attribute writes on Modules are caught by the Module attribute epoch
 (``nn.Module.__setattr__``).
 """
 import builtins
@@ -135,9 +136,20 @@ def _paths(code):
         previous, op = ins.opname, ins.opname
         if op in _STORES:
             depth = _STORES[op]
-            if len(stack) >= depth and stack[-depth] is not None:
+            if len(stack) >= depth and _is_path(stack[-depth]):
                 paths[stack[-depth]] = None
             del stack[len(stack) - (depth + (op[0] == "S")):]
+            continue
+        if op == "LOAD_METHOD":         # the method, then self: a marker for CALL below
+            top = stack.pop() if stack else None
+            stack.extend([("method", top, ins.argval) if _is_path(top) else None, None])
+            continue
+        if op == "CALL" and len(stack) >= ins.arg + 2:
+            read = _call_read(stack[len(stack) - ins.arg - 2:], ins.arg)
+            del stack[len(stack) - ins.arg - 2:]
+            stack.append(read)
+            if read is not None and read[0] in ("global", "cell"):
+                reads[read] = None
             continue
         if op in _ROOTS:
             if op == "LOAD_GLOBAL" and ins.arg & 1:
@@ -150,13 +162,13 @@ def _paths(code):
         elif op == "LOAD_ATTR":
             top = stack.pop() if stack else None
             stack.append((top[0], top[1], top[2] + (("attr", ins.argval),))
-                         if top is not None and top[0] != "const" else None)
+                         if _is_path(top) else None)
             if stack[-1] is not None and stack[-1][0] in ("global", "cell"):
                 reads[stack[-1]] = None
         elif op == "BINARY_SUBSCR" and len(stack) >= 2:
             key, top = stack.pop(), stack.pop()
             simple = key is not None and key[0] == "const" and \
-                isinstance(key[1], (int, str)) and top is not None and top[0] != "const"
+                isinstance(key[1], (int, str)) and _is_path(top)
             stack.append((top[0], top[1], top[2] + (("item", key[1]),)) if simple else None)
             if stack[-1] is not None and stack[-1][0] in ("global", "cell"):
                 reads[stack[-1]] = None
@@ -182,8 +194,31 @@ def _paths(code):
             stack.extend([None] * pushes)
             if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
                 at_jump.setdefault(ins.argval, list(stack))
-    found = _paths_of[code] = (tuple(p for p in paths if p[0] != "const"), tuple(reads))
+    found = _paths_of[code] = (tuple(paths), tuple(reads))
     return found
+
+
+def _is_path(x):
+    return x is not None and x[0] in ("global", "cell", "local")
+
+
+_PLAIN_KEYS = (int, str, float, bool, type(None))
+
+
+def _call_read(entries, n):
+    """The path a call reads, for the calls that read a value as an item or attribute
+    does: ``d.get(key[, default])`` with constant arguments and ``len(x)`` (the path of
+    x); else None.  ``entries``: the callable's two stack slots, then the arguments."""
+    first, second, args = entries[0], entries[1], entries[2:]
+    if first is not None and first[0] == "method" and first[2] == "get" and n in (1, 2) and \
+            all(a is not None and a[0] == "const" and isinstance(a[1], _PLAIN_KEYS)
+                for a in args):
+        base = first[1]
+        return base[0], base[1], base[2] + (("get", tuple(a[1] for a in args)),)
+    if first is None and second == ("global", "len", ()) and n == 1 and _is_path(args[0]):
+        base = args[0]
+        return base[0], base[1], base[2] + (("len", None),)
+    return None
 
 
 _MISSING = object()
@@ -204,13 +239,41 @@ def _root(path, frame):
 
 
 def walk(obj, steps, missing):
-    """The value ``steps`` (attributes, items) lead to from ``obj``, or ``missing``."""
+    """The value ``steps`` (attributes, items, dict.get, len) lead to from ``obj``, or
+    ``missing`` (also where a get or len would run code of the user's: only built-in dicts
+    and containers are read through them)."""
     for step, key in steps:
         try:
-            obj = getattr(obj, key) if step == "attr" else obj[key]
+            if step == "attr":
+                obj = getattr(obj, key)
+            elif step == "item":
+                obj = obj[key]
+            elif step == "get" and type(obj) is dict:
+                obj = obj.get(*key)
+            elif step == "len" and type(obj) in _SIZED:
+                obj = len(obj)
+            else:
+                return missing
         except Exception:
             return missing
     return obj
+
+
+_SIZED = (list, tuple, dict, set, frozenset, str, bytes, collections.deque)
+
+
+def describe(name, steps):
+    """A path as the source reads: ``cfg.opts["p"]``, ``cfg.get('p', 1)``, ``len(sizes)``."""
+    for step, key in steps:
+        if step == "attr":
+            name += f".{key}"
+        elif step == "item":
+            name += f"[{key!r}]"
+        elif step == "get":
+            name += f".get({', '.join(map(repr, key))})"
+        else:
+            name = f"len({name})"
+    return name
 
 
 class SideEffectMonitor:
@@ -290,8 +353,7 @@ class SideEffectMonitor:
             if obj is None or isinstance(obj, (TensorBase, _module_class())) or \
                     not self._outlives(obj, frame):
                 continue
-            what = path[1] + "".join(f".{k}" if s == "attr" else f"[{k!r}]"
-                                     for s, k in path[2])
+            what = describe(path[1], path[2])
             self.rec.note_break(
                 f"side effect: {code.co_name} assigns into {what}, a "
                 f"{type(obj).__name__} that outlives the call ({self._where(frame)}); a "

@@ -95,7 +95,8 @@ class SourceIndex:
         their own guard (module_state)."""
         if _is_plain(value) and not _is_module(root):
             kind, name, steps = path
-            shown = name + "".join(f".{k}" if s == "attr" else f"[{k!r}]" for s, k in steps)
+            from ember._dynamo.monitor import describe
+            shown = describe(name, steps)
             self._plain.setdefault((id(root), steps), (Source("path", root, steps, shown),
                                                        value))
 

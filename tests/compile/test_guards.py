@@ -255,6 +255,44 @@ def test_values_read_through_items_and_attributes_are_guarded(backend):
 
 
 @pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_values_read_through_get_and_len_are_guarded(backend):
+    """cfg.get("scale", 1.0) and len(sizes) off a global or closure variable are guarded
+    by value too (a change had kept the old value in the graph)."""
+    cfg, sizes, nested = {"scale": 2.0}, [1, 2, 3], {"inner": {"p": 3}}
+
+    def f(x):
+        return x * cfg.get("scale", 1.0) + len(sizes) + nested["inner"].get("p")
+    cf = ember.compile(f, backend=backend)
+    x = ember.ones(2)
+    for change in (lambda: None, lambda: cfg.update(scale=5.0), lambda: sizes.append(4),
+                   lambda: nested["inner"].update(p=10), lambda: cfg.pop("scale")):
+        change()
+        assert cf(x).tolist() == f(x).tolist()
+
+
+def test_get_and_len_are_read_only_off_builtin_containers():
+    """A guard never calls a user-defined get or __len__ (it could run anything): such
+    reads are not guarded by value."""
+    from ember._dynamo.monitor import walk
+    calls = []
+
+    class Cfg:
+        def get(self, key, default=None):
+            calls.append(key)
+            return 2.0
+
+        def __len__(self):
+            calls.append("len")
+            return 3
+    missing = object()
+    assert walk(Cfg(), (("get", ("scale",)),), missing) is missing
+    assert walk(Cfg(), (("len", None),), missing) is missing
+    assert calls == []
+    assert walk({"a": [1, 2]}, (("get", ("a",)), ("len", None)), missing) == 2
+    assert walk({"a": 1}, (("get", ("b", 7)),), missing) == 7
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
 def test_a_layout_branch_after_a_size_change(backend):
     """After a size change the recapture is symbolic, on (contiguous) fake tensors: a
     non-contiguous argument is captured for real instead, and the symbolic graph guards
