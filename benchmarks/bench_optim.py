@@ -1,6 +1,9 @@
 """Optimizer step benchmark: one Adam (and SGD-momentum) step over an MLP-sized parameter
-list (64x128, 128, 128x128, 128, 128x10, 10), ember vs PyTorch (NumPy with the update written
-out by hand), at 1 and 2 threads, ratios from one run (bench_foundation's harness).
+list (64x128, 128, 128x128, 128, 128x10, 10), and an SGD-momentum step and the hand-written
+SGD loop (``p.data.add_(p.grad, alpha=-lr)``, as PyTorch's word language model example
+runs it) over the LSTM language model's parameters (1.3M: embedding 3000x200, two layers,
+decoder bias), ember vs PyTorch (NumPy with the update written out by hand), at 1 and 2
+threads, ratios from one run (bench_foundation's harness).
 Not a test: python benchmarks/bench_optim.py
 """
 import functools
@@ -12,6 +15,8 @@ from bench_foundation import compare
 import ember
 
 SHAPES = [(64, 128), (128,), (128, 128), (128,), (128, 10), (10,)]
+LSTM_LM = [(3000, 200), (800, 200), (800, 200), (800,), (800,), (800, 200), (800, 200),
+           (800,), (800,), (3000,)]
 
 
 def _np_adam(params, grads, m, v, step, lr=1e-3, b1=0.9, b2=0.999, eps=1e-8):
@@ -55,6 +60,31 @@ def cases():
             bufs = [np.zeros_like(a) for a in init]
             np_fn = functools.partial(_np_sgd, n_p, grads, bufs)
         out.append((name, 500, e_opt.step, np_fn, t_opt.step))
+    big = [rng.standard_normal(s).astype(np.float32) for s in LSTM_LM]
+    big_g = [rng.standard_normal(s).astype(np.float32) for s in LSTM_LM]
+    e_p = [ember.tensor(a.copy(), requires_grad=True) for a in big]
+    t_p = [torch.tensor(a.copy(), requires_grad=True) for a in big]
+    for p, g in zip(e_p, big_g):
+        p.grad = ember.tensor(g)
+    for p, g in zip(t_p, big_g):
+        p.grad = torch.tensor(g)
+    e_opt = ember.optim.SGD(e_p, lr=1e-2, momentum=0.9, weight_decay=1e-4)
+    t_opt = torch.optim.SGD(t_p, lr=1e-2, momentum=0.9, weight_decay=1e-4)
+    n_p, bufs = [a.copy() for a in big], [np.zeros_like(a) for a in big]
+    out.append(("SGD momentum+wd step, LSTM LM", 50, e_opt.step,
+                functools.partial(_np_sgd, n_p, big_g, bufs), t_opt.step))
+
+    def manual(params):
+        def step():
+            for p in params:
+                p.data.add_(p.grad, alpha=-1e-6)
+        return step
+
+    def np_manual():
+        for p, g in zip(n_p, big_g):
+            p -= 1e-6 * g
+    out.append(("p.data.add_(p.grad, alpha=-lr) loop, LSTM LM", 50, manual(e_p), np_manual,
+                manual(t_p)))
     return out
 
 

@@ -182,9 +182,11 @@ cdef extern from *:
     /* where each minor version's table ended: entries are only ever appended */
     #define EMBER_TABLE_SIZE_6_0 offsetof(ember_kernel_table, sort)
     #define EMBER_TABLE_SIZE_6_1 offsetof(ember_kernel_table, rnn)
+    #define EMBER_TABLE_SIZE_6_2 offsetof(ember_kernel_table, sgd)
     """
     size_t EMBER_TABLE_SIZE_6_0
     size_t EMBER_TABLE_SIZE_6_1
+    size_t EMBER_TABLE_SIZE_6_2
 
 
 cdef size_t table_size_for_minor(int minor) noexcept:
@@ -193,6 +195,8 @@ cdef size_t table_size_for_minor(int minor) noexcept:
         return EMBER_TABLE_SIZE_6_0
     if minor == 1:
         return EMBER_TABLE_SIZE_6_1
+    if minor == 2:
+        return EMBER_TABLE_SIZE_6_2
     return sizeof(ember_kernel_table)
 
 

@@ -336,6 +336,13 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         if isinstance(alpha, float) and not ct.is_floating_point:
             raise RuntimeError("For integral input tensors, argument alpha must not be a "
                                "floating point number.")
+        # in place, same shapes and dtype: self + alpha * other in one pass (the optimizer
+        # loops' p.add_(g, alpha=-lr)), with the multiply-then-add's bits
+        if out is a and tb is not None and ta._dtype is ct and axpy_c != NULL and \
+                (code == EMBER_BINARY_ADD or code == EMBER_BINARY_SUB) and \
+                isinstance(alpha, (int, float)) and check_writable(ta, ta, tb) == 0 and \
+                axpy_c(ta, tb, alpha if code == EMBER_BINARY_ADD else -alpha):
+            return a
         # alpha * other in the result dtype: in other's own (narrower) dtype it would wrap
         b = binary_op(op_mul, cast_to(tb, ct), alpha, 1, None) if tb is not None \
             else b * alpha

@@ -1,10 +1,13 @@
-"""The backends' optional fused entries that replace a sequence of ops (a whole Adam step,
-a whole LSTM layer) and the exact GELU as one kernel each way.  An extension module split
+"""The backends' optional fused entries that replace a sequence of ops (a whole Adam or SGD
+step, a whole LSTM layer) and the exact GELU as one kernel each way.  An extension module split
 from the Tensor module (core/_tensor.pyx re-exports its public names) so the core compiles
 in parallel.
 """
 include "_core_cimports.pxi"
 
+cimport cython
+
+from ember.core cimport _tensor as _T
 from ember.core._dispatch cimport SAVE_INPUTS
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, derive_binary, derive_unary, effective_keys,
@@ -15,3 +18,5 @@ from ember.core._tensor import exp
 include "_special.pxi"
 include "_optim.pxi"
 include "_rnn.pxi"
+
+_T.axpy_c = axpy_inplace

@@ -279,6 +279,8 @@ cdef TensorBase (*as_strided_c)(TensorBase t, object size, object stride,
                                 object storage_offset)
 cdef object (*getitem)(TensorBase t, object index)
 cdef object (*setitem)(TensorBase t, object index, object value)
+# core/_fused.pyx: self += alpha * other in one pass (the backend's `sgd` entry), or False
+cdef bint (*axpy_c)(TensorBase self, object other, double alpha) except -1
 # core/_factories.pyx: a tensor's values on the host, and complex dtypes' paths
 cdef TensorBase (*one_element)(TensorBase t, str what)
 cdef object (*item_c)(TensorBase t)

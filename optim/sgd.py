@@ -1,4 +1,6 @@
 """Stochastic gradient descent with momentum, dampening, Nesterov and weight decay."""
+from ember.core._tensor import _fused_sgd
+
 import ember
 
 from .optimizer import Optimizer, _check_lr, _check_nonneg, _to_scalar
@@ -18,7 +20,8 @@ class SGD(Optimizer):
         nesterov (bool): Nesterov momentum (needs momentum > 0 and zero dampening).
         maximize (bool): maximize the objective instead of minimizing it.
         foreach, fused (bool or None): accepted for compatibility; every setting runs the
-            same per-tensor update (ember has no multi-tensor kernels yet).
+            backend's fused step when it has one (abi.h's ``sgd``: one pass per parameter,
+            the per-tensor ops' bits), else the per-tensor update.
         differentiable (bool): run ``step`` with grad mode on, as in PyTorch.
     """
 
@@ -42,6 +45,47 @@ class SGD(Optimizer):
     def _init_state(self, p, group):
         # a momentum buffer only (made from the first gradient), as torch: no step count
         return {} if group["momentum"] != 0 else None
+
+    def _update_group(self, group):
+        if not self._fused_update(group):
+            super()._update_group(group)
+
+    def _fused_update(self, group):
+        """The group's parameters in the backend's fused step (abi.h's ``sgd``): those with
+        a momentum buffer in one call, those making theirs (it starts as the gradient) in
+        another; a parameter the kernel does not take gets the per-tensor update.  False:
+        do the whole group per tensor."""
+        if group["differentiable"] or isinstance(group["lr"], ember.Tensor):
+            return False            # a tensor lr: the ops round its arithmetic in its dtype
+        params = [p for p in group["params"] if p.grad is not None]
+        if not params:
+            return True
+        momentum = float(_to_scalar(group["momentum"]))
+        # contiguous operands: a gradient through a transposed view (a linear layer's
+        # weight) is made so
+        grads = [p.grad if p.grad.is_contiguous() else p.grad.contiguous() for p in params]
+        hyper = (float(_to_scalar(group["lr"])), momentum, float(group["dampening"]),
+                 float(group["weight_decay"]), bool(group["nesterov"]),
+                 bool(group["maximize"]))
+        if momentum == 0:
+            return _fused_sgd(params, grads, [None] * len(params), *hyper, False)
+        states = [self._state(p, group) for p in params]
+        left = []
+        for first in (False, True):
+            idx = [i for i, s in enumerate(states) if (s.get("momentum_buffer") is None) == first]
+            if not idx:
+                continue
+            bufs = [ember.empty_like(params[i], memory_format=ember.contiguous_format) if first
+                    else states[i]["momentum_buffer"] for i in idx]
+            if _fused_sgd([params[i] for i in idx], [grads[i] for i in idx], bufs, *hyper,
+                          first):
+                for i, b in zip(idx, bufs):
+                    states[i]["momentum_buffer"] = b
+            else:
+                left += [params[i] for i in idx]
+        for p in left:
+            self._update(p, self._grad(p, group), self._state(p, group), group)
+        return True
 
     def _update(self, p, grad, state, group):
         momentum = group["momentum"]

@@ -109,6 +109,10 @@ cdef extern from "ember/abi.h":
         double step_size, bias_correction2_sqrt
         int32_t decoupled, amsgrad, maximize, reserved
 
+    ctypedef struct ember_sgd_params:
+        double lr, momentum, dampening, weight_decay
+        int32_t nesterov, maximize, first, reserved
+
     ctypedef struct ember_view:
         char *data
         int64_t sizes[EMBER_MAX_DIM]
@@ -181,6 +185,8 @@ cdef extern from "ember/abi.h":
                     const ember_view *a, int32_t descending) noexcept nogil
         int (*rnn)(ember_ctx *ctx, int32_t op, const ember_view *const *v,
                    int32_t reverse) noexcept nogil
+        int (*sgd)(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *v,
+                   int64_t n) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

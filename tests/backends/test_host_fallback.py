@@ -296,9 +296,10 @@ def test_a_table_built_for_the_previous_minor_version_loads():
     assert ember.backends.coverage(name)["host_fallback"] == []
 
 
-def test_a_table_built_for_6_1_runs_lstm_through_the_per_step_ops():
-    """A 6.1 table ends before 6.2's `rnn`: nn.LSTM on that device runs its per-step ops
-    (no fused node in the graph) and gives the reference device's numbers."""
+def test_a_table_built_for_6_1_runs_lstm_and_sgd_through_their_ops():
+    """A 6.1 table ends before 6.2's `rnn` and 6.3's `sgd`: nn.LSTM on that device runs its
+    per-step ops (no fused node in the graph) and gives the reference device's numbers; SGD
+    and add_ with alpha run their per-tensor ops, with the fused entry's bits."""
     base = ember.backends.kernel_table("reference")
     if base is None:
         pytest.skip("ember-reference is not installed")
@@ -320,6 +321,19 @@ def test_a_table_built_for_6_1_runs_lstm_through_the_per_step_ops():
         assert fused == (device == "reference"), device
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert "sgd" not in table.entries()
+    results = []
+    for device in (name, "reference"):
+        ember.manual_seed(0)
+        p = ember.nn.Parameter(ember.randn(5, 4).to(device))
+        opt = ember.optim.SGD([p], lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01)
+        for _ in range(3):
+            p.grad = ember.randn(5, 4).to(device)
+            opt.step()
+        q = p.detach().clone().add_(ember.ones(5, 4).to(device), alpha=-0.3)
+        results.append((p.detach().cpu().numpy(), q.cpu().numpy()))
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("minor, size, why", [

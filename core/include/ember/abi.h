@@ -64,8 +64,10 @@
                                     6.1: optional `sort`;
                                     6.2: optional `rnn` (whole LSTM layers); the
                                        uint16/uint32/uint64 dtype codes (copies, fills
-                                       and casts; the core gates other ops) */
-#define EMBER_ABI_MINOR 2
+                                       and casts; the core gates other ops);
+                                    6.3: optional `sgd` (the fused SGD step, also
+                                       add_(other, alpha=)) */
+#define EMBER_ABI_MINOR 3
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -364,6 +366,25 @@ typedef struct {
     int32_t decoupled, amsgrad, maximize, reserved;
 } ember_adam_params;
 
+/* --- ABI 6.3: the fused SGD step (optional entry `sgd`; NULL: per-tensor ops) ---
+ * One call updates n parameters: v holds n groups of 3 views {param, grad, momentum_buffer
+ * (NULL when momentum is 0)}; the views of a group share one shape, every view is
+ * C-contiguous and every one has one floating dtype.  Scalars are rounded to that dtype
+ * first; per element, in torch.optim.SGD's single-tensor order, one rounding per operation:
+ *   g = maximize ? -grad : grad
+ *   weight_decay != 0: g = g + p * weight_decay
+ *   momentum != 0: buf = first ? g : buf * momentum + g * (1 - dampening)
+ *                  g = nesterov ? g + buf * momentum : buf
+ *   p = p + g * (-lr)
+ * (`first`: the buffers are new, as torch.optim.SGD clones the first gradient into them.)
+ * The core also runs in-place add_/sub_(other, alpha=a) of same-shaped C-contiguous
+ * operands of one floating dtype through it: lr = -a (a for sub_), nothing else set.
+ * A kernel may return EMBER_ERR_NOT_IMPLEMENTED for a dtype: the core then runs the ops. */
+typedef struct {
+    double lr, momentum, dampening, weight_decay;
+    int32_t nesterov, maximize, first, reserved;
+} ember_sgd_params;
+
 /* --- ABI 6.2: recurrent layers (optional entry `rnn`; NULL: the core's per-step ops) ---
  * One call runs one LSTM layer in one direction over all T steps: the time loop lives in
  * the kernel (one GEMM per step with the hidden state, the gate arithmetic fused), so a
@@ -505,6 +526,11 @@ typedef struct {
     /* one LSTM layer in one direction over every step, see EMBER_RNN_*; v's layout is the
      * op's */
     int (*rnn)(ember_ctx *ctx, int32_t op, const ember_view *const *v, int32_t reverse);
+
+    /* ---- ABI 6.3 (optional; NULL, or a table built for 6.0-6.2: per-tensor ops) */
+    /* the fused SGD step (and add_ with alpha), see ember_sgd_params */
+    int (*sgd)(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *v,
+               int64_t n);
 } ember_kernel_table;
 
 #endif

@@ -13,7 +13,7 @@ __all__ = ["FAMILIES", "UNCODED", "abi_path", "abi_version", "parse", "op_codes"
 FAMILIES = ("unary", "binary", "reduce", "scan", "softmax", "random", "index", "search",
             "norm", "nll", "conv", "pool", "rnn")
 # kernel-table entries without op codes: each is a family of one op
-UNCODED = ("copy", "fill", "matmul", "where", "adam", "sort")
+UNCODED = ("copy", "fill", "matmul", "where", "adam", "sort", "sgd")
 
 
 def abi_path():

@@ -1,4 +1,4 @@
-"""Cases of matmul, random and adam, and of behaviours that are not one kernel entry:
+"""Cases of matmul, random, adam and sgd, and of behaviours that are not one kernel entry:
 writes through views and ``out=`` (inplace), gradients (autograd) and seeding (rng)."""
 import numpy as np
 
@@ -105,6 +105,45 @@ def _adam(device, dtype, variant):
         p.grad = to_device(g, dtype, device)
         opt.step()
     want = np_adam(hp, grads, 0.05, 0.9, 0.99, 1e-3, wd, decoupled, amsgrad)
+    check(p.detach(), want, dtype, device, tolerance(dtype, 8), f"{variant} step")
+
+
+# --- sgd ---------------------------------------------------------------------------------
+
+def np_sgd(p, grads, lr, momentum, dampening, wd, nesterov):
+    buf = None
+    for g in grads:
+        g = g + wd * p
+        if momentum:
+            buf = g if buf is None else buf * momentum + (1 - dampening) * g
+            g = g + momentum * buf if nesterov else buf
+        p = p - lr * g
+    return p
+
+
+# (momentum, dampening, weight decay, nesterov)
+_SGD = {"plain": (0.0, 0.0, 0.0, False), "momentum": (0.9, 0.1, 0.01, False),
+        "nesterov": (0.8, 0.0, 0.05, True)}
+
+
+@case("sgd", "sgd", FLOATS, tuple(_SGD) + ("add_alpha",))
+def _sgd(device, dtype, variant):
+    rng = seeded("sgd", dtype, variant)
+    hp = values(rng, (3, 4), dtype)
+    grads = [values(rng, (3, 4), dtype) for _ in range(3)]
+    if variant == "add_alpha":              # the in-place add with alpha runs through sgd
+        p = to_device(hp, dtype, device)
+        p.add_(to_device(grads[0], dtype, device), alpha=-0.25)
+        check(p, hp - 0.25 * grads[0], dtype, device, tolerance(dtype, 4), "add_ alpha")
+        return
+    momentum, dampening, wd, nesterov = _SGD[variant]
+    p = ember.nn.Parameter(to_device(hp, dtype, device))
+    opt = ember.optim.SGD([p], lr=0.05, momentum=momentum, dampening=dampening,
+                          weight_decay=wd, nesterov=nesterov)
+    for g in grads:
+        p.grad = to_device(g, dtype, device)
+        opt.step()
+    want = np_sgd(hp, grads, 0.05, momentum, dampening, wd, nesterov)
     check(p.detach(), want, dtype, device, tolerance(dtype, 8), f"{variant} step")
 
 

@@ -1,4 +1,4 @@
-"""matmul, random and the fused Adam step; writes through views; gradients; seeding; the
+"""matmul, random and the fused Adam and SGD steps; writes through views; gradients; seeding; the
 error contract (also at a later synchronising call)."""
 import pytest
 
@@ -6,8 +6,8 @@ from ember.testing.conformance import _cases_errors, _cases_misc  # noqa: F401  
 from ember.testing.conformance._case import params
 
 
-@pytest.mark.parametrize("case,dtype,variant", params("matmul", "random", "adam"))
-def test_matmul_random_adam(case, dtype, variant, ember_device):
+@pytest.mark.parametrize("case,dtype,variant", params("matmul", "random", "adam", "sgd"))
+def test_matmul_random_adam_sgd(case, dtype, variant, ember_device):
     case.run(ember_device, dtype, variant)
 
 

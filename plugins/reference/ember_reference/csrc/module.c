@@ -45,6 +45,8 @@ static ember_kernel_table table = {
     .sort = ref_sort,
     /* ABI 6.2 */
     .rnn = ref_rnn,
+    /* ABI 6.3 */
+    .sgd = ref_sgd,
 };
 
 static PyObject *kernel_table(PyObject *self, PyObject *unused) {

@@ -25,7 +25,7 @@
  *   index.c        gather/scatter (index), binary search and multinomial (search)
  *   rows.c         the fused row kernels: softmax, norm, nll
  *   convpool.c     the fused conv and pool kernels
- *   adam.c         the fused Adam/AdamW step
+ *   optim.c        the fused optimizer steps: Adam/AdamW, SGD
  *   module.c       the kernel table and the Python module that hands it over
  */
 #ifndef EMBER_REFERENCE_H
@@ -151,5 +151,7 @@ int ref_adam(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const
 int ref_sort(ember_ctx *ctx, const ember_view *values, const ember_view *indices,
              const ember_view *a, int32_t descending);                        /* ABI 6.1 */
 int ref_rnn(ember_ctx *ctx, int32_t op, const ember_view *const *v, int32_t reverse); /* 6.2 */
+int ref_sgd(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *v,
+            int64_t n);                                                                 /* 6.3 */
 
 #endif

@@ -1,6 +1,0 @@
-from libc.stdint cimport int64_t
-
-from ember_cpu._abi cimport ember_adam_params, ember_ctx, ember_view
-
-cdef int adam_kernel(ember_ctx *ctx, const ember_adam_params *p, const ember_view *const *v,
-                     int64_t n) noexcept nogil
