@@ -7,6 +7,8 @@ its graphs through the dispatcher and hands them to backends as GraphModules.
 
 ``ember.fx.experimental`` holds symbolic shapes; importing ember.fx does not import SymPy.
 """
+from ember.fx._symbolic_trace import PH as PH
+from ember.fx._symbolic_trace import PHBase as PHBase
 from ember.fx._symbolic_trace import Tracer as Tracer
 from ember.fx._symbolic_trace import symbolic_trace as symbolic_trace
 from ember.fx._symbolic_trace import wrap as wrap
@@ -19,5 +21,6 @@ from ember.fx.node import has_side_effect as has_side_effect
 from ember.fx.node import map_arg as map_arg
 from ember.fx.proxy import Proxy as Proxy
 
-__all__ = ["Graph", "GraphModule", "Interpreter", "Node", "Proxy", "Tracer", "Transformer",
+__all__ = ["PH", "Graph", "GraphModule", "Interpreter", "Node", "PHBase", "Proxy", "Tracer",
+           "Transformer",
            "has_side_effect", "map_arg", "symbolic_trace", "wrap"]

@@ -4,6 +4,7 @@ Names a node reads for the last time are set to None right after (as torch.fx do
 intermediate tensors are freed as soon as the program no longer needs them.
 """
 import builtins
+import keyword
 import math
 import operator
 
@@ -105,6 +106,7 @@ def _call_function_expr(node, g):
 def generate(graph, root_module="self"):
     """PythonCode for ``graph``: the source of ``forward`` and its globals."""
     nodes = list(graph.nodes)
+    node_names = {n.name for n in nodes}
     g = _Globals(n.name for n in nodes)
     # the node after which each value is read for the last time
     freed_after = {}
@@ -118,8 +120,16 @@ def generate(graph, root_module="self"):
     for node in nodes:
         if node.op == "placeholder":
             default = f" = {_repr(node.args[0], g)}" if node.args else ""
-            name = node.target if node.target.startswith("*") else node.name
-            params.append(f"{name}{default}")
+            # the parameter keeps the traced name (callers may pass it by keyword); the
+            # node's own name is bound to it when the two differ (``input_1 = input``)
+            raw = node.target.lstrip("*")
+            if not raw.isidentifier() or keyword.iskeyword(raw) or \
+                    (raw != node.name and raw in node_names):
+                raw = node.name             # a target that cannot name a parameter
+            params.append(f"{node.target[:len(node.target) - len(node.target.lstrip('*'))]}"
+                          f"{raw}{default}")
+            if raw != node.name:
+                body.append(f"{node.name} = {raw}")
             continue
         if node.op == "output":
             body.append(f"return {_repr(node.args[0], g)}")

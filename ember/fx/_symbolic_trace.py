@@ -12,13 +12,14 @@ import builtins
 import functools
 import inspect
 import sys
+import types
 
 from ember.fx.graph import Graph
 from ember.fx.graph_module import GraphModule
-from ember.fx.node import map_aggregate
+from ember.fx.node import has_side_effect, map_aggregate
 from ember.fx.proxy import Proxy, TraceError, contains_proxy
 
-__all__ = ["Tracer", "symbolic_trace", "wrap"]
+__all__ = ["PH", "PHBase", "Tracer", "symbolic_trace", "wrap"]
 
 _wrapped = []           # (globals dict, name) registered by wrap()
 
@@ -132,6 +133,24 @@ class Tracer:
                                 name, type_expr)
         return Proxy(node, self)
 
+    # ---- Python protocols a Proxy cannot answer symbolically -------------------------------
+    def iter(self, obj):
+        """Called when ``obj`` (a Proxy) is iterated other than by tuple unpacking."""
+        raise TraceError("Proxy object cannot be iterated. This can be attempted when the "
+                         "Proxy is used in a loop or as a *args or **kwargs function argument. "
+                         "See the torch.fx docs on pytorch.org for a more detailed explanation "
+                         "of what types of control flow can be traced, and check out the Proxy "
+                         "docstring for help troubleshooting Proxy iteration errors")
+
+    def to_bool(self, obj):
+        """Called when ``obj`` (a Proxy) is used as a condition."""
+        raise TraceError("symbolically traced variables cannot be used as inputs to control "
+                         "flow")
+
+    def keys(self, obj):
+        """``obj.keys()`` (as ``**proxy`` does) becomes a ``call_method`` node."""
+        return self.create_proxy("call_method", "keys", (obj,), {})
+
     # ---- the trace ---------------------------------------------------------------------------
     def trace(self, root, concrete_args=None):
         """Trace ``root`` (a Module or a function) and return the Graph."""
@@ -147,31 +166,120 @@ class Tracer:
         self._module_path = {id(m): name for name, m in self.root.named_modules()}
         self.graph = Graph(tracer_cls=type(self))
         self.graph._tracer = self
-        args = self._placeholders(fn, len(self_arg), concrete_args)
+        fn, args = self._placeholders(fn, len(self_arg), concrete_args)
         with _Patcher(self, getattr(fn, "__globals__", {})):
             out = fn(*self_arg, *args)
         self.create_node("output", "output", (self.create_arg(out),), {})
         return self.graph
 
     def _placeholders(self, fn, skip, concrete_args):
-        sig = inspect.signature(fn)
-        params = list(sig.parameters.values())[skip:]
+        """Placeholders for ``fn``'s parameters after the first ``skip``; returns the
+        function to call (``*args``/``**kwargs`` turned into plain parameters, so each is
+        one Proxy) and the values to call it with."""
+        params = list(inspect.signature(fn).parameters.values())
+        if isinstance(concrete_args, tuple):
+            names = [p.name for p in params[skip:]]
+            if len(concrete_args) != len(names):
+                raise RuntimeError(f"Tracing expected {len(names)} arguments but got "
+                                   f"{len(concrete_args)} concrete arguments")
+            concrete_args = dict(zip(names, concrete_args))
         concrete = dict(concrete_args or {})
+        fn = _flatten_varargs(fn, params)
         args = []
-        for p in params:
-            if p.name in concrete:
-                args.append(concrete[p.name])
-                continue
+        for p in params[skip:]:
             if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                raise TraceError(f"symbolic_trace: *{p.name} cannot be traced; pass "
-                                 f"concrete_args or use explicit arguments")
-            if p.kind is inspect.Parameter.VAR_KEYWORD:
-                continue
-            default = p.default
-            node = self.create_node("placeholder", p.name, () if default is p.empty
-                                    else (default,), {})
-            args.append(Proxy(node, self))
-        return args
+                args.append(self._placeholder(f"*{p.name}", p.empty))
+            elif p.kind is inspect.Parameter.VAR_KEYWORD:
+                args.append(self._placeholder(f"**{p.name}", p.empty))
+            elif p.name in concrete:
+                args.append(self._concrete_arg(p, concrete[p.name]))
+            else:
+                args.append(self._placeholder(p.name, p.default))
+        return fn, args
+
+    def _placeholder(self, target, default):
+        node = self.create_node("placeholder", target,
+                                () if default is inspect.Parameter.empty else (default,), {})
+        return Proxy(node, self)
+
+    def _concrete_arg(self, param, value):
+        """The value traced for a parameter given in ``concrete_args``.  The parameter stays
+        in the signature (as ``<name>_1``); a guard checks callers pass the traced value.
+        ``PH`` marks the parts of a structured value that stay symbolic."""
+        if isinstance(value, PHBase):
+            return self._placeholder(param.name, param.default)
+        if _contains_ph(value):
+            root = self._placeholder(param.name, param.default)
+            return _bind_ph(value, root)
+        proxy = self._placeholder(f"{param.name}_1", param.default)
+        msg = f"{param.name} has been specialized to have value {value} but got another value"
+        if value is None:
+            self.create_proxy("call_function", _assert_is_none, (proxy, msg), {})
+        elif type(value) in (bool, int, float, str, complex):
+            self.create_proxy("call_function", _assert, (proxy == value, msg), {})
+        return value
+
+
+class PHBase:
+    """Marks a symbolic (placeholder) position inside a ``concrete_args`` value."""
+
+    def __repr__(self):
+        return "PH"
+
+
+PH = PHBase()
+
+
+def _contains_ph(value):
+    found = []
+    map_aggregate(value, lambda x: found.append(x) if isinstance(x, PHBase) else None)
+    return bool(found)
+
+
+def _bind_ph(value, proxy):
+    """``value`` with each PH replaced by the matching item of ``proxy`` (its input)."""
+    if isinstance(value, PHBase):
+        return proxy
+    if isinstance(value, dict):
+        return {k: _bind_ph(v, proxy[k]) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_bind_ph(v, proxy[i]) for i, v in enumerate(value)]
+        return items if isinstance(value, list) else type(value)(items)
+    return value
+
+
+def _assert(condition, message):
+    """Raise AssertionError(``message``) unless ``condition`` (a guard on a concrete arg)."""
+    if not condition:
+        raise AssertionError(message)
+
+
+def _assert_is_none(value, message):
+    """Guard that an argument specialized to None is None at run time."""
+    if value is not None:
+        raise AssertionError(message)
+
+
+has_side_effect(_assert)
+has_side_effect(_assert_is_none)
+
+
+def _flatten_varargs(fn, params):
+    """``fn`` with ``*args``/``**kwargs`` turned into plain positional parameters, so a
+    trace can pass one Proxy for each (as torch.fx does)."""
+    code = getattr(fn, "__code__", None)
+    flags = inspect.CO_VARARGS | inspect.CO_VARKEYWORDS
+    if code is None or not code.co_flags & flags:
+        return fn
+    if code.co_kwonlyargcount:
+        raise TraceError("symbolic_trace: keyword-only parameters together with *args or "
+                         "**kwargs are not supported")
+    extra = sum(1 for p in params if p.kind in (inspect.Parameter.VAR_POSITIONAL,
+                                                 inspect.Parameter.VAR_KEYWORD))
+    new_code = code.replace(co_flags=code.co_flags & ~flags,
+                            co_argcount=code.co_argcount + extra)
+    return types.FunctionType(new_code, fn.__globals__, fn.__name__, fn.__defaults__,
+                              fn.__closure__)
 
 
 class _Patcher:

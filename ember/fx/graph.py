@@ -13,7 +13,7 @@ import keyword
 import operator
 import re
 
-from ember.fx.node import Node, _format_arg, map_arg
+from ember.fx.node import Node, _format_arg, map_aggregate, map_arg
 
 __all__ = ["Graph", "PythonCode"]
 
@@ -72,7 +72,8 @@ class _Namespace:
         self._counts = {}
 
     def create_name(self, candidate):
-        name = re.sub(r"[^0-9a-zA-Z_]+", "_", candidate).strip("_") or "_tmp"
+        # as torch.fx: illegal characters become "_", leading underscores are kept
+        name = re.sub(r"[^0-9a-zA-Z_]", "_", candidate) or "_unnamed"
         if name[0].isdigit():
             name = f"_{name}"
         match = re.match(r"(.*)_(\d+)$", name)
@@ -154,7 +155,12 @@ class Graph:
             if n.graph is not self:
                 raise RuntimeError(f"Argument '{n}' of Node '{name or target}' was used before "
                                    f"it has been defined in this graph (it belongs to another)")
-        candidate = name if name is not None else self._target_to_str(target)
+        if name is not None:
+            candidate = name
+        elif op == "placeholder" and isinstance(target, str):
+            candidate = target.lstrip("*")      # *args / **kwargs read as args / kwargs
+        else:
+            candidate = self._target_to_str(target)
         node = Node(self, self._namespace.create_name(candidate), op, target, args, kwargs,
                     type_expr)
         self._insert(node)
@@ -166,7 +172,9 @@ class Graph:
         if callable(target):
             name = getattr(target, "_fx_name", None) or getattr(target, "__name__", None) \
                 or type(target).__name__
-            return name.strip("_") or "fn"
+            if len(name) > 4 and name.startswith("__") and name.endswith("__"):
+                name = name[2:-2]               # __add__ reads as add
+            return name
         return str(target).replace(".", "_")
 
     def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
@@ -255,6 +263,15 @@ class Graph:
         g.output(rv, type_expr=out.type)
         return g
 
+    def __reduce__(self):
+        # nodes as a flat list (pickling the linked list would recurse once per node);
+        # meta is dropped, as torch.fx drops it when a GraphModule is pickled
+        index = {n: i for i, n in enumerate(self.nodes)}
+        records = [(n.name, n.op, n.target, map_arg(n.args, lambda a: _NodeRef(index[a])),
+                    map_arg(n.kwargs, lambda a: _NodeRef(index[a])), n.type)
+                   for n in self.nodes]
+        return _rebuild_graph, (records, self._tracer_cls)
+
     # ---- passes ------------------------------------------------------------------------------
     def eliminate_dead_code(self, is_impure_node=None):
         """Remove nodes whose results nobody reads and that have no side effects; returns
@@ -339,3 +356,21 @@ def _fetch_attr(root, target):
             raise AttributeError(f"Node referenced nonexistent target {target}")
         cur = getattr(cur, atom)
     return cur
+
+
+class _NodeRef:
+    """A pickled node argument: the index of the node it names."""
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _rebuild_graph(records, tracer_cls):
+    g = Graph(tracer_cls=tracer_cls)
+    built = []
+
+    def load(a):
+        return map_aggregate(a, lambda x: built[x.index] if isinstance(x, _NodeRef) else x)
+    for name, op, target, args, kwargs, type_expr in records:
+        built.append(g.create_node(op, target, load(args), load(kwargs), name, type_expr))
+    return g

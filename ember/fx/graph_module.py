@@ -179,6 +179,11 @@ class GraphModule(Module):
     def __str__(self):
         return super().__str__() + "\n\n\n" + self._code
 
+    def __reduce__(self):
+        # instances have their own class (see __new__), which pickle cannot name
+        body = {k: v for k, v in self.__dict__.items() if k not in ("_graph", "_code")}
+        return _rebuild_graph_module, (body, self._graph, type(self).__name__)
+
     def __copy__(self):
         return GraphModule(self, self._graph, type(self).__name__)
 
@@ -187,3 +192,11 @@ class GraphModule(Module):
         root = Module()
         root.__dict__ = copy.deepcopy(self.__dict__, memo)
         return GraphModule(root, copy.deepcopy(self._graph, memo), type(self).__name__)
+
+
+def _rebuild_graph_module(body, graph, class_name):
+    gm = GraphModule.__new__(GraphModule)
+    type(gm).__name__ = type(gm).__qualname__ = class_name
+    gm.__dict__.update(body)
+    gm.graph = graph
+    return gm

@@ -128,6 +128,15 @@ class Node:
             return new_input if n is old_input else n
         self.__update_args_kwargs(map_arg(self._args, swap), map_arg(self._kwargs, swap))
 
+    @property
+    def stack_trace(self):
+        """Where in user code this node was recorded, when a pass has noted it."""
+        return self.meta.get("stack_trace")
+
+    @stack_trace.setter
+    def stack_trace(self, trace):
+        self.meta["stack_trace"] = trace
+
     # ---- list order ------------------------------------------------------------------------
     @property
     def next(self):
@@ -180,7 +189,8 @@ class Node:
     def _pretty_target(self):
         if self.op == "call_function":
             from ember.fx.graph import _qualified_name
-            return _qualified_name(self.target)
+            name = _qualified_name(self.target)
+            return f"builtins.{name}" if "." not in name else name
         return str(self.target)
 
     def format_node(self):
@@ -192,7 +202,7 @@ class Node:
         if self.op == "get_attr":
             return f"{head}get_attr[target={self.target}]"
         if self.op == "output":
-            return f"return {_format_arg(self.args[0])}"
+            return f"return {self.args[0]}"     # str() of nodes: their names
         return (f"{head}{self.op}[target={self._pretty_target()}](args = {_format_arg(self.args)}, "
                 f"kwargs = {_format_arg(self.kwargs)})")
 
@@ -210,7 +220,7 @@ def _format_arg(arg):
         return "[" + ", ".join(_format_arg(a) for a in arg) + "]"
     if isinstance(arg, dict):
         return "{" + ", ".join(f"{k}: {_format_arg(v)}" for k, v in arg.items()) + "}"
-    return repr(arg)
+    return str(arg)                         # as torch.fx prints: strings unquoted
 
 
 has_side_effect(builtins.print)

@@ -4,6 +4,8 @@ Every operation on a Proxy (arithmetic, indexing, a method call, an attribute) r
 node in the tracer's graph and returns a new Proxy for its result.  Python control flow on a
 Proxy (``if``, ``len``, iteration, ``int()``) cannot be recorded: it raises TraceError.
 """
+import dis
+import inspect
 import operator
 
 from ember.fx.node import map_aggregate
@@ -13,6 +15,16 @@ __all__ = ["Attribute", "Proxy", "TraceError"]
 
 class TraceError(ValueError):
     """A traced program used a symbolic value where Python needs a concrete one."""
+
+
+def _unpack_count(frame):
+    """The item count if ``frame`` is executing ``UNPACK_SEQUENCE`` (tuple unpacking)."""
+    if frame is None:
+        return None
+    for inst in dis.get_instructions(frame.f_code):
+        if inst.offset == frame.f_lasti:
+            return inst.argval if inst.opname == "UNPACK_SEQUENCE" else None
+    return None
 
 
 class Proxy:
@@ -34,29 +46,22 @@ class Proxy:
         return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
 
     def __iter__(self):
-        raise TraceError("Proxy object cannot be iterated. This can be attempted when the "
-                         "Proxy is used in a loop or as a *args or **kwargs function argument. "
-                         "See the torch.fx docs on pytorch.org for a more detailed explanation "
-                         "of what types of control flow can be traced, and check out the Proxy "
-                         "docstring for help troubleshooting Proxy iteration errors")
+        # ``a, b = proxy`` is traceable: the caller's bytecode says how many items it takes
+        n = _unpack_count(inspect.currentframe().f_back)
+        if n is not None:
+            return (self[i] for i in range(n))
+        return self.tracer.iter(self)
 
     def __bool__(self):
-        raise TraceError("symbolically traced variables cannot be used as inputs to control "
-                         "flow")
+        return self.tracer.to_bool(self)
 
     def __len__(self):
         raise RuntimeError("'len' is not supported in symbolic tracing by default. If you want "
                            "this call to be recorded, please call torch.fx.wrap('len') at "
                            "module scope")
 
-    def _no_concrete(self, *args):
-        raise TraceError("symbolically traced variables cannot be used as inputs to control "
-                         "flow")
-
-    __index__ = __int__ = __float__ = __complex__ = _no_concrete
-
     def keys(self):
-        return self.tracer.create_proxy("call_method", "keys", (self,), {})
+        return self.tracer.keys(self)
 
 
 class Attribute(Proxy):
