@@ -310,3 +310,29 @@ _IDX = [0, 2, 1]
 ])
 def test_inplace_index_ops_and_setitem_record_as_torch(fn):
     assert _values_and_grad(ember, fn) == _values_and_grad(torch, fn)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "float16"])
+@pytest.mark.parametrize("dim", [0, 1])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_row_index_ops_match_torch(dtype, dim, transposed):
+    # index_select / index_copy / index_add along a dim whose other dims are rows (the
+    # kernel reads one index per row and moves or adds the row as a block)
+    import torch
+    rng = np.random.default_rng(5)
+    base = (rng.standard_normal((40, 33)) * 10).astype(dtype)
+    idx = np.array([3, 0, 3, 39 if dim == 0 else 32, 7, 3])
+    src_shape = (len(idx), 33) if dim == 0 else (40, len(idx))
+    src = (rng.standard_normal(src_shape) * 10).astype(dtype)
+    out = []
+    for lib in (ember, torch):
+        a = lib.tensor(np.ascontiguousarray(base.T)).t() if transposed else lib.tensor(base)
+        i, s = lib.tensor(idx), lib.tensor(src)
+        out.append([a.index_select(dim, i), a.clone().index_add_(dim, i, s),
+                    a.clone().index_copy_(dim, lib.tensor([5, 1, 2]),
+                                          s.narrow(dim, 0, 3))])
+    tol = 1e-2 if dtype == "float16" else 1e-6     # half: duplicates rounded in turn
+    for e, t in zip(*out):
+        np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=tol, atol=tol)
+    with pytest.raises(IndexError, match="out of"):
+        ember.tensor(base).index_select(dim, ember.tensor([0, 99]))

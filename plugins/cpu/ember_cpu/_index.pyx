@@ -16,6 +16,7 @@ from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport malloc, free
 from libc.stdio cimport snprintf
+from libc.string cimport memcpy
 
 from ember_cpu._abi cimport (
     ember_ctx, ember_view, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_ERR_INDEX,
@@ -105,6 +106,27 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
     run_shape(p, n, step, g)
     no, ni, wo, wi, to, ti, io, ii = g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]
     for o in range(no):
+        if ii == 0:
+            # one index for the whole inner loop (index_select, index_copy along dim 0:
+            # rows): read and checked once, the row moved as a block
+            raw = (<const int64_t *>ix)[o * io]
+            j = checked(p, raw)
+            if j < 0:
+                return bad_index(p, raw)
+            pw = <word_t *>w + o * wo
+            pt = <word_t *>t + o * to + j * p.st
+            if wi == 1 and ti == 1:
+                if p.gather:
+                    memcpy(pw, pt, ni * sizeof(word_t))
+                else:
+                    memcpy(pt, pw, ni * sizeof(word_t))
+            elif p.gather:
+                for i in range(ni):
+                    pw[i * wi] = pt[i * ti]
+            else:
+                for i in range(ni):
+                    pt[i * ti] = pw[i * wi]
+            continue
         for i in range(ni):
             raw = (<const int64_t *>ix)[o * io + i * ii]
             j = checked(p, raw)
@@ -117,6 +139,17 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
             else:
                 pt[0] = pw[0]
     return EMBER_OK
+
+
+# a row of an index_add: t[i] += w[i] (the per-element loop's order and bits)
+cdef void add_row(ct_t *t, const ct_t *w, int64_t n, int64_t ti, int64_t wi) noexcept nogil:
+    cdef int64_t i
+    if ti == 1 and wi == 1:
+        for i in range(n):
+            t[i] = _add(t[i], w[i])
+    else:
+        for i in range(n):
+            t[i * ti] = _add(t[i * ti], w[i * wi])
 
 
 cdef inline ct_t combine(int op, ct_t x, ct_t y) noexcept nogil:
@@ -141,6 +174,16 @@ cdef int walk_reduce(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
     run_shape(p, n, step, g)
     no, ni, wo, wi, to, ti, io, ii = g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]
     for o in range(no):
+        if ii == 0 and native and op == EMBER_INDEX_SCATTER_ADD:
+            # index_add along dim 0 (an embedding's gradient): one index per row, the row
+            # added in one loop that vectorises
+            raw = (<const int64_t *>ix)[o * io]
+            j = checked(p, raw)
+            if j < 0:
+                return bad_index(p, raw)
+            add_row(<ct_t *>(t + (o * to + j * p.st) * sz), <const ct_t *>(w + o * wo * sz),
+                    ni, ti, wi)
+            continue
         for i in range(ni):
             raw = (<const int64_t *>ix)[o * io + i * ii]
             j = checked(p, raw)
