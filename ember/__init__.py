@@ -631,6 +631,9 @@ _ABOVE_CORE.update(stft=_stft, istft=_istft)
 
 # RNG state, the default device, device modules, threads, typename, get_include
 from ember._toplevel import (  # noqa: E402
+    _assert as _assert,
+)
+from ember._toplevel import (  # noqa: E402
     _register_device_module as _register_device_module,
 )
 from ember._toplevel import (  # noqa: E402

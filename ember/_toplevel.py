@@ -12,6 +12,13 @@ __all__ = ["get_default_device", "get_device_module", "get_include", "get_num_th
            "set_rng_state", "typename"]
 
 
+def _assert(condition, message):
+    """``assert condition, message`` as a function (PyTorch's ``torch._assert``, which
+    research code calls in forward passes): ember.fx records a call of it as a node
+    instead of evaluating a traced condition."""
+    assert condition, message
+
+
 def is_distributed(input):
     """``input.is_distributed()``: False for every ember tensor."""
     return input.is_distributed()

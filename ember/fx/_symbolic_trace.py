@@ -14,6 +14,7 @@ import inspect
 import sys
 import types
 
+from ember._toplevel import _assert as _user_assert
 from ember.fx.graph import Graph
 from ember.fx.graph_module import GraphModule
 from ember.fx.node import has_side_effect, map_aggregate
@@ -249,7 +250,8 @@ def _bind_ph(value, proxy):
 
 
 def _assert(condition, message):
-    """Raise AssertionError(``message``) unless ``condition`` (a guard on a concrete arg)."""
+    """Raise AssertionError(``message``) unless ``condition`` (a guard on a concrete arg;
+    ember._assert is the same check, for user code)."""
     if not condition:
         raise AssertionError(message)
 
@@ -262,6 +264,7 @@ def _assert_is_none(value, message):
 
 has_side_effect(_assert)
 has_side_effect(_assert_is_none)
+has_side_effect(_user_assert)       # ember._assert in traced code: kept by dead-code passes
 
 
 def _flatten_varargs(fn, params):
@@ -323,7 +326,8 @@ class _Patcher:
             namespaces.append(nnf)
         for ns in namespaces:
             for name, fn in list(vars(ns).items()):
-                if name.startswith("_") or not callable(fn) or isinstance(fn, type):
+                if (name.startswith("_") and name != "_assert") or not callable(fn) or \
+                        isinstance(fn, type):
                     continue
                 if inspect.ismodule(fn):
                     continue

@@ -210,3 +210,22 @@ def test_parameters_keep_their_names_when_nodes_are_renamed():
     x = [[1.0, 2.0, 3.0]]
     assert egm(input=ember.tensor(x)).tolist() == emod(ember.tensor(x)).tolist()
     assert tgm(input=torch.tensor(x)).tolist() == tmod(torch.tensor(x)).tolist()
+
+
+def test_assert_is_recorded_and_kept():
+    # torch._assert in a forward pass (timm's models call it) is a node, not a traced bool,
+    # and dead-code elimination keeps it
+    results = []
+    for lib in (ember, torch):
+        class M(lib.nn.Module):
+            def forward(self, x):
+                lib._assert(x.shape[0] > 1, "need a batch")
+                return x * 2
+        gm = lib.fx.symbolic_trace(M())
+        gm.graph.eliminate_dead_code()
+        gm.recompile()
+        ops = [(n.op, getattr(n.target, "__name__", str(n.target))) for n in gm.graph.nodes]
+        with pytest.raises(AssertionError, match="need a batch"):
+            gm(lib.ones(1))
+        results.append((ops, gm(lib.ones(3)).tolist()))
+    assert results[0] == results[1]
