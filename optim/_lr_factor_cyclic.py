@@ -13,6 +13,7 @@ from .lr_scheduler import (
     _per_group,
     _set_group_value,
     _set_momentum,
+    _warn_get_lr,
 )
 
 __all__ = ["ConstantLR", "CyclicLR", "MultiplicativeLR"]
@@ -29,6 +30,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         if self.last_epoch == 0:
             return self._scaled(self.factor)
         if self.last_epoch != self.total_iters:
@@ -50,6 +52,7 @@ class MultiplicativeLR(_LambdasLR):
                               f"{type(fn).__name__}")
 
     def get_lr(self):
+        _warn_get_lr(self)
         if self.last_epoch > 0:
             return [g["lr"] * fn(self.last_epoch)
                     for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
@@ -109,6 +112,7 @@ class CyclicLR(LRScheduler):
         return self.gamma ** x
 
     def get_lr(self):
+        _warn_get_lr(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         factor = x / self.step_ratio if x <= self.step_ratio else \

@@ -39,6 +39,13 @@ def _set_group_value(group, key, value):
         group[key] = value
 
 
+def _warn_get_lr(scheduler):
+    """torch's warning for a built-in scheduler's get_lr called outside ``step``."""
+    if not getattr(scheduler, "_get_lr_called_within_step", False):
+        warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                      "`get_last_lr()`.", UserWarning, stacklevel=3)
+
+
 def _check_optimizer(optimizer):
     ember._check_type(isinstance(optimizer, Optimizer),
                       lambda: f"{type(optimizer).__name__} is not an Optimizer")
@@ -65,7 +72,11 @@ class LRScheduler:
                                  else lr)
             elif "initial_lr" not in group:
                 raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] "
-                               "when resuming scheduler with last_epoch >= 0.")
+                               "when resuming scheduler with last_epoch >= 0.\nThis typically "
+                               "happens when:\n1. You're trying to resume training from a "
+                               "checkpoint but haven't properly loaded the optimizer state\n"
+                               "2. You're using last_epoch >= 0 for a fresh training run "
+                               "(not recommended)")
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._initial_step()
@@ -113,13 +124,17 @@ class LRScheduler:
         self._update_lr(epoch)
 
     def _update_lr(self, epoch=None):
-        if epoch is None:
-            self.last_epoch += 1
-            values = self.get_lr()
-        else:
-            self.last_epoch = epoch
-            closed_form = getattr(self, "_get_closed_form_lr", None)
-            values = closed_form() if closed_form is not None else self.get_lr()
+        self._get_lr_called_within_step = True      # silences get_lr's warning
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                closed_form = getattr(self, "_get_closed_form_lr", None)
+                values = closed_form() if closed_form is not None else self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
@@ -131,7 +146,8 @@ class LRScheduler:
         return [g["lr"] * factor for g in self.optimizer.param_groups]
 
 
-_LRScheduler = LRScheduler
+class _LRScheduler(LRScheduler):
+    """The deprecated name of LRScheduler (a subclass, as in PyTorch)."""
 
 
 class _LambdasLR(LRScheduler):
@@ -176,6 +192,7 @@ class LambdaLR(_LambdasLR):
     ``LambdaLR(optimizer, lr_lambda, last_epoch=-1)``."""
 
     def get_lr(self):
+        _warn_get_lr(self)
         return [base * fn(self.last_epoch) for fn, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -188,6 +205,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._unchanged()
         return self._scaled(self.gamma)
@@ -206,6 +224,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         if self.last_epoch not in self.milestones:
             return self._unchanged()
         return self._scaled(self.gamma ** self.milestones[self.last_epoch])
@@ -231,6 +250,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         if self.last_epoch == 0:
             return self._scaled(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -254,6 +274,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         return self._unchanged() if self._is_initial else self._scaled(self.gamma)
 
     def _get_closed_form_lr(self):
@@ -270,6 +291,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         e, T, lo = self.last_epoch, self.T_max, self.eta_min
         groups = self.optimizer.param_groups
         if self._is_initial:
@@ -463,6 +485,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        _warn_get_lr(self)
         step = self.last_epoch
         ember._check_value(step <= self.total_steps, lambda: (
             f"Tried to step {step} times. The specified number of total steps is "
@@ -586,6 +609,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         e, n = self.last_epoch, self.total_iters
         if self._is_initial or e > n:
             return self._unchanged()
@@ -618,6 +642,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr(self)
         return [self.eta_min + (base - self.eta_min)
                 * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2 for base in self.base_lrs]
 
@@ -645,7 +670,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
                 self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+        self._get_lr_called_within_step = True
+        try:
+            values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        for group, lr in zip(self.optimizer.param_groups, values):
             _set_group_value(group, "lr", lr)
         self._last_lr = _group_values(self.optimizer, "lr")
 

@@ -7,7 +7,7 @@ import math
 
 import ember
 
-from .lr_scheduler import LRScheduler, _per_group
+from .lr_scheduler import LRScheduler, _per_group, _warn_get_lr
 
 __all__ = ["AveragedModel", "SWALR", "get_ema_avg_fn", "get_ema_multi_avg_fn",
            "get_swa_avg_fn", "get_swa_multi_avg_fn", "update_bn"]
@@ -169,6 +169,7 @@ class SWALR(LRScheduler):
         return swa_lr if alpha == 1 else (lr - alpha * swa_lr) / (1 - alpha)
 
     def get_lr(self):
+        _warn_get_lr(self)
         step = self._step_count - 1
         if self.anneal_epochs == 0:
             step = max(1, step)

@@ -18,9 +18,6 @@ def _same_device(params):
 
 def parameters_to_vector(parameters):
     """One 1-D tensor holding every parameter's values, in order."""
-    if isinstance(parameters, Tensor):
-        raise TypeError(f"expected an iterable of Tensors, but got: "
-                        f"{type(parameters).__name__}")
     return cat([p.reshape(-1) for p in _same_device(parameters)])
 
 

@@ -48,7 +48,7 @@ def _set(dest, src):
 
 
 def _check_same(new, old, what, unsafe_hint=True):
-    hint = ", unless the `unsafe` flag is enabled" if unsafe_hint else ""
+    hint = ", unless `unsafe` flag is enabled" if unsafe_hint else ""
     if not isinstance(new, Tensor):
         raise ValueError(f"A parametrization must return a tensor. Got {type(new).__name__}.")
     if new.dtype != old.dtype:

@@ -72,6 +72,10 @@ class PackedSequence(PackedSequence_):
     def is_cuda(self):
         return self.data.is_cuda
 
+    def is_pinned(self):
+        """Whether ``data`` is in pinned memory."""
+        return self.data.is_pinned()
+
 
 def invert_permutation(permutation):
     """The inverse of a permutation tensor (None stays None)."""
@@ -186,9 +190,20 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
     sequences = list(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
+    if any(s.dim() == 0 for s in sequences):
+        raise RuntimeError("pad_sequence(): expected every sequence to have at least 1 "
+                           "dimension, but got a 0-dim tensor")
     steps = max(s.shape[0] for s in sequences)
+    rest = tuple(sequences[0].shape[1:])
     padded = []
     for s in sequences:
+        if tuple(s.shape[1:]) != rest:      # torch copies into the output: broadcasting
+            for d, (want, got) in enumerate(zip(rest, s.shape[1:])):
+                if got not in (want, 1):
+                    raise RuntimeError(f"The size of tensor a ({want}) must match the size "
+                                       f"of tensor b ({got}) at non-singleton dimension "
+                                       f"{d + 1}")
+            s = s.expand((s.shape[0],) + rest)
         n = steps - s.shape[0]
         if n:
             pad = _T.full((n,) + tuple(s.shape[1:]), padding_value, dtype=s.dtype,
