@@ -33,6 +33,9 @@ cdef Op op_relu = get_op("relu")
 # operators and methods and this module's formulas call
 cdef Op op_abs = get_op("abs")
 cdef Op op_pow = get_op("pow")
+cdef Op op_sqrt_ = get_op("sqrt")
+cdef Op op_rsqrt_ = get_op("rsqrt")
+cdef Op op_reciprocal_ = get_op("reciprocal")
 cdef Op op_floor_divide = get_op("floor_divide")
 cdef Op op_remainder = get_op("remainder")
 cdef Op op_trunc = get_op("trunc")
@@ -320,6 +323,13 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         if ct.code == EMBER_BOOL and b in (0, 1):
             return binary_op(op_add if b == 0 else op_mul, a, True, 1, out)
+    if code == EMBER_BINARY_POW and tb is None and ta is not None and ta._dtype is ct and \
+            (ct.code == EMBER_FLOAT32 or ct.code == EMBER_FLOAT64) and \
+            not isinstance(b, bool) and b in _POW_FORMS:
+        # PyTorch's forms of common scalar exponents for float and double (its values:
+        # sqrt(-0.) is -0.; half types keep pow), far cheaper than pow() per element:
+        # x ** 2 is one multiply
+        return pow_form(ta, b, out)
     # a 0-dim CPU tensor next to a tensor on another device acts as a scalar (PyTorch)
     if ta is not None and tb is not None and ta._device is not tb._device \
             and ta._device != tb._device:
@@ -417,6 +427,22 @@ cdef object composite_result(TensorBase o, object r, object out):
 cdef inline bint is_predicate(int code) noexcept:
     """Comparisons and logical ops: bool results from operands of one common dtype."""
     return EMBER_BINARY_EQ <= code <= EMBER_BINARY_LOGICAL_XOR
+
+
+_POW_FORMS = (2, 3, 0.5, -0.5, -1)
+
+
+cdef object pow_form(TensorBase a, object e, object out):
+    """a ** e for an exponent of _POW_FORMS, as PyTorch computes it."""
+    if e == 2:
+        return binary_op(op_mul, a, a, 1, out)
+    if e == 3:
+        return binary_op(op_mul, binary_op(op_mul, a, a, 1, None), a, 1, out)
+    if e == 0.5:
+        return unary_op(op_sqrt_, a, out)
+    if e == -0.5:
+        return unary_op(op_rsqrt_, a, out)
+    return unary_op(op_reciprocal_, a, out)
 
 
 cdef object binary_inplace(Op op, TensorBase self, object other, object alpha):

@@ -331,3 +331,24 @@ def test_elementwise_results_keep_a_dense_inputs_layout(make):
     assert strides(ember) == strides(torch)
     x = ember.randn(2, 3, 4, 4).contiguous(memory_format=ember.channels_last)
     assert ember.relu(x).permute(0, 2, 3, 1).view(-1, 3).shape == (32, 3)
+
+
+@pytest.mark.parametrize("exponent", [2, 3, 0.5, -0.5, -1, 2.0])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_common_scalar_exponents_match_torch(exponent, dtype):
+    # x ** 2 and the like take PyTorch's forms (a multiply, sqrt, rsqrt, reciprocal), ~100x
+    # faster than pow per element, with its values at -0, inf and nan
+    import torch
+    x = np.array([-2.0, -0.0, 0.0, 1.5, np.inf, -np.inf, np.nan, 3.0, 1e-3], dtype=dtype)
+    got = (ember.tensor(x) ** exponent).numpy()
+    want = (torch.tensor(x) ** exponent).numpy()
+    np.testing.assert_array_equal(got, want)
+    zero = got[(x == 0) & ~np.isnan(got)]
+    assert np.array_equal(np.signbit(zero), np.signbit(want[(x == 0) & ~np.isnan(want)]))
+    y = ember.tensor(x)
+    assert y.pow_(exponent) is y and np.array_equal(y.numpy(), want, equal_nan=True)
+    g = ember.tensor(x[[0, 3, 7, 8]], requires_grad=True)
+    (g.abs() ** exponent).sum().backward()
+    t = torch.tensor(x[[0, 3, 7, 8]], requires_grad=True)
+    (t.abs() ** exponent).sum().backward()
+    np.testing.assert_allclose(g.grad.numpy(), t.grad.numpy(), rtol=1e-3)
