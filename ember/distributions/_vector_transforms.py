@@ -148,14 +148,15 @@ class CatTransform(Transform):
 
     def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
         if not all(isinstance(t, Transform) for t in tseq):
-            raise TypeError("CatTransform expects a sequence of Transforms")
+            raise AssertionError("All elements of tseq must be Transform instances")
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
         self.transforms = list(tseq)
         self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
         if len(self.lengths) != len(self.transforms):
-            raise ValueError("CatTransform: lengths must match the transforms")
+            raise AssertionError(f"lengths ({len(self.lengths)}) must match transforms "
+                                 f"({len(self.transforms)})")
         self.dim = dim
 
     @functools.cached_property
@@ -171,12 +172,14 @@ class CatTransform(Transform):
             return self
         return CatTransform(self.transforms, self.dim, self.lengths, cache_size)
 
-    def _slices(self, x, maps):
+    def _slices(self, x, maps, name="x"):
+        # torch signals shape mismatches here with AssertionError; mirror type and text
         if not -x.dim() <= self.dim < x.dim():
-            raise ValueError(f"CatTransform: dim {self.dim} is out of range")
+            raise AssertionError(
+                f"dim {self.dim} out of range for tensor with {x.dim()} dimensions")
         if x.shape[self.dim] != self.length:
-            raise ValueError(f"CatTransform: expected size {self.length} along dim "
-                             f"{self.dim}, got {x.shape[self.dim]}")
+            raise AssertionError(f"{name}.size({self.dim}) = {x.shape[self.dim]} must equal "
+                                 f"length {self.length}")
         out, start = [], 0
         for fn, length in zip(maps, self.lengths):
             out.append(fn(x.narrow(self.dim, start, length)))
@@ -187,11 +190,11 @@ class CatTransform(Transform):
         return ember.cat(self._slices(x, self.transforms), dim=self.dim)
 
     def _inverse(self, y):
-        return ember.cat(self._slices(y, [t.inv for t in self.transforms]), dim=self.dim)
+        return ember.cat(self._slices(y, [t.inv for t in self.transforms], "y"), dim=self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         xs = self._slices(x, [lambda s: s] * len(self.transforms))
-        ys = self._slices(y, [lambda s: s] * len(self.transforms))
+        ys = self._slices(y, [lambda s: s] * len(self.transforms), "y")
         terms = []
         for t, a, b in zip(self.transforms, xs, ys):
             term = t.log_abs_det_jacobian(a, b)
@@ -222,7 +225,7 @@ class StackTransform(Transform):
 
     def __init__(self, tseq, dim=0, cache_size=0):
         if not all(isinstance(t, Transform) for t in tseq):
-            raise TypeError("StackTransform expects a sequence of Transforms")
+            raise AssertionError("All elements of tseq must be Transform instances")
         if cache_size:
             tseq = [t.with_cache(cache_size) for t in tseq]
         super().__init__(cache_size=cache_size)
@@ -234,24 +237,26 @@ class StackTransform(Transform):
             return self
         return StackTransform(self.transforms, self.dim, cache_size)
 
-    def _slice(self, z):
+    def _slice(self, z, name="x"):
+        # same AssertionError type/text as torch for mismatched inputs
         if not -z.dim() <= self.dim < z.dim():
-            raise ValueError(f"StackTransform: dim {self.dim} is out of range")
+            raise AssertionError(
+                f"dim {self.dim} out of range for tensor with {z.dim()} dimensions")
         if z.shape[self.dim] != len(self.transforms):
-            raise ValueError(f"StackTransform: expected size {len(self.transforms)} along dim "
-                             f"{self.dim}, got {z.shape[self.dim]}")
+            raise AssertionError(f"{name}.size({self.dim}) = {z.shape[self.dim]} must equal "
+                                 f"len(transforms) {len(self.transforms)}")
         return [z.select(self.dim, i) for i in range(z.shape[self.dim])]
 
     def _call(self, x):
         return ember.stack([t(s) for t, s in zip(self.transforms, self._slice(x))], self.dim)
 
     def _inverse(self, y):
-        return ember.stack([t.inv(s) for t, s in zip(self.transforms, self._slice(y))],
+        return ember.stack([t.inv(s) for t, s in zip(self.transforms, self._slice(y, "y"))],
                            self.dim)
 
     def log_abs_det_jacobian(self, x, y):
         return ember.stack([t.log_abs_det_jacobian(a, b) for t, a, b in
-                            zip(self.transforms, self._slice(x), self._slice(y))], self.dim)
+                            zip(self.transforms, self._slice(x), self._slice(y, "y"))], self.dim)
 
     @property
     def bijective(self):

@@ -311,8 +311,9 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
-        return _all_matrix(value.tril() == value) & positive_diagonal
+        # tril first so a <2-D input fails with tril's RuntimeError, as in torch
+        lower = _all_matrix(value.tril() == value)
+        return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
 class _CorrCholesky(Constraint):

@@ -85,7 +85,7 @@ class Distribution:
 
     @property
     def mean(self):
-        raise NotImplementedError(f"{self.__class__} does not implement mean")
+        raise NotImplementedError
 
     @property
     def mode(self):
@@ -93,7 +93,7 @@ class Distribution:
 
     @property
     def variance(self):
-        raise NotImplementedError(f"{self.__class__} does not implement variance")
+        raise NotImplementedError
 
     @property
     def stddev(self):

@@ -29,7 +29,8 @@ def _infinite_like(t):
 
 
 def _x_log_x(t):
-    return t * t.log()
+    # xlogy gives 0 at t == 0 (t * log t would be nan for a Uniform with low=0)
+    return ember.special.xlogy(t, t)
 
 
 def _inf_where(cond, result):

@@ -119,8 +119,10 @@ def _kl_exponential_exponential(p, q):
 def _kl_expfamily_expfamily(p, q):
     """The Bregman divergence of the log normalizer, for two members of one family."""
     if type(p) is not type(q):
+        # torch's text carries the indentation of a backslash continuation; keep it exact
         raise NotImplementedError("The cross KL-divergence between different exponential "
-                                  "families cannot be computed using Bregman divergences")
+                                  "families cannot" + " " * 29 + "be computed using Bregman "
+                                  "divergences")
     p_params = [t.detach().requires_grad_() for t in p._natural_params]
     q_params = q._natural_params
     with ember.enable_grad():

@@ -17,7 +17,7 @@ def broadcast_all(*values):
     """The arguments (tensors and numbers) broadcast to one shape: numbers become tensors of
     the first tensor's dtype and device (the default dtype when there is none)."""
     if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     if not all(isinstance(v, ember.Tensor) for v in values):
         like = next((v for v in values if isinstance(v, ember.Tensor)), None)

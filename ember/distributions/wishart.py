@@ -44,8 +44,9 @@ class Wishart(ExponentialFamily):
                                      ("precision_matrix", precision_matrix),
                                      ("scale_tril", scale_tril)) if m is not None]
         if len(given) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or "
-                             "scale_tril may be specified.")
+            # torch guards this with a bare assert, so callers catch AssertionError
+            raise AssertionError("Exactly one of covariance_matrix or precision_matrix or "
+                                 "scale_tril may be specified.")
         name, param = given[0]
         if param.dim() < 2:
             raise ValueError("scale_tril must be at least two-dimensional, with optional "

@@ -4,9 +4,11 @@ import itertools
 import math
 import multiprocessing
 import multiprocessing.context
+import os
 import queue
 import sys
 import time
+import warnings
 
 import ember
 
@@ -180,6 +182,8 @@ class DataLoader:
             collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
+        # set by len() on an iterable dataset; iterators warn when they outrun it
+        self._IterableDataset_len_called = None
         self._initialized = True
 
     def __setattr__(self, name, value):
@@ -198,7 +202,7 @@ class DataLoader:
 
     def __len__(self):
         if self._iterable:
-            n = len(self.dataset)
+            n = self._IterableDataset_len_called = len(self.dataset)
             if self.batch_size is not None:
                 n = n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
             return n
@@ -206,7 +210,7 @@ class DataLoader:
 
     def __iter__(self):
         if self.num_workers == 0:
-            return self._iter_single()
+            return _SingleProcessDataLoaderIter(self)
         if not self.persistent_workers:
             return _MultiProcessingDataLoaderIter(self)
         iterator = self.__dict__.get("_iterator")
@@ -216,36 +220,95 @@ class DataLoader:
             iterator._reset(self)
         return iterator
 
-    def _iter_single(self):
-        _base_seed(self.generator)       # consumed as with workers, unused here
-        fetcher = _create_fetcher(self._iterable, self.dataset, self._auto_collation,
-                                  self.collate_fn, self.drop_last)
-        for index in self._index_sampler:
-            try:
-                batch = fetcher.fetch(index)
-            except StopIteration:
-                if self._iterable:
-                    return
-                raise
-            yield batch
+class _BaseDataLoaderIter:
+    """What every DataLoader iterator shares (torch's ``_BaseDataLoaderIter``): an
+    iterator with ``len()``, a count of batches yielded, and the over-length warning for
+    iterable datasets that report a length."""
+
+    def __init__(self, loader):
+        self._dataset = loader.dataset
+        self._iterable = loader._iterable
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+        self._auto_collation = loader._auto_collation
+        self._drop_last = loader.drop_last
+        self._index_sampler = loader._index_sampler
+        self._num_workers = loader.num_workers
+        self._timeout = loader.timeout
+        self._collate_fn = loader.collate_fn
+        self._persistent_workers = loader.persistent_workers
+        if loader.pin_memory:
+            # ember has no accelerator, so pinning never happens; torch says so too
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is "
+                          "found, then device pinned memory won't be used.", stacklevel=3)
+        self._sampler_iter = iter(self._index_sampler)
+        # drawn in both single- and multi-process loading so both consume the same RNG
+        self._base_seed = _base_seed(loader.generator)
+        self._num_yielded = 0
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return len(self._index_sampler)
+
+    def _reset(self, loader, first_iter=False):
+        self._sampler_iter = iter(self._index_sampler)
+        self._num_yielded = 0
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
+
+    def _next_data(self):
+        raise NotImplementedError
+
+    def __next__(self):
+        data = self._next_data()
+        self._num_yielded += 1
+        if (self._iterable and self._IterableDataset_len_called is not None
+                and self._num_yielded > self._IterableDataset_len_called):
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{self._IterableDataset_len_called}(when accessing len(dataloader)), but "
+                   f"{self._num_yielded} samples have been fetched. ")
+            if self._num_workers > 0:
+                msg += ("For multiprocessing data-loading, this could be caused by not "
+                        "properly configuring the IterableDataset replica at each worker. "
+                        "Please see https://pytorch.org/docs/stable/data.html#torch.utils."
+                        "data.IterableDataset for examples.")
+            warnings.warn(msg, stacklevel=2)
+        return data
+
+    def __getstate__(self):
+        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
 
 
-class _MultiProcessingDataLoaderIter:
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """Batches fetched in this process (``num_workers == 0``)."""
+
+    def __init__(self, loader):
+        super().__init__(loader)
+        if self._timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        if self._num_workers != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires num_workers == 0")
+        self._dataset_fetcher = _create_fetcher(self._iterable, self._dataset,
+                                                self._auto_collation, self._collate_fn,
+                                                self._drop_last)
+
+    def _next_data(self):
+        index = next(self._sampler_iter)         # StopIteration ends the epoch
+        return self._dataset_fetcher.fetch(index)   # so does an exhausted iterable
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     """Batches loaded by ``loader.num_workers`` worker processes, returned in sampler
     order: task ``i`` goes to the next worker still running, at most ``prefetch_factor``
     tasks per worker are in flight, and results that arrive early wait in ``_task_info``.
     An iterable dataset's worker that runs dry is retired; the epoch ends when all are."""
 
     def __init__(self, loader):
-        self._dataset = loader.dataset
-        self._iterable = loader._iterable
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
+        super().__init__(loader)
         self._prefetch_factor = loader.prefetch_factor
-        self._timeout = loader.timeout
         self._persistent = loader.persistent_workers
-        self._base_seed = _base_seed(loader.generator)
         ctx = _mp_context(loader.multiprocessing_context)
+        self._owner_pid = os.getpid()
         self._shutdown = False
         self._done_event = ctx.Event()
         self._data_queue = ctx.Queue()
@@ -267,7 +330,7 @@ class _MultiProcessingDataLoaderIter:
         """Start an epoch: a new sampler pass, all workers active, tasks prefetched.
         Persistent workers are first told to restart their fetchers and acknowledge, so
         leftovers of an abandoned epoch are dropped."""
-        self._sampler_iter = iter(self._index_sampler)
+        super()._reset(loader, first_iter)
         self._send_idx = self._rcvd_idx = 0
         self._task_info = {}
         self._tasks_outstanding = 0
@@ -284,13 +347,7 @@ class _MultiProcessingDataLoaderIter:
         for _ in range(self._prefetch_factor * self._num_workers):
             self._try_put_index()
 
-    def __iter__(self):
-        return self
-
-    def __len__(self):
-        return len(self._index_sampler)
-
-    def __next__(self):
+    def _next_data(self):
         while True:
             # skip tasks of retired workers that will never answer
             while self._rcvd_idx < self._send_idx:
@@ -387,5 +444,7 @@ class _MultiProcessingDataLoaderIter:
         self._data_queue.close()
 
     def __del__(self):
-        if "_shutdown" in self.__dict__:
+        # a forked worker of another loader inherits this object; only the process that
+        # started the workers may stop them (it shares the done event and queues)
+        if "_shutdown" in self.__dict__ and self._owner_pid == os.getpid():
             self._shutdown_workers()
