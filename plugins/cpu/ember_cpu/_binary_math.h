@@ -40,6 +40,28 @@ EMBER_ROW_CLONES static void ember_##NAME##_scalar_##S(T *o, const T *a, T s, in
     for (; i < n; i++) o[i] = rev ? s OP a[i] : a[i] OP s;                                 \
 }
 
+/* maximum/minimum with one operand a broadcast number (clamp's bounds): _scalar.pxd's
+ * _max/_min element for element (the first operand wins a tie, NaN propagates), in a
+ * branch-free select the compiler vectorises */
+#define EMBER_EW_EXTREMUM_SCALAR(T, S, NAME, CMP)                                          \
+EMBER_ROW_CLONES static void ember_##NAME##_scalar_##S(T *o, const T *a, T s, int rev,     \
+                                                       int64_t n) {                        \
+    if (rev) {                                                                             \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T x = a[i];                                                                    \
+            o[i] = ((s CMP x) | (s != s)) ? s : x;                                         \
+        }                                                                                  \
+    } else {                                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                  \
+            T x = a[i];                                                                    \
+            o[i] = ((x CMP s) | (x != x)) ? x : s;                                         \
+        }                                                                                  \
+    }                                                                                      \
+}
+
+EMBER_EW_EXTREMUM_SCALAR(float, f32, maximum, >) EMBER_EW_EXTREMUM_SCALAR(float, f32, minimum, <)
+EMBER_EW_EXTREMUM_SCALAR(double, f64, maximum, >) EMBER_EW_EXTREMUM_SCALAR(double, f64, minimum, <)
+
 /* each (type, suffix, op) once, for both forms */
 #define EMBER_EW_EACH(FORM)                                                                \
     FORM(float, f32, add, +) FORM(float, f32, sub, -) FORM(float, f32, mul, *)             \

@@ -62,6 +62,14 @@ cdef extern from "_binary_math.h":
     void ember_sub_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
     void ember_mul_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
     void ember_div_scalar_f32(float *o, const float *a, float s, int rev, int64_t n) noexcept nogil
+    void ember_maximum_scalar_f32(float *o, const float *a, float s, int rev,
+                                  int64_t n) noexcept nogil
+    void ember_minimum_scalar_f32(float *o, const float *a, float s, int rev,
+                                  int64_t n) noexcept nogil
+    void ember_maximum_scalar_f64(double *o, const double *a, double s, int rev,
+                                  int64_t n) noexcept nogil
+    void ember_minimum_scalar_f64(double *o, const double *a, double s, int rev,
+                                  int64_t n) noexcept nogil
     void ember_add_scalar_f64(double *o, const double *a, double s, int rev,
                               int64_t n) noexcept nogil
     void ember_sub_scalar_f64(double *o, const double *a, double s, int rev,
@@ -398,12 +406,14 @@ cdef int run_block(const EwCall *e, void *o, const void *a, const void *b,
     return binary_loop(e.op, <int64_t *>o, <const int64_t *>a, <const int64_t *>b, n)
 
 
-# float arithmetic with one operand a broadcast number (x * 0.5, grad.mul_(coef)): one pass in
-# vector blocks, the number read once (a staged row would copy it into a buffer first)
+# float arithmetic, maximum and minimum with one operand a broadcast number (x * 0.5,
+# grad.mul_(coef), clamp's bounds): one pass in vector blocks, the number read once (a
+# staged row would copy it into a buffer first)
 cdef bint scalar_arith(const EwCall *e, char **ptrs, const int64_t *strides,
                        int64_t n) noexcept nogil:
-    if e.nin != 2 or not (EMBER_BINARY_ADD <= e.op <= EMBER_BINARY_DIV) or not e.out_native \
-            or strides[0] != 1 or (e.ct != CT_F32 and e.ct != CT_F64):
+    cdef bint extremum = e.op == EMBER_BINARY_MAXIMUM or e.op == EMBER_BINARY_MINIMUM
+    if e.nin != 2 or not (EMBER_BINARY_ADD <= e.op <= EMBER_BINARY_DIV or extremum) \
+            or not e.out_native or strides[0] != 1 or (e.ct != CT_F32 and e.ct != CT_F64):
         return False
     cdef int rev
     if strides[1] == 1 and strides[2] == 0:
@@ -414,7 +424,14 @@ cdef bint scalar_arith(const EwCall *e, char **ptrs, const int64_t *strides,
         return False
     cdef char *a = ptrs[2 if rev else 1]
     cdef char *s = ptrs[1 if rev else 2]
-    if e.ct == CT_F32:
+    if extremum and e.ct == CT_F32:
+        (ember_maximum_scalar_f32 if e.op == EMBER_BINARY_MAXIMUM else
+         ember_minimum_scalar_f32)(<float *>ptrs[0], <const float *>a, (<float *>s)[0], rev, n)
+    elif extremum:
+        (ember_maximum_scalar_f64 if e.op == EMBER_BINARY_MAXIMUM else
+         ember_minimum_scalar_f64)(<double *>ptrs[0], <const double *>a, (<double *>s)[0], rev,
+                                   n)
+    elif e.ct == CT_F32:
         (ember_add_scalar_f32 if e.op == EMBER_BINARY_ADD else ember_sub_scalar_f32
          if e.op == EMBER_BINARY_SUB else ember_mul_scalar_f32 if e.op == EMBER_BINARY_MUL
          else ember_div_scalar_f32)(<float *>ptrs[0], <const float *>a, (<float *>s)[0], rev, n)
