@@ -431,8 +431,10 @@ cdef class OpNode(Node):
 
     @property
     def args(self):
-        if self._released and any(isinstance(a, SavedTensor) or a is _RELEASED
-                                  for a in self._args):
+        # an op that saves its inputs raises once released even when this call kept none
+        # of them (x * 2: PyTorch saves the wrapped 2), as PyTorch's node would
+        if self._released and (self.op.derivative[2] & SAVE_INPUTS or any(
+                isinstance(a, SavedTensor) or a is _RELEASED for a in self._args)):
             raise RuntimeError(_FREED)
         return tuple((<SavedTensor>a).unpack(self) if isinstance(a, SavedTensor) else a
                      for a in self._args)

@@ -482,3 +482,21 @@ def test_masked_fill_value_tensor_gets_its_gradient():
     v = ember.tensor(5.0, requires_grad=True)
     x.masked_fill(x > 0, v).sum().backward()
     assert v.grad.item() == 2.0 and x.grad.tolist() == [[0.0, 1.0], [0.0, 1.0]]
+
+
+@pytest.mark.parametrize("expr", ["x * x", "x * 2", "2 * x", "x / 2", "x.exp()", "x + 2",
+                                  "x.sum(0)"])
+def test_a_second_backward_through_a_released_graph_is_refused_as_torch(expr):
+    # x * 2 keeps no tensor in ember (nothing reads it), but PyTorch saves the wrapped 2:
+    # a second backward raises there, and must not double the gradient here
+    outcome = []
+    for lib in (ember, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = eval(expr).sum()
+        y.backward()
+        try:
+            y.backward()
+            outcome.append(x.grad.tolist())
+        except RuntimeError as e:
+            outcome.append("backward through the graph a second time" in str(e))
+    assert outcome[0] == outcome[1]
