@@ -119,13 +119,36 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= size:
         raise RuntimeError("selected index k out of range")
     arr = np.atleast_1d(_T._to_host(t))
-    idx = np.take(_order(arr, axis, largest), np.arange(k), axis=axis)
+    idx = _top_indices(np, arr, k, axis, largest)
     values = np.take_along_axis(arr, idx, axis)
     shape = list(t.shape) or [1]
     shape[axis] = k
     if not t.dim():
         shape = []
     return _back(t, values.reshape(shape), idx.reshape(shape), "topk", axis)
+
+
+def _top_indices(np, arr, k, axis, largest):
+    """The first ``k`` positions of the stable order along ``axis`` (``_order``'s: NaN the
+    largest, ties in row order).  For a small k, only the candidates are sorted: those at
+    or beyond the k-th value (np.partition's, NaN last), gathered in row order; positions
+    past a row's candidates hold smaller elements, which sort after them."""
+    n = arr.shape[axis]
+    if k * 8 > n or n < 256 or arr.dtype.kind not in "fiu":
+        return np.take(_order(arr, axis, largest), np.arange(k), axis=axis)
+    a = np.moveaxis(arr, axis, -1)
+    kth = np.take(np.partition(a, n - k if largest else k - 1, axis=-1),
+                  [n - k if largest else k - 1], axis=-1)
+    if a.dtype.kind == "f":
+        nan, kth_nan = np.isnan(a), np.isnan(kth)
+        keep = np.where(kth_nan, nan, (a >= kth) | nan) if largest else \
+            np.where(kth_nan, True, a <= kth)
+    else:
+        keep = a >= kth if largest else a <= kth
+    m = int(keep.sum(-1).max())
+    cand = np.argsort(~keep, axis=-1, kind="stable")[..., :m]       # row order kept
+    order = _order(np.take_along_axis(a, cand, -1), -1, largest)[..., :k]
+    return np.moveaxis(np.take_along_axis(cand, order, -1), -1, axis)
 
 
 @composite("kthvalue")
