@@ -245,6 +245,8 @@ cdef int scan_leaves(object data, Leaves* k, set dtypes) except -1:
             k.py_complex = True
         elif hasattr(x, "dtype") and hasattr(x, "shape"):      # a NumPy scalar or array
             dtypes.add(dtype_from_numpy_cached(x.dtype))
+        elif t is str or t is bytes:
+            raise TypeError(f"new(): invalid data type '{t.__name__}'")
     return 0
 
 

@@ -70,3 +70,12 @@ def test_factories_write_out_as_torch(build, out_dtype, n, oracle):
 
 def test_arange_takes_zero_dim_tensor_bounds():
     assert ember.arange(ember.tensor(3.)).tolist() == [0., 1., 2.]
+
+
+@pytest.mark.parametrize("data", [[1, 2, "a"], [[1], ["x"]], [b"x"], "abc"])
+def test_strings_in_tensor_data_raise_torchs_type_error(data):
+    with pytest.raises(TypeError) as e:
+        ember.tensor(data)
+    with pytest.raises(TypeError) as t:
+        torch.tensor(data)
+    assert str(e.value) == str(t.value)
