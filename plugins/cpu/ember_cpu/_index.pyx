@@ -127,6 +127,15 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
                 for i in range(ni):
                     pt[i * ti] = pw[i * wi]
             continue
+        if io == 0 and o > 0 and p.gather:
+            # the same indices for every position (index_select along the last dim, flip):
+            # checked at this run's first position, so a plain gather from then on
+            pw = <word_t *>w + o * wo
+            pt = <word_t *>t + o * to
+            for i in range(ni):
+                raw = (<const int64_t *>ix)[i * ii]
+                pw[i * wi] = pt[(raw + p.limit if raw < 0 else raw) * p.st]
+            continue
         for i in range(ni):
             raw = (<const int64_t *>ix)[o * io + i * ii]
             j = checked(p, raw)
