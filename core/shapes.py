@@ -152,9 +152,10 @@ def _triangle(input, diagonal, upper, op):
     if input.dim() < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
     rows, cols = input.shape[-2], input.shape[-1]
-    offset = _T.arange(cols, device=input.device) - _T.arange(rows, device=input.device).view(
-        rows, 1)                                       # col - row, broadcast [rows, cols]
-    keep = offset >= diagonal if upper else offset <= diagonal
+    # col - row >= diagonal (upper) as one broadcast comparison: [cols] against [rows, 1]
+    col = _T.arange(cols, device=input.device)
+    row = _T.arange(diagonal, rows + diagonal, device=input.device).view(rows, 1)
+    keep = col >= row if upper else col <= row
     return _T.where(keep, input, _T.zeros((), dtype=input.dtype, device=input.device))
 
 
