@@ -1,4 +1,4 @@
-"""ember-cpu's fused Adam/AdamW step (_adam.pyx, abi.h's `adam` entry): the same bits as the
+"""ember-cpu's fused Adam/AdamW step (_optim_steps.pyx, abi.h's `adam` entry): the same bits as the
 optimizer's per-tensor ops over every option, at 1 and 2 threads, and PyTorch's values."""
 import ember.optim.adam as adam_module
 import numpy as np
