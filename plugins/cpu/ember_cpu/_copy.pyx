@@ -8,7 +8,7 @@ from cython.parallel cimport prange
 
 from ember_cpu._abi cimport (
     EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64, EMBER_FLOAT32, EMBER_BOOL, EMBER_UINT8, EMBER_INT8,
-    EMBER_INT16, EMBER_UINT64,
+    EMBER_INT16, EMBER_UINT64, EMBER_FLOAT16, EMBER_BFLOAT16,
 )
 from ember_cpu._strided cimport (
     CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating, parallel_cutoff,
@@ -152,12 +152,25 @@ cdef int raw_copy_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
     return EMBER_OK
 
 
-# different dtypes: load a block into the compute type, store it converted
+cdef extern from "_cast_rows.h":
+    void ember_f32_to_f16(uint16_t *o, const float *a, int64_t n) noexcept nogil
+    void ember_f32_to_bf16(uint16_t *o, const float *a, int64_t n) noexcept nogil
+
+
+# different dtypes: load a block into the compute type, store it converted (a contiguous
+# float32 row into float16 or bfloat16, autocast's casts, in one vectorised pass)
 cdef int cast_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
                   int64_t index) noexcept nogil:
     cdef const CastCall *c = <const CastCall *>arg
     cdef StageBuf buf
     cdef int64_t i = 0, m
+    if st[0] == 1 and st[1] == 1 and c.in_dtype == EMBER_FLOAT32:
+        if c.out_dtype == EMBER_FLOAT16:
+            ember_f32_to_f16(<uint16_t *>ptrs[0], <const float *>ptrs[1], n)
+            return EMBER_OK
+        if c.out_dtype == EMBER_BFLOAT16:
+            ember_f32_to_bf16(<uint16_t *>ptrs[0], <const float *>ptrs[1], n)
+            return EMBER_OK
     while i < n:
         m = min(<int64_t>BUF_LEN, n - i)
         load_ct(c.ct, &buf, ptrs[1] + i * st[1] * c.in_size, c.in_dtype, m, st[1])
