@@ -74,7 +74,34 @@ def pad(input, pad, mode="constant", value=None):
             raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding "
                                       "are supported for now")
         return _MODE_OPS[mode, k](input, pad, mode)
-    return _padded(input, pad, mode, 0 if value is None else value)
+    value = 0 if value is None else value
+    if all(int(p) >= 0 for p in pad) and not _transformed(input):
+        return _constant_padded(input, pad, value)
+    return _padded(input, pad, mode, value)
+
+
+def _transformed(x):
+    """Whether x is a vmap wrapper or carries tangents: its pad is built from views and cat,
+    which the transforms follow (the fill-and-copy path writes into a plain tensor)."""
+    from ember.core import _autograd as _ag
+    from ember.core import _tensor as _T
+    return _T._batch_level(x) is not None or _ag._fw_scan((x,))[0] >= 0
+
+
+def _constant_padded(input, pad, value):
+    """A constant pad without cropping: the result filled with ``value``, ``input`` copied
+    into its middle (one pass each; the cat per side copied the whole tensor per dim).  The
+    copy into a view records input's gradient (the middle of the result's gradient)."""
+    shape = list(input.shape)
+    middle = [slice(None)] * input.dim()
+    for i in range(len(pad) // 2):
+        d = input.dim() - 1 - i
+        left, right = int(pad[2 * i]), int(pad[2 * i + 1])
+        middle[d] = slice(left, left + shape[d])
+        shape[d] += left + right
+    out = ember.full(shape, value, dtype=input.dtype, device=input.device)
+    out[tuple(middle)] = input
+    return out
 
 
 def _padded(input, pad, mode, value=0):
