@@ -70,19 +70,22 @@ def _cat_forward(dim, *tensors, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref._sizes[k]} but got size {t._sizes[k]} "
                                    f"for tensor number {i} in the list.")
-        if t._device != ref._device:
+        if own_device(t) != own_device(ref):
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
-                               f"least two devices, {ref._device} and {t._device}!")
+                               f"least two devices, {own_device(ref)} and {own_device(t)}!")
         total += t._sizes[d]
     for t in tensors:                 # the skipped empties take part in the dtype too
         if t._dtype is not dt:
             dt = promote(dt, t._dtype)
     shape = list(ref.shape)
-    shape[d] = total
+    # fake tensors (a dynamic capture's): the result's size is the symbolic sum (the copies
+    # below then narrow it at plain bounds, which the capture guards)
+    shape[d] = total if not any((<TensorBase>p)._keys & PYTHON_KEY_BIT for p in parts) else \
+        sum(p.shape[d] for p in parts)
     cdef TensorBase result
     cdef int64_t sizes[MAX_DIM]
     if out is None:
-        result = new_empty((shape,), dt, ref._device, "cat")
+        result = new_empty((shape,), dt, own_device(ref), "cat")
     else:
         for k in range(ref._ndim):
             sizes[k] = shape[k]

@@ -251,6 +251,7 @@ cdef object to_c(TensorBase t, object dev, object dt, bint copy)
 cdef object numpy()
 cdef TensorBase new_empty(tuple size, object dt, object dev, str op)
 cdef TensorBase restrided(TensorBase t, object strides)
+cdef object own_device(TensorBase a)      # a fake tensor's device, not its meta data's
 cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=*)
 cdef tuple parse_size(tuple size)

@@ -497,7 +497,7 @@ cdef class TensorBase:
         if self._bt is not None:          # a vmap wrapper's: one per sample (functorch's)
             return batched_like(self, size, dtype, device, "new_empty")
         return new_empty(size, self._dtype if dtype is None else dtype,
-                         self._device if device is None else device, "new_empty")
+                         own_device(self) if device is None else device, "new_empty")
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         return self.new_empty(*size, dtype=dtype, device=device).zero_()
@@ -510,7 +510,7 @@ cdef class TensorBase:
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         return tensor(data, dtype=self._dtype if dtype is None else dtype,
-                      device=self._device if device is None else device)
+                      device=own_device(self) if device is None else device)
 
     # math (_elementwise.pxi, _reduce.pxi, _matmul.pxi) -----------------------------------
     def add(self, other, *, alpha=1, out=None):

@@ -212,11 +212,21 @@ cdef TensorBase new_like(object input, object dt, object dev, str op,
     if a._bt is not None:
         return batched_like(a, (a.shape,), dt, dev, op)
     cdef TensorBase t = new_empty((a.shape,), a._dtype if dt is None else dt,
-                                  a._device if dev is None else dev, op)
+                                  own_device(a) if dev is None else dev, op)
     if memory_format is None and a.contiguous_c() and a.numel_c():
         return t
     from ember.core import memory_format as _mf
     return restrided(t, _mf.strides_for(a, memory_format, op))
+
+
+cdef uint64_t PYTHON_KEY_BIT = <uint64_t>1 << DispatchKey.Python
+
+
+cdef object own_device(TensorBase a):
+    """The device a new tensor "like" ``a`` goes to: a fake tensor (the Python key) stands
+    for a device other than its meta data's (a dynamic capture's zeros_like(x) had made a
+    meta tensor)."""
+    return a.device if a._keys & PYTHON_KEY_BIT else a._device
 
 
 cdef TensorBase restrided(TensorBase t, object strides):

@@ -127,6 +127,41 @@ def register_hook(TensorBase self, hook):
     return (<Node>self._grad_fn)._register_tensor_hook(self._output_nr, hook)
 
 
+def _suspend_tensor_hooks(tensors):
+    """Take away the Tensor.register_hook hooks of ``tensors`` (a leaf's, or a non-leaf's
+    kept by its grad_fn for its output); returns what ``_restore_tensor_hooks`` puts back.
+    A capture traces the backward with the engine: a hook it ran would be recorded into
+    the graph, and the real backward, which runs the hook again, would apply it twice."""
+    cdef TensorBase t
+    cdef Node n
+    cdef AutogradMeta m
+    saved = []
+    for x in tensors:
+        if not isinstance(x, TensorBase) or not ((<TensorBase>x)._keys & AG):
+            continue
+        t = <TensorBase>x
+        if t._grad_fn is None:
+            m = meta_of(t)
+            if m.hooks:
+                saved.append((m, m.hooks))
+                m.hooks = type(m.hooks)()
+        else:
+            n = <Node>t._grad_fn
+            if n._tensor_hooks:
+                saved.append((n, n._tensor_hooks))
+                n._tensor_hooks = type(n._tensor_hooks)(
+                    (k, v) for k, v in n._tensor_hooks.items() if v[0] != t._output_nr)
+    return saved
+
+
+def _restore_tensor_hooks(saved):
+    for owner, hooks in reversed(saved):
+        if isinstance(owner, AutogradMeta):
+            (<AutogradMeta>owner).hooks = hooks
+        else:
+            (<Node>owner)._tensor_hooks = hooks
+
+
 def register_post_accumulate_grad_hook(TensorBase self, hook):
     """hook(tensor) runs after the gradient was accumulated into this leaf's .grad."""
     if not (self._keys & AG):

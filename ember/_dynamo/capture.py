@@ -103,6 +103,23 @@ def user_location():
     return "<unknown>"
 
 
+_SLICING = ("narrow", "select")
+
+
+def _specialise_sliced_dim(args):
+    """narrow/select with plain int bounds on a symbolic dim: the ints may have come from
+    the hint size (chunk, split and unbind compute them from the core's sizes), so that
+    dim's size is guarded to its hint (x.chunk(2)[1] had replayed the first size's
+    bounds)."""
+    from ember._sym import SymInt
+    t, dim = args[0], args[1] if len(args) > 1 else None
+    if not isinstance(t, TensorBase) or not isinstance(dim, int) or t.dim() == 0:
+        return
+    size = t.shape[dim % t.dim()]
+    if isinstance(size, SymInt) and not any(isinstance(a, SymInt) for a in args[2:]):
+        int(size)
+
+
 def _has_bool_tensor(x):
     if isinstance(x, TensorBase):
         return x.dtype.name == "bool"
@@ -434,6 +451,8 @@ class Recorder:
         if op.name == "index" and _has_bool_tensor(args):
             self.stop(f"indexing with a boolean mask gives a shape that depends on tensor data "
                       f"(at {user_location()})")
+        if self.fake_mode is not None and op.name in _SLICING:
+            _specialise_sliced_dim(args)
         node_args = self._to_node(args)
         node_kwargs = self._to_node(kwargs)
         if not self.recording:              # a lookup above stopped the capture
@@ -465,9 +484,12 @@ class Recorder:
                 if written.requires_grad:
                     self.stop(f"{op.name} writes in place into an argument that requires "
                               f"grad (at {user_location()})")
-        if op.name.endswith("_") and not isinstance(result, TensorBase):
-            # an in-place kernel returning a status: the node's value is not the tensor,
-            # which keeps its node (the write happens in place, in program order)
+        if op.name.endswith("_"):
+            # an in-place kernel (fill_, copy_, ...) returns a status when it runs for real,
+            # whatever a fake one returned: the node's value is not the tensor, which keeps
+            # its node (the write happens in place, in program order).  Binding the tensor
+            # to this node made a dynamic graph's later ops read the status (ones(n) + x
+            # gave x)
             node.meta["is_impure"] = True
             return result
         if isinstance(result, TensorBase):

@@ -21,6 +21,7 @@ from ember._dynamo.guards import GuardBuilder
 from ember._dynamo.monitor import SideEffectMonitor
 from ember._dynamo.pytree import tree_flatten, tree_unflatten
 from ember._dynamo.utils import counters, timed
+from ember.core import _autograd as _ag
 from ember.core._tensor import TensorBase
 
 __all__ = ["CaptureFailed", "EagerEntry", "GraphEntry", "capture_fake", "capture_real"]
@@ -135,8 +136,13 @@ def _trace_backward(rec, out_tensors, diff_tensors, make_tangent):
         rec.symbolic.add_placeholders(rec)
     for k, t in enumerate(tangents):
         rec.add_input(t, f"tangent_{k}")
-    grads = ember.autograd.grad([out_tensors[i] for i in idx], diff_tensors, tangents,
-                                retain_graph=True, allow_unused=True)
+    # the inputs' own tensor hooks stay out of the graph: the real backward runs them
+    suspended = _ag._suspend_tensor_hooks(diff_tensors)
+    try:
+        grads = ember.autograd.grad([out_tensors[i] for i in idx], diff_tensors, tangents,
+                                    retain_graph=True, allow_unused=True)
+    finally:
+        _ag._restore_tensor_hooks(suspended)
     return idx, list(grads)
 
 

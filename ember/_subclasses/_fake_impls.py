@@ -246,9 +246,14 @@ def _unsqueeze(t, dim):
 
 
 def _narrow(t, dim, start, length, step=1):
-    ref = _unwrap(t).narrow(dim, hint(start), hint(length)) if step == 1 else \
+    # FakeTensor.narrow and basic indexing get here with SymInt bounds and run the op on
+    # the hint meta tensor, which a capture records with plain ints: the bounds are made
+    # plain with a guard (int() specialises), so a graph whose slice follows a size is
+    # only reused at that size (x[1:] had replayed at the first size's length)
+    start, length = _guarded(start), _guarded(length)
+    ref = _unwrap(t).narrow(dim, start, length) if step == 1 else \
         _unwrap(t)[(slice(None),) * _core._wrap_dim(dim, t.dim(), "narrow") +
-                   (slice(hint(start), hint(start) + hint(length), step),)]
+                   (slice(start, start + length, step),)]
     d = _core._wrap_dim(dim, t.dim(), "narrow")
     sizes, strides = list(t._fake_sizes), list(t._fake_strides)
     sizes[d] = length if step == 1 else (length + step - 1) // step
@@ -256,8 +261,14 @@ def _narrow(t, dim, start, length, step=1):
     return _fake(ref, sizes, t, tuple(strides))
 
 
+def _guarded(v):
+    """A plain int for ``v``: a SymInt specialised with a guard (int()), not its hint."""
+    return int(v) if isinstance(v, SymInt) else v
+
+
 def _select(t, dim, index):
-    ref = _unwrap(t).select(dim, hint(index))
+    index = _guarded(index)
+    ref = _unwrap(t).select(dim, index)
     d = _core._wrap_dim(dim, t.dim(), "select")
     return _keep(t, ref, [i for i in range(t.dim()) if i != d])
 
