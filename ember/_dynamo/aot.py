@@ -5,7 +5,7 @@ The backward graph was recorded by running the autograd engine on the capture's 
 with symbolic tangents, so it holds exactly the derivative formulas eager backward runs;
 forward values it reads are extra outputs of the forward graph (saved for backward).  Both
 graphs go through the same backend.  A backward that must itself be differentiable
-(``create_graph=True``) runs the backward graph op by op, so autograd records it.
+(``create_graph=True``) is refused, as PyTorch's is: the saved values have no history.
 """
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import is_grad_enabled
@@ -18,8 +18,8 @@ class CompiledJoint:
 
     Args:
         fw: compiled forward: (symbols, inputs...) -> (user outputs..., saved...).
-        bw, bw_eager: compiled backward and its op-by-op twin: (symbols, saved...,
-            tangents...) -> one gradient per differentiable input.
+        bw: compiled backward: (symbols, saved..., tangents...) -> one gradient per
+            differentiable input.
         n_sym, n_user: how many symbol inputs / user outputs.
         diff_positions: for each backward output, the index of its input among the
             forward's tensor inputs.
@@ -29,9 +29,9 @@ class CompiledJoint:
             inputs).
     """
 
-    def __init__(self, fw, bw, bw_eager, n_sym, n_user, diff_positions, tangent_outputs,
-                 non_diff, bw_lifted=()):
-        self.fw, self.bw, self.bw_eager = fw, bw, bw_eager
+    def __init__(self, fw, bw, n_sym, n_user, diff_positions, tangent_outputs, non_diff,
+                 bw_lifted=()):
+        self.fw, self.bw = fw, bw
         self.n_sym, self.n_user = n_sym, n_user
         self.diff_positions = tuple(diff_positions)
         self.tangent_outputs = tuple(tangent_outputs)
@@ -59,8 +59,15 @@ class _JointFunction(Function):
         # the backward graph was traced with contiguous tangents (convert._trace_backward)
         tangents = [g if g is None or g.is_contiguous() else g.contiguous()
                     for g in (grads[i] for i in joint.tangent_outputs)]
-        fn = joint.bw_eager if is_grad_enabled() else joint.bw
-        res = fn(*ctx.syms, *ctx.saved_tensors, *tangents, *joint.bw_lifted)
+        if is_grad_enabled():
+            # the saved values are outputs of the compiled forward, with no history back
+            # to the inputs: a recorded backward would miss their derivatives (second
+            # derivatives came out wrong), so it is refused, as PyTorch's AOTAutograd does
+            raise RuntimeError("ember.compile with aot_autograd does not currently support "
+                               "double backward (create_graph=True through a compiled "
+                               "graph); compute higher-order gradients eagerly "
+                               "(ember.compiler.disable)")
+        res = joint.bw(*ctx.syms, *ctx.saved_tensors, *tangents, *joint.bw_lifted)
         out = [None] * ctx.n_in
         for pos, g in zip(joint.diff_positions, res):
             out[pos] = g

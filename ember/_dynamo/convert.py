@@ -272,8 +272,8 @@ def _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes, s
         graphs = (fgm, bgm)
         from ember._dynamo.aot import CompiledJoint
         entry_kw = {"joint": CompiledJoint(
-            _tuple_output(fcomp), _tuple_output(bcomp), _tuple_output(bgm.forward),
-            len(sym_phs), len(user_nodes), [diff_positions[i] for i in keep], tangent_idx,
+            _tuple_output(fcomp), _tuple_output(bcomp), len(sym_phs), len(user_nodes),
+            [diff_positions[i] for i in keep], tangent_idx,
             [i for i, o in enumerate(v for v in out_leaves if isinstance(v, TensorBase))
              if not o.requires_grad],
             [t for t, _, _ in bw.lifted])}

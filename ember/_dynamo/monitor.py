@@ -143,6 +143,8 @@ def _paths(code):
         if op == "LOAD_METHOD":         # the method, then self: a marker for CALL below
             top = stack.pop() if stack else None
             stack.extend([("method", top, ins.argval) if _is_path(top) else None, None])
+            if _is_path(top) and top[0] in ("global", "cell"):
+                reads[(top[0], top[1], top[2] + (("attr", ins.argval),))] = None
             continue
         if op == "CALL" and len(stack) >= ins.arg + 2:
             read = _call_read(stack[len(stack) - ins.arg - 2:], ins.arg)
@@ -338,7 +340,15 @@ class SideEffectMonitor:
         for path in _reads(code):           # cfg["scale"]: a guard on the value read
             root = _root(path, frame)
             if root is not _MISSING:
-                self.index.add_path_read(root, path, walk(root, path[2], _MISSING))
+                value = walk(root, path[2], _MISSING)
+                if _is_rng(getattr(value, "__self__", None)):
+                    # np.random.rand: NumPy's legacy functions are Cython's, which the
+                    # profile function does not see called; the read is enough
+                    self.rec.note_break(
+                        f"side effect: {describe(path[1], path[2])}() draws from a random "
+                        f"number generator ({self._where(frame)}); a replayed graph would "
+                        f"not draw again")
+                self.index.add_path_read(root, path, value)
         written = _writes(code)
         if written:
             self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
