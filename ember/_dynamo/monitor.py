@@ -143,14 +143,14 @@ def _paths(code):
         if op == "LOAD_METHOD":         # the method, then self: a marker for CALL below
             top = stack.pop() if stack else None
             stack.extend([("method", top, ins.argval) if _is_path(top) else None, None])
-            if _is_path(top) and top[0] in ("global", "cell"):
+            if _is_path(top):
                 reads[(top[0], top[1], top[2] + (("attr", ins.argval),))] = None
             continue
         if op == "CALL" and len(stack) >= ins.arg + 2:
             read = _call_read(stack[len(stack) - ins.arg - 2:], ins.arg)
             del stack[len(stack) - ins.arg - 2:]
             stack.append(read)
-            if read is not None and read[0] in ("global", "cell"):
+            if read is not None:
                 reads[read] = None
             continue
         if op in _ROOTS:
@@ -165,14 +165,14 @@ def _paths(code):
             top = stack.pop() if stack else None
             stack.append((top[0], top[1], top[2] + (("attr", ins.argval),))
                          if _is_path(top) else None)
-            if stack[-1] is not None and stack[-1][0] in ("global", "cell"):
+            if stack[-1] is not None:
                 reads[stack[-1]] = None
         elif op == "BINARY_SUBSCR" and len(stack) >= 2:
             key, top = stack.pop(), stack.pop()
             simple = key is not None and key[0] == "const" and \
                 isinstance(key[1], (int, str)) and _is_path(top)
             stack.append((top[0], top[1], top[2] + (("item", key[1]),)) if simple else None)
-            if stack[-1] is not None and stack[-1][0] in ("global", "cell"):
+            if stack[-1] is not None:
                 reads[stack[-1]] = None
         elif op == "COPY":
             stack.append(stack[-ins.arg] if len(stack) >= ins.arg else None)
@@ -339,7 +339,7 @@ class SideEffectMonitor:
         self.index.add_namespace(frame.f_globals, code.co_names)
         for path in _reads(code):           # cfg["scale"]: a guard on the value read
             root = _root(path, frame)
-            if root is not _MISSING:
+            if root is not _MISSING and (path[0] != "local" or self._fixed(root, path)):
                 value = walk(root, path[2], _MISSING)
                 if _is_rng(getattr(value, "__self__", None)):
                     # np.random.rand: NumPy's legacy functions are Cython's, which the
@@ -353,6 +353,18 @@ class SideEffectMonitor:
         if written:
             self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
                                 f"variable '{written[1]}' ({self._where(frame)})")
+
+    def _fixed(self, root, path):
+        """Whether a read off a local variable can be guarded through the object it names
+        now: an argument the guards pin by identity (c.scale), or a Module past its own
+        attributes (self.cfg["s"], self.ns.p: the Module guard sees assignments to its
+        attributes, not changes inside them).  Never a tensor: a new one comes each call."""
+        if isinstance(root, TensorBase):
+            return False
+        if isinstance(root, _module_class()):
+            return len(path[2]) >= 2
+        return any(root is a for a in self.arguments) and not isinstance(
+            root, (int, float, str, bool, bytes, type(None), tuple, list, dict))
 
     def _check_stores(self, frame, code):
         """A break when one of ``code``'s item or attribute stores writes into an object

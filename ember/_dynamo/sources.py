@@ -91,9 +91,10 @@ class SourceIndex:
 
     def add_path_read(self, root, path, value):
         """A plain value the traced code read through attributes or constant items of a
-        global or closure variable (``cfg["scale"]``), to guard by value; Modules have
+        global or closure variable (``cfg["scale"]``), an argument or a Module's attribute
+        (``c.scale``, ``self.cfg["s"]``), to guard by value; a Module's own attributes have
         their own guard (module_state)."""
-        if _is_plain(value) and not _is_module(root):
+        if _is_plain(value) and not (_is_module(root) and len(path[2]) < 2):
             kind, name, steps = path
             from ember._dynamo.monitor import describe
             shown = describe(name, steps)

@@ -304,3 +304,36 @@ def test_a_layout_branch_after_a_size_change(backend):
               ember.arange(12.).reshape(3, 4), ember.arange(12.).reshape(3, 4).t(),
               ember.arange(20.).reshape(4, 5)):
         assert cf(x).tolist() == f(x).tolist()
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_values_read_through_arguments_and_module_containers_are_guarded(backend):
+    """c.scale off an argument object (pinned by identity, so its attribute can change) and
+    self.cfg["s"] / self.lst[0] / self.ns.s inside a Module (its guard sees assignments to
+    its own attributes only): a change recompiles (the graph had kept the old value)."""
+    import types
+
+    class Cfg:
+        scale = 2.0
+
+    cfg = Cfg()
+    cf = ember.compile(lambda x, c: x * c.scale, backend=backend)
+    x = ember.ones(2)
+    assert cf(x, cfg).tolist() == [2.0, 2.0]
+    cfg.scale = 5.0
+    assert cf(x, cfg).tolist() == [5.0, 5.0]
+
+    class M(ember.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cfg, self.lst = {"s": 2.0}, [3.0]
+            self.ns = types.SimpleNamespace(s=4.0)
+
+        def forward(self, x):
+            return x * self.cfg["s"] + self.lst[0] + self.ns.s
+    m = M()
+    cm = ember.compile(m, backend=backend)
+    for change in (lambda: None, lambda: m.cfg.update(s=10.0),
+                   lambda: m.lst.__setitem__(0, 0.0), lambda: setattr(m.ns, "s", 1.0)):
+        change()
+        assert cm(x).tolist() == m(x).tolist()
