@@ -422,6 +422,10 @@ class Recorder:
             return self.symbolic.node_for(a, self)
         if type(a) in (tuple, list):
             return type(a)(self._to_node(x) for x in a)
+        if isinstance(a, tuple) and not hasattr(a, "_fields"):
+            # ember.Size (a backward formula's saved shape): its SymInts become nodes too
+            # (the whole Size had been kept as a constant: the first size's value)
+            return tuple(self._to_node(x) for x in a)
         if isinstance(a, dict):
             return {k: self._to_node(v) for k, v in a.items()}
         return a

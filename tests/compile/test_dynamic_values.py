@@ -75,3 +75,19 @@ def test_double_backward_through_a_replayed_graph_is_refused(backend):
         ember.autograd.grad(cf(x).sum(), x, create_graph=True)
     g, = ember.autograd.grad(cf(x).sum(), x)                              # first order: fine
     assert ember.allclose(g, ember.autograd.grad((x.pow(3) * x.sin()).sum(), x)[0])
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_backward_after_the_batch_size_changes(backend):
+    # a backward formula's saved shape is an ember.Size of SymInts: it had been kept as
+    # a constant, so the third batch size met the second's expand
+    w = ember.randn(4, requires_grad=True)
+    cf = ember.compile(lambda x, w: (x * w).sum() + (x @ w).relu().mean(), backend=backend)
+    for n in (3, 4, 5, 7, 9):
+        x = ember.randn(n, 4)
+        w.grad = None
+        cf(x, w).backward()
+        got = w.grad.clone()
+        w.grad = None
+        ((x * w).sum() + (x @ w).relu().mean()).backward()
+        assert ember.allclose(got, w.grad, atol=1e-6), n
