@@ -194,6 +194,21 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
+def _mask_by_scores(t, default_mask, amount, scores, largest):
+    """``default_mask`` with the ``amount`` entries of ``t`` whose ``scores()`` are the
+    largest (or smallest) zeroed: the unstructured methods' masks (the scores are made only
+    when something is pruned, so a zero amount draws no random numbers, as torch's)."""
+    E = _ember()
+    tensor_size = t.nelement()
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    mask = default_mask.clone(memory_format=E.contiguous_format)
+    if nparams_toprune != 0:
+        topk = E.topk(scores().view(-1), k=nparams_toprune, largest=largest)
+        mask.view(-1)[topk.indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
     """Prune ``amount`` entries (a count, or a fraction of the unpruned ones) at random."""
 
@@ -204,16 +219,9 @@ class RandomUnstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        E = _ember()
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=E.contiguous_format)
-        if nparams_toprune != 0:
-            prob = E.rand_like(t)
-            topk = E.topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        # the entries with the largest of uniform draws: a random choice of that many
+        return _mask_by_scores(t, default_mask, self.amount, lambda: _ember().rand_like(t),
+                               True)
 
     @classmethod
     def apply(cls, module, name, amount):
@@ -231,15 +239,7 @@ class L1Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        E = _ember()
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone(memory_format=E.contiguous_format)
-        if nparams_toprune != 0:
-            topk = E.topk(E.abs(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        return _mask_by_scores(t, default_mask, self.amount, lambda: _ember().abs(t), False)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
