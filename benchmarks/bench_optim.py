@@ -36,6 +36,14 @@ def _np_sgd(params, grads, bufs, lr=1e-2, mom=0.9):
         p -= lr * b
 
 
+def _params(lib, values, grads):
+    """Leaf tensors of ``lib`` holding ``values``, their ``.grad`` set to ``grads``."""
+    params = [lib.tensor(a.copy(), requires_grad=True) for a in values]
+    for p, g in zip(params, grads):
+        p.grad = lib.tensor(g)
+    return params
+
+
 def cases():
     rng = np.random.default_rng(0)
     init = [rng.standard_normal(s).astype(np.float32) for s in SHAPES]
@@ -45,12 +53,7 @@ def cases():
                                     {"lr": 1e-3}),
                                    ("SGD momentum step", ember.optim.SGD, torch.optim.SGD,
                                     {"lr": 1e-2, "momentum": 0.9})):
-        e_p = [ember.tensor(a.copy(), requires_grad=True) for a in init]
-        t_p = [torch.tensor(a.copy(), requires_grad=True) for a in init]
-        for p, g in zip(e_p, grads):
-            p.grad = ember.tensor(g)
-        for p, g in zip(t_p, grads):
-            p.grad = torch.tensor(g)
+        e_p, t_p = _params(ember, init, grads), _params(torch, init, grads)
         e_opt, t_opt = e_cls(e_p, **kw), t_cls(t_p, **kw)
         n_p = [a.copy() for a in init]
         if e_cls is ember.optim.Adam:
@@ -62,12 +65,7 @@ def cases():
         out.append((name, 500, e_opt.step, np_fn, t_opt.step))
     big = [rng.standard_normal(s).astype(np.float32) for s in LSTM_LM]
     big_g = [rng.standard_normal(s).astype(np.float32) for s in LSTM_LM]
-    e_p = [ember.tensor(a.copy(), requires_grad=True) for a in big]
-    t_p = [torch.tensor(a.copy(), requires_grad=True) for a in big]
-    for p, g in zip(e_p, big_g):
-        p.grad = ember.tensor(g)
-    for p, g in zip(t_p, big_g):
-        p.grad = torch.tensor(g)
+    e_p, t_p = _params(ember, big, big_g), _params(torch, big, big_g)
     e_opt = ember.optim.SGD(e_p, lr=1e-2, momentum=0.9, weight_decay=1e-4)
     t_opt = torch.optim.SGD(t_p, lr=1e-2, momentum=0.9, weight_decay=1e-4)
     n_p, bufs = [a.copy() for a in big], [np.zeros_like(a) for a in big]
