@@ -153,6 +153,12 @@ def _paths(code):
             if read is not None:
                 reads[read] = None
             continue
+        if op == "GET_ITER":            # for v in cfg.sizes: the items are read
+            top = stack.pop() if stack else None
+            if _is_path(top):
+                reads[(top[0], top[1], top[2] + (("iter", None),))] = None
+            stack.append(None)
+            continue
         if op in _ROOTS:
             if op == "LOAD_GLOBAL" and ins.arg & 1:
                 stack.append(None)                      # the NULL before a callable
@@ -217,6 +223,9 @@ def _call_read(entries, n):
                 for a in args):
         base = first[1]
         return base[0], base[1], base[2] + (("get", tuple(a[1] for a in args)),)
+    if first is not None and first[0] == "method" and first[2] in _VIEWS and n == 0:
+        base = first[1]
+        return base[0], base[1], base[2] + (("view", first[2]),)
     if first is None and second == ("global", "len", ()) and n == 1 and _is_path(args[0]):
         base = args[0]
         return base[0], base[1], base[2] + (("len", None),)
@@ -241,7 +250,8 @@ def _root(path, frame):
 
 
 def walk(obj, steps, missing):
-    """The value ``steps`` (attributes, items, dict.get, len) lead to from ``obj``, or
+    """The value ``steps`` (attributes, items, dict.get and its views, len, the items an
+    iteration reads) lead to from ``obj``, or
     ``missing`` (also where a get or len would run code of the user's: only built-in dicts
     and containers are read through them)."""
     for step, key in steps:
@@ -254,6 +264,10 @@ def walk(obj, steps, missing):
                 obj = obj.get(*key)
             elif step == "len" and type(obj) in _SIZED:
                 obj = len(obj)
+            elif step == "iter" and type(obj) in _SIZED:
+                obj = tuple(obj)
+            elif step == "view" and type(obj) is dict:
+                obj = tuple(getattr(obj, key)())
             else:
                 return missing
         except Exception:
@@ -262,6 +276,7 @@ def walk(obj, steps, missing):
 
 
 _SIZED = (list, tuple, dict, set, frozenset, str, bytes, collections.deque)
+_VIEWS = ("values", "keys", "items")
 
 
 def describe(name, steps):
@@ -273,6 +288,10 @@ def describe(name, steps):
             name += f"[{key!r}]"
         elif step == "get":
             name += f".get({', '.join(map(repr, key))})"
+        elif step == "view":
+            name += f".{key}()"
+        elif step == "iter":
+            name = f"iter({name})"
         else:
             name = f"len({name})"
     return name

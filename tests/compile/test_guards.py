@@ -337,3 +337,27 @@ def test_values_read_through_arguments_and_module_containers_are_guarded(backend
                    lambda: m.lst.__setitem__(0, 0.0), lambda: setattr(m.ns, "s", 1.0)):
         change()
         assert cm(x).tolist() == m(x).tolist()
+
+
+_ITEMS = [1.0, 2.0]
+_TABLE = {"a": 1.0, "b": 2.0}
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_values_read_by_iterating_a_global_container_are_guarded(backend):
+    """for v in a global list, and a global dict's values(): the items are guarded (a
+    changed or appended item had kept the old sum in the graph)."""
+    def f(x):
+        for v in _ITEMS:
+            x = x + v
+        return x + sum(_TABLE.values())
+    cf = ember.compile(f, backend=backend)
+    x = ember.zeros(1)
+    try:
+        for change in (lambda: None, lambda: _ITEMS.__setitem__(1, 10.0),
+                       lambda: _ITEMS.append(5.0), lambda: _TABLE.update(a=100.0)):
+            change()
+            assert cf(x).tolist() == f(x).tolist()
+    finally:
+        _ITEMS[:] = [1.0, 2.0]
+        _TABLE.update(a=1.0)
