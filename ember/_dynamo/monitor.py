@@ -206,6 +206,13 @@ def _paths(code):
     return found
 
 
+def _class_attribute(obj, steps):
+    """Whether ``steps`` is one attribute ``obj`` finds on its class, not in its own
+    dict (a Module's class attribute: the Module guard watches only instance ones)."""
+    return len(steps) == 1 and steps[0][0] == "attr" and steps[0][1] not in vars(obj) and \
+        hasattr(type(obj), steps[0][1])
+
+
 def _is_path(x):
     return x is not None and x[0] in ("global", "cell", "local")
 
@@ -381,7 +388,7 @@ class SideEffectMonitor:
         if isinstance(root, TensorBase):
             return False
         if isinstance(root, _module_class()):
-            return len(path[2]) >= 2
+            return len(path[2]) >= 2 or _class_attribute(root, path[2])
         return any(root is a for a in self.arguments) and not isinstance(
             root, (int, float, str, bool, bytes, type(None), tuple, list, dict))
 

@@ -94,7 +94,9 @@ class SourceIndex:
         global or closure variable (``cfg["scale"]``), an argument or a Module's attribute
         (``c.scale``, ``self.cfg["s"]``), to guard by value; a Module's own attributes have
         their own guard (module_state)."""
-        if _is_plain(value) and not (_is_module(root) and len(path[2]) < 2):
+        from ember._dynamo.monitor import _class_attribute
+        if _is_plain(value) and not (_is_module(root) and len(path[2]) < 2 and
+                                     not _class_attribute(root, path[2])):
             kind, name, steps = path
             from ember._dynamo.monitor import describe
             shown = describe(name, steps)

@@ -338,6 +338,18 @@ def test_values_read_through_arguments_and_module_containers_are_guarded(backend
         change()
         assert cm(x).tolist() == m(x).tolist()
 
+    class K(ember.nn.Module):
+        scale = 2.0                     # a class attribute: not in the instance's dict
+
+        def forward(self, x):
+            return x * self.scale
+    k = K()
+    ck = ember.compile(k, backend=backend)
+    for change in (lambda: None, lambda: setattr(K, "scale", 4.0),
+                   lambda: setattr(k, "scale", 7.0)):
+        change()
+        assert ck(x).tolist() == k(x).tolist()
+
 
 _ITEMS = [1.0, 2.0]
 _TABLE = {"a": 1.0, "b": 2.0}
