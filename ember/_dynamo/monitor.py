@@ -236,6 +236,10 @@ def _call_read(entries, n):
     if first is None and second == ("global", "len", ()) and n == 1 and _is_path(args[0]):
         base = args[0]
         return base[0], base[1], base[2] + (("len", None),)
+    if first is None and second == ("global", "next", ()) and n in (1, 2) and \
+            _is_path(args[0]):
+        base = args[0]
+        return base[0], base[1], base[2] + (("next", None),)
     return None
 
 
@@ -297,6 +301,8 @@ def describe(name, steps):
             name += f".get({', '.join(map(repr, key))})"
         elif step == "view":
             name += f".{key}()"
+        elif step == "next":
+            name = f"next({name})"
         elif step == "iter":
             name = f"iter({name})"
         else:
@@ -365,6 +371,15 @@ class SideEffectMonitor:
         self.index.add_namespace(frame.f_globals, code.co_names)
         for path in _reads(code):           # cfg["scale"]: a guard on the value read
             root = _root(path, frame)
+            if path[2] and path[2][-1][0] == "next":
+                it = walk(root, path[2][:-1], _MISSING) if root is not _MISSING else _MISSING
+                if hasattr(it, "__next__") and (path[0] != "local" or self._outlives(
+                        it, frame)):
+                    self.rec.note_break(
+                        f"side effect: next({describe(path[1], path[2][:-1])}) advances an "
+                        f"iterator that outlives the call ({self._where(frame)}); a replayed "
+                        f"graph would not advance it")
+                continue
             if root is not _MISSING and (path[0] != "local" or self._fixed(root, path)):
                 value = walk(root, path[2], _MISSING)
                 if _is_rng(getattr(value, "__self__", None)):

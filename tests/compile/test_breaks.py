@@ -392,3 +392,22 @@ def test_numpy_legacy_random_draws_are_not_frozen(draw):
     cf = ember.compile(f, backend="eager")
     values = {float(cf(ember.zeros(1))[0]) for _ in range(4)}
     assert len(values) == 4
+
+
+_COUNTER = iter(range(100))
+
+
+def test_next_of_an_outside_iterator_is_a_side_effect():
+    # next() advances an iterator that outlives the call: the graph had replayed the first
+    # value; an iterator the call makes for itself (next(lin.parameters())) is no side
+    # effect and gives the same value every call
+    cf = ember.compile(lambda x: x + next(_COUNTER), backend="eager")
+    values = [float(cf(ember.zeros(1))[0]) for _ in range(3)]
+    assert values == [values[0], values[0] + 1, values[0] + 2]
+    assert any("advances an iterator" in r for r in _breaks())
+    lin = nn.Linear(2, 2)
+    calls = []
+    counting = ember.compile(lambda x: x * next(lin.parameters()).sum(), backend="eager")
+    for _ in range(3):
+        calls.append(counting(ember.ones(1)).item())
+    assert len(set(calls)) == 1
