@@ -209,14 +209,19 @@ def _mask_by_scores(t, default_mask, amount, scores, largest):
     return mask
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prune ``amount`` entries (a count, or a fraction of the unpruned ones) at random."""
+class _Unstructured(BasePruningMethod):
+    """An unstructured method that prunes ``amount`` entries (a count, or a fraction of
+    the unpruned ones) chosen by their scores."""
 
     PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount):
         _validate_pruning_amount_init(amount)
         self.amount = amount
+
+
+class RandomUnstructured(_Unstructured):
+    """Prune ``amount`` entries (a count, or a fraction of the unpruned ones) at random."""
 
     def compute_mask(self, t, default_mask):
         # the entries with the largest of uniform draws: a random choice of that many
@@ -229,14 +234,8 @@ class RandomUnstructured(BasePruningMethod):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prune the ``amount`` entries of smallest absolute value."""
-
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
 
     def compute_mask(self, t, default_mask):
         return _mask_by_scores(t, default_mask, self.amount, lambda: _ember().abs(t), False)
@@ -257,6 +256,16 @@ def _channel_mask(t, dim, selected):
     return mask
 
 
+def _structured_counts(t, amount, dim):
+    """(channels along ``dim``, how many to prune), with the structured methods' checks."""
+    _validate_structured_pruning(t)
+    _validate_pruning_dim(t, dim)
+    tensor_size = t.shape[dim]
+    nparams_toprune = _compute_nparams_toprune(amount, tensor_size)
+    _validate_pruning_amount(nparams_toprune, tensor_size)
+    return tensor_size, nparams_toprune
+
+
 class RandomStructured(BasePruningMethod):
     """Prune ``amount`` whole channels along ``dim`` at random."""
 
@@ -269,11 +278,7 @@ class RandomStructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         E = _ember()
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
+        tensor_size, nparams_toprune = _structured_counts(t, self.amount, self.dim)
         if nparams_toprune == 0:
             return default_mask
         prob = E.rand(tensor_size)
@@ -302,12 +307,8 @@ class LnStructured(BasePruningMethod):
 
     def compute_mask(self, t, default_mask):
         E = _ember()
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
+        tensor_size, nparams_toprune = _structured_counts(t, self.amount, self.dim)
         nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
         norm = _compute_norm(t, self.n, self.dim)
         topk = E.topk(norm, k=nparams_tokeep, largest=True)
         if nparams_toprune == 0:
