@@ -60,8 +60,10 @@ def _cat_forward(dim, *tensors, out=None):
     cdef int d = wrap_dim(dim, ref._ndim, "cat"), k
     cdef dtype dt = ref._dtype
     cdef int64_t total = 0
+    cdef bint fake = False            # a dynamic capture's fake tensors among the parts
     for i in range(len(parts)):
         t = <TensorBase>parts[i]
+        fake |= (t._keys & PYTHON_KEY_BIT) != 0
         if t._ndim != ref._ndim:
             raise RuntimeError(f"Tensors must have same number of dimensions: got {ref._ndim} "
                                f"and {t._ndim}")
@@ -70,7 +72,7 @@ def _cat_forward(dim, *tensors, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref._sizes[k]} but got size {t._sizes[k]} "
                                    f"for tensor number {i} in the list.")
-        if own_device(t) != own_device(ref):
+        if t._device != ref._device and own_device(t) != own_device(ref):
             raise RuntimeError(f"Expected all tensors to be on the same device, but found at "
                                f"least two devices, {own_device(ref)} and {own_device(t)}!")
         total += t._sizes[d]
@@ -80,8 +82,7 @@ def _cat_forward(dim, *tensors, out=None):
     shape = list(ref.shape)
     # fake tensors (a dynamic capture's): the result's size is the symbolic sum (the copies
     # below then narrow it at plain bounds, which the capture guards)
-    shape[d] = total if not any((<TensorBase>p)._keys & PYTHON_KEY_BIT for p in parts) else \
-        sum(p.shape[d] for p in parts)
+    shape[d] = sum(p.shape[d] for p in parts) if fake else total
     cdef TensorBase result
     cdef int64_t sizes[MAX_DIM]
     if out is None:
