@@ -616,17 +616,9 @@ from ember.core._dtype import (  # noqa: E402
 DispatchKey.__module__ = "ember"        # PyTorch's public path (torch.DispatchKey)
 
 
-def _stft(*args):
-    from ember._stft import stft
-    return stft(*args)
-
-
-def _istft(*args):
-    from ember._stft import istft
-    return istft(*args)
-
-
 # Tensor.stft and .istft call the façade's STFT (written in nn.functional's pad and fold)
+from ember._toplevel import _istft, _stft  # noqa: E402
+
 _ABOVE_CORE.update(stft=_stft, istft=_istft)
 
 # RNG state, the default device, device modules, threads, typename, get_include

@@ -19,6 +19,18 @@ def _assert(condition, message):
     assert condition, message
 
 
+def _stft(*args):
+    """Tensor.stft's body (ember._stft, imported at the first call: it needs nn)."""
+    from ember._stft import stft
+    return stft(*args)
+
+
+def _istft(*args):
+    """Tensor.istft's body (ember._stft, imported at the first call)."""
+    from ember._stft import istft
+    return istft(*args)
+
+
 def is_distributed(input):
     """``input.is_distributed()``: False for every ember tensor."""
     return input.is_distributed()
