@@ -63,7 +63,7 @@ cdef class AutogradKernel:
         # them requires grad, so writing into it later (b[1] * 3, then b[0] = ...) breaks
         # no backward: self (mul, div), the others (mul)
         cdef bint self_unneeded = self.save & SELF_FOR_OTHERS and self_pos < 0 and \
-            not any(requires(x) for x in args[1:])
+            not requires_from(args, 1)
         cdef bint others_unneeded = self.save & OTHER_FOR_SELF and self_pos < 0 and \
             not requires(args[0])
         for i in range(len(args)):
@@ -110,7 +110,7 @@ cdef class AutogradKernel:
         edges = input_edges(args)
         clone = None
         if self.save & (SAVE_INPUTS | SAVE_FIRST) and not (
-                self.save & SELF_FOR_OTHERS and not any(requires(a) for a in args[1:])):
+                self.save & SELF_FOR_OTHERS and not requires_from(args, 1)):
             clone = detach_c(self_t, False).clone()
         r = self.below(args, kwargs)
         # the node keeps no `out=self`: that would be a cycle (tensor -> node -> tensor),
@@ -121,6 +121,15 @@ cdef class AutogradKernel:
             node._result = save(self_t, 0)
         rebase(self_t, node)
         return r
+
+
+cdef bint requires_from(tuple args, Py_ssize_t start):
+    """Whether any of ``args[start:]`` requires grad (no generator on the recording path)."""
+    cdef Py_ssize_t i
+    for i in range(start, len(args)):
+        if requires(args[i]):
+            return True
+    return False
 
 
 cdef tuple input_edges(tuple args):
