@@ -23,7 +23,9 @@ from ember.core._dispatch cimport (
 from ember.core._tensor cimport (
     TensorBase,
     detach_c,
+    func_level_c,
     inference_mode_c,
+    refuse_write,
     set_inference_mode_c,
     sum_to,
 )

@@ -34,6 +34,7 @@ cdef TensorBase detach_c(TensorBase t, bint share_version):
     if share_version:
         r._version = t.version()
     r._inference = t._inference
+    r._level = t._level                 # detach() is a view: a captured tensor's stays one
     if t._bt is not None:               # an alias of a vmap wrapper is one too
         r._bt = t._bt
         r._keys |= BATCHED_BIT
@@ -56,6 +57,7 @@ cdef object sum_to(TensorBase g, object shape):
 def _adopt_view(TensorBase t, TensorBase v):
     """The in-place view ops (t_, unsqueeze_, ...): t takes the geometry of v, a view of t,
     and v's history (the view node recorded on top of t's old history)."""
+    check_write(t)
     t._ndim, t._offset, t._shape = v._ndim, v._offset, None
     memcpy(t._sizes, v._sizes, v._ndim * sizeof(int64_t))
     memcpy(t._strides, v._strides, v._ndim * sizeof(int64_t))

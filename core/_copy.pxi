@@ -91,8 +91,7 @@ cdef TensorBase to_device(TensorBase src, device dev, dtype dt):
 
 cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
     """dst.copy_(src): broadcasting, casting, across devices."""
-    if dst._inference:
-        refuse_inference_write(dst)
+    check_write(dst)
     cdef int k = op_copy.resolve(effective_keys(dst._keys | src._keys))
     if (op_copy._kernel_mask >> k) & 1:
         op_copy._table[k](dst, src)
@@ -118,8 +117,7 @@ cdef int copy_into(TensorBase dst, TensorBase src, str op) except -1:
 
 cdef int fill_c(TensorBase dst, object value) except -1:
     """dst[...] = value (a Python number or a one-element tensor)."""
-    if dst._inference:
-        refuse_inference_write(dst)
+    check_write(dst)
     cdef int k = op_fill.resolve(effective_keys(dst._keys))
     if (op_fill._kernel_mask >> k) & 1:
         op_fill._table[k](dst, value)

@@ -134,8 +134,7 @@ cdef int check_writable(TensorBase o, object a, object b) except -1:
     """PyTorch's overlap rules for an op writing into `o` (out= or in-place): no two of
     o's elements may share memory, and an input may alias o only exactly."""
     cdef int i
-    if o._inference:
-        refuse_inference_write(o)           # before the write, not only at bump()
+    check_write(o)                          # before the write, not only at bump()
     if o._no_grad_view and is_grad_enabled_c():
         raise RuntimeError(_NO_GRAD_VIEW_WRITE)
     if o.numel_c() == 0:

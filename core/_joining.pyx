@@ -6,8 +6,8 @@ include "_core_cimports.pxi"
 
 from ember.core._dispatch cimport SAVE_RESULT
 from ember.core._tensor cimport (
-    Storage, TensorBase, allocate, can_cast, copy_into, derive, effective_keys, new_empty,
-    new_tensor, op_copy, own_device, prepare_out, refuse_inference_write, run_copy, st_name,
+    Storage, TensorBase, allocate, can_cast, check_write, copy_into, derive, effective_keys,
+    new_empty, new_tensor, op_copy, own_device, prepare_out, run_copy, st_name,
     storage_nbytes, wrap_dim)
 
 cdef uint64_t PYTHON_KEY_BIT = <uint64_t>1 << DispatchKey.Python

@@ -267,12 +267,21 @@ cdef tuple batch_norm_impl(object input, object weight, object bias, object runn
             mean, invstd = norm_stats(x3, (0, 2), eps)
             mean, invstd = mean.reshape(C), invstd.reshape(C)
         n = B * L
-        if running_mean is not None:
-            running_mean.copy_(running_mean * (1 - momentum) + mean * momentum)
-        if running_var is not None:
-            var = (invstd * invstd).reciprocal() - eps
-            running_var.copy_(running_var * (1 - momentum)
-                              + var * (momentum * n / max(n - 1, 1)))
+        new_mean = None if running_mean is None else \
+            running_mean * (1 - momentum) + mean * momentum
+        new_var = None if running_var is None else \
+            running_var * (1 - momentum) + ((invstd * invstd).reciprocal() - eps) * (
+                momentum * n / max(n - 1, 1))
+        # the running stats are the op's own outputs (PyTorch's native op writes them in its
+        # kernel): a function transform lets it write them even when they were captured
+        level = set_func_level_c(0)
+        try:
+            if running_mean is not None:
+                running_mean.copy_(new_mean)
+            if running_var is not None:
+                running_var.copy_(new_var)
+        finally:
+            set_func_level_c(level)
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("native_batch_norm: running_mean and running_var must be "

@@ -8,7 +8,7 @@ from ember.core._dispatch cimport SAVE_INPUTS, SAVE_RESULT
 from ember.core._math cimport op_log_softmax, softmax_forward
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, derive, init_ctx, is_grad_enabled_c,
-    raise_kernel_error, routed_n, same_device, st_name)
+    raise_kernel_error, routed_n, same_device, set_func_level_c, st_name)
 
 from ember.core._math import where
 from ember.core._factories import empty, zeros

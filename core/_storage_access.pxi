@@ -43,7 +43,7 @@ def _tensor_over(Storage s, dtype dt, sizes, strides, int64_t offset):
 
 def _set_storage(TensorBase t, Storage s, int64_t offset, sizes, strides):
     """``t.set_(storage, offset, size, stride)``: t views ``s`` with that geometry."""
-    refuse_inference_write(t)
+    check_write(t)
     cdef int64_t end = offset
     cdef int i
     for i in range(len(sizes)):
@@ -68,7 +68,7 @@ def _set_storage(TensorBase t, Storage s, int64_t offset, sizes, strides):
 def _resize(TensorBase t, sizes):
     """``t.resize_(sizes)``: contiguous strides; the storage grows (its bytes kept) when the
     new shape needs more."""
-    refuse_inference_write(t)
+    check_write(t)
     cdef int nd = len(sizes)
     cdef int64_t sz[MAX_DIM]
     cdef int64_t st[MAX_DIM]

@@ -50,6 +50,7 @@ cdef class TensorBase:
     cdef object _ag                   # AutogradMeta: hooks, accumulator, ... (or None)
     cdef bint _inference              # created under inference_mode (or a view of such)
     cdef bint _no_grad_view           # a view of a tensor requiring grad made under no_grad
+    cdef int _level                   # the ember.func transform it was made in (0: none)
     # function transforms (core/_autograd.pyx's forward AD, ember.func's vmap): the
     # ForwardAD key is set while _fw holds tangents, the Batched key on vmap's wrappers
     cdef object _fw                   # {level: tangent} or None
@@ -67,6 +68,17 @@ cdef class TensorBase:
 cdef bint inference_mode_c() noexcept
 cdef void set_inference_mode_c(bint mode) noexcept
 cdef int refuse_inference_write(TensorBase t) except -1
+cdef int func_level_c() noexcept
+cdef int set_func_level_c(int level) noexcept
+cdef int refuse_write(TensorBase t) except -1
+
+
+cdef inline int check_write(TensorBase t) except -1:
+    """Refuse an in-place write into t, before it happens, where PyTorch does: an
+    inference tensor outside inference_mode, a tensor captured by a function transform."""
+    if t._inference or t._level < func_level_c():
+        refuse_write(t)
+    return 0
 
 
 cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
@@ -78,6 +90,7 @@ cdef int raise_kernel_error(int rc, ember_ctx* ctx) except -1
 cdef int raise_sync_error(int rc, ember_ctx* ctx) except -1
 cdef TensorBase detach_c(TensorBase t, bint share_version)
 cdef object sum_to(TensorBase g, object shape)
+cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected)
 
 
 # --- what the op modules split from this one (core/_views.pyx, core/_math.pyx, ...) call:

@@ -10,6 +10,8 @@ are re-exported at the end.
 """
 include "_core_cimports.pxi"
 
+import operator
+
 cdef type _tensor_cls = TensorBase
 
 
@@ -107,8 +109,8 @@ cdef class TensorBase:
         return self._version
 
     cdef int bump(self) except -1:
-        if self._inference:
-            refuse_inference_write(self)
+        if self._inference or self._level < ember_tls_func_level:
+            refuse_write(self)
         if self._version is not None:
             self._version.value += 1
         return 0
@@ -264,37 +266,37 @@ cdef class TensorBase:
 
     # arithmetic (_elementwise.pxi) -----------------------------------------------------
     def __add__(self, other):
-        return binary_op(op_add, self, other, 1, None)
+        return binary_dunder(op_add, self, other, False)
 
     def __radd__(self, other):
-        return binary_op(op_add, other, self, 1, None)
+        return binary_dunder(op_add, self, other, True)
 
     def __iadd__(self, other):
         return binary_inplace(op_add, self, other, 1)
 
     def __sub__(self, other):
-        return binary_op(op_sub, self, other, 1, None)
+        return binary_dunder(op_sub, self, other, False)
 
     def __rsub__(self, other):
-        return binary_op(op_sub, other, self, 1, None)
+        return binary_dunder(op_sub, self, other, True)
 
     def __isub__(self, other):
         return binary_inplace(op_sub, self, other, 1)
 
     def __mul__(self, other):
-        return binary_op(op_mul, self, other, 1, None)
+        return binary_dunder(op_mul, self, other, False)
 
     def __rmul__(self, other):
-        return binary_op(op_mul, other, self, 1, None)
+        return binary_dunder(op_mul, self, other, True)
 
     def __imul__(self, other):
         return binary_inplace(op_mul, self, other, 1)
 
     def __truediv__(self, other):
-        return binary_op(op_div, self, other, 1, None)
+        return binary_dunder(op_div, self, other, False)
 
     def __rtruediv__(self, other):
-        return binary_op(op_div, other, self, 1, None)
+        return binary_dunder(op_div, self, other, True)
 
     def __itruediv__(self, other):
         return binary_inplace(op_div, self, other, 1)
@@ -324,10 +326,10 @@ cdef class TensorBase:
         return operator_op(op_ge, self, other)
 
     def __pow__(self, other, modulo):
-        return binary_op(op_pow, self, other, 1, None)
+        return binary_dunder(op_pow, self, other, False)
 
     def __rpow__(self, other, modulo):
-        return binary_op(op_pow, other, self, 1, None)
+        return binary_dunder(op_pow, self, other, True)
 
     def __ipow__(self, other):
         return binary_inplace(op_pow, self, other, 1)
@@ -336,10 +338,10 @@ cdef class TensorBase:
         return self
 
     def __matmul__(self, other):
-        return matmul(self, other)
+        return binary_dunder(None, self, other, False)
 
     def __rmatmul__(self, other):
-        return matmul(other, self)
+        return binary_dunder(None, self, other, True)
 
     def __getitem__(self, index):
         return getitem(self, index)
@@ -711,6 +713,31 @@ from ember.core._joining import (
 from ember.core._random import (
     _default_generator, _fill_normal, _fill_uniform, _set_vmap_random, Generator,
     initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)
+
+
+cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):
+    """An arithmetic dunder (``op`` None: matmul) as PyTorch's: an operand the op does not
+    take gives NotImplemented, so Python tries that operand's reflected method (an fx
+    Proxy's ``__radd__``) and else raises its own TypeError."""
+    a, b = (other, self) if reflected else (self, other)
+    try:
+        return binary_op(op, a, b, 1, None) if op is not None else matmul(a, b)
+    except TypeError:
+        if isinstance(other, (TensorBase, int, float, complex)):
+            raise
+    np = numpy()
+    if isinstance(other, np.ndarray):
+        # PyTorch leaves this to NumPy: the tensor as an array (one requiring grad refuses),
+        # NumPy's promotion, the result wrapped back as a tensor
+        mine = self.__array__()
+        fn = _PY_OPERATORS[None if op is None else op.name]
+        return from_numpy(np.asarray(fn(other, mine) if reflected else fn(mine, other)))
+    return NotImplemented
+
+
+_PY_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+                 "div": operator.truediv, "pow": operator.pow, None: operator.matmul}
+
 
 # The op modules have set this module's hooks (_tensor.pxd): a missing one fails the import
 # here rather than crashing on its first call.

@@ -9,12 +9,17 @@ cdef extern from "Python.h":
 
 cdef tuple _no_args = ()
 
-# inference_mode is thread-local; it lives here because every new tensor reads it
+# inference_mode and the running function transform's level are thread-local; they live
+# here because every new tensor reads them
 cdef extern from *:
     """
     static __thread int ember_tls_inference = 0;
+    static __thread int ember_tls_func_level = 0;
     """
     int ember_tls_inference
+    int ember_tls_func_level
+
+cdef int _next_func_level = 1     # process-wide, never reused: a later transform's is larger
 
 
 cdef bint inference_mode_c() noexcept:
@@ -34,6 +39,61 @@ cdef int refuse_inference_write(TensorBase t) except -1:
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
                            "more details.")
     return 0
+
+
+cdef int func_level_c() noexcept:
+    return ember_tls_func_level
+
+
+# PyTorch's rule for grad, vjp, jvp and the transforms built on them: the function they
+# run may write in place only into tensors made while it runs (its inputs count, and
+# views of them).  A tensor made in a transform carries that transform's level (views
+# their base's); levels only grow, so "made before the running transform began" is a
+# level below the running one.
+cdef str _CAPTURED_WRITE = (
+    "During a grad (vjp, jvp, grad, etc) transform, the function provided attempted to call "
+    "in-place operation ({}) that would mutate a captured Tensor. This is not supported; "
+    "please rewrite the function being transformed to explicitly accept the mutated "
+    "Tensor(s) as inputs.")
+
+
+cdef int refuse_write(TensorBase t) except -1:
+    """check_write's slow path: raise for whichever rule t breaks."""
+    refuse_inference_write(t)
+    if t._level < ember_tls_func_level:
+        raise RuntimeError(_CAPTURED_WRITE.format(
+            f"a write into a tensor of shape {list(shape_c(t))} made outside the function"))
+    return 0
+
+
+def _enter_func_level():
+    """Start a function transform's level on this thread: (its level, the previous one)."""
+    global _next_func_level
+    cdef int previous = ember_tls_func_level, level = _next_func_level
+    _next_func_level += 1
+    set_func_level_c(level)
+    return level, previous
+
+
+def _exit_func_level(int previous):
+    set_func_level_c(previous)
+
+
+cdef int set_func_level_c(int level) noexcept:
+    """Make ``level`` this thread's running transform level; the previous one is returned."""
+    global ember_tls_func_level
+    cdef int previous = ember_tls_func_level
+    ember_tls_func_level = level
+    return previous
+
+
+def _tensor_level(TensorBase t):
+    return t._level
+
+
+def _set_tensor_level(TensorBase t, int level):
+    """t counts as made in transform ``level`` (a transform's inputs: it may write them)."""
+    t._level = level
 
 
 cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
@@ -57,6 +117,7 @@ cdef TensorBase new_tensor(Storage s, dtype dt, int ndim, const int64_t* sizes,
     t._offset = offset
     t._keys = DEFAULT_TENSOR_KEYS | (<uint64_t>1 << s.backend.key)
     t._inference = ember_tls_inference != 0
+    t._level = ember_tls_func_level
     return t
 
 
@@ -97,6 +158,7 @@ cdef TensorBase make_view(TensorBase base, int ndim, const int64_t* sizes,
     t._version = base.version()
     t._base_ref = base._base_ref if base._base_ref is not None else base
     t._inference = base._inference        # a view is what its base is (torch)
+    t._level = base._level
     # PyTorch's creation meta: an in-place write into it with grad on is refused (no_grad
     # hid the view from autograd, so the write could not be recorded on the base)
     t._no_grad_view = base._no_grad_view or (
@@ -124,6 +186,7 @@ cdef void adopt(TensorBase t, TensorBase src):
     memcpy(t._strides, src._strides, src._ndim * sizeof(int64_t))
     t._version = src.version()
     t._bt = src._bt                       # an alias of a vmap wrapper is one too
+    t._level = src._level
 
 
 cdef int64_t contiguous_strides(int ndim, const int64_t* sizes, int64_t* strides) noexcept:

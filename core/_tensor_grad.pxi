@@ -84,6 +84,8 @@ def detach_(TensorBase self):
     """Detach self from its history in place."""
     if self._base_ref is not None and self._grad_fn is not None:
         raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+    if self._level < func_level_c():        # a function transform's captured tensor
+        refuse_write(self)
     self._grad_fn = None
     self._output_nr = 0
     self._keys &= ~AG

@@ -28,6 +28,7 @@ def _make_batched(TensorBase value, int level, TensorBase base=None):
     w._version = value.version()
     w._keys |= BATCHED_BIT
     w._inference = value._inference
+    w._level = value._level
     if base is not None:
         w._base_ref = base._base_ref if base._base_ref is not None else base
     return w

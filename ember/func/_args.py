@@ -7,9 +7,10 @@ from ember.core._errors import _transform_arg_message
 from ember.core._tensor import TensorBase
 from ember.func import _levels
 from ember.func._batching._util import unwrap, wrap
+from ember.func._pytree import tree_flatten
 
 __all__ = ["check_outputs", "diff_alias", "keep", "outer_tracked", "replace_args",
-           "slice_argnums"]
+           "slice_argnums", "transform_level"]
 
 
 def _wrap_argnum(argnum, num_args):
@@ -42,6 +43,34 @@ def replace_args(args, new, argnums):
     if isinstance(argnums, int):
         return tuple(new if i == argnums else a for i, a in enumerate(args))
     return tuple(new[argnums.index(i)] if i in argnums else a for i, a in enumerate(args))
+
+
+class transform_level:
+    """Context manager: the level of a grad, vjp or jvp while its function runs.  In it,
+    PyTorch's rule holds: the function writes in place only into tensors made while it runs
+    (core/_tensor_alloc.pxi) - and into its inputs, the tensors of ``inputs`` (pytrees;
+    vmap wrappers with their physical tensors), which count as made in it until it ends."""
+
+    __slots__ = ("inputs", "level", "previous", "saved")
+
+    def __init__(self, *inputs):
+        self.inputs = inputs
+
+    def __enter__(self):
+        self.level, self.previous = _T._enter_func_level()
+        self.saved = []
+        for t in tree_flatten(self.inputs)[0]:
+            while isinstance(t, TensorBase):
+                self.saved.append((t, _T._tensor_level(t)))
+                _T._set_tensor_level(t, self.level)
+                b = _T._batch_level(t)
+                t = None if b is None else b.value
+        return self
+
+    def __exit__(self, *exc):
+        for t, level in reversed(self.saved):
+            _T._set_tensor_level(t, level)
+        _T._exit_func_level(self.previous)
 
 
 def diff_alias(x):

@@ -9,7 +9,7 @@ from ember.autograd.forward_ad import _make_dual, _unpack_dual
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
-from ember.func._args import check_outputs, replace_args, slice_argnums
+from ember.func._args import check_outputs, replace_args, slice_argnums, transform_level
 from ember.func._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
@@ -34,6 +34,12 @@ def _tensor_tuple(xs, name):
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), the Jacobian of func at primals applied to ``tangents``), by forward
     mode; primals and tangents are tuples of the same structure."""
+    return _jvp(func, primals, tangents, has_aux, primals)
+
+
+def _jvp(func, primals, tangents, has_aux, inputs):
+    """jvp, where ``inputs`` are the tensors func may write in place (its arguments: the
+    primals, and what a wrapping transform passes it by closure)."""
     flat_p, p_spec = _tensor_tuple(primals, "primals")
     if not isinstance(tangents, tuple):
         raise RuntimeError(f"{_JVP}: Expected tangents to be a tuple. E.g. it should be "
@@ -53,25 +59,26 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                                f"(tangent {i}: {list(t.shape)}, primal: {list(p.shape)})")
     level = _ag._new_level(True)
     try:
-        duals = tree_unflatten([_make_dual(p, t, level) for p, t in zip(flat_p, flat_t)],
-                               p_spec)
-        out = func(*duals)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: "
-                                   f"(output, aux) if has_aux is True")
-            out, aux = out
-        flat_out, out_spec = tree_flatten(out)
-        check_outputs(flat_out, _JVP)
-        primals_out, tangents_out = [], []
-        for o in flat_out:
-            p, t = _unpack_dual(o, level)
-            primals_out.append(p)
-            tangents_out.append(_T.zeros_like(p) if t is None else t)
-        if aux is not None:
-            aux = tree_map(lambda x: _unpack_dual(x, level)[0]
-                           if isinstance(x, TensorBase) else x, aux)
+        with transform_level(inputs):
+            duals = tree_unflatten([_make_dual(p, t, level) for p, t in zip(flat_p, flat_t)],
+                                   p_spec)
+            out = func(*duals)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise RuntimeError(f"{_JVP}: output of function f should be a tuple: "
+                                       f"(output, aux) if has_aux is True")
+                out, aux = out
+            flat_out, out_spec = tree_flatten(out)
+            check_outputs(flat_out, _JVP)
+            primals_out, tangents_out = [], []
+            for o in flat_out:
+                p, t = _unpack_dual(o, level)
+                primals_out.append(p)
+                tangents_out.append(_T.zeros_like(p) if t is None else t)
+            if aux is not None:
+                aux = tree_map(lambda x: _unpack_dual(x, level)[0]
+                               if isinstance(x, TensorBase) else x, aux)
     finally:
         _ag._end_level(level)
     result = (tree_unflatten(primals_out, out_spec), tree_unflatten(tangents_out, out_spec))
@@ -107,7 +114,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         def push(*flat_tangents):
             def f(*d):
                 return func(*replace_args(args, d[0] if single else d, argnums_), **kwargs)
-            r = jvp(f, primals, tree_unflatten(list(flat_tangents), p_spec), has_aux=has_aux)
+            r = _jvp(f, primals, tree_unflatten(list(flat_tangents), p_spec), has_aux,
+                     (args, kwargs))
             return (r[1], r[0]) + ((r[2],) if has_aux else ())
 
         # the value (and aux) is the same for every tangent: unbatched, or (when it went

@@ -20,6 +20,7 @@ from ember.func._args import (
     outer_tracked,
     replace_args,
     slice_argnums,
+    transform_level,
 )
 from ember.func._pytree import tree_flatten, tree_map, tree_unflatten
 
@@ -45,7 +46,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
     ((gradient, (output, aux)))."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        with enable_grad():
+        with enable_grad(), transform_level(args, kwargs):
             diff, argnums_ = slice_argnums(args, argnums)
             diff = tree_map(diff_alias, diff)
             output = func(*replace_args(args, diff, argnums_), **kwargs)
@@ -88,7 +89,13 @@ def grad(func, argnums=0, has_aux=False):
 def vjp(func, *primals, has_aux=False):
     """(func(*primals), vjp_fn[, aux]): ``vjp_fn(cotangents)`` gives the vector-Jacobian
     products with respect to every primal (a tuple, the primals' structure)."""
-    with enable_grad():
+    return _vjp(func, primals, has_aux, primals)
+
+
+def _vjp(func, primals, has_aux, inputs):
+    """vjp, where ``inputs`` are the tensors func may write in place (its arguments: the
+    primals, and what a wrapping transform passes it by closure)."""
+    with enable_grad(), transform_level(inputs):
         diff = tree_map(diff_alias, primals)
         output = func(*diff)
         aux = None
@@ -153,7 +160,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         def f(*d):
             return func(*replace_args(args, d[0] if single_arg else d, argnums_), **kwargs)
 
-        res = vjp(f, *((diff,) if single_arg else diff), has_aux=has_aux)
+        res = _vjp(f, (diff,) if single_arg else diff, has_aux, (args, kwargs))
         output, vjp_fn = res[0], res[1]
         flat_out, out_spec = tree_flatten(output)
         check_outputs(flat_out, "jacrev(f, ...)(*args)")
