@@ -64,3 +64,27 @@ def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
             randn_like, input, lead, dtype, device), None), requires_grad)
     return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like", memory_format),
                                  0.0, 1.0, None), requires_grad)
+
+
+def _shuffled_range(TensorBase u):
+    """The permutation of 0 .. n-1 that Fisher-Yates picks with the uniforms ``u`` (n float64
+    values in [0, 1), contiguous, on the host): randperm's, O(n) where sorting random keys
+    is O(n log n) (element i swaps with j = floor(u[i] (i + 1)))."""
+    if u._dtype.code != EMBER_FLOAT64 or u._ndim != 1 or not u.contiguous_c() \
+            or u._device.type != "cpu":
+        raise RuntimeError("_shuffled_range: expects a contiguous 1-D float64 host tensor")
+    cdef int64_t n = u._sizes[0], i, j, t
+    cdef TensorBase out = _factories.empty(n, dtype=_dtypes.int64)
+    cdef const double* w = <const double*>u._storage.data + u._offset if n else NULL
+    cdef int64_t* p = <int64_t*>out._storage.data if n else NULL
+    with nogil:
+        for i in range(n):
+            p[i] = i
+        for i in range(n - 1, 0, -1):
+            j = <int64_t>(w[i] * <double>(i + 1))
+            if j > i:                   # w[i] * (i + 1) rounded up to i + 1
+                j = i
+            t = p[i]
+            p[i] = p[j]
+            p[j] = t
+    return out

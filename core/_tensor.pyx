@@ -711,8 +711,8 @@ from ember.core._joining import (
     _split_views, _split_with_sizes_forward, _storage_device, _storage_of, _tensor_over,
     _unbind_forward, _version_of, chunk, split, split_with_sizes, unbind)
 from ember.core._random import (
-    _default_generator, _fill_normal, _fill_uniform, _set_vmap_random, Generator,
-    initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)
+    _default_generator, _fill_normal, _fill_uniform, _set_vmap_random, _shuffled_range,
+    Generator, initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)
 
 
 cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):

@@ -306,5 +306,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     keys = _T.rand(n, generator=generator, dtype=_dtype_by_name["float64"], device=device)
-    perm = argsort(keys)
+    perm = _T._shuffled_range(keys.cpu())
+    if keys.device.type != "cpu":
+        perm = perm.to(keys.device)
     return perm if dtype is None else perm.to(dtype)

@@ -1,7 +1,7 @@
 /* Philox4x32-10 (Salmon et al., SC'11) over a block of consecutive counters, the words
  * stored lane by lane so the loop vectorises (the 32x32->64-bit products map to vpmuludq):
  * counter first + i, key (k0, k1), gives w0..w3[i], bit for bit what _random.pyx's scalar
- * philox4x32_10 gives for that counter (the value arithmetic stays there). */
+ * philox4x32_10 gives for that counter (_random_rows.h turns them into values). */
 #ifndef EMBER_CPU_PHILOX_H
 #define EMBER_CPU_PHILOX_H
 #include <stdint.h>

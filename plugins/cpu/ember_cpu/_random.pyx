@@ -4,7 +4,7 @@
 # numbers depend on (seed, offset, index) only: never on the thread count or on how the
 # iteration is split.  Each element uses its own 4x32-bit output: uniform float32 takes
 # 24 bits, float64 53 bits; normal is Box-Muller on two uniforms from the same output.
-from libc.math cimport log, logf, sqrt, sqrtf, cos, cosf, nextafter, nextafterf, INFINITY
+from libc.math cimport nextafter, nextafterf, INFINITY
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
@@ -15,9 +15,6 @@ from ember_cpu._strided cimport (
     CT_F32, BUF_LEN, StageBuf, StridedIter, compute_type, is_floating, is_native, iter_init,
     iter_run, store_ct, set_error, error_dtype,
 )
-
-cdef double TWO_PI = 6.283185307179586
-
 
 cdef inline void philox4x32_10(uint32_t *c, uint32_t k0, uint32_t k1) noexcept nogil:
     cdef uint64_t p0, p1
@@ -45,26 +42,20 @@ ctypedef struct RandomCall:
     double p0, p1
 
 
-# uniform in [0, 1) from 24 / 53 random bits; (0, 1] for the logarithm of Box-Muller
-cdef inline float _u24(uint32_t x) noexcept nogil:
-    return (x >> 8) * (1.0 / 16777216.0)
-
-cdef inline double _u53(uint32_t hi, uint32_t lo) noexcept nogil:
-    return ((hi >> 5) * 67108864.0 + (lo >> 6)) * (1.0 / 9007199254740992.0)
-
-
-cdef inline void draw(uint32_t *c, uint64_t ctr, const RandomCall *r) noexcept nogil:
-    """The 4 random words of counter `ctr`: element i of a fill draws at offset + i."""
-    c[0] = <uint32_t>ctr
-    c[1] = <uint32_t>(ctr >> 32)
-    c[2] = 0
-    c[3] = 0
-    philox4x32_10(c, r.k0, r.k1)
-
-
 cdef extern from "_philox.h":
     void ember_philox_block(uint32_t *w0, uint32_t *w1, uint32_t *w2, uint32_t *w3,
                             uint64_t first, int64_t n, uint32_t k0, uint32_t k1) noexcept nogil
+
+cdef extern from "_random_rows.h":
+    void ember_uniform_f32(float *o, const uint32_t *w0, int64_t n, float lo, float hi,
+                           float below) noexcept nogil
+    void ember_uniform_f64(double *o, const uint32_t *w0, const uint32_t *w1, int64_t n,
+                           double lo, double hi, double below) noexcept nogil
+    void ember_normal_f32(float *o, const uint32_t *w0, const uint32_t *w1, int64_t n,
+                          float mean, float std) noexcept nogil
+    void ember_normal_f64(double *o, const uint32_t *w0, const uint32_t *w1,
+                          const uint32_t *w2, const uint32_t *w3, int64_t n, double mean,
+                          double std) noexcept nogil
 
 DEF WORDS_BLOCK = 256         # counters per vectorised Philox block
 
@@ -76,40 +67,30 @@ ctypedef struct Words:        # the 4 words of WORDS_BLOCK consecutive counters,
 cdef void generate_f32(const RandomCall *r, float *dst, int64_t n,
                        uint64_t first) noexcept nogil:
     cdef Words c
-    cdef int64_t i, j, m
-    cdef float p0 = <float>r.p0, p1 = <float>r.p1, v
+    cdef int64_t j, m
+    cdef float p0 = <float>r.p0, p1 = <float>r.p1
+    cdef float below = nextafterf(p1, -INFINITY)
     for j in range(0, n, WORDS_BLOCK):
         m = min(<int64_t>WORDS_BLOCK, n - j)
         ember_philox_block(c.w[0], c.w[1], c.w[2], c.w[3], first + <uint64_t>j, m, r.k0, r.k1)
-        for i in range(m):
-            if r.op == EMBER_RANDOM_UNIFORM:
-                v = p0 + (p1 - p0) * _u24(c.w[0][i])
-                if v >= p1 and p1 > p0:       # rounding reached the open end
-                    v = nextafterf(p1, -INFINITY)
-            else:                             # mean p0, std p1; log of a uniform in (0, 1]
-                v = p0 + p1 * (sqrtf(-2 * logf(_u24(c.w[0][i]) + <float>(1.0 / 16777216.0)))
-                               * cosf(<float>TWO_PI * _u24(c.w[1][i])))
-            dst[j + i] = v
+        if r.op == EMBER_RANDOM_UNIFORM:
+            ember_uniform_f32(dst + j, c.w[0], m, p0, p1, below)
+        else:                             # mean p0, std p1
+            ember_normal_f32(dst + j, c.w[0], c.w[1], m, p0, p1)
 
 
 cdef void generate_f64(const RandomCall *r, double *dst, int64_t n,
                        uint64_t first) noexcept nogil:
     cdef Words c
-    cdef int64_t i, j, m
-    cdef double v
+    cdef int64_t j, m
+    cdef double below = nextafter(r.p1, -INFINITY)
     for j in range(0, n, WORDS_BLOCK):
         m = min(<int64_t>WORDS_BLOCK, n - j)
         ember_philox_block(c.w[0], c.w[1], c.w[2], c.w[3], first + <uint64_t>j, m, r.k0, r.k1)
-        for i in range(m):
-            if r.op == EMBER_RANDOM_UNIFORM:
-                v = r.p0 + (r.p1 - r.p0) * _u53(c.w[0][i], c.w[1][i])
-                if v >= r.p1 and r.p1 > r.p0:
-                    v = nextafter(r.p1, -INFINITY)
-            else:
-                v = r.p0 + r.p1 * (sqrt(-2 * log(_u53(c.w[0][i], c.w[1][i])
-                                                 + 1.0 / 9007199254740992.0))
-                                   * cos(TWO_PI * _u53(c.w[2][i], c.w[3][i])))
-            dst[j + i] = v
+        if r.op == EMBER_RANDOM_UNIFORM:
+            ember_uniform_f64(dst + j, c.w[0], c.w[1], m, r.p0, r.p1, below)
+        else:
+            ember_normal_f64(dst + j, c.w[0], c.w[1], c.w[2], c.w[3], m, r.p0, r.p1)
 
 
 cdef int random_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
