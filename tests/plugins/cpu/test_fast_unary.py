@@ -73,7 +73,13 @@ def test_gelu_float32_matches_torch(approximate):
     xt = torch.tensor(a, requires_grad=True)
     ye = ember.nn.functional.gelu(xe, approximate=approximate)
     yt = torch.nn.functional.gelu(xt, approximate=approximate)
-    assert np.allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=1e-6)
+    # PyTorch's own erf for GELU is off by up to 1.5e-7 (x times that in the output), so the
+    # comparison with it allows both errors; the exact values bound ember's alone
+    assert np.allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-5, atol=3e-6)
+    if approximate == "none":
+        x = a.astype(np.float64)
+        exact = x * 0.5 * np.vectorize(math.erfc)(-x / math.sqrt(2))
+        np.testing.assert_allclose(ye.detach().numpy(), exact, rtol=1e-6, atol=6e-7)
     g = np.random.default_rng(2).standard_normal(a.shape).astype(np.float32)
     ye.backward(ember.tensor(g))
     yt.backward(torch.tensor(g))
