@@ -30,6 +30,7 @@ __all__ = ["absolute", "acosh", "addcdiv", "addcmul", "allclose", "arccosh", "ar
 
 
 _FLOAT64 = _dtype_by_name["float64"]
+_COMPLEX128 = _dtype_by_name["complex128"]
 _BOOL = _dtype_by_name["bool"]
 _more = _T.table_functions()
 _atan2, _log1p, _exp2 = _more["atan2"], _more["log1p"], _more["exp2"]
@@ -300,21 +301,27 @@ def isfinite(input):
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """|input - other| <= atol + rtol * |other|, elementwise (inf equal to itself)."""
+    """|input - other| <= atol + rtol * |other|, elementwise; infinities are close only to
+    themselves, NaN to NaN only with ``equal_nan``."""
     _tensor_arg(input, "isclose")
     _tensor_arg(other, "isclose", "other")
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype} did not match {other.dtype}")
+        raise RuntimeError(f"{_T._st_name(input.dtype)} did not match "
+                           f"{_T._st_name(other.dtype)}")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if value < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {value:g}")
     close = input == other
-    if not input.is_floating_point() and not input.dtype.is_complex and (rtol or atol):
+    if equal_nan and (input.is_floating_point() or input.dtype.is_complex):
+        close = close | (isnan(input) & isnan(other))
+    if not (rtol or atol):
+        return close
+    if not input.is_floating_point() and not input.dtype.is_complex:
         # integers and bools compare with their tolerances too (in float64: no wrap)
-        wide = _dtype_by_name["float64"]
-        input, other = input.to(wide), other.to(wide)
-    if input.is_floating_point() or input.dtype.is_complex:
-        close = close | (_T._abs(input - other) <= atol + rtol * _T._abs(other))
-        if equal_nan:
-            close = close | (isnan(input) & isnan(other))
-    return close
+        input, other = input.to(_FLOAT64), other.to(_FLOAT64)
+    error = _T._abs(input - other)
+    # an infinite error (an infinity against anything but itself) is never within tolerance
+    return close | (isfinite(error) & (error <= atol + rtol * _T._abs(other)))
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -385,13 +392,22 @@ def clamp_max(input, max):
 
 
 def float_power(input, exponent, *, out=None):
-    """input ** exponent computed in float64 (either may be a number)."""
+    """input ** exponent computed in double precision: complex128 if either is complex,
+    else float64 (either may be a number)."""
     if not isinstance(exponent, TensorBase):
         _tensor_arg(input, "float_power")           # one of the two must be a Tensor
-    if out is not None and out.dtype != _FLOAT64:
-        raise RuntimeError(f"the output given to float_power has dtype {out.dtype} but the "
-                           "operation's result requires dtype Double")
-    return _out(_T._pow(_as_float(input, _FLOAT64), _as_float(exponent, _FLOAT64)), out)
+    dt = _float_power_dtype(input, exponent)
+    if out is not None and out.dtype != dt:
+        raise RuntimeError(f"the output given to float_power has dtype {_T._st_name(out.dtype)}"
+                           f" but the operation's result requires dtype {_T._st_name(dt)}")
+    return _out(_T._pow(_as_float(input, dt), _as_float(exponent, dt)), out)
+
+
+def _float_power_dtype(input, exponent):
+    """float_power's result dtype (its in-place form checks the base against it)."""
+    complex_ = any(x.dtype.is_complex if isinstance(x, TensorBase) else isinstance(x, complex)
+                   for x in (input, exponent))
+    return _COMPLEX128 if complex_ else _FLOAT64
 
 
 def _binary_float(op, input, other):
@@ -461,7 +477,9 @@ def signbit(input, *, out=None):
     if x.dtype == _BOOL:
         r = _T.zeros_like(x, dtype=_BOOL)
     elif x.is_floating_point():
-        r = (x < 0) | ((x == 0) & (_T.reciprocal(x) < 0))
+        # the sign bit itself, -0.0's and a NaN's too: the bits read as a signed integer
+        bits = _dtype_by_name[_BITS[x.dtype.name]]
+        r = x.detach().contiguous().view(bits) < 0
     else:
         r = x < 0
     return _out(r, out)

@@ -70,10 +70,11 @@ INPLACE_METHODS = {name: _inplace(fn, name) for name, fn in _OUT_OF_PLACE.items(
 
 
 def _float_power_(self, exponent):
-    if self.dtype != _FLOAT64:
+    dt = _M._float_power_dtype(self, exponent)
+    if self.dtype != dt:
         raise RuntimeError(f"the base given to float_power_ has dtype "
                            f"{_T._st_name(self.dtype)} but the operation's result requires "
-                           "dtype Double")
+                           f"dtype {_T._st_name(dt)}")
     return _writeback(self, _M.float_power(_source(self, "float_power_"), exponent),
                       "float_power_")
 

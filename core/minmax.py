@@ -9,8 +9,14 @@ from ember.core._tensor import TensorBase
 __all__ = ["max", "min"]
 
 
-def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
+def _extreme(name, input, dim, keepdim, other, other_fn, full_fn, pos_fn):
     _tensor_arg(input, name)
+    if other is not None:               # max(input, other=...): nothing else goes with it
+        if not isinstance(other, TensorBase) or dim is not None or keepdim is not False:
+            raise TypeError(f"{name}() received an invalid combination of arguments - "
+                            f"expected one of: (Tensor input), (Tensor input, Tensor other), "
+                            f"(Tensor input, int dim, bool keepdim = False)")
+        dim = other
     if isinstance(dim, TensorBase):                      # max(input, other)
         return other_fn(input, dim)
     if dim is None:
@@ -28,17 +34,17 @@ def _extreme(name, input, dim, keepdim, other_fn, full_fn, pos_fn):
     return _T._ValuesIndices(name, full_fn(input, dim, keepdim), indices)
 
 
-def max(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
     """max(input) -> the largest element; max(input, dim, keepdim=False) -> (values, indices);
     max(input, other) -> the elementwise maximum."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("max", dim, keepdim, axis, keepdims)
-    return _extreme("max", input, dim, keepdim, _T.maximum, _T.amax, _T.argmax)
+    return _extreme("max", input, dim, keepdim, other, _T.maximum, _T.amax, _T.argmax)
 
 
-def min(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
     """min(input) -> the smallest element; min(input, dim, keepdim=False) -> (values, indices);
     min(input, other) -> the elementwise minimum."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("min", dim, keepdim, axis, keepdims)
-    return _extreme("min", input, dim, keepdim, _T.minimum, _T.amin, _T.argmin)
+    return _extreme("min", input, dim, keepdim, other, _T.minimum, _T.amin, _T.argmin)

@@ -113,26 +113,45 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return r if out is None else out.copy_(r)
 
 
-def _pnorm(diff, p, dim):
-    """The p-norm over ``dim`` with PyTorch's subgradient 0 where the norm is 0."""
-    a = _T._abs(diff)
-    if p == 0:
-        return (a != 0).to(diff.dtype).sum(dim)
-    if p == math.inf:
-        return _T.amax(a, dim) if a.shape[dim] else a.sum(dim)
-    s = (_T.square(a) if p == 2 else a ** p).sum(dim)
-    zero = s == 0
-    r = _T.where(zero, 1.0, s) ** (1.0 / p)
-    return _T.where(zero, 0.0, r)
-
-
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
     d = _tensor_arg(input, "dist") - _tensor_arg(other, "dist", "other")
     if not d.is_floating_point():
-        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
-                           f"as input. Got {_T._st_name(d.dtype)}")
-    return _pnorm(d.reshape(-1), p, 0)
+        raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
+                           f"Got {_T._st_name(d.dtype)} instead.")
+    return vector_norm(d.reshape(-1), p)
+
+
+class _CdistMax(Function):
+    """cdist's inf-norm over the last dim: torch's _cdist_backward passes the whole
+    gradient to every coordinate at the maximum, ties included (amax would split it)."""
+
+    _node_name = "CdistBackward0"
+
+    @staticmethod
+    def forward(ctx, d):
+        a = _T._abs(d)
+        r = _T.amax(a, -1) if d.shape[-1] else a.sum(-1)
+        ctx.save_for_backward(d, r)
+        return r
+
+    @staticmethod
+    def backward(ctx, g):
+        d, r = ctx.saved_tensors
+        at_max = (_T._abs(d) == r.unsqueeze(-1)).to(d.dtype)
+        return d.sign() * at_max * g.unsqueeze(-1)
+
+
+def _cdist_norm(d, p):
+    """The p-norm over the last dim with torch's cdist derivative: 0 at a zero coordinate
+    (p <= 1) or a zero distance, a count (p = 0) differentiates to 0."""
+    if p == 0:
+        return zero_derivative("cdist", lambda t: (t != 0).to(t.dtype).sum(-1), d)
+    if p == 1:
+        return _T._abs(d).sum(-1)
+    if p == math.inf:
+        return _CdistMax.apply(d)
+    return _PNorm.apply(d, float(p), -1, False)
 
 
 @composite("cdist")
@@ -153,7 +172,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)            # [..., P, R, M]
-    return _pnorm(d, p, -1)
+    return _cdist_norm(d, p)
 
 
 def renorm(input, p, dim, maxnorm, *, out=None):

@@ -9,6 +9,7 @@ from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.elementwise import _out
+from ember.core.function import _recording, zero_derivative
 from ember.core.shapes import stack
 
 __all__ = ["addbmm", "addmm", "addmv", "addr", "baddbmm", "bmm", "cross", "dot", "einsum", "ger",
@@ -32,12 +33,20 @@ def _broadcast(a, b):
 
 
 def _scaled_sum(op, input, product, beta, alpha, out):
-    """beta * input + alpha * product, input broadcast to product's shape (ignored, NaN
-    included, when beta is 0, as PyTorch does)."""
+    """beta * input + alpha * product, input broadcast to product's shape.  Beta 0 ignores
+    input's values (NaN and inf included) yet keeps it in the graph with a zero gradient;
+    an integral result truncates beta and alpha (PyTorch converts them to its dtype)."""
     _tensor_arg(input, op, "input")
     if _broadcast(input.shape, product.shape) != tuple(product.shape):
         raise RuntimeError(f"{op}: the shape of input {list(input.shape)} cannot be broadcast "
                            f"to the result shape {list(product.shape)}")
+    dt = _T.result_type(input, product)
+    if not (dt.is_floating_point or dt.is_complex):
+        for name, v in (("beta", beta), ("alpha", alpha)):
+            if op == "addr" and isinstance(v, float):       # addr refuses, the rest truncate
+                raise RuntimeError(f"For integral input tensors, argument {name} must not be "
+                                   "a floating point number.")
+        beta, alpha = int(beta), int(alpha)
     r = product if alpha == 1 else product * alpha
     if beta != 0:
         addend = input if beta == 1 else input * beta
@@ -45,6 +54,8 @@ def _scaled_sum(op, input, product, beta, alpha, out):
             r.add_(addend)          # r is this op's own buffer: no second one, one pass less
         else:
             r = r + addend
+    elif _recording((input,)):
+        r = r * zero_derivative(op, _T.ones_like, input)    # 1, exactly: -0.0 and NaN kept
     return r if out is None else out.copy_(r)
 
 
@@ -170,7 +181,7 @@ def dot(input, tensor):
 
 @composite("vdot")
 def vdot(input, other, *, out=None):
-    """The dot product of two 1-D tensors (no conjugation needed: no complex dtypes)."""
+    """The dot product of two 1-D tensors, the first conjugated: sum(conj(input) * other)."""
     a, b = _tensor_arg(input, "vdot"), _tensor_arg(other, "vdot", "other")
     if a.dim() != 1 or b.dim() != 1:
         raise RuntimeError(f"1D tensors expected, but got {a.dim()}D and {b.dim()}D tensors")
@@ -181,7 +192,7 @@ def vdot(input, other, *, out=None):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
                            f"[{b.shape[0]}] to have the same number of elements, but got "
                            f"{a.shape[0]} and {b.shape[0]} elements respectively")
-    return _out(_T.matmul(a, b), out)
+    return _out(_T.matmul(a.conj() if a.dtype.is_complex else a, b), out)
 
 
 def inner(input, other, *, out=None):

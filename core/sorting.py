@@ -177,6 +177,23 @@ def _picked(t, arr, idx, axis, keepdim, op):
     return _back(t, values, idx, op, axis, keepdim)
 
 
+def _evenly_distributed(t, value):
+    """``value``, an element of ``t`` chosen without autograd, as torch's median and
+    nanmedian of all elements differentiate it: the gradient split evenly between the
+    elements equal to it (the NaNs when it is NaN)."""
+    if not _recording(t):
+        return value
+    flat, v = t.reshape(-1), value.item()
+    # the mean of those elements (exact for NaN and -inf, which amax's rule below cannot
+    # single out)
+    if v != v:
+        return flat.masked_select(flat != flat).mean()
+    if v == float("-inf"):
+        return flat.masked_select(flat == value).mean()
+    # otherwise amax's rule, applied to those elements alone (a mean may round)
+    return _T.where(t == value, t, float("-inf")).amax()
+
+
 @composite("median")
 def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The lower median: of all elements (dim=None), or (values, indices) along ``dim``."""
@@ -185,26 +202,15 @@ def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     t = _tensor_arg(input, "median")
     if dim is None:
         flat = t.reshape(-1)
-        if flat.numel() == 0:
-            return _T.full((), float("nan"), dtype=t.dtype, device=t.device)
         k = (flat.numel() + 1) // 2
         nan = flat != flat
-        if bool(nan.any()):                       # torch: any NaN makes the median NaN
+        if flat.numel() == 0:
+            value = _T.full((), float("nan"), dtype=t.dtype, device=t.device)
+        elif bool(nan.any()):                     # torch: any NaN makes the median NaN
             value = flat.detach().masked_select(nan)[0]
         else:
             value = kthvalue(flat.detach(), k).values
-        if not _recording(t):
-            return value
-        v = value.item()
-        # torch splits the gradient of the full median evenly between the elements equal
-        # to it (the NaNs when it is NaN): the mean of those elements (exact for NaN and
-        # -inf, which amax's rule below cannot single out)
-        if v != v:
-            return flat.masked_select(nan).mean()
-        if v == float("-inf"):
-            return flat.masked_select(flat == value).mean()
-        # otherwise amax's rule, applied to those elements alone (a mean may round)
-        return _T.where(t == value, t, float("-inf")).amax()
+        return _evenly_distributed(t, value)
     np = _numpy()
     axis = _axis(t, dim, "median")
     size = t.shape[axis] if t.dim() else 1

@@ -16,7 +16,7 @@ from ember.core._tensor import TensorBase
 from ember.core.elementwise import _out, isinf, isnan, lerp, logaddexp
 from ember.core.shape_rules import _wrap
 from ember.core.shapes import cat
-from ember.core.sorting import sort
+from ember.core.sorting import _evenly_distributed, sort
 from ember.core.typeinfo import finfo
 
 __all__ = ["aminmax", "corrcoef", "count_nonzero", "cov", "cumulative_trapezoid",
@@ -45,35 +45,65 @@ def _var(input, dim, correction, keepdim, op):
     return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
 
 
-def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None, axis=None,
-        keepdims=None):
-    """Variance over ``dim`` with Bessel's ``correction`` (1 by default)."""
+# PyTorch's overloads of var/std (var_mean/std_mean: the same without out=)
+_MOMENT_OVERLOADS = ("(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = "
+                     "False, *, Tensor out = None), (Tensor input, tuple of ints dim = None, *, "
+                     "Number correction = None, bool keepdim = False, Tensor out = None), "
+                     "(Tensor input, bool unbiased = True)")
+
+
+def _moment_args(op, dim, unbiased, keepdim, correction, axis, keepdims, out=None):
+    """(dim, correction, keepdim) from PyTorch's three overloads: (dim=None, *, correction,
+    keepdim), (dim, unbiased, keepdim) and (unbiased).  A bool where ``dim`` goes is
+    ``unbiased``, as PyTorch's parser reads it (a bool is never a dim)."""
+    def invalid():
+        return TypeError(f"{op}() received an invalid combination of arguments - expected one "
+                         f"of: {_MOMENT_OVERLOADS}")
+    if isinstance(dim, bool):                   # the (input, unbiased) overload: nothing else
+        if unbiased is not None or correction is not None or keepdim is not False or \
+                axis is not None or keepdims is not None or out is not None:
+            raise invalid()
+        return None, int(dim), False
     if axis is not None or keepdims is not None:
-        dim, keepdim = _T._numpy_names("var", dim, keepdim, axis, keepdims)
+        dim, keepdim = _T._numpy_names(op, dim, keepdim, axis, keepdims)
     if unbiased is not None:
-        correction = 1 if unbiased else 0
-    return _var(input, dim, correction, keepdim, "var")[0]
+        if not isinstance(unbiased, bool) or correction is not None:
+            raise invalid()
+        correction = int(unbiased)
+    return dim, 1 if correction is None else correction, keepdim
 
 
-def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None, axis=None,
+def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None,
         keepdims=None):
-    """Standard deviation over ``dim`` with Bessel's ``correction``."""
-    if axis is not None or keepdims is not None:
-        dim, keepdim = _T._numpy_names("std", dim, keepdim, axis, keepdims)
-    return _T.sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    """Variance over ``dim`` with Bessel's ``correction`` (1 by default; ``unbiased=False``
+    is correction 0)."""
+    dim, correction, keepdim = _moment_args("var", dim, unbiased, keepdim, correction, axis,
+                                            keepdims, out)
+    return _out(_var(input, dim, correction, keepdim, "var")[0], out)
 
 
-def var_mean(input, dim=None, *, correction=1, keepdim=False, axis=None, keepdims=None):
+def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None, axis=None,
+        keepdims=None):
+    """Standard deviation over ``dim`` with Bessel's ``correction`` (1 by default;
+    ``unbiased=False`` is correction 0)."""
+    dim, correction, keepdim = _moment_args("std", dim, unbiased, keepdim, correction, axis,
+                                            keepdims, out)
+    return _out(_T.sqrt(_var(input, dim, correction, keepdim, "std")[0]), out)
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+             keepdims=None):
     """(var, mean) over ``dim``."""
-    if axis is not None or keepdims is not None:
-        dim, keepdim = _T._numpy_names("var_mean", dim, keepdim, axis, keepdims)
+    dim, correction, keepdim = _moment_args("var_mean", dim, unbiased, keepdim, correction,
+                                            axis, keepdims)
     return _var(input, dim, correction, keepdim, "var_mean")
 
 
-def std_mean(input, dim=None, *, correction=1, keepdim=False, axis=None, keepdims=None):
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+             keepdims=None):
     """(std, mean) over ``dim``."""
-    if axis is not None or keepdims is not None:
-        dim, keepdim = _T._numpy_names("std_mean", dim, keepdim, axis, keepdims)
+    dim, correction, keepdim = _moment_args("std_mean", dim, unbiased, keepdim, correction,
+                                            axis, keepdims)
     v, m = _var(input, dim, correction, keepdim, "std_mean")
     return _T.sqrt(v), m
 
@@ -258,9 +288,9 @@ def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values; with ``dim``, (values, indices)."""
     x = _tensor_arg(input, "nanmedian")
     if dim is None:
-        if x.numel() == 0:
-            return _T.full((), math.nan, dtype=x.dtype, device=x.device)
-        return nanmedian(x.reshape(-1), 0).values
+        value = _T.full((), math.nan, dtype=x.dtype, device=x.device) if x.numel() == 0 \
+            else nanmedian(x.detach().reshape(-1), 0).values
+        return _evenly_distributed(x, value)
     d = _wrap(dim, max(x.dim(), 1), "nanmedian")
     rows = x.movedim(d, -1) if x.dim() else x.reshape(1)
     if rows.shape[-1] == 0:

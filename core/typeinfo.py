@@ -65,10 +65,17 @@ class iinfo:
 
 
 def can_cast(from_, to):
-    """PyTorch's casting rule: no float -> integral, no non-bool -> bool."""
-    if from_.is_floating_point and not to.is_floating_point and to != _BOOL:
-        return False
-    return not (to == _BOOL and from_ != _BOOL)
+    """PyTorch's casting rule: no cast down a category, bool < integral < floating <
+    complex (so only bool casts to bool)."""
+    for d, arg, position in ((from_, "from_", 1), (to, "to", 2)):
+        if not isinstance(d, _dtype.dtype) and d not in (bool, int, float, complex):
+            raise TypeError(f"can_cast(): argument '{arg}' (position {position}) must be "
+                            f"ember.dtype, not {type(d).__name__}")
+    from_, to = _dtype.as_dtype(from_), _dtype.as_dtype(to)
+
+    def category(d):
+        return 3 if d.is_complex else 2 if d.is_floating_point else 0 if d == _BOOL else 1
+    return category(from_) <= category(to)
 
 
 _CHECKED = {}       # dtype -> (lo, hi)

@@ -17,8 +17,9 @@ jvp reads what its forward saved."""
 
 from ember.core import _tensor as _T
 from ember.core.factories import eye
-from ember.core.function import Function
+from ember.core.function import Function, differentiating_backward
 from ember.core.linalg import decompositions as _dec
+from ember.core.linalg import factorizations as _fac
 from ember.core.linalg import solvers as _sol
 from ember.core.linalg._common import _result
 from ember.core.shapes import cat, diag_embed
@@ -89,7 +90,13 @@ class _Slogdet(Function):
     @staticmethod
     def backward(ctx, g_sign, g_logabsdet):
         A, = ctx.saved_tensors
-        return _as_matrix(g_logabsdet) * _mT(inv(A))
+        if differentiating_backward(A, g_logabsdet):
+            return _as_matrix(g_logabsdet) * _mT(inv(A))   # raises if singular (PyTorch too)
+        # PyTorch's A^-T g: a solve with the LU factors of A^T, so a singular matrix gives
+        # the same inf/NaN entries (logabsdet is not differentiable there) instead of raising
+        LU, pivots, _ = _fac.lu_factor_ex(_mT(A))
+        return _fac.lu_solve(LU, pivots, diag_embed(g_logabsdet.unsqueeze(-1).expand(
+            pivots.shape)))
 
     @staticmethod
     def jvp(ctx, dA):

@@ -53,6 +53,9 @@ def matrix_exp(A, *, out=None):
     return _expm_host(A)
 
 
+_COND_ORDS = (None, 2, -2, 1, -1, math.inf, -math.inf, "fro", "nuc")
+
+
 def cond(A, p=None, *, out=None):
     """The condition number of ``A`` in the matrix norm ``p``: the ratio of extreme singular
     values for p in (None, 2, -2) (any shape), else norm(A, p) * norm(A^-1, p) (square;
@@ -61,15 +64,29 @@ def cond(A, p=None, *, out=None):
     _tensor_arg(A, "linalg.cond", "A", 1)
     if A.dim() < 2:
         raise RuntimeError("linalg.cond: The input tensor A must have at least 2 dimensions.")
-    if p is None or p in (2, -2):
+    square = f"linalg.cond(ord={p})"
+    if isinstance(p, str):                  # PyTorch checks these shapes before the order
+        _matrix(A, square, "A", square=True)
+    if p not in _COND_ORDS:
+        raise RuntimeError(f"linalg.cond got an invalid norm type: {p}")
+    if A.numel() == 0:                      # NumPy leaves it undefined: PyTorch gives 0
+        real = A.dtype.to_real() if A.dtype.is_complex else A.dtype
+        result = _T.zeros(A.shape[:-2], dtype=real, device=A.device)
+    elif p in (None, 2, -2):
         s = svdvals(A)
         big, small = s[..., 0], s[..., -1]
         result = small / big if p == -2 else big / small
+    elif p == "nuc":
+        # from the singular values, as PyTorch: a singular matrix's inverse has no nuclear
+        # norm to take (a zero matrix gives 0 * inf, NaN, as PyTorch)
+        s = svdvals(A)
+        result = s.sum(-1) * s.reciprocal().sum(-1)
     else:
-        _matrix(A, f"linalg.cond(ord={p})", "A", square=True)
+        _matrix(A, square, "A", square=True)
         inverse, info = inv_ex(A)
         result = matrix_norm(A, p) * matrix_norm(inverse, p)
-        result = _T.where(info != 0, math.inf, result)
+        # singular, or 0 * inf: inf (PyTorch's nan_to_num of the product)
+        result = _T.where((info != 0) | (result != result), math.inf, result)
     return result if out is None else out.copy_(result)
 
 
