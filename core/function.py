@@ -4,6 +4,7 @@
 runs with recording off; its outputs become outputs of a graph node whose ``apply`` calls
 ``backward(ctx, *grad_outputs)``.  The ctx *is* that node, as in PyTorch."""
 import functools
+import threading
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
@@ -11,6 +12,15 @@ from ember.core._tensor import TensorBase
 from ember.core.grad_mode import no_grad
 
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
+
+# how many custom forwards run on this thread: their no_grad is the Function's own (what
+# ember.compile's capture must not take for a user's no_grad)
+_forwards = threading.local()
+
+
+def forwards_running():
+    """Whether a custom Function's forward is running on this thread."""
+    return getattr(_forwards, "depth", 0) > 0
 
 
 class FunctionCtx(_ag.Node):
@@ -132,12 +142,16 @@ class Function:
         recording = _ag.is_grad_enabled() and any(ctx.needs_input_grad)
         edges = [(_ag._edge(a) if isinstance(a, TensorBase) else None) for a in args]
         custom_setup = cls.setup_context is not Function.setup_context
-        with no_grad():
-            if custom_setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+        _forwards.depth = getattr(_forwards, "depth", 0) + 1
+        try:
+            with no_grad():
+                if custom_setup:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
+        finally:
+            _forwards.depth -= 1
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
         ctx._forward_saved = ctx._to_save

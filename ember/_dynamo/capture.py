@@ -23,6 +23,7 @@ import sys
 import threading
 from collections import namedtuple
 
+from ember._dynamo.modes import op_mode
 from ember.core import _dispatch, _state
 from ember.core import _tensor as _core
 from ember.core._dispatch import DispatchKey
@@ -295,6 +296,8 @@ class Recorder:
         self.fakes = {}             # id(real tensor) -> its fake (fake captures)
         self.symbolic = None        # sym expr -> node conversion (fake captures)
         self.own_epoch_moves = 0    # Module attribute writes of the capture's own GraphModules
+        self.modes = set()          # the grad/inference/autocast modes forward ops ran in
+        self.replay_mode = None     # the one to replay them in, where not the caller's
         self._prev = None
 
     # ---- activation ------------------------------------------------------------------------
@@ -461,6 +464,8 @@ class Recorder:
         node_kwargs = self._to_node(kwargs)
         if not self.recording:              # a lookup above stopped the capture
             return redispatch_below(op, DispatchKey.PythonMode, args, kwargs)
+        if self.cur is not self.bw:
+            self.modes.add(op_mode(args, kwargs))
         if self.fake_mode is not None:
             args, kwargs = self._to_value(args), self._to_value(kwargs)
         try:
@@ -517,6 +522,8 @@ class Recorder:
         """A factory called by the traced code: make its tensor (real, or fake with the
         requested sizes) and record the call."""
         import ember
+        if self.cur is not self.bw:
+            self.modes.add(op_mode((), {}))
         with Untraced():
             if kind == "empty":
                 size, dtype, device, _ = args

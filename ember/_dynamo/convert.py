@@ -18,7 +18,8 @@ from ember._dynamo import config
 from ember._dynamo.capture import GraphBreak, Recorder, Untraced
 from ember._dynamo.exc import BackendCompilerFailed, Unsupported
 from ember._dynamo.guards import GuardBuilder
-from ember._dynamo.monitor import SideEffectMonitor
+from ember._dynamo.modes import caller_mode, replay_mode, replaying
+from ember._dynamo.monitor import TENSOR_STATE, SideEffectMonitor
 from ember._dynamo.pytree import tree_flatten, tree_unflatten
 from ember._dynamo.utils import counters, timed
 from ember.core import _autograd as _ag
@@ -63,8 +64,10 @@ class GraphEntry(_Entry):
     """Compiled graphs and how to feed them from a call's flattened arguments."""
 
     def __init__(self, check, first_failure, leaf_shapes, n_guards, *, inputs, lifted,
-                 sym_sources, out_spec, out_plan, forward=None, joint=None, graphs=()):
+                 sym_sources, out_spec, out_plan, forward=None, joint=None, graphs=(),
+                 mode=None):
         super().__init__(check, first_failure, leaf_shapes, n_guards)
+        self.mode = mode                    # the modes.Mode the ops ran in, if not the caller's
         self.inputs = inputs                # leaf indices of the tensor inputs
         self.lifted = lifted                # tensors from outside the call
         self.sym_sources = sym_sources      # (leaf index, dim) per symbol
@@ -76,11 +79,17 @@ class GraphEntry(_Entry):
         tensors = [leaves[i] for i in self.inputs]
         tensors.extend(self.lifted)
         syms = [leaves[i].shape[d] for i, d in self.sym_sources]
-        if self.joint is not None:
-            outs = self.joint(syms, tensors)
+        if self.mode is not None:
+            with replaying(self.mode):
+                outs = self._call(syms, tensors)
         else:
-            outs = self.forward(*syms, *tensors)
+            outs = self._call(syms, tensors)
         return tree_unflatten([outs[v] if k else v for k, v in self.out_plan], self.out_spec)
+
+    def _call(self, syms, tensors):
+        if self.joint is not None:
+            return self.joint(syms, tensors)
+        return self.forward(*syms, *tensors)
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -280,17 +289,18 @@ def _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes, s
     return GraphEntry(check, first_failure, shapes, n_guards,
                       inputs=sorted(input_nodes), lifted=[t for t, _, _ in fw.lifted],
                       sym_sources=list(symctx.sources) if symctx else [], out_spec=out_spec,
-                      out_plan=out_plan, graphs=graphs, **entry_kw)
+                      out_plan=out_plan, graphs=graphs, mode=rec.replay_mode, **entry_kw)
 
 
 def _guards(cf, rec, leaves, spec, symctx, sizes_of):
     g = GuardBuilder()
     g.structure(spec, len(leaves))
     tensors = []
+    read = rec.sources.tensor_attrs
     for i, x in enumerate(leaves):
         expr = f"L[{i}]"
         if isinstance(x, TensorBase):
-            g.tensor(expr, x, f"argument {i}", sizes_of(i))
+            g.tensor(expr, x, f"argument {i}", sizes_of(i), read)
             tensors.append((expr, x))
         else:
             g.value(expr, x, f"argument {i}")
@@ -303,10 +313,12 @@ def _guards(cf, rec, leaves, spec, symctx, sizes_of):
     for phase in (rec.fw, rec.bw):
         if phase is not None:
             for t, _, source in phase.lifted:
-                g.lifted(t, source)
+                g.lifted(t, source, read)
     g.dispatch()
     g.modules(cf.index_modules(rec))
     g.plain_reads(rec.sources.plain_reads())
+    g.bindings(rec.sources.bindings())
+    g.defaults(rec.sources.functions())
     return g
 
 
@@ -326,9 +338,19 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     from ember.nn.modules.module import Module
     epoch = Module._attribute_epoch
     grads = _grads(index, leaves)
-    with SideEffectMonitor(rec, index, config.detect_side_effects and not cf.trusted,
+    watched = config.detect_side_effects and not cf.trusted
+    if not watched:                 # no monitor to see which tensor attributes are read
+        index.tensor_attrs.update(TENSOR_STATE)
+    caller = caller_mode()
+    with SideEffectMonitor(rec, index, watched,
                            tuple(call_args) + tuple(call_kwargs.values())):
         result = cf.fn(*call_args, **call_kwargs)
+    if caller_mode() != caller:
+        rec.note_break("side effect: the call left grad mode, inference mode or autocast "
+                       "changed")
+    rec.replay_mode, reason = replay_mode(caller, rec.modes)
+    if reason is not None:
+        rec.note_break(reason)
     if Module._attribute_epoch - rec.own_epoch_moves != epoch:
         rec.note_break("side effect: a Module attribute was assigned during the call")
     if any(id(t.grad) != g for t, g, _ in grads):
@@ -340,6 +362,12 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     if any(t.requires_grad for t, _ in rec.factories):
         rec.note_break("a tensor made inside the call requires grad (a new leaf each call)")
     return result
+
+
+def _grad_on(rec):
+    """Grad mode as the call's ops ran (a graph replays in it): a backward is traced then."""
+    mode = rec.replay_mode
+    return ember.is_grad_enabled() if mode is None or mode.grad is None else mode.grad
 
 
 def capture_real(cf, args, kwargs, leaves, spec):
@@ -358,7 +386,7 @@ def capture_real(cf, args, kwargs, leaves, spec):
         out_leaves, _ = tree_flatten(result)
         _check_outputs(rec, out_leaves)
         outs = [v for v in out_leaves if isinstance(v, TensorBase)]
-        if rec.recording and ember.is_grad_enabled() and any(o.requires_grad for o in outs):
+        if rec.recording and _grad_on(rec) and any(o.requires_grad for o in outs):
             diff = [(pos, leaves[i]) for pos, i in enumerate(sorted(input_nodes))
                     if leaves[i].requires_grad]
             base = len(input_nodes)
@@ -423,7 +451,7 @@ def capture_fake(cf, args, kwargs, leaves, spec, dynamic_dims):
             out_leaves, _ = tree_flatten(result)
             _check_outputs(rec, out_leaves)
             outs = [v for v in out_leaves if isinstance(v, TensorBase)]
-            if rec.recording and ember.is_grad_enabled() and any(o.requires_grad for o in outs):
+            if rec.recording and _grad_on(rec) and any(o.requires_grad for o in outs):
                 order = sorted(input_nodes)
                 diff = [(pos, fakes[id(leaves[i])]) for pos, i in enumerate(order)
                         if leaves[i].requires_grad]

@@ -84,6 +84,8 @@ class CompiledFunction:
             fn = fn.__func__
         if self.module is not None:
             index.add_module(self.module, "self")
+            # forward's globals, closure and defaults (fn is the generic Module.__call__)
+            index.add_function(getattr(self.module.forward, "__func__", None))
         index.add_function(fn)
         return index
 

@@ -4,7 +4,8 @@ A capture assumed things about its call: the structure of the arguments, each te
 dtype, device, requires_grad, sizes (specialised, or symbolic with the ShapeEnv's guards)
 and strides, the values of non-tensor arguments, the lifted tensors still being where they
 were read from, the thread's dispatch state (grad mode, autocast, inference mode), the
-default dtype, the attributes of the Modules it ran and the plain globals it read.  The
+default dtype, the attributes of the Modules it ran, the plain values it read, the objects
+global and closure variables are bound to and the functions' defaults.  The
 GuardBuilder writes these as Python conditions, compiled into one ``check(spec, L)``
 function (L: the flattened arguments) and a ``first_failure`` twin that names the failed
 condition, which is the recompile reason.
@@ -61,6 +62,34 @@ def _is_guardable_constant(v):
     return isinstance(v, enum.Enum)
 
 
+def _snapshot(v):
+    """``v`` as a guard keeps it: plain lists, and the defaults tuple and dict, copied."""
+    if type(v) is tuple:
+        return tuple(_snapshot(x) for x in v)
+    if type(v) is dict:
+        return {k: _snapshot(x) for k, x in v.items()}
+    if type(v) is list and _is_guardable_constant(v):
+        return [_snapshot(x) for x in v]
+    return v
+
+
+def _same_defaults(now, then):
+    """Whether defaults ``now`` (a tuple, a dict or None) match the snapshot ``then``."""
+    if then is None or now is None:
+        return now is then
+    if type(now) is not type(then) or len(now) != len(then):
+        return False
+    if type(then) is dict:
+        return now.keys() == then.keys() and all(_same_value(now[k], then[k]) for k in then)
+    return all(_same_value(a, b) for a, b in zip(now, then))
+
+
+def _same_value(now, then):
+    if _is_guardable_constant(then) and not callable(then):
+        return type(now) is type(then) and now == then
+    return now is then
+
+
 class GuardBuilder:
     """Collects conditions, then compiles them."""
 
@@ -68,7 +97,7 @@ class GuardBuilder:
         self.lines = []             # (python condition or "name = expr" binding, description)
         self.ns = {"TensorBase": TensorBase, "_dispatch_state": dispatch_state,
                    "_autocast_state": autocast_state, "_module_epoch": _module_epoch,
-                   "_cell": lambda c: c.cell_contents}
+                   "_cell": lambda c: c.cell_contents, "_same_defaults": _same_defaults}
         self._n = 0
         self.count = 0
 
@@ -94,9 +123,11 @@ class GuardBuilder:
         self.add(f"spec == {self.const(spec)}", "the arguments have a different structure")
         self.add(f"len(L) == {n_leaves}", "a different number of arguments")
 
-    def tensor(self, expr, t, what, sizes=None):
+    def tensor(self, expr, t, what, sizes=None, read=()):
         """Guards on tensor ``t`` read by ``expr``; ``sizes`` (a fake's symbolic sizes)
-        leaves symbolic dims unguarded here."""
+        leaves symbolic dims unguarded here.  ``read``: the autograd attributes the traced
+        code mentions (``grad``, ``is_leaf``, ``grad_fn``), whose state is guarded too
+        (not always: a training loop's first call, before any ``.grad``, would recompile)."""
         self.add(f"isinstance({expr}, TensorBase)", f"{what} is no longer a tensor")
         self.add(f"{expr}.dtype is {self.const(t.dtype)}",
                  f"{what}: dtype mismatch, expected {t.dtype}")
@@ -104,6 +135,14 @@ class GuardBuilder:
                  f"{what}: device mismatch, expected {t.device}")
         self.add(f"{expr}.requires_grad is {t.requires_grad}",
                  f"{what}: requires_grad mismatch, expected {t.requires_grad}")
+        self.add(f"{expr}.is_inference() is {t.is_inference()}",
+                 f"{what}: is_inference() mismatch, expected {t.is_inference()}")
+        if "grad" in read:
+            self.add(f"({expr}.grad is None) is {t.grad is None}",
+                     f"{what}: expected .grad {'' if t.grad is None else 'not '}to be None")
+        if read and {"is_leaf", "grad_fn"} & set(read):
+            self.add(f"{expr}.is_leaf is {t.is_leaf}",
+                     f"{what}: is_leaf mismatch, expected {t.is_leaf}")
         if sizes is None:
             shape = tuple(t.shape)
             self.add(f"{expr}.shape == {shape!r}",
@@ -147,11 +186,11 @@ class GuardBuilder:
                          f"is {same}",
                          "arguments share memory differently")
 
-    def lifted(self, t, source):
+    def lifted(self, t, source, read=()):
         holder = self.const(source.holder, "H")
         obj = self.const(t, "T")
         self.add(f"{source.expr(holder)} is {obj}", f"{source.name} is a different tensor")
-        self.tensor(obj, t, source.name)
+        self.tensor(obj, t, source.name, read=read)
 
     def dispatch(self):
         state = dispatch_state()
@@ -193,9 +232,30 @@ class GuardBuilder:
                        f"{self.const(source.key, 'K')}, None)"
             else:
                 read = source.expr(self.const(source.holder, "G"))
+            # a copy: a list compared with itself would hold after an in-place change
             self.add(f"type({read}) is {self.const(type(value))} and "
-                     f"{read} == {self.const(value)}",
+                     f"{read} == {self.const(_snapshot(value))}",
                      f"{source.kind} '{source.name}' changed, expected {value!r}")
+
+    def bindings(self, entries):
+        """Global and closure variables holding objects (a Module, a function): still
+        bound to the same object."""
+        for source, value in entries:
+            read = source.expr(self.const(source.holder, "G"))
+            self.add(f"{read} is {self.const(value, 'B')}",
+                     f"{source.kind} '{source.name}' is bound to a different object")
+
+    def defaults(self, functions):
+        """The ``__defaults__`` and ``__kwdefaults__`` of the functions the call ran: plain
+        values by value, other objects by identity."""
+        for fn in functions:
+            f = self.const(fn, "F")
+            for attr in ("__defaults__", "__kwdefaults__"):
+                v = getattr(fn, attr, None)
+                if v is None:       # each call passed every argument: defaults added later
+                    continue        # would not be used
+                self.add(f"_same_defaults({f}.{attr}, {self.const(_snapshot(v))})",
+                         f"{getattr(fn, '__qualname__', fn)}.{attr} changed, expected {v!r}")
 
     # ---- compile -----------------------------------------------------------------------------
     def compile(self):

@@ -23,11 +23,15 @@ sees every Python and builtin call the user's code makes and stops the capture a
   does not take still counts: the call runs eagerly, which is always correct.
 
 It also indexes the globals each executed function reads, so tensors and Modules found
-there can be lifted and guarded, and the plain values it reads through attributes and
-constant items of a global or closure variable (``cfg["scale"]``), or through
-``cfg.get("scale", 1.0)`` and ``len(sizes)`` on a built-in dict or container, which are
-guarded by value.  Attribute writes on Modules are caught by the Module attribute epoch
-(``nn.Module.__setattr__``).
+there can be lifted and guarded (other objects by identity), and the plain values it reads
+through attributes and constant items (``cfg["scale"]``, ``getattr(cfg, "scale")``), or
+through ``cfg.get("scale", 1.0)`` and ``len(sizes)`` on a built-in dict or container,
+which are guarded by value.  Such a read is rooted at a global or closure variable, at a
+local bound once to one (``c = CFG; c["s"]``), or at a parameter: at every call of the
+function the parameter's object is guarded itself (``helper(x, CFG)``, a method's
+``self``), or for the call's own arguments the leaf the read reaches.  Reads off other
+locals (a call's result) are not guarded.  Attribute writes on Modules are caught by the
+Module attribute epoch (``nn.Module.__setattr__``).
 """
 import builtins
 import collections
@@ -40,7 +44,7 @@ import time
 from ember._dynamo.capture import _ember_dirs
 from ember.core._tensor import TensorBase
 
-__all__ = ["SideEffectMonitor"]
+__all__ = ["TENSOR_STATE", "SideEffectMonitor"]
 
 _IO = {builtins.print: "print", builtins.input: "input", builtins.open: "open",
        builtins.exec: "exec", builtins.eval: "eval", builtins.breakpoint: "breakpoint"}
@@ -52,6 +56,8 @@ _MUTATORS = frozenset("append extend insert pop remove clear update setdefault p
                       "difference_update intersection_update symmetric_difference_update "
                       "__setitem__ __delitem__ __iadd__".split())
 _global_writes = {}
+# tensor attributes a branch may test whose state the tensor guards do not always check
+TENSOR_STATE = frozenset(["grad", "is_leaf", "grad_fn"])
 _trusted = set()            # code objects of functions passed to allow_in_graph
 
 
@@ -129,10 +135,19 @@ def _paths(code):
     if found is not None:
         return found
     paths, reads, stack, at_jump = {}, {}, [], {}   # dicts, for the source's order
+    stores = {}                 # local name -> what each of its stores writes
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(
+        code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
     previous = None
     for ins in dis.get_instructions(code):
+        if ins.opname in ("STORE_FAST", "DELETE_FAST"):
+            stores.setdefault(ins.argval, []).append(
+                stack[-1] if ins.opname == "STORE_FAST" and stack else None)
         if ins.is_jump_target and previous in _ENDS:
             stack = list(at_jump.get(ins.offset, ()))     # the block after a return/jump
+        elif ins.is_jump_target and ins.offset in at_jump:
+            # two ways in (``CFG if flag else OTHER``): a value is known only where both agree
+            stack = _merge(stack, at_jump[ins.offset])
         previous, op = ins.opname, ins.opname
         if op in _STORES:
             depth = _STORES[op]
@@ -201,9 +216,39 @@ def _paths(code):
             del stack[max(len(stack) - pops, 0):]
             stack.extend([None] * pushes)
             if ins.opcode in dis.hasjrel or ins.opcode in dis.hasjabs:
-                at_jump.setdefault(ins.argval, list(stack))
-    found = _paths_of[code] = (tuple(paths), tuple(reads))
+                at_jump[ins.argval] = _merge(stack, at_jump.get(ins.argval, stack))
+    aliases = _aliases(stores, params)
+    found = _paths_of[code] = (tuple(_unalias(p, aliases) for p in paths),
+                               tuple(_unalias(p, aliases) for p in reads))
     return found
+
+
+def _merge(a, b):
+    return [x if x == y else None for x, y in zip(a, b)] if len(a) == len(b) else \
+        [None] * len(a)
+
+
+def _aliases(stores, params):
+    """Locals stored once, with a path (``c = CFG``, ``c = self.cfg``): their reads are
+    reads of that path, which names the same object all through the call (rebinding a
+    global or closure variable, or assigning into an object that outlives the call, is a
+    side effect that stops the capture).  A parameter it starts from must never be
+    stored: the path is evaluated with the parameters as the call starts."""
+    aliases = {}
+    for name, stored in stores.items():
+        if len(stored) == 1 and _is_path(stored[0]) and name not in params:
+            aliases[name] = stored[0]
+    for _ in range(len(aliases)):           # c = CFG; d = c: d is CFG too
+        aliases = {n: _unalias(p, aliases) for n, p in aliases.items()}
+    return {n: p for n, p in aliases.items() if p[0] != "local" or
+            (p[1] in params and p[1] not in stores)}
+
+
+def _unalias(path, aliases):
+    """``c["s"]`` after ``c = CFG`` (``c``'s only store) reads ``CFG["s"]`` (``c`` is
+    unbound when the call starts, when reads are evaluated)."""
+    alias = aliases.get(path[1]) if path[0] == "local" else None
+    return path if alias is None else (alias[0], alias[1], alias[2] + path[2])
 
 
 def _class_attribute(obj, steps):
@@ -236,6 +281,12 @@ def _call_read(entries, n):
     if first is None and second == ("global", "len", ()) and n == 1 and _is_path(args[0]):
         base = args[0]
         return base[0], base[1], base[2] + (("len", None),)
+    if first is None and second in (("global", "getattr", ()), ("global", "hasattr", ())) \
+            and n == 2 + (second[1] == "getattr" and len(args) == 3) and _is_path(args[0]) and \
+            all(a is not None and a[0] == "const" for a in args[1:]) and \
+            isinstance(args[1][1], str):
+        base, key = args[0], tuple(a[1] for a in args[1:])
+        return base[0], base[1], base[2] + ((second[1], key),)
     if first is None and second == ("global", "next", ()) and n in (1, 2) and \
             _is_path(args[0]):
         base = args[0]
@@ -279,6 +330,10 @@ def walk(obj, steps, missing):
                 obj = tuple(obj)
             elif step == "view" and type(obj) is dict:
                 obj = tuple(getattr(obj, key)())
+            elif step == "getattr":
+                obj = getattr(obj, *key)
+            elif step == "hasattr":
+                obj = hasattr(obj, key[0])
             else:
                 return missing
         except Exception:
@@ -301,6 +356,8 @@ def describe(name, steps):
             name += f".get({', '.join(map(repr, key))})"
         elif step == "view":
             name += f".{key}()"
+        elif step in ("getattr", "hasattr"):
+            name = f"{step}({name}, {', '.join(map(repr, key))})"
         elif step == "next":
             name = f"next({name})"
         elif step == "iter":
@@ -308,6 +365,18 @@ def describe(name, steps):
         else:
             name = f"len({name})"
     return name
+
+
+def _containers(values, found=None):
+    """ids of the lists, tuples and dicts ``values`` holds (the call's arguments, as
+    pytree flattens them: their leaves are guarded, the containers are new each call)."""
+    found = set() if found is None else found
+    for v in values:
+        if type(v) in (list, tuple, dict) or isinstance(v, tuple) and hasattr(v, "_fields"):
+            if id(v) not in found:
+                found.add(id(v))
+                _containers(v.values() if type(v) is dict else v, found)
+    return found
 
 
 class SideEffectMonitor:
@@ -323,6 +392,7 @@ class SideEffectMonitor:
         self._inside = None         # the frame of a trusted function being run
         self._outside = {}          # id(container) -> whether it outlives the call
         self._library = set()       # code objects that are not the user's
+        self._arg_containers = _containers(arguments)
 
     def _where(self, frame):
         return f"{frame.f_code.co_filename}:{frame.f_lineno}"
@@ -348,6 +418,7 @@ class SideEffectMonitor:
                     self._first_call(frame, code)
             if code not in self._library:
                 self._check_stores(frame, code)
+                self._guard_reads(frame, code, ("local", "cell"))
         elif event == "c_call":
             if frame.f_code.co_filename.startswith(self._dirs) or \
                     frame.f_code.co_name == "<module>":
@@ -369,7 +440,20 @@ class SideEffectMonitor:
 
     def _first_call(self, frame, code):
         self.index.add_namespace(frame.f_globals, code.co_names)
+        self.index.tensor_attrs.update(TENSOR_STATE.intersection(code.co_names))
+        self._guard_reads(frame, code, ("global",))
+        written = _writes(code)
+        if written:
+            self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
+                                f"variable '{written[1]}' ({self._where(frame)})")
+
+    def _guard_reads(self, frame, code, kinds):
+        """Guards on the values ``code`` reads through paths rooted at ``kinds`` of
+        variables: globals once per capture; parameters and closure variables at every
+        call (another call may pass another object)."""
         for path in _reads(code):           # cfg["scale"]: a guard on the value read
+            if path[0] not in kinds:
+                continue
             root = _root(path, frame)
             if path[2] and path[2][-1][0] == "next":
                 it = walk(root, path[2][:-1], _MISSING) if root is not _MISSING else _MISSING
@@ -380,32 +464,43 @@ class SideEffectMonitor:
                         f"iterator that outlives the call ({self._where(frame)}); a replayed "
                         f"graph would not advance it")
                 continue
-            if root is not _MISSING and (path[0] != "local" or self._fixed(root, path)):
-                value = walk(root, path[2], _MISSING)
-                if _is_rng(getattr(value, "__self__", None)):
-                    # np.random.rand: NumPy's legacy functions are Cython's, which the
-                    # profile function does not see called; the read is enough
-                    self.rec.note_break(
-                        f"side effect: {describe(path[1], path[2])}() draws from a random "
-                        f"number generator ({self._where(frame)}); a replayed graph would "
-                        f"not draw again")
-                self.index.add_path_read(root, path, value)
-        written = _writes(code)
-        if written:
-            self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
-                                f"variable '{written[1]}' ({self._where(frame)})")
+            if root is _MISSING:
+                continue
+            steps = path[2]
+            if path[0] == "local":
+                root, steps = self._anchor(root, steps)
+                if root is _MISSING:
+                    continue
+            value = walk(root, steps, _MISSING)
+            if _is_rng(getattr(value, "__self__", None)):
+                # np.random.rand: NumPy's legacy functions are Cython's, which the
+                # profile function does not see called; the read is enough
+                self.rec.note_break(
+                    f"side effect: {describe(path[1], path[2])}() draws from a random "
+                    f"number generator ({self._where(frame)}); a replayed graph would "
+                    f"not draw again")
+            self.index.add_path_read(root, (path[0], path[1], steps), value,
+                                     rooted=path[0] != "local")
 
-    def _fixed(self, root, path):
-        """Whether a read off a local variable can be guarded through the object it names
-        now: an argument the guards pin by identity (c.scale), or a Module past its own
-        attributes (self.cfg["s"], self.ns.p: the Module guard sees assignments to its
-        attributes, not changes inside them).  Never a tensor: a new one comes each call."""
-        if isinstance(root, TensorBase):
-            return False
-        if isinstance(root, _module_class()):
-            return len(path[2]) >= 2 or _class_attribute(root, path[2])
-        return any(root is a for a in self.arguments) and not isinstance(
-            root, (int, float, str, bool, bytes, type(None), tuple, list, dict))
+    def _anchor(self, root, steps):
+        """The object and steps to guard a read off a local variable through, or
+        (_MISSING, steps).  Not a tensor (a new one comes each call), nor a plain value
+        (the call's arguments are guarded by value); inside the call's own argument
+        containers, the leaf the steps reach (the containers are new each call, the
+        leaves guarded); a Module only past its own attributes (the Module guard sees
+        assignments to them, not changes inside them).  Any other object is guarded
+        itself: an argument (pinned by identity), or an object a helper was passed
+        (``helper(x, CFG)``, ``obj.method()``'s ``self``)."""
+        while id(root) in self._arg_containers and steps and steps[0][0] in ("item", "attr"):
+            root = walk(root, steps[:1], _MISSING)
+            steps = steps[1:]
+        if not steps or id(root) in self._arg_containers or isinstance(
+                root, (TensorBase, int, float, complex, str, bool, bytes, type(None))):
+            return _MISSING, steps
+        if isinstance(root, _module_class()) and not (
+                len(steps) >= 2 or _class_attribute(root, steps)):
+            return _MISSING, steps
+        return root, steps
 
     def _check_stores(self, frame, code):
         """A break when one of ``code``'s item or attribute stores writes into an object

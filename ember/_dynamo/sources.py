@@ -3,10 +3,15 @@ inputs and a guard can check they are still the ones there.
 
 A Source is a place a tensor was read from: a parameter, buffer or plain attribute of a
 Module, a parameter's ``.grad``, a global variable, a closure cell; or a path (attributes
-and constant items) from a global or closure variable to a plain value read.  The SourceIndex knows
+and constant items) from an object to a plain value read.  The SourceIndex knows
 the places reachable from the compiled function or Module (and, as the capture runs, from
-the globals of the code it executes); a tensor found nowhere cannot be lifted.
+the globals of the code it executes); a tensor found nowhere cannot be lifted.  It also
+collects what the guards check besides tensors: plain values by value, the objects global
+and closure variables are bound to by identity, and the functions whose defaults a call
+may have used.
 """
+import types
+
 from ember.core._tensor import TensorBase
 
 __all__ = ["Source", "SourceIndex", "module_state"]
@@ -65,6 +70,10 @@ class SourceIndex:
         self._by_id = {}
         self.modules = {}           # id -> Module whose attributes the graph may depend on
         self._plain = {}            # (id(holder), key) -> (Source, value): plain values read
+        self._bound = {}            # (id(holder), key) -> (Source, object): by identity
+        self._unrooted = set()      # keys of _plain read off objects no global or cell names
+        self._functions = {}        # id -> function whose defaults a call may use
+        self.tensor_attrs = set()   # autograd attributes of tensors the traced code names
 
     def add_module(self, root, prefix):
         for name, m in root.named_modules(prefix=prefix, remove_duplicate=True):
@@ -82,17 +91,26 @@ class SourceIndex:
                     self._by_id.setdefault(id(v), Source("attr", m, an, f"{name}.{an}"))
 
     def add_value(self, value, source):
+        """A global or closure variable's value: tensors may be lifted, plain values are
+        guarded by value, anything else (a Module, a function, a dict) by identity, so
+        rebinding the name recompiles rather than replaying the old object's graph."""
+        key = (id(source.holder), source.key)
         if isinstance(value, TensorBase):
             self._by_id.setdefault(id(value), source)
-        elif _is_module(value):
-            self.add_module(value, source.name)
         elif _is_plain(value):
-            self._plain.setdefault((id(source.holder), source.key), (source, value))
+            self._plain.setdefault(key, (source, value))
+        else:
+            self._bound.setdefault(key, (source, value))
+            if _is_module(value):
+                self.add_module(value, source.name)
+            elif isinstance(value, types.FunctionType):
+                self._add_closure(value)
 
-    def add_path_read(self, root, path, value):
+    def add_path_read(self, root, path, value, rooted=True):
         """A plain value the traced code read through attributes or constant items of a
         global or closure variable (``cfg["scale"]``), an argument or a Module's attribute
-        (``c.scale``, ``self.cfg["s"]``), to guard by value; a Module's own attributes have
+        (``c.scale``, ``self.cfg["s"]``), or an object a helper was passed (``rooted``
+        False), to guard by value off that very object; a Module's own attributes have
         their own guard (module_state)."""
         from ember._dynamo.monitor import _class_attribute
         if _is_plain(value) and not (_is_module(root) and len(path[2]) < 2 and
@@ -100,13 +118,31 @@ class SourceIndex:
             kind, name, steps = path
             from ember._dynamo.monitor import describe
             shown = describe(name, steps)
-            self._plain.setdefault((id(root), steps), (Source("path", root, steps, shown),
-                                                       value))
+            key = (id(root), steps)
+            if key not in self._plain:
+                self._plain[key] = (Source("path", root, steps, shown), value)
+                if not rooted:
+                    self._unrooted.add(key)
 
     def plain_reads(self):
         """(Source, value) of the plain values (numbers, strings, ...) the traced code may
-        have read from globals and closure cells."""
-        return list(self._plain.values())
+        have read.  An unrooted read whose object no longer holds the value when the call
+        ends is left out: the call itself changed the object, so it was made by the call
+        (a change to one that outlives it is a side effect, which breaks the capture), and
+        its guard would fail on every later call."""
+        from ember._dynamo.monitor import walk
+        missing = object()
+        return [(s, v) for key, (s, v) in self._plain.items()
+                if key not in self._unrooted or _same_plain(walk(s.holder, s.key, missing), v)]
+
+    def bindings(self):
+        """(Source, object) of the global and closure variables read that hold objects
+        (Modules, functions, containers), to guard by identity."""
+        return list(self._bound.values())
+
+    def functions(self):
+        """The functions whose ``__defaults__``/``__kwdefaults__`` a call may have used."""
+        return list(self._functions.values())
 
     def add_namespace(self, globals_, names):
         """Globals ``names`` of ``globals_`` (a module's dict) that hold tensors or Modules."""
@@ -115,12 +151,20 @@ class SourceIndex:
                 self.add_value(globals_[n], Source("global", globals_, n, n))
 
     def add_function(self, fn):
-        """The globals and closure cells ``fn`` reads."""
+        """The globals, closure cells and defaults ``fn`` reads."""
         code = getattr(fn, "__code__", None)
         if code is None:
             return
         self.add_namespace(fn.__globals__, _all_names(code))
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        self._add_closure(fn)
+
+    def _add_closure(self, fn):
+        """``fn``'s closure cells and defaults (a helper's cell rebound with ``nonlocal``, or
+        ``f.__defaults__`` reassigned, changes what a call computes)."""
+        if id(fn) in self._functions:
+            return
+        self._functions[id(fn)] = fn
+        for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
             except ValueError:
@@ -144,6 +188,10 @@ class SourceIndex:
 def _is_plain(v):
     from ember._dynamo.guards import _is_guardable_constant
     return not callable(v) and _is_guardable_constant(v)
+
+
+def _same_plain(a, b):
+    return type(a) is type(b) and a == b
 
 
 def _all_names(code):

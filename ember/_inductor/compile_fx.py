@@ -78,6 +78,7 @@ def compile_fx(gm, example_inputs, config_patches=None):
         print(src)
         if hasattr(codegen, "source"):
             print(codegen.source(kernels))
+    from ember.core._autograd import _fw_scan
     from ember.core._dispatch import DispatchKey, live_mode_keys
     from ember.fx.graph_module import _exec_source
     source = src.replace("def call(", "def forward(", 1)
@@ -88,20 +89,20 @@ def compile_fx(gm, example_inputs, config_patches=None):
 
     def call(*args):
         live = live_mode_keys()
+        if live & ~profiler_only or max(_fw_scan(args)) >= 0:
+            # another mode key (autocast, a Python mode, vmap) wants to see each op, or a
+            # dual tensor carries a tangent (no mode key: forward-mode AD, jvp) that the
+            # kernels would drop: replay the ops one by one, through the dispatcher
+            return slow(*args)
         if not live:
             return fused(*args)
-        if live == profiler_only:
-            # the profiler sees what runs: the compiled region, each fused kernel, and the
-            # library ops (matmul, ...) the code calls through the dispatcher
-            from ember.profiler import record_function
-            if not profiled:
-                profiled.append(_exec_source(source,
-                                             {**namespace, **_recorded(namespace, kernels)}))
-            with record_function("CompiledFunction"):
-                return profiled[0](*args)
-        # another mode key (autocast, a Python mode, vmap) wants to see each op: replay
-        # them one by one
-        return slow(*args)
+        # the profiler sees what runs: the compiled region, each fused kernel, and the
+        # library ops (matmul, ...) the code calls through the dispatcher
+        from ember.profiler import record_function
+        if not profiled:
+            profiled.append(_exec_source(source, {**namespace, **_recorded(namespace, kernels)}))
+        with record_function("CompiledFunction"):
+            return profiled[0](*args)
     call.source = src
     call.kernels = kernels
     call.externs = sched.externs

@@ -167,16 +167,17 @@ class Tracer:
         self._module_path = {id(m): name for name, m in self.root.named_modules()}
         self.graph = Graph(tracer_cls=type(self))
         self.graph._tracer = self
-        fn, args = self._placeholders(fn, len(self_arg), concrete_args)
+        fn, args, kwargs = self._placeholders(fn, len(self_arg), concrete_args)
         with _Patcher(self, getattr(fn, "__globals__", {})):
-            out = fn(*self_arg, *args)
+            out = fn(*self_arg, *args, **kwargs)
         self.create_node("output", "output", (self.create_arg(out),), {})
         return self.graph
 
     def _placeholders(self, fn, skip, concrete_args):
         """Placeholders for ``fn``'s parameters after the first ``skip``; returns the
         function to call (``*args``/``**kwargs`` turned into plain parameters, so each is
-        one Proxy) and the values to call it with."""
+        one Proxy) and the values to call it with: positional ones, and keyword-only ones
+        by name (passing those positionally was a TypeError)."""
         params = list(inspect.signature(fn).parameters.values())
         if isinstance(concrete_args, tuple):
             names = [p.name for p in params[skip:]]
@@ -186,17 +187,21 @@ class Tracer:
             concrete_args = dict(zip(names, concrete_args))
         concrete = dict(concrete_args or {})
         fn = _flatten_varargs(fn, params)
-        args = []
+        args, kwargs = [], {}
         for p in params[skip:]:
             if p.kind is inspect.Parameter.VAR_POSITIONAL:
-                args.append(self._placeholder(f"*{p.name}", p.empty))
+                value = self._placeholder(f"*{p.name}", p.empty)
             elif p.kind is inspect.Parameter.VAR_KEYWORD:
-                args.append(self._placeholder(f"**{p.name}", p.empty))
+                value = self._placeholder(f"**{p.name}", p.empty)
             elif p.name in concrete:
-                args.append(self._concrete_arg(p, concrete[p.name]))
+                value = self._concrete_arg(p, concrete[p.name])
             else:
-                args.append(self._placeholder(p.name, p.default))
-        return fn, args
+                value = self._placeholder(p.name, p.default)
+            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                kwargs[p.name] = value
+            else:
+                args.append(value)
+        return fn, args, kwargs
 
     def _placeholder(self, target, default):
         node = self.create_node("placeholder", target,

@@ -107,6 +107,29 @@ def test_varargs_and_varkwargs_become_placeholders():
         tgm(torch.ones(2), torch.ones(2)).tolist()
 
 
+def test_keyword_only_parameters_become_placeholders():
+    def make(lib):
+        def f(x, *, k=2):
+            return x * k
+        return f
+    egm, tgm = _trace_both(make)
+    assert _nodes(egm) == _nodes(tgm)
+    assert "forward(self, x, k = 2)" in egm.code
+    assert egm(ember.ones(2)).tolist() == tgm(torch.ones(2)).tolist()
+    assert egm(ember.ones(2), k=3).tolist() == tgm(torch.ones(2), k=3).tolist()
+
+
+def test_keyword_only_parameters_of_a_module_forward():
+    def make(lib):
+        class M(lib.nn.Module):
+            def forward(self, x, *, b, k=2):
+                return x * k + b
+        return M()
+    egm, tgm = _trace_both(make)
+    assert _nodes(egm) == _nodes(tgm)
+    assert egm(ember.ones(2), b=1, k=3).tolist() == tgm(torch.ones(2), b=1, k=3).tolist()
+
+
 def test_node_names_keep_leading_underscores():
     def make(lib):
         c = lib.ones(2)
