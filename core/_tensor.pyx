@@ -719,9 +719,12 @@ cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):
     """An arithmetic dunder (``op`` None: matmul) as PyTorch's: an operand the op does not
     take gives NotImplemented, so Python tries that operand's reflected method (an fx
     Proxy's ``__radd__``) and else raises its own TypeError."""
-    a, b = (other, self) if reflected else (self, other)
     try:
-        return binary_op(op, a, b, 1, None) if op is not None else matmul(a, b)
+        if op is None:
+            return matmul(other, self) if reflected else matmul(self, other)
+        if reflected:
+            return binary_op(op, other, self, 1, None)
+        return binary_op(op, self, other, 1, None)
     except TypeError:
         if isinstance(other, (TensorBase, int, float, complex)):
             raise

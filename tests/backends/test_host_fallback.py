@@ -179,10 +179,12 @@ dev = partial_device("lacking", MEMORY_CORE + ("unary", "binary", "reduce"),
                                     "binary.remainder[*]", "unary.gelu[*]"])
 x = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
 ex, cx = ember.tensor(x, device=dev), ember.tensor(x)
-for f in (lambda t: t.sigmoid(), lambda t: t.expm1(), lambda t: t.remainder(0.7),
-          lambda t: ember.nn.functional.gelu(t), lambda t: ember.remainder(t, t + 3),
-          lambda t: t.double().sigmoid()):
-    np.testing.assert_allclose(f(ex).cpu().numpy(), f(cx).numpy(), rtol=1e-6, atol=1e-7)
+# (ember-cpu's GELU takes erf to an absolute 1.5e-7, as PyTorch's: the composite's is exact)
+for f, atol in ((lambda t: t.sigmoid(), 1e-7), (lambda t: t.expm1(), 1e-7),
+                (lambda t: t.remainder(0.7), 1e-7), (lambda t: ember.nn.functional.gelu(t), 1e-6),
+                (lambda t: ember.remainder(t, t + 3), 1e-7),
+                (lambda t: t.double().sigmoid(), 1e-7)):
+    np.testing.assert_allclose(f(ex).cpu().numpy(), f(cx).numpy(), rtol=1e-6, atol=atol)
 out = ember.empty(4, 5, device=dev)
 assert ember.sigmoid(ex, out=out) is out
 np.testing.assert_allclose(out.cpu().numpy(), cx.sigmoid().numpy(), rtol=1e-6)
