@@ -2,9 +2,9 @@
 through vectorisable log and cos polynomials stay within a few ulp of Box-Muller computed
 in float64 from the same words; uniform draws are exactly the words' top bits."""
 import numpy as np
+from ember_cpu import _random
 
 import ember
-from ember_cpu import _random
 
 
 def _words(seed, n):
