@@ -8,7 +8,8 @@
 from libc.stdint cimport int32_t, int64_t
 
 from ember_cpu._abi cimport (
-    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL, EMBER_FLOAT32,
+    EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE, EMBER_INT64, EMBER_BOOL,
+    EMBER_FLOAT32, EMBER_FLOAT64,
     EMBER_SCAN_CUMSUM, EMBER_SCAN_CUMPROD, EMBER_SCAN_CUMMAX, EMBER_SCAN_CUMMIN,
     EMBER_SCAN_COUNT,
 )
@@ -94,14 +95,54 @@ cdef void scan_row(const ScanPlan *p, char *po, const char *pa, char *pi,
         j0 += w
 
 
+ctypedef fused real_t:
+    float
+    double
+
+DEF LANES = 8       # rows a float cumsum scans in lockstep
+
+
+cdef void cumsum_lanes(const ScanPlan *p, char *po, char *pa, int64_t so_row, int64_t sa_row,
+                       real_t *tag) noexcept nogil:
+    """LANES rows of a float32/float64 cumsum at once, in double as scan_row: one row's sum is
+    a chain of dependent adds (an add's latency per element); LANES independent chains run
+    at the adders' throughput, and rows side by side in memory (a scan along a leading dim)
+    vectorise across them."""
+    cdef double acc[LANES]
+    cdef real_t *o = <real_t *>po
+    cdef const real_t *a = <const real_t *>pa
+    cdef int64_t j, r, n = p.length, so = p.so, sa = p.sa
+    for r in range(LANES):
+        acc[r] = 0
+    if so_row == 1 and sa_row == 1:
+        for j in range(n):
+            for r in range(LANES):
+                acc[r] = acc[r] + a[j * sa + r]
+                o[j * so + r] = <real_t>acc[r]
+    else:
+        for j in range(n):
+            for r in range(LANES):
+                acc[r] = acc[r] + a[j * sa + r * sa_row]
+                o[j * so + r * so_row] = <real_t>acc[r]
+
+
 cdef int scan_rows(void *arg, char **ptrs, const int64_t *st, int64_t n,
                    int64_t index) noexcept nogil:
     cdef const ScanPlan *p = <const ScanPlan *>arg
-    cdef int64_t e
+    cdef int64_t e = 0
     cdef char *po
     cdef char *pa
     cdef char *pi = NULL
-    for e in range(n):
+    if p.op == EMBER_SCAN_CUMSUM and (p.dtype == EMBER_FLOAT32 or p.dtype == EMBER_FLOAT64):
+        while e + LANES <= n:
+            po = ptrs[0] + e * st[0] * p.itemsize
+            pa = ptrs[1] + e * st[1] * p.itemsize
+            if p.dtype == EMBER_FLOAT32:
+                cumsum_lanes(p, po, pa, st[0], st[1], <float *>NULL)
+            else:
+                cumsum_lanes(p, po, pa, st[0], st[1], <double *>NULL)
+            e += LANES
+    for e in range(e, n):
         po = ptrs[0] + e * st[0] * p.itemsize
         pa = ptrs[1] + e * st[1] * p.itemsize
         if p.has_idx:
