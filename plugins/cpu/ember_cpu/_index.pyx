@@ -103,6 +103,7 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
     cdef word_t *pw
     cdef word_t *pt
     cdef int64_t g[8]
+    cdef int rev = -1           # whether shared indices reverse the dim (-1: not looked yet)
     run_shape(p, n, step, g)
     no, ni, wo, wi, to, ti, io, ii = g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7]
     for o in range(no):
@@ -132,6 +133,16 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
             # checked at this run's first position, so a plain gather from then on
             pw = <word_t *>w + o * wo
             pt = <word_t *>t + o * to
+            if wi == 1 and ii == 1 and p.st == 1:
+                if rev < 0:     # flip's indices, n-1 .. 0 (or -1 .. -n): a reversed copy
+                    rev = ni == p.limit
+                    for i in range(ni):
+                        raw = (<const int64_t *>ix)[i]
+                        rev = rev and (raw == ni - 1 - i or raw == -1 - i)
+                if rev:
+                    for i in range(ni):
+                        pw[i] = pt[ni - 1 - i]
+                    continue
             for i in range(ni):
                 raw = (<const int64_t *>ix)[i * ii]
                 pw[i * wi] = pt[(raw + p.limit if raw < 0 else raw) * p.st]

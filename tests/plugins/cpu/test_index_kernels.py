@@ -134,3 +134,18 @@ def test_multinomial_search_and_row_checks():
     with pytest.raises(TypeError, match="floating"):
         K._test_search(MULTINOMIAL, np.zeros((1, 1), np.int64), np.ones((1, 2), np.int64),
                        np.zeros((1, 1), np.int64))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "uint8", "bool"])
+def test_flip_and_shared_indices_along_the_last_dim(dtype):
+    """index_select along the last dim with one index row for every position: flip's
+    reversed indices run as a reversed copy, any other row as a gather."""
+    a = np.random.default_rng(4).standard_normal((6, 9, 11)) * 50
+    a = (a > 0) if dtype == "bool" else a.astype(dtype)
+    t = ember.tensor(a)
+    for dims in [(2,), (0, 2), (1,), (0, 1, 2)]:
+        np.testing.assert_array_equal(t.flip(dims).numpy(), np.flip(a, dims))
+    np.testing.assert_array_equal(t[:, ::2].flip(2).numpy(), np.flip(a[:, ::2], 2))
+    for idx in ([10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1], [10, 9, 8], list(range(11))):
+        np.testing.assert_array_equal(ember.index_select(t, 2, ember.tensor(idx)).numpy(),
+                                      a[:, :, idx])
