@@ -20,5 +20,6 @@ from ember.core._tensor import _numpy_names
 from ember.core._views import movedim
 
 include "_reduce.pxi"
+include "_select.pxi"
 
 _T.reduce_op = reduce_op

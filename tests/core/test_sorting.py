@@ -139,3 +139,32 @@ def test_topk_of_a_few_among_many_equals_the_full_stable_order():
     t = ember.tensor(cases[0])
     r = t.topk(5, 1)
     assert np.array_equal(r.values.numpy(), np.take_along_axis(cases[0], r.indices.numpy(), 1))
+
+
+def _stable_order(a, largest):
+    """Positions along the last dim in the stable order: NaN the largest, ties by position."""
+    pos = np.broadcast_to(np.arange(a.shape[-1]), a.shape)
+    if a.dtype.kind != "f":
+        return np.argsort(-a if largest else a, axis=-1, kind="stable")
+    nan, key = np.isnan(a), np.where(np.isnan(a), 0, a).astype(np.float64)
+    return np.lexsort((pos, -key, ~nan) if largest else (pos, key, nan), axis=-1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("largest", [True, False])
+@pytest.mark.parametrize("shape,dim,k", [((300, 200), 1, 10), ((200, 300), 0, 5),
+                                         ((7, 300), -1, 64), ((50,), 0, 50), ((3, 4, 5), 1, 2),
+                                         ((9, 5), 1, 1), ((1000, 40), 1, 40)])
+def test_topk_is_the_head_of_the_stable_order(dtype, largest, shape, dim, k):
+    """Ties (many: values in -5..4) come in position order and NaN counts as the largest,
+    as the host selection's heap keeps them; also on ordered rows (the heap's worst case)."""
+    g = np.random.default_rng(5)
+    for a in (g.integers(-5, 5, shape).astype(dtype), np.sort(g.integers(-5, 5, shape), -1)
+              .astype(dtype)):
+        if dtype != "int64":
+            a.flat[::17] = np.nan
+        got = ember.topk(ember.tensor(a), k, dim, largest)
+        d = dim % a.ndim
+        want = np.moveaxis(_stable_order(np.moveaxis(a, d, -1), largest)[..., :k], -1, d)
+        np.testing.assert_array_equal(got.indices.numpy(), want)
+        np.testing.assert_array_equal(got.values.numpy(), np.take_along_axis(a, want, d))
