@@ -26,6 +26,7 @@ from ember.core._tensor cimport (
     func_level_c,
     inference_mode_c,
     refuse_write,
+    report_side_effect,
     set_inference_mode_c,
     sum_to,
 )

@@ -105,12 +105,17 @@ cdef bint _retains(TensorBase t):
     return t._ag is not None and (<AutogradMeta>t._ag).retains_grad
 
 
+# what ember.compile's capture is told (a replayed graph's tensors would not have it)
+cdef str _ON_THE_TENSOR = "Tensor.{}() changes a tensor object, which a replay makes anew"
+
+
 def retain_grad(TensorBase self):
     """Populate .grad of this non-leaf tensor during backward."""
     if not (self._keys & AG):
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self._grad_fn is None or _retains(self):
         return
+    report_side_effect(_ON_THE_TENSOR.format("retain_grad"))
     meta_of(self).retains_grad = True
     (<Node>self._grad_fn)._retain_output(self._output_nr, self)
 
@@ -124,6 +129,7 @@ def register_hook(TensorBase self, hook):
     replacement; returns a handle with remove()."""
     if not (self._keys & AG):
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    report_side_effect(_ON_THE_TENSOR.format("register_hook"))
     if self._grad_fn is None:
         return add_hook(meta_of(self).hooks, hook)
     return (<Node>self._grad_fn)._register_tensor_hook(self._output_nr, hook)
@@ -171,6 +177,7 @@ def register_post_accumulate_grad_hook(TensorBase self, hook):
     if self._grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                            "tensors")
+    report_side_effect(_ON_THE_TENSOR.format("register_post_accumulate_grad_hook"))
     return add_hook(meta_of(self).post_acc_hooks, hook)
 
 

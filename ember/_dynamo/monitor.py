@@ -14,6 +14,8 @@ sees every Python and builtin call the user's code makes and stops the capture a
   level into dicts, lists and tuples), as a hook collecting activations does.  PyTorch
   replays such mutations after its graph; ember runs the call eagerly instead, so the list
   grows on every call.  Containers the call makes for itself are not side effects.
+* the builtins ``setattr``/``delattr`` (their target is not visible here; a hook put on
+  a tensor, ``register_hook``/``retain_grad``, the core reports itself);
 * item and attribute assignment (``d[k] = v``, ``counts[0] += 1``, ``del d[k]``,
   ``obj.n += 1``) on an object, other than a tensor or a Module, that outlives the call.
   These are not calls: each function's bytecode is read once for the expression each
@@ -430,6 +432,12 @@ class SideEffectMonitor:
                     f"side effect: {type(owner).__name__}.{arg.__name__}() changes a "
                     f"{type(owner).__name__} that outlives the call ({self._where(frame)}); "
                     f"a replayed graph would not change it again")
+                return
+            if arg is builtins.setattr or arg is builtins.delattr:
+                # the profile does not see the arguments: any object may be the target
+                self.rec.note_break(f"side effect: {arg.__name__}() called "
+                                    f"({self._where(frame)}); a replayed graph would not "
+                                    f"call it again")
                 return
             name = _IO.get(arg)
             if name is None and (arg in _TIME or _is_rng(owner)):

@@ -411,3 +411,42 @@ def test_next_of_an_outside_iterator_is_a_side_effect():
     for _ in range(3):
         calls.append(counting(ember.ones(1)).item())
     assert len(set(calls)) == 1
+
+
+@pytest.mark.parametrize("backend", ["eager", "aot_eager", "inductor"])
+def test_a_hook_put_on_a_tensor_inside_the_call_runs_every_call(backend):
+    """register_hook/retain_grad change the tensor object, which a replay makes anew: the
+    call runs eagerly, so the hook runs once per backward (it ran only at capture, twice
+    there)."""
+    seen = []
+
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: seen.append(1) or g * 3)
+        y.retain_grad()
+        return y.sum(), y
+    counters.clear()
+    cf = ember.compile(f, backend=backend)
+    for n in range(1, 4):
+        x = ember.ones(3, requires_grad=True)
+        loss, y = cf(x)
+        loss.backward()
+        assert x.grad.tolist() == [6.0] * 3 and len(seen) == n
+        assert y.grad.tolist() == [3.0] * 3         # retain_grad after the hook, as eager
+    assert any("register_hook" in r for r in _breaks())
+
+
+def test_setattr_builtin_inside_the_call_runs_every_call():
+    class Box:
+        pass
+    box = Box()
+
+    def f(x, v):
+        setattr(box, "v", v)
+        return x * 2
+    counters.clear()
+    cf = ember.compile(f, backend="eager")
+    for v in (1, 2, 3):
+        cf(ember.ones(2), v)
+        assert box.v == v
+    assert any("setattr" in r for r in _breaks())
