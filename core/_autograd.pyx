@@ -462,6 +462,27 @@ cdef class OpNode(Node):
         x = r[i]
         return (<SavedTensor>x).unpack(self) if x is not None else None
 
+    def arg(self, int i):
+        """Positional input ``i`` alone (a saved tensor unpacked and version-checked)."""
+        if self._released:
+            raise RuntimeError(_FREED)
+        a = self._args[i]
+        return (<SavedTensor>a).unpack(self) if isinstance(a, SavedTensor) else a
+
+    def saved_geometry(self, int i):
+        """(shape, stride, storage offset) of positional input ``i``, which the op saved: a
+        view's backward needs where its input lay, not its values, so a later in-place
+        write into the input is no error (it was for as_strided's double backward, after
+        ``out[1:4] = x`` wrote into an as_strided view of a gradient)."""
+        if self._released:
+            raise RuntimeError(_FREED)
+        cdef SavedTensor s = <SavedTensor>self._args[i]
+        if s.unpack_hook is not None or s.data is None:
+            t = s.unpack(self)
+        else:
+            t = s.data
+        return tuple(t.shape), t.stride(), t.storage_offset()
+
     @property
     def needs_input_grad(self):
         return tuple(i < len(self.next_edges) and self.next_edges[i] is not None

@@ -647,12 +647,14 @@ def _d_permute(ctx, g):
 
 
 def _d_as_strided(ctx, g):
-    t, size, stride, off = ctx.args
-    cdef int64_t span = 1 if t.numel() else 0    # (`sum` is ember's sum in this module)
-    for s, st in zip(t.shape, t.stride()):
+    # the input's geometry only: its values may have changed since (no version check)
+    size, stride, off = ctx.arg(1), ctx.arg(2), ctx.arg(3)
+    shape, strides, t_off = ctx.saved_geometry(0)
+    cdef int64_t span = 0 if 0 in shape else 1   # (`sum` is ember's sum in this module)
+    for s, st in zip(shape, strides):
         span += (s - 1) * st if span else 0
     buf = zeros_for(g, (span,))
-    start = (t.storage_offset() if off is None else off) - t.storage_offset()
+    start = (t_off if off is None else off) - t_off
     if overlapping(size, stride):
         # windows that share elements: each element sums the gradients of all its reads
         import numpy as np
@@ -665,7 +667,7 @@ def _d_as_strided(ctx, g):
         buf.index_add_(0, index, g.reshape(-1))
     else:
         as_strided_c(buf, size, stride, start).copy_(g)
-    return (as_strided_c(buf, t.shape, t.stride(), 0),)
+    return (as_strided_c(buf, shape, strides, 0),)
 
 
 cdef bint overlapping(object size, object stride):

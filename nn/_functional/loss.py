@@ -13,6 +13,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.function import Function
 from ember.core.activations import softplus
 from ember.nn._functional.distance import pairwise_distance
 
@@ -194,12 +195,48 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "the same size.")
     if input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
-    log_p = input.log().clamp(min=-100)
-    log_q = (1 - input).log().clamp(min=-100)
-    loss = -(target * log_p + (1 - target) * log_q)
+    loss = _BinaryCrossEntropy.apply(input, target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, red)
+
+
+class _BinaryCrossEntropy(Function):
+    """The elementwise loss with PyTorch's derivatives: (input - target) / max(input (1 -
+    input), 1e-12) for the input, finite at 0 and 1 (differentiating the clamped logs gave
+    0 * inf = NaN there, so a saturated sigmoid's gradient was NaN), and log(1 - input) -
+    log(input), unclamped as PyTorch's, for the target."""
+
+    _node_name = "BinaryCrossEntropyBackward0"
+
+    @staticmethod
+    def forward(ctx, input, target):
+        ctx.save_for_backward(input, target)
+        return -(target * _clamped_log(input) + (1 - target) * _clamped_log(1 - input))
+
+    @staticmethod
+    def backward(ctx, g):
+        input, target = ctx.saved_tensors
+        gi = gt = None
+        if ctx.needs_input_grad[0]:
+            gi = g * (input - target) / (input * (1 - input)).clamp(min=1e-12)
+        if ctx.needs_input_grad[1]:
+            gt = g * ((1 - input).log() - input.log())
+        return gi, gt
+
+    @staticmethod
+    def jvp(ctx, t_input, t_target):
+        input, target = ctx.saved_tensors
+        out = 0
+        if t_input is not None:
+            out = out + t_input * (input - target) / (input * (1 - input)).clamp(min=1e-12)
+        if t_target is not None:
+            out = out + t_target * ((1 - input).log() - input.log())
+        return out
+
+
+def _clamped_log(x):
+    return x.log().clamp(min=-100)
 
 
 @composite("binary_cross_entropy_with_logits")
