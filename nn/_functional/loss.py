@@ -13,8 +13,8 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
-from ember.core.function import Function
 from ember.core.activations import softplus
+from ember.core.function import Function
 from ember.nn._functional.distance import pairwise_distance
 
 import ember
