@@ -208,6 +208,9 @@ class LBFGS(Optimizer):
         the start."""
         ember._check_type(callable(closure), "LBFGS.step() requires a closure that "
                           "reevaluates the model and returns the loss")
+        # add_param_group may have added one since the constructor's check (PyTorch's assert)
+        assert len(self.param_groups) == 1, \
+            f"Expected exactly one param_group, but got {len(self.param_groups)}"
         with ember.no_grad():
             return self._iterate(ember.enable_grad()(closure))
 

@@ -4,6 +4,7 @@ and vectorised over the batch and the label positions; only the time loop is in 
 Its gradient is autograd's."""
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.function import Function
 from ember.core.statistics import logsumexp
 from ember.nn._functional.loss import _reduction
 
@@ -59,6 +60,22 @@ def _padded_labels(targets, target_lengths, blank, device):
     lengths = ember.tensor(target_lengths, device=device).reshape(n, 1)
     inside = ember.arange(longest, device=device).reshape(1, -1) < lengths
     return ember.where(inside, labels, blank)
+
+
+class _Impossible(Function):
+    """A sample no alignment reaches: its loss inf and its gradient NaN, as PyTorch's (a
+    run that diverges shows it), or both 0 under ``zero_infinity``."""
+
+    @staticmethod
+    def forward(ctx, nll, impossible, zero_infinity):
+        ctx.save_for_backward(impossible)
+        ctx.fill = 0.0 if zero_infinity else float("nan")
+        return ember.where(impossible, 0.0 if zero_infinity else float("inf"), nll)
+
+    @staticmethod
+    def backward(ctx, g):
+        impossible, = ctx.saved_tensors
+        return ember.where(impossible, ctx.fill, g), None, None
 
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
@@ -131,8 +148,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
              < lengths.reshape(1, -1, 1))
     quirk = (log_probs.detach().exp() * frame.to(log_probs.dtype) * log_probs).sum((0, 2))
     nll = nll + (quirk - quirk.detach())
-    impossible = nll > _IMPOSSIBLE
-    loss = ember.where(impossible, 0.0 if zero_infinity else float("inf"), nll)
+    loss = _Impossible.apply(nll, nll.detach() > _IMPOSSIBLE, zero_infinity)
     if red == "mean":
         divisor = ember.tensor(tg_len, device=device).clamp_min(1).to(loss.dtype)
         return (loss / divisor).mean()

@@ -441,6 +441,11 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         """Move every parameter and buffer to a CUDA device."""
         return self._apply(lambda t: t.cuda(device))
 
+    def share_memory(self):
+        """Move every parameter and buffer into shared memory (``Tensor.share_memory_``), as
+        Hogwild training with torch.multiprocessing does; returns self."""
+        return self._apply(lambda t: t.share_memory_())
+
     def compile(self, *args, **kwargs):
         """Compile this Module's calls with ``ember.compile`` (arguments as its): the Module
         itself is unchanged (its state_dict keys too), its ``__call__`` runs compiled."""

@@ -499,3 +499,18 @@ TIE_CASES = [
 def test_gradient_at_the_margin(case):
     name, arrays, grads, kwargs = case
     check(name, arrays, ember.float64, grads, reduction="sum", **kwargs)
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_gradient_of_an_impossible_sample(zero_infinity):
+    """NaN where no alignment reaches the target (PyTorch's: a diverging run shows it), 0
+    under zero_infinity; the possible sample's gradient as PyTorch's."""
+    grads = []
+    for m in (ember, torch):
+        lp = m.zeros(3, 2, 3, dtype=m.float64).log_softmax(-1).detach().requires_grad_()
+        loss = m.nn.CTCLoss(reduction="none", zero_infinity=zero_infinity)(
+            lp, m.tensor([[1, 1, 1], [1, 2, 0]]), m.tensor([3, 3]), m.tensor([3, 2]))
+        loss.sum().backward()
+        grads.append(lp.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, equal_nan=True)
+    assert np.isnan(grads[0][:, 0]).all() != zero_infinity

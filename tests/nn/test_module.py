@@ -452,3 +452,10 @@ def test_register_backward_hook_gives_grad_output_as_torch():
             conv.register_full_backward_hook(lambda *a: None)
     assert len(seen[0]) == len(seen[1]) == 1
     np.testing.assert_allclose(seen[0][0], seen[1][0], rtol=1e-5)
+
+
+def test_share_memory_moves_parameters_and_buffers_in_place():
+    m = ember.nn.BatchNorm1d(3)
+    w = m.weight
+    assert m.share_memory() is m and m.weight is w
+    assert all(t.is_shared() for t in list(m.parameters()) + list(m.buffers()))

@@ -124,3 +124,11 @@ def test_lbfgs_state_dict_resumes_identically():
         opt2.step(closure2)
     np.testing.assert_allclose(w2.detach().numpy(), straight[0], rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(b2.detach().numpy(), straight[1], rtol=1e-12, atol=1e-14)
+
+
+def test_a_param_group_added_later_is_refused_at_step():
+    p, q = ember.nn.Parameter(ember.ones(1)), ember.nn.Parameter(ember.ones(1))
+    opt = ember.optim.LBFGS([p])
+    opt.add_param_group({"params": [q]})
+    with pytest.raises(AssertionError, match="Expected exactly one param_group, but got 2"):
+        opt.step(lambda: (p * q).sum())

@@ -119,7 +119,8 @@ def collate(batch, *, collate_fn_map=None):
         size = len(elem)
         ember._check(all(len(e) == size for e in batch),
                      "each element in list of batch should be of equal size")
-        columns = [collate(list(s), collate_fn_map=collate_fn_map) for s in zip(*batch)]
+        # each column as zip gives it, a tuple: strings come back as that tuple (PyTorch's)
+        columns = [collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)]
         return columns if isinstance(elem, tuple) else _rebuild(elem, columns)
     raise TypeError(_ERR.format(kind))
 

@@ -182,3 +182,15 @@ def test_default_collate_errors_match_torch():
                                   np.array(["a", "b"]), "text", 3])
 def test_default_convert_matches_torch(data):
     assert _as_np(edata.default_convert(data)) == _as_np(tdata.default_convert(data))
+
+
+def test_string_columns_of_tuple_samples_collate_to_tuples():
+    """zip's column as it is, as PyTorch's default_collate gives it: (image, name) datasets
+    get a tuple of names."""
+    import torch
+    for batch in ([("a", 1), ("b", 2)], [["a", 1], ["b", 2]]):
+        e = ember.utils.data.default_collate(batch)
+        t = torch.utils.data.default_collate(batch)
+        assert e[0] == t[0] and type(e[0]) is type(t[0]) is tuple
+        assert e[1].tolist() == t[1].tolist()
+    assert ember.utils.data.default_collate(["a", "b"]) == ["a", "b"]
