@@ -705,7 +705,7 @@ from ember.core._math import (
 from ember.core._reduce import (
     amax, amin, argmax, argmin, cummax, cummin, cumprod, cumsum, _d_amax, _d_cummax,
     _d_cumprod, _d_cumsum, _d_mean, _d_prod, _d_sum, _device_sort, mean, prod, sum,
-    _ValuesIndices)
+    _top_k_rows, _ValuesIndices)
 from ember.core._joining import (
     _bump_version, _cat, _cat_forward, _new_storage, _resize, _set_storage, _split_forward,
     _split_views, _split_with_sizes_forward, _storage_device, _storage_of, _tensor_over,

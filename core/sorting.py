@@ -11,7 +11,6 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
-from ember.core._reduce import _top_k_rows
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "randperm", "sort", "topk",
            "unique", "unique_consecutive"]
@@ -138,7 +137,7 @@ def _top_indices(np, arr, k, axis, largest):
     if 0 < k <= 64 and arr.size and arr.dtype in (np.float32, np.float64, np.int64):
         rows = np.ascontiguousarray(np.moveaxis(arr, axis, -1))
         out = np.empty(rows.shape[:-1] + (k,), dtype=np.int64)
-        _top_k_rows(rows.reshape(-1, n), k, largest, out.reshape(-1, k))
+        _T._top_k_rows(rows.reshape(-1, n), k, largest, out.reshape(-1, k))
         return np.moveaxis(out, -1, axis)
     if k * 8 > n or n < 256 or arr.dtype.kind not in "fiu":
         return np.take(_order(arr, axis, largest), np.arange(k), axis=axis)
