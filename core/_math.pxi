@@ -29,10 +29,15 @@ cdef tuple SIMPLE_UNARY = tuple(d for d in _optable.UNARY.ops if "function" in d
 cdef tuple SIMPLE_BINARY = tuple(d for d in _optable.BINARY.ops if "function" in d.forms)
 
 
-cdef object binary_function(Op op):
-    """The public function of a binary op: ``name(input, other, *, out=None)``."""
+cdef object binary_function(Op op, bint scalar_self=False):
+    """The public function of a binary op: ``name(input, other, *, out=None)``;
+    ``scalar_self``: ``input`` may be a Python number when ``other`` is a tensor (PyTorch's
+    Scalar_Tensor overloads: ``remainder(5, t)``)."""
     def fn(input, other, *, out=None):
-        return binary_op(op, as_tensor_arg(input, op.name, "input"), other, 1, out)
+        if not (scalar_self and isinstance(input, (int, float)) and
+                isinstance(other, TensorBase)):
+            input = as_tensor_arg(input, op.name, "input")
+        return binary_op(op, input, other, 1, out)
     fn.__name__ = fn.__qualname__ = op.name
     fn.__doc__ = (f"{op.name}(input, other, *, out=None): elementwise, with broadcasting and "
                   f"type promotion, as torch.{op.name}.")
@@ -180,7 +185,8 @@ def frac(input, *, out=None):
 
 # made once: callers (the façade, aliases resolved at each call) share these objects
 cdef dict _TABLE_FUNCTIONS = {d.name: unary_function(get_op(d.name)) for d in SIMPLE_UNARY}
-_TABLE_FUNCTIONS.update({d.name: binary_function(get_op(d.name)) for d in SIMPLE_BINARY})
+_TABLE_FUNCTIONS.update({d.name: binary_function(get_op(d.name), d.scalar_self)
+                         for d in SIMPLE_BINARY})
 
 
 def table_functions():

@@ -55,6 +55,7 @@ class OpDef(NamedTuple):
     domain: object = "any"
     tol: int = 1              # conformance tolerance scale
     scalar_other: bool = True  # binary: `other` may be a Python number (PyTorch's schema)
+    scalar_self: bool = False  # binary: the function's `input` may be one (Scalar_Tensor)
     # an expression of the op in other ops (the derivative's words: self, other, and the
     # constants LN2, LN10, SQRT1_2): what a device that declares this kernel unimplemented
     # (the ember_unimplemented hook) runs on the device instead of the host fallback, for
@@ -186,19 +187,21 @@ BINARY = Family("binary", "elementwise binary op codes: out = f(a, b)", (
             "(\"ZeroDivisionError\")"),
     _b("fmod", 17, "numeric", domain=("any", "nonzero"),
        composite="self - (self / other).trunc() * other"),
-    _b("remainder", 18, "numeric", domain=("any", "nonzero"),
+    _b("remainder", 18, "numeric", domain=("any", "nonzero"), scalar_self=True,
        composite="self - (self / other).floor() * other"),
-    _b("floor_divide", 19, "numeric", domain=("any", "nonzero"),
+    _b("floor_divide", 19, "numeric", domain=("any", "nonzero"), scalar_self=True,
        composite="(self / other).floor()"),
     _b("fmax", 20, "all", scalar_other=False, forms=("function", "method")),
     _b("fmin", 21, "all", scalar_other=False, forms=("function", "method")),
-    _b("bitwise_and", 22, "int_bool",
+    _b("bitwise_and", 22, "int_bool", scalar_self=True,
        note="integers and bool only; shifts by a negative or too-large count follow "
             "PyTorch (0 for left shifts, the sign fill for right shifts)"),
-    _b("bitwise_or", 23, "int_bool"),
-    _b("bitwise_xor", 24, "int_bool"),
-    _b("bitwise_left_shift", 25, "int", abi="SHIFT_LEFT", domain=("any", "small")),
-    _b("bitwise_right_shift", 26, "int", abi="SHIFT_RIGHT", domain=("any", "small")),
+    _b("bitwise_or", 23, "int_bool", scalar_self=True),
+    _b("bitwise_xor", 24, "int_bool", scalar_self=True),
+    _b("bitwise_left_shift", 25, "int", abi="SHIFT_LEFT", domain=("any", "small"),
+       scalar_self=True),
+    _b("bitwise_right_shift", 26, "int", abi="SHIFT_RIGHT", domain=("any", "small"),
+       scalar_self=True),
     _b("gelu_backward", 27, simple=False, op="_gelu_backward",
        schema="_gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
        note="floating dtypes only: GELU's gradient, out = a * (Phi(b) + b * phi(b)) with a "

@@ -228,3 +228,23 @@ def test_hash_tensor():
         ember.hash_tensor(ember.ones(2), mode=1)
     with pytest.raises(RuntimeError, match="reduction dim"):
         ember.hash_tensor(ember.empty(0))
+
+
+@pytest.mark.parametrize("name", ["remainder", "floor_divide", "bitwise_and", "bitwise_or",
+                                  "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+                                  "fmod", "atan2", "eq"])
+@pytest.mark.parametrize("number", [5, 2.5, True])
+@pytest.mark.parametrize("dtype", ["int64", "float32", "bool"])
+def test_a_number_first_as_pytorch_takes_it(name, number, dtype):
+    """PyTorch's Scalar_Tensor overloads (remainder(5, t), the bitwise ops and shifts): the
+    same values and dtype, or the same exception type where PyTorch has none (fmod, atan2,
+    the comparisons)."""
+    values = [3, -4, 5] if dtype != "bool" else [True, False, True]
+    outcome = []
+    for m in (ember, torch):
+        try:
+            r = getattr(m, name)(number, m.tensor(values, dtype=getattr(m, dtype)))
+            outcome.append((str(np.asarray(r.tolist())), str(r.dtype).split(".")[-1]))
+        except Exception as e:              # noqa: BLE001 - the type is what is compared
+            outcome.append(type(e).__name__)
+    assert outcome[0] == outcome[1]
