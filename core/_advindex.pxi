@@ -200,14 +200,14 @@ def _index_put_(TensorBase self, indices, values, accumulate=False):
 
 def _d_index(ctx, g):
     z = zeros_for(g, ctx.shapes[0])
-    adv_setitem(z, ctx.args[1], g, True, False, "index")
+    adv_setitem(z, ctx.arg(1), g, True, False, "index")
     return (z,)
 
 
 def _d_index_put(ctx, g):
     """t[items] = value (in place): the overwritten positions pass no gradient back to
     t's old values; value gets g at those positions (summed where it was broadcast)."""
-    items, value, accumulate = ctx.args[1], ctx.args[2], ctx.args[3]
+    items, value, accumulate = ctx.arg(1), ctx.arg(2), ctx.arg(3)
     gt = g
     if not accumulate:
         gt = clone_c(g)

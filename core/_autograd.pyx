@@ -462,8 +462,13 @@ cdef class OpNode(Node):
         x = r[i]
         return (<SavedTensor>x).unpack(self) if x is not None else None
 
+    def nargs(self):
+        return len(self._args)
+
     def arg(self, int i):
-        """Positional input ``i`` alone (a saved tensor unpacked and version-checked)."""
+        """Positional input ``i`` alone (a saved tensor unpacked and version-checked): a
+        formula that reads only some inputs (an index op's indices, not its source) must
+        not be refused because another was written in place since."""
         if self._released:
             raise RuntimeError(_FREED)
         a = self._args[i]

@@ -153,17 +153,33 @@ cdef int check_writable(TensorBase o, object a, object b) except -1:
 
 
 cdef bint shares_bytes(TensorBase o, TensorBase x) noexcept:
-    """Same storage, intersecting byte ranges, and not the very same view."""
+    """Same storage, intersecting byte ranges, and not the very same view (size-1 dims
+    aside: ``x[None] += 1`` writes x's elements from themselves)."""
     if o._storage is not x._storage or o.numel_c() == 0 or x.numel_c() == 0:
         return False
-    if o._offset == x._offset and o._dtype is x._dtype and o._ndim == x._ndim and \
-            memcmp(o._sizes, x._sizes, o._ndim * sizeof(int64_t)) == 0 and \
-            memcmp(o._strides, x._strides, o._ndim * sizeof(int64_t)) == 0:
+    if o._offset == x._offset and o._dtype is x._dtype and same_walk(o, x):
         return False
     cdef int64_t olo, ohi, xlo, xhi
     byte_range(o, &olo, &ohi)
     byte_range(x, &xlo, &xhi)
     return olo < xhi and xlo < ohi
+
+
+cdef bint same_walk(TensorBase a, TensorBase b) noexcept:
+    """Whether a and b visit the same elements in the same order: equal sizes and strides
+    once the size-1 dims are left out."""
+    cdef int i = 0, j = 0
+    while True:
+        while i < a._ndim and a._sizes[i] == 1:
+            i += 1
+        while j < b._ndim and b._sizes[j] == 1:
+            j += 1
+        if i == a._ndim or j == b._ndim:
+            return i == a._ndim and j == b._ndim
+        if a._sizes[i] != b._sizes[j] or a._strides[i] != b._strides[j]:
+            return False
+        i += 1
+        j += 1
 
 
 cdef bint partial_overlap(TensorBase o, TensorBase x) noexcept:

@@ -625,12 +625,12 @@ cdef bint recording(TensorBase self, object other):
 
 
 def _d_gather(ctx, g):
-    a_shape, dim, index = ctx.shapes[0], ctx.args[1], ctx.args[2]
+    a_shape, dim, index = ctx.shapes[0], ctx.arg(1), ctx.arg(2)
     return (scatter_add(zeros(a_shape, dtype=g.dtype, device=g.device), dim, index, g),)
 
 
 def _d_scatter(ctx, g):
-    dim, index, src = ctx.args[1], ctx.args[2], ctx.args[3]
+    dim, index, src = ctx.arg(1), ctx.arg(2), ctx.arg(3)
     reduce = ctx.kwargs.get("reduce")
     if reduce == "multiply":
         raise NotImplementedError("scatter(reduce='multiply'): the derivative is not "
@@ -685,36 +685,43 @@ def _d_scatter_reduce(ctx, g):
 
 
 def _d_scatter_add(ctx, g):
-    return g, None, None, gather(g, ctx.args[1], ctx.args[2])
+    return g, None, None, gather(g, ctx.arg(1), ctx.arg(2))
 
 
 def _d_index_select(ctx, g):
-    a_shape, dim, index = ctx.shapes[0], ctx.args[1], ctx.args[2]
+    a_shape, dim, index = ctx.shapes[0], ctx.arg(1), ctx.arg(2)
     return (index_add(zeros(a_shape, dtype=g.dtype, device=g.device), dim, index, g),)
 
 
 def _d_index_add(ctx, g):
-    dim, index, alpha = ctx.args[1], ctx.args[2], ctx.kwargs.get("alpha", 1)
+    dim, index, alpha = ctx.arg(1), ctx.arg(2), ctx.kwargs.get("alpha", 1)
     gs = index_select(g, dim, index)
     return g, None, None, (gs if alpha == 1 else gs * alpha)
 
 
 def _d_index_copy(ctx, g):
-    dim, index = ctx.args[1], ctx.args[2]
+    dim, index = ctx.arg(1), ctx.arg(2)
     return index_fill(g, dim, index, 0), None, None, index_select(g, dim, index)
 
 
 def _d_index_fill(ctx, g):
-    return (index_fill(g, ctx.args[1], ctx.args[2], 0),)
+    """self: g with the filled positions zeroed; a tensor value: the sum of g over them
+    (each index once, as PyTorch's _unique)."""
+    dim, index, value = ctx.arg(1), ctx.arg(2), ctx.arg(3)
+    gv = None
+    if isinstance(value, TensorBase) and ctx.needs_input_grad[3]:
+        unique = index.reshape(-1).unique()
+        gv = index_select(g, dim, unique).sum().reshape(value.shape).to(value.dtype)
+    return index_fill(g, dim, index, 0), None, None, gv
 
 
 def _d_take(ctx, g):
     z = zeros(ctx.shapes[0], dtype=g.dtype, device=g.device)
-    return (put(z, ctx.args[1], g, True),)
+    return (put(z, ctx.arg(1), g, True),)
 
 
 def _d_put(ctx, g):
-    index, accumulate = ctx.args[1], ctx.args[3] if len(ctx.args) > 3 else False
+    index, accumulate = ctx.arg(1), ctx.arg(3) if ctx.nargs() > 3 else False
     ga = g if accumulate else put(g, index, zeros(index.shape, dtype=g.dtype, device=g.device))
     return ga, None, take(g, index).reshape(ctx.shapes[2])
 

@@ -112,11 +112,14 @@ cdef class AutogradKernel:
         if self.save & (SAVE_INPUTS | SAVE_FIRST) and not (
                 self.save & SELF_FOR_OTHERS and not requires_from(args, 1)):
             clone = detach_c(self_t, False).clone()
-        r = self.below(args, kwargs)
-        # the node keeps no `out=self`: that would be a cycle (tensor -> node -> tensor),
-        # and the tensor and its graph would wait for the garbage collector
+        # the node (and what it saves) before the write: an input that aliases self
+        # (b.mul_(b)) is then saved at its old version, and the backward refuses it as
+        # PyTorch's does (saved after, it read the new values: a wrong gradient).  It keeps
+        # no `out=self`: that would be a cycle (tensor -> node -> tensor), and the tensor
+        # and its graph would wait for the garbage collector
         node = self.make_node(args, kwargs if "out" not in kwargs else
                               {k: v for k, v in kwargs.items() if k != "out"}, edges, clone, 0)
+        r = self.below(args, kwargs)
         if self.save & SAVE_RESULT:
             node._result = save(self_t, 0)
         rebase(self_t, node)

@@ -482,6 +482,14 @@ cdef class TensorBase:
         return self
 
     def fill_(self, value):
+        if isinstance(value, TensorBase) and (<TensorBase>value)._keys & AUTOGRAD_BIT \
+                and is_grad_enabled_c():
+            # a value requiring grad gets its gradient (the sum of self's): a copy of it
+            if (<TensorBase>value)._ndim != 0:
+                raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got "
+                                   f"tensor with {(<TensorBase>value)._ndim} dimensions.")
+            copy_into(self, expand_c(<TensorBase>value, (shape_c(self),)), "fill_")
+            return self
         fill_c(self, value)
         return self
 

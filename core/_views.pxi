@@ -527,6 +527,12 @@ cdef object setitem(TensorBase t, object index, object value):
         if lead:
             value = view_c(v, (tuple(v.shape[lead:]),))
     if has_advanced(items):
+        if len(items) == 1 and isinstance(items[0], TensorBase) and \
+                (<TensorBase>items[0])._dtype.code == EMBER_BOOL and \
+                isinstance(value, TensorBase) and (<TensorBase>value).numel_c() == 1 and \
+                (<TensorBase>value)._dtype is not t._dtype:
+            # x[mask] = one-element tensor: PyTorch's masked_fill path, which casts it
+            value = value.to(t._dtype)
         adv_setitem(t, items, value, False, True, "index_put_")
         return
     cdef TensorBase dst = index_view(t, items, None)

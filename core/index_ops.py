@@ -231,6 +231,9 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         shape = list(broadcast_shapes(tuple(ts), tuple(js)))
         st, si = list(shape), list(shape)
         st[d], si[d] = t.shape[d], idx.shape[d]
+        n = t.shape[d]
+        if n and idx.numel() and bool(((idx < 0) | (idx >= n)).any()):
+            idx = idx.remainder(n)          # PyTorch's take_along_dim wraps along a dim
         r = t.expand(st).gather(d, idx.expand(si))
     return r if out is None else out.copy_(r)
 

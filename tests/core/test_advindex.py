@@ -86,6 +86,11 @@ def test_setitem(k, tensor_value, device, oracle):
     SETS[k](e, v)
     SETS[k](t, torch.tensor(-1.0) if tensor_value else -1.0)
     oracle.assert_matches(e, t)
+    if k == 3:      # a lone mask with a one-element value: torch's masked_fill, which casts
+        SETS[k](e, ember.tensor(1.0, dtype=ember.float64, device=device))
+        SETS[k](t, torch.tensor(1.0, dtype=torch.float64))
+        oracle.assert_matches(e, t)
+        return
     with pytest.raises(RuntimeError, match="dtypes match"):      # as torch: no silent cast
         SETS[k](e, ember.tensor(1.0, dtype=ember.float64, device=device))
 

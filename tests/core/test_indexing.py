@@ -336,3 +336,105 @@ def test_row_index_ops_match_torch(dtype, dim, transposed):
         np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=tol, atol=tol)
     with pytest.raises(IndexError, match="out of"):
         ember.tensor(base).index_select(dim, ember.tensor([0, 99]))
+
+
+def _outcome(m, fn):
+    try:
+        r = fn(m)
+        return r.tolist(), str(r.dtype).split(".")[-1]
+    except RuntimeError as e:
+        return "RuntimeError", str(e).split(",")[0]
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: _put(m.zeros(3), "mask", m.tensor(1)),
+    lambda m: _put(m.zeros(3), "mask", m.tensor(1.0, dtype=m.float64)),
+    lambda m: _put(m.zeros(3, dtype=m.int64), "mask", m.tensor(1.5)),
+    lambda m: _put(m.zeros(3), "mask", m.tensor([1.0], dtype=m.float64)),
+    lambda m: _put(m.zeros(3), "mask", m.tensor([1, 2])),
+    lambda m: _put(m.zeros(3), "index", m.tensor([1, 2])),
+    lambda m: _put(m.zeros(3), "index", m.tensor(True)),
+])
+def test_setitem_value_dtypes_as_pytorch(case):
+    """x[mask] = a one-element tensor of another dtype is PyTorch's masked_fill (cast);
+    any other advanced assignment needs the dtypes to match."""
+    assert _outcome(ember, case) == _outcome(torch, case)
+
+
+def _put(x, kind, value):
+    m = ember if isinstance(x, ember.Tensor) else torch
+    idx = (x == 0) if kind == "mask" else m.tensor([0, 2])
+    if kind == "mask" and value.dim() == 1 and value.numel() == 2:
+        idx = m.tensor([True, False, True])
+    x[idx] = value
+    return x
+
+
+def test_writes_through_none_indexing():
+    for m in (ember, torch):
+        x = m.zeros(2)
+        x[None] += 1
+        x[None, 0] += 1
+        x[None] = x[None]
+        assert x.tolist() == [2.0, 1.0]
+
+
+@pytest.mark.parametrize("pattern", ["mask", "index +=", "index_select", "read then write"])
+def test_an_index_read_does_not_pin_its_source(pattern):
+    """y[m] = y[m] * 2 and friends: an index op's backward needs its source's shape, not
+    its values, so writing the source afterwards is no error (it raised)."""
+    grads = []
+    for m in (ember, torch):
+        a = m.tensor([-1.0, 2.0, -3.0], dtype=m.float64, requires_grad=True)
+        y = a * 1
+        if pattern == "mask":
+            mask = y < 0
+            y[mask] = y[mask] * 2
+            loss = y.sum()
+        elif pattern == "index +=":
+            y[m.tensor([0, 1])] += 1
+            loss = (y * y).sum()
+        elif pattern == "index_select":
+            z = m.index_select(y, 0, m.tensor([0, 2]))
+            y.add_(1)
+            loss = (z * z).sum() + y.sum()
+        else:
+            z = y[m.tensor([0, 2])]
+            y.mul_(3)
+            loss = (z * z).sum() + y.sum()
+        loss.backward()
+        grads.append(a.grad.tolist())
+    assert grads[0] == grads[1]
+
+
+def test_take_along_dim_wraps_indices_along_a_dim():
+    x = np.arange(12.0).reshape(3, 4)
+    for idx in ([[-1], [0], [-4]], [[5], [-9], [4]], [[0, 3], [1, 2], [2, 1]]):
+        e = ember.take_along_dim(ember.tensor(x), ember.tensor(idx), 1)
+        t = torch.take_along_dim(torch.tensor(x), torch.tensor(idx), 1)
+        assert e.tolist() == t.tolist()
+    with pytest.raises((IndexError, RuntimeError)):
+        ember.take_along_dim(ember.tensor(x), ember.tensor([-1]))   # flattened: no wrap
+
+
+def test_a_tensor_fill_value_gets_its_gradient():
+    """index_fill/index_fill_/fill_ with a 0-d value requiring grad: the sum of the
+    gradient over the filled positions (each index once), as PyTorch's."""
+    out = []
+    for m in (ember, torch):
+        x = m.zeros(3, requires_grad=True)
+        v = m.tensor(2.0, requires_grad=True)
+        x.index_fill(0, m.tensor([0, 2, 2]), v).sum().backward()
+        got = [v.grad.item()]
+        v.grad = None
+        y = x.clone()
+        y.index_fill_(0, m.tensor([1]), v)
+        (y * 3).sum().backward()
+        got.append(v.grad.item())
+        v.grad = None
+        x.clone().fill_(v).sum().backward()
+        got += [v.grad.item(), m.zeros(3).fill_(v).requires_grad, x.grad.tolist()]
+        out.append(got)
+    assert out[0] == out[1]
+    with pytest.raises(RuntimeError, match="0-dimension value tensor"):
+        ember.zeros(3).fill_(ember.ones(2, requires_grad=True))

@@ -66,3 +66,25 @@ def test_as_strided_still_checks_its_values_when_they_matter():
     y.add_(1)
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         z.sum().backward()
+
+
+@pytest.mark.parametrize("name", ["mul_", "pow_", "view mul_", "addcmul_", "add_", "mul_ other"])
+def test_an_inplace_op_reading_its_own_target(name):
+    """b.mul_(b): the node saves its inputs before the write, so an input aliasing self is
+    refused at backward, as PyTorch's (it gave old + new values: a wrong gradient); add_
+    reads no input and works."""
+    ops = {"mul_": lambda b: b.mul_(b), "pow_": lambda b: b.pow_(b),
+           "view mul_": lambda b: b[:2].mul_(b[:2]), "addcmul_": lambda b: b.addcmul_(b, b),
+           "add_": lambda b: b.add_(b), "mul_ other": lambda b: b.mul_(b.detach() * 0 + 2)}
+    outcome = []
+    for m in (ember, torch):
+        a = m.tensor([1.0, 2.0, 3.0], dtype=m.float64, requires_grad=True)
+        b = a.clone()
+        ops[name](b)
+        try:
+            b.sum().backward()
+            outcome.append(a.grad.tolist())
+        except RuntimeError as e:
+            assert "modified by an inplace operation" in str(e)
+            outcome.append("refused")
+    assert outcome[0] == outcome[1]
