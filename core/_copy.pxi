@@ -129,7 +129,10 @@ cdef int fill_c(TensorBase dst, object value) except -1:
         value = item_c(<TensorBase>value)
     elif not is_scalar(value):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
-    check_writable(dst, None, None)
+    # check_writable but for its internal-overlap refusal: one value written to elements
+    # that share memory is well defined, so PyTorch fills expanded tensors
+    if dst._no_grad_view and is_grad_enabled_c():
+        raise RuntimeError(_NO_GRAD_VIEW_WRITE)
     dst.bump()
     if dst._backend.is_meta or dst.numel_c() == 0:
         return 0

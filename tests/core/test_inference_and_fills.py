@@ -115,3 +115,16 @@ def test_an_inference_tensor_cannot_require_grad_outside_inference_mode():
                                            "outside InferenceMode is not allowed."):
         y.requires_grad_(True)
     y.requires_grad_(False)                       # turning it off is allowed
+
+
+def test_fill_and_zero_write_expanded_tensors():
+    """One value written to elements that share memory is well defined: PyTorch fills an
+    expanded tensor (its base gets the value); ops reading the target still refuse it."""
+    for m in (ember, torch):
+        x = m.zeros(1, 3)
+        x.expand(2, 3).fill_(1)
+        assert x.tolist() == [[1.0, 1.0, 1.0]]
+        x.expand(2, 3).zero_()
+        assert x.tolist() == [[0.0, 0.0, 0.0]]
+        with pytest.raises(RuntimeError, match="more than one element"):
+            x.expand(2, 3).add_(1)
