@@ -133,7 +133,10 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     trace = products.trace
     vdot = products.vdot
     # shape and joining (core/shapes.py)
-    broadcast_to = shapes.broadcast_to
+    def broadcast_to(self, *size, **kwargs):
+        """``self`` expanded to ``size`` (ints, one sequence, or the keyword)."""
+        return shapes.broadcast_to(self, _int_list("broadcast_to", "size", size, kwargs))
+
     diag = shapes.diag
     diag_embed = shapes.diag_embed
     diagflat = shapes.diagflat
@@ -181,16 +184,7 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
 
     def flip(self, *dims, **kwargs):
         """``self`` reversed along ``dims`` (ints, one sequence, or the keyword)."""
-        if set(kwargs) - {"dims"} or dims and kwargs:
-            raise TypeError(f"flip() got an unexpected keyword argument "
-                            f"'{next(iter(set(kwargs) - {'dims'}), 'dims')}'")
-        if not dims and not kwargs:
-            raise TypeError('flip() missing 1 required positional arguments: "dims"')
-        if kwargs:
-            dims = kwargs["dims"]
-        elif len(dims) == 1 and isinstance(dims[0], (list, tuple)):
-            dims = dims[0]
-        return index_ops.flip(self, dims)
+        return index_ops.flip(self, _int_list("flip", "dims", dims, kwargs))
 
     fliplr = index_ops.fliplr
     flipud = index_ops.flipud
@@ -274,6 +268,19 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
 
 
 # TensorBase comes first: Cython's type checks walk the MRO to it on every op
+
+def _int_list(method, name, args, kwargs):
+    """A method's int-list argument ``name`` as PyTorch's parser reads it: varargs ints, one
+    sequence, or the keyword."""
+    if set(kwargs) - {name} or args and kwargs:
+        raise TypeError(f"{method}() got an unexpected keyword argument "
+                        f"'{next(iter(set(kwargs) - {name}), name)}'")
+    if not args and not kwargs:
+        raise TypeError(f'{method}() missing 1 required positional arguments: "{name}"')
+    if kwargs:
+        return kwargs[name]
+    return args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
+
 class Tensor(TensorBase, method_forms.method_forms(TensorBase, method_forms.LegacyMethods,
                                                     CompositeMethods),
              method_forms.LegacyMethods, CompositeMethods):

@@ -394,3 +394,12 @@ def test_scalars_conversions_and_indices_as_torch(fn, oracle):
 def test_list_of_sequences_index_warns_as_torch():
     with pytest.warns(UserWarning, match="non-tuple sequence for multidimensional indexing"):
         ember.zeros(2, 3)[[[0, 1], [1, 0]]]
+
+
+def test_broadcast_to_takes_varargs_a_sequence_or_the_keyword():
+    t = ember.ones(3)
+    for shape in (t.broadcast_to(2, 3).shape, t.broadcast_to((2, 3)).shape,
+                  t.broadcast_to(size=[2, 3]).shape, t.broadcast_to(ember.Size([2, 3])).shape):
+        assert shape == (2, 3)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'shape'"):
+        t.broadcast_to(shape=(2, 3))
