@@ -723,6 +723,28 @@ from ember.core._random import (
     Generator, initial_seed, manual_seed, rand, rand_like, randn, randn_like, seed)
 
 
+def _meta_is(object t, dtype dt, device dev, bint requires_grad, bint inference,
+             tuple shape, tuple stride):
+    """Whether ``t`` is a tensor with exactly this dtype, device, requires_grad, inference
+    flag, shape and strides: a compiled graph's guard on one input in one call (its eight
+    Python conditions cost ~3 us a tensor; ember._dynamo.guards keeps them for the reason a
+    guard fails)."""
+    if not isinstance(t, TensorBase):
+        return False
+    cdef TensorBase x = <TensorBase>t
+    cdef int i
+    if x._dtype is not dt or x._ndim != len(shape) or x._inference != inference or \
+            ((x._keys & AUTOGRAD_BIT) != 0) != requires_grad:
+        return False
+    if x._device is not dev and not (x._device.type == dev.type and
+                                     x._device.index == dev.index):
+        return False
+    for i in range(x._ndim):
+        if x._sizes[i] != <int64_t>shape[i] or x._strides[i] != <int64_t>stride[i]:
+            return False
+    return True
+
+
 cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):
     """An arithmetic dunder (``op`` None: matmul) as PyTorch's: an operand the op does not
     take gives NotImplemented, so Python tries that operand's reflected method (an fx

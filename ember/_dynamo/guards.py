@@ -14,7 +14,7 @@ import sys
 
 from ember.core import _state
 from ember.core._dispatch import DispatchKey
-from ember.core._tensor import TensorBase
+from ember.core._tensor import TensorBase, _meta_is
 
 __all__ = ["GuardBuilder", "dispatch_state"]
 
@@ -94,10 +94,13 @@ class GuardBuilder:
     """Collects conditions, then compiles them."""
 
     def __init__(self):
-        self.lines = []             # (python condition or "name = expr" binding, description)
+        # (python condition or "name = expr" binding, description, where: None for both
+        # functions, "check" for check only, "why" for first_failure only)
+        self.lines = []
         self.ns = {"TensorBase": TensorBase, "_dispatch_state": dispatch_state,
                    "_autocast_state": autocast_state, "_module_epoch": _module_epoch,
-                   "_cell": lambda c: c.cell_contents, "_same_defaults": _same_defaults}
+                   "_cell": lambda c: c.cell_contents, "_same_defaults": _same_defaults,
+                   "_meta_is": _meta_is}
         self._n = 0
         self.count = 0
 
@@ -107,16 +110,17 @@ class GuardBuilder:
         self.ns[name] = value
         return name
 
-    def add(self, cond, why):
-        self.lines.append((cond, why))
-        self.count += 1
+    def add(self, cond, why, where=None):
+        self.lines.append((cond, why, where))
+        if where != "check":
+            self.count += 1
 
     def bind(self, name, expr):
-        self.lines.append((f"{name} = {expr}", None))
+        self.lines.append((f"{name} = {expr}", None, None))
 
     def conditions(self):
         """The conditions added so far, as Python over the flattened arguments ``L``."""
-        return [cond for cond, why in self.lines if why is not None]
+        return [cond for cond, why, where in self.lines if why is not None and where != "check"]
 
     # ---- what a capture assumed -------------------------------------------------------------
     def structure(self, spec, n_leaves):
@@ -128,15 +132,23 @@ class GuardBuilder:
         leaves symbolic dims unguarded here.  ``read``: the autograd attributes the traced
         code mentions (``grad``, ``is_leaf``, ``grad_fn``), whose state is guarded too
         (not always: a training loop's first call, before any ``.grad``, would recompile)."""
-        self.add(f"isinstance({expr}, TensorBase)", f"{what} is no longer a tensor")
+        # a static capture's input: `check` tests it in one C call, `first_failure` keeps
+        # the conditions one by one for the reason
+        each = None
+        if sizes is None:
+            each = "why"
+            self.add(f"_meta_is({expr}, {self.const(t.dtype)}, {self.const(t.device)}, "
+                     f"{t.requires_grad}, {t.is_inference()}, {tuple(t.shape)!r}, "
+                     f"{tuple(t.stride())!r})", "", "check")
+        self.add(f"isinstance({expr}, TensorBase)", f"{what} is no longer a tensor", each)
         self.add(f"{expr}.dtype is {self.const(t.dtype)}",
-                 f"{what}: dtype mismatch, expected {t.dtype}")
+                 f"{what}: dtype mismatch, expected {t.dtype}", each)
         self.add(f"{expr}.device == {self.const(t.device)}",
-                 f"{what}: device mismatch, expected {t.device}")
+                 f"{what}: device mismatch, expected {t.device}", each)
         self.add(f"{expr}.requires_grad is {t.requires_grad}",
-                 f"{what}: requires_grad mismatch, expected {t.requires_grad}")
+                 f"{what}: requires_grad mismatch, expected {t.requires_grad}", each)
         self.add(f"{expr}.is_inference() is {t.is_inference()}",
-                 f"{what}: is_inference() mismatch, expected {t.is_inference()}")
+                 f"{what}: is_inference() mismatch, expected {t.is_inference()}", each)
         if "grad" in read:
             self.add(f"({expr}.grad is None) is {t.grad is None}",
                      f"{what}: expected .grad {'' if t.grad is None else 'not '}to be None")
@@ -146,9 +158,9 @@ class GuardBuilder:
         if sizes is None:
             shape = tuple(t.shape)
             self.add(f"{expr}.shape == {shape!r}",
-                     f"{what}: size mismatch, expected {list(shape)}")
+                     f"{what}: size mismatch, expected {list(shape)}", each)
             self.add(f"{expr}.stride() == {tuple(t.stride())!r}",
-                     f"{what}: stride mismatch, expected {list(t.stride())}")
+                     f"{what}: stride mismatch, expected {list(t.stride())}", each)
             return
         self.add(f"{expr}.dim() == {len(sizes)}", f"{what}: rank mismatch, expected "
                  f"{len(sizes)} dims")
@@ -262,17 +274,19 @@ class GuardBuilder:
         """(check, first_failure): ``check(spec, L)`` -> bool; ``first_failure(spec, L)`` ->
         the description of the first condition that fails (None if all hold)."""
         body_check, body_why = [], []
-        for i, (line, why) in enumerate(self.lines):
+        for i, (line, why, where) in enumerate(self.lines):
             if why is None:
                 body_check.append(f"    {line}")
                 body_why.append(f"    {line}")
-            else:
+                continue
+            if where != "why":
                 body_check.append(f"    if not ({line}): return False")
+            if where != "check":
                 body_why.append(f"    if not ({line}): return _why[{i}]")
         src = ("def check(spec, L):\n" + "\n".join(body_check) + "\n    return True\n"
                "def first_failure(spec, L):\n" + "\n".join(body_why) + "\n    return None\n")
         ns = dict(self.ns)
-        ns["_why"] = [w for _, w in self.lines]
+        ns["_why"] = [w for _, w, _ in self.lines]
         import math
         ns["_math"] = math
         exec(compile(src, "<ember guards>", "exec"), ns)

@@ -29,8 +29,14 @@ def test_graph_reused_while_guards_hold(close):
     (lambda x: x.double(), "dtype mismatch"),
     (lambda x: x.t().contiguous().t(), "stride mismatch"),
     (lambda x: x.clone().requires_grad_(), "requires_grad mismatch"),
+    (lambda x: ember.randn(3, 4)[:, :3], "stride mismatch"),
+    (lambda x: ember.randn(3, 4), "size mismatch"),
+    (lambda x: ember.randn(3), "size mismatch"),
+    (lambda x: _inference_copy(x), "is_inference() mismatch"),
 ])
 def test_recompile_on_tensor_properties(change, reason, close):
+    """One C call checks an input's metadata (_meta_is); the reason still names the
+    property that changed."""
     cf = ember.compile(lambda x: x.exp() + 1, backend="eager", dynamic=False)
     x = ember.randn(3, 3)
     cf(x)
@@ -373,3 +379,8 @@ def test_values_read_by_iterating_a_global_container_are_guarded(backend):
     finally:
         _ITEMS[:] = [1.0, 2.0]
         _TABLE.update(a=1.0)
+
+
+def _inference_copy(x):
+    with ember.inference_mode():
+        return x.clone()
