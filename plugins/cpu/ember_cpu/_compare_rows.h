@@ -8,6 +8,7 @@
 #define EMBER_CPU_COMPARE_ROWS_H
 #include <stdint.h>
 #include "_rowmath.h"
+#include "ember/abi.h"
 
 /* op: 0 ==, 1 !=, 2 <, 3 <=, 4 >, 5 >= (abi.h's EMBER_BINARY_EQ.. order); sa, sb: 1 or 0 */
 #define EMBER_CMP_LOOPS(OP)                                                              \
@@ -41,4 +42,19 @@ EMBER_CMP_FN(double, ember_compare_f64)
 
 #undef EMBER_CMP_FN
 #undef EMBER_CMP_LOOPS
+
+/* The row in the loop of `dtype` (abi.h's code); 0 when no loop here takes that dtype. */
+static inline int ember_compare_row(int dtype, int op, uint8_t *o, const void *a, int64_t sa,
+                                    const void *b, int64_t sb, int64_t n) {
+    switch (dtype) {
+    case EMBER_UINT8: case EMBER_BOOL: ember_compare_u8(op, o, a, sa, b, sb, n); return 1;
+    case EMBER_INT8: ember_compare_i8(op, o, a, sa, b, sb, n); return 1;
+    case EMBER_INT16: ember_compare_i16(op, o, a, sa, b, sb, n); return 1;
+    case EMBER_INT32: ember_compare_i32(op, o, a, sa, b, sb, n); return 1;
+    case EMBER_INT64: ember_compare_i64(op, o, a, sa, b, sb, n); return 1;
+    case EMBER_FLOAT32: ember_compare_f32(op, o, a, sa, b, sb, n); return 1;
+    case EMBER_FLOAT64: ember_compare_f64(op, o, a, sa, b, sb, n); return 1;
+    default: return 0;
+    }
+}
 #endif

@@ -14,12 +14,11 @@ from libc.math cimport (
 )
 
 cdef double M_1_SQRT_2PI = 0.3989422804014327     # 1 / sqrt(2 pi)
-from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ember_cpu._abi cimport (
     ember_ctx, ember_view, EMBER_MAX_DIM, EMBER_OK, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_TYPE,
-    EMBER_ERR_RUNTIME, EMBER_BOOL, EMBER_UINT8, EMBER_INT8, EMBER_INT16, EMBER_INT32, EMBER_INT64,
-    EMBER_FLOAT32, EMBER_FLOAT64, EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU,
+    EMBER_ERR_RUNTIME, EMBER_BOOL, EMBER_UNARY_NEG, EMBER_UNARY_EXP, EMBER_UNARY_RELU,
     EMBER_UNARY_ABS, EMBER_UNARY_LOG, EMBER_UNARY_SQRT, EMBER_UNARY_SIN, EMBER_UNARY_COS,
     EMBER_UNARY_TANH, EMBER_UNARY_SIGMOID, EMBER_UNARY_RECIPROCAL, EMBER_UNARY_SQUARE,
     EMBER_UNARY_FLOOR, EMBER_UNARY_CEIL, EMBER_UNARY_TRUNC, EMBER_UNARY_ROUND,
@@ -81,20 +80,8 @@ cdef extern from "_binary_math.h":
                               int64_t n) noexcept nogil
 
 cdef extern from "_compare_rows.h":
-    void ember_compare_u8(int op, uint8_t *o, const uint8_t *a, int64_t sa, const uint8_t *b,
-                          int64_t sb, int64_t n) noexcept nogil
-    void ember_compare_i8(int op, uint8_t *o, const int8_t *a, int64_t sa, const int8_t *b,
-                          int64_t sb, int64_t n) noexcept nogil
-    void ember_compare_i16(int op, uint8_t *o, const int16_t *a, int64_t sa, const int16_t *b,
-                           int64_t sb, int64_t n) noexcept nogil
-    void ember_compare_i32(int op, uint8_t *o, const int32_t *a, int64_t sa, const int32_t *b,
-                           int64_t sb, int64_t n) noexcept nogil
-    void ember_compare_i64(int op, uint8_t *o, const int64_t *a, int64_t sa, const int64_t *b,
-                           int64_t sb, int64_t n) noexcept nogil
-    void ember_compare_f32(int op, uint8_t *o, const float *a, int64_t sa, const float *b,
-                           int64_t sb, int64_t n) noexcept nogil
-    void ember_compare_f64(int op, uint8_t *o, const double *a, int64_t sa, const double *b,
-                           int64_t sb, int64_t n) noexcept nogil
+    int ember_compare_row(int dtype, int op, uint8_t *o, const void *a, int64_t sa,
+                          const void *b, int64_t sb, int64_t n) noexcept nogil
 
 cdef extern from "_unary_math.h":
     void ember_exp_f32(float *o, const float *a, int64_t n) noexcept nogil
@@ -467,26 +454,8 @@ cdef bint direct_compare(const EwCall *e, char **ptrs, const int64_t *strides,
     if not (EMBER_BINARY_EQ <= e.op <= EMBER_BINARY_GE) or strides[0] != 1 \
             or not (0 <= strides[1] <= 1) or not (0 <= strides[2] <= 1):
         return False
-    cdef int op = e.op - EMBER_BINARY_EQ
-    cdef uint8_t *o = <uint8_t *>ptrs[0]
-    cdef int64_t sa = strides[1], sb = strides[2]
-    if e.dtype == EMBER_UINT8 or e.dtype == EMBER_BOOL:
-        ember_compare_u8(op, o, <const uint8_t *>ptrs[1], sa, <const uint8_t *>ptrs[2], sb, n)
-    elif e.dtype == EMBER_INT8:
-        ember_compare_i8(op, o, <const int8_t *>ptrs[1], sa, <const int8_t *>ptrs[2], sb, n)
-    elif e.dtype == EMBER_INT16:
-        ember_compare_i16(op, o, <const int16_t *>ptrs[1], sa, <const int16_t *>ptrs[2], sb, n)
-    elif e.dtype == EMBER_INT32:
-        ember_compare_i32(op, o, <const int32_t *>ptrs[1], sa, <const int32_t *>ptrs[2], sb, n)
-    elif e.dtype == EMBER_INT64:
-        ember_compare_i64(op, o, <const int64_t *>ptrs[1], sa, <const int64_t *>ptrs[2], sb, n)
-    elif e.dtype == EMBER_FLOAT32:
-        ember_compare_f32(op, o, <const float *>ptrs[1], sa, <const float *>ptrs[2], sb, n)
-    elif e.dtype == EMBER_FLOAT64:
-        ember_compare_f64(op, o, <const double *>ptrs[1], sa, <const double *>ptrs[2], sb, n)
-    else:
-        return False
-    return True
+    return ember_compare_row(e.dtype, e.op - EMBER_BINARY_EQ, <uint8_t *>ptrs[0], ptrs[1],
+                             strides[1], ptrs[2], strides[2], n) != 0
 
 
 # -- one row of the iteration ---------------------------------------------------------------
