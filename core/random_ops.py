@@ -29,9 +29,14 @@ def randint(*args, generator=None, dtype=None, device=None, requires_grad=False,
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
                            f">= to={high}")
-    u = _T.rand(*tuple(size), generator=generator, dtype=_FLOAT64, device=device)
-    r = (u * (high - low)).floor() + low
-    return r.to(_dtype_by_name["int64"] if dtype is None else dtype)
+    dtype = _dtype_by_name["int64"] if dtype is None else dtype
+    # uniforms in [0, high - low), whose truncation is their floor: one fill, one cast
+    # (and one add when low is not 0) rather than a chain of float64 temporaries
+    u = _T._fill_uniform(_T.empty(*tuple(size), dtype=_FLOAT64, device=device), 0.0,
+                         float(high - low), generator)
+    exact = not dtype.is_floating_point and dtype is not _dtype_by_name["bool"]
+    r = u.to(dtype) if exact else u.floor_().to(dtype)
+    return r.add_(low) if low else r
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
