@@ -26,8 +26,30 @@ def _set_requires_grad(TensorBase self, requires_grad):
         self._keys &= ~AG
 
 
+cdef uint64_t VMAP_MODE = <uint64_t>1 << DispatchKey.VmapMode
+
+cdef str _REQUIRES_GRAD_IN_TRANSFORM = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using "
+    "torch.autograd.functional.* APIs) inside of a function being transformed by a functorch "
+    "transform. This is unsupported, please attempt to use the functorch transforms (e.g. "
+    "grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function being "
+    "transformed instead.")
+
+
 def requires_grad_(TensorBase self, requires_grad=True):
-    """Set requires_grad in place (leaves only); returns self."""
+    """Set requires_grad in place (leaves only); returns self.  Refused inside a function
+    transform (grad, vjp, jvp, vmap and those built on them), as PyTorch refuses it: the
+    ``requires_grad`` attribute and factories' ``requires_grad=True`` stay allowed."""
+    if func_level_c() > 0 or (_state.tls_included() & ~_state.tls_excluded() & VMAP_MODE):
+        raise RuntimeError(_REQUIRES_GRAD_IN_TRANSFORM)
+    _set_requires_grad(self, requires_grad)
+    return self
+
+
+def set_requires_grad(TensorBase self, requires_grad=True):
+    """requires_grad_ for ember's own code, which may run inside a function transform
+    (factories, nn.Parameter, ember.func's machinery): PyTorch's equivalents set the flag
+    without the method's check.  Returns self."""
     _set_requires_grad(self, requires_grad)
     return self
 

@@ -3,6 +3,7 @@ on request), ``frombuffer`` (any object with the buffer protocol) and ``from_fil
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._autograd import set_requires_grad
 from ember.core._device import device as _device
 from ember.core._dtype import as_dtype
 from ember.core._errors import _scalar_name
@@ -56,7 +57,7 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
                           "is shown once.", UserWarning, stacklevel=2)
             _warned_readonly = True
         arr = arr.copy()
-    return _T.from_numpy(arr).requires_grad_(requires_grad)
+    return set_requires_grad(_T.from_numpy(arr), requires_grad)
 
 
 def _is_buffer(obj):
@@ -112,7 +113,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
             raise ValueError(f"can't alias a {type(obj).__name__}: asarray(copy=False) needs "
                              f"a tensor, an array or a buffer")
         result = _T.tensor(obj, dtype=dt, device=dev)
-    return result.requires_grad_(requires_grad) if requires_grad else result
+    return set_requires_grad(result, requires_grad) if requires_grad else result
 
 
 def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=None,

@@ -5,6 +5,7 @@ import math
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._autograd import set_requires_grad
 from ember.core._dtype import _dtype_by_name
 from ember.core.shapes import stack
 
@@ -23,7 +24,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
     if out is not None:
         return out.copy_(result) if tuple(out.shape) == tuple(result.shape) else \
             out.resize_(result.shape).copy_(result)
-    return result.requires_grad_(requires_grad)
+    return set_requires_grad(result, requires_grad)
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
@@ -39,14 +40,14 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     half = 1 if steps == 1 else steps // 2
     values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
     values = values.to(_T._state_default_dtype() if dtype is None else dtype)
-    return values.requires_grad_(requires_grad)
+    return set_requires_grad(values, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base`` ** linspace(start, end, steps)."""
     exps = linspace(start, end, steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
     values = (base ** exps).to(_T._state_default_dtype() if dtype is None else dtype)
-    return values.requires_grad_(requires_grad)
+    return set_requires_grad(values, requires_grad)
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=False,
@@ -65,7 +66,7 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None,
     span = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     buf = _T.empty(span, dtype=dtype, device=device)
     r = buf.as_strided(size, stride, 0).detach()
-    return r.requires_grad_() if requires_grad else r
+    return set_requires_grad(r) if requires_grad else r
 
 
 def _triangle_indices(row, col, offset, upper, dtype, device):
@@ -105,4 +106,4 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
     n = math.floor((end - start) / step) + 1
     r = (_T.arange(n, dtype=_dtype_by_name["float64"], device=device) * step + start)
     r = r.to(dtype or _T._state_default_dtype())
-    return r.requires_grad_() if requires_grad else r
+    return set_requires_grad(r) if requires_grad else r

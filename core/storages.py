@@ -8,6 +8,7 @@ the old one keep it, where PyTorch's would follow."""
 import warnings
 
 from ember.core import _tensor as _T
+from ember.core._autograd import set_requires_grad
 from ember.core._dtype import _dtype_by_name
 
 __all__ = ["TypedStorage", "UntypedStorage"]
@@ -497,7 +498,7 @@ def _deepcopy(self, memo):
     if type(self) is not type(r):
         r = r.as_subclass(type(self))
     memo[id(self)] = r
-    r.requires_grad_(self.requires_grad)
+    set_requires_grad(r, self.requires_grad)
     if self.grad is not None:
         r.grad = copy.deepcopy(self.grad, memo)
     if self.__dict__:
@@ -511,7 +512,7 @@ def _copy(self):
                         self.storage_offset())
     if type(self) is not type(r):
         r = r.as_subclass(type(self))
-    r.requires_grad_(self.requires_grad)
+    set_requires_grad(r, self.requires_grad)
     r.__dict__.update(self.__dict__)
     return r
 
@@ -540,7 +541,7 @@ def _rebuild(array, dtype_name, device, requires_grad=False, stride=None):
         from ember.core.factories import empty_strided
         t = empty_strided(tuple(t.shape), tuple(stride), dtype=t.dtype,
                           device=t.device).copy_(t)
-    return t.requires_grad_(requires_grad) if requires_grad else t
+    return set_requires_grad(t, requires_grad) if requires_grad else t
 
 
 class StorageMethods:

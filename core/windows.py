@@ -5,6 +5,8 @@ A window is a constant: it is computed in float64 with NumPy and returned in the
 (the default float dtype) on the asked device."""
 import math
 
+from ember.core._autograd import set_requires_grad
+
 __all__ = ["bartlett_window", "blackman_window", "hamming_window", "hann_window",
            "kaiser_window"]
 
@@ -50,7 +52,7 @@ def build(op, n, symmetric, formula, dtype, device, requires_grad):
         length = n if symmetric else n + 1
         values = formula(np, length)[:n]
     out = _T.tensor(np.ascontiguousarray(values), dtype=dtype, device=device)
-    return out.requires_grad_(requires_grad)
+    return set_requires_grad(out, requires_grad)
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,

@@ -6,6 +6,7 @@ import math
 import warnings
 
 import ember
+from ember.core._autograd import set_requires_grad
 
 __all__ = ["binomial", "empty_permuted", "get_num_interop_threads", "gradient", "has_lapack",
            "has_mkl", "has_openmp", "has_spectral", "init_num_threads",
@@ -107,7 +108,7 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                            f"len(physical_layout) = {len(order)}")
     base = ember.empty(*[size[d] for d in order], dtype=dtype, device=device)
     inverse = [order.index(d) for d in range(len(size))]
-    return base.permute(*inverse).requires_grad_(requires_grad)
+    return set_requires_grad(base.permute(*inverse), requires_grad)
 
 
 def unravel_index(indices, shape):

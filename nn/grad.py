@@ -1,5 +1,6 @@
 """ember.nn.grad (``torch.nn.grad``): the gradients of a convolution with respect to its
 input and its weight, computed by autograd through ember's convolution."""
+from ember.core._autograd import set_requires_grad
 from ember.nn import functional as F
 
 import ember
@@ -10,8 +11,8 @@ __all__ = ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight", "co
 
 def _grad(conv, input, weight, grad_output, stride, padding, dilation, groups, wrt):
     with ember.enable_grad():
-        x = input.detach().requires_grad_(wrt == "input")
-        w = weight.detach().requires_grad_(wrt == "weight")
+        x = set_requires_grad(input.detach(), wrt == "input")
+        w = set_requires_grad(weight.detach(), wrt == "weight")
         out = conv(x, w, None, stride, padding, dilation, groups)
         (g,) = ember.autograd.grad(out, x if wrt == "input" else w, grad_output)
     return g

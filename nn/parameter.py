@@ -1,6 +1,7 @@
 """Parameter and Buffer: the tensors a Module registers (``torch.nn.parameter``)."""
 import inspect
 
+from ember.core._autograd import set_requires_grad
 from ember.core._errors import _arg_type_message, _check_type
 from ember.core.tensor import Tensor
 
@@ -72,7 +73,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         if data is None:
             data = _empty()
         _check_type(isinstance(data, Tensor), lambda: _arg_type_message(data, "Buffer", "data"))
-        t = data.detach().requires_grad_(data.requires_grad)
+        t = set_requires_grad(data.detach(), data.requires_grad)
         t.persistent = persistent
         t._is_buffer = True
         return t

@@ -26,6 +26,7 @@ from collections import namedtuple
 from ember._dynamo.modes import op_mode
 from ember.core import _dispatch, _state
 from ember.core import _tensor as _core
+from ember.core._autograd import set_requires_grad
 from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
 from ember.core.mode_keys import redispatch_below
@@ -409,7 +410,7 @@ class Recorder:
             with Untraced():
                 value = self.fake_mode.from_tensor(t, static_shapes=True)
             if t.requires_grad:
-                value.requires_grad_(True)
+                set_requires_grad(value, True)
             self.fakes[id(t)] = value
         self.cur.bind(t, node)
         self.cur.input_storages.add(geometry(value)[0])

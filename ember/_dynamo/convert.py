@@ -430,7 +430,7 @@ def capture_fake(cf, args, kwargs, leaves, spec, dynamic_dims):
             dims = dynamic_dims.get(i, ()) if x.is_contiguous() else ()
             f = mode.from_tensor(x, dynamic_dims=sorted(dims))
             if x.requires_grad:
-                f.requires_grad_(True)
+                _ag.set_requires_grad(f, True)
             fakes[id(x)] = f
             sizes[i] = tuple(f.shape) if dims else None
             for d, s in enumerate(f.shape):

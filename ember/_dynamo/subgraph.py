@@ -11,6 +11,7 @@ explicit arguments.
 from ember._dynamo.capture import _Phase, geometry
 from ember._dynamo.convert import _order_placeholders
 from ember._dynamo.pytree import tree_flatten
+from ember.core._autograd import set_requires_grad
 from ember.core._tensor import TensorBase
 from ember.fx.node import Node
 
@@ -82,7 +83,7 @@ def fake_for(rec, t):
     if f is None:
         f = rec.fake_mode.from_tensor(t, static_shapes=True)
         if t.requires_grad:
-            f.requires_grad_(True)
+            set_requires_grad(f, True)
         rec.fakes[id(t)] = f
     return f
 

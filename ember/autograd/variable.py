@@ -1,5 +1,6 @@
 """ember.autograd.variable (``torch.autograd.variable``): Variable, the name tensors had
 before they carried autograd themselves; ``Variable(t)`` is ``t``."""
+from ember.core._autograd import set_requires_grad
 from ember.core.tensor import Tensor
 
 __all__ = ["Variable"]
@@ -19,5 +20,5 @@ class Variable(metaclass=_VariableMeta):
             from ember.core import _tensor as _T
             data = _T.empty(0)
         if requires_grad:
-            data.requires_grad_(True)
+            set_requires_grad(data, True)
         return data

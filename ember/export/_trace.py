@@ -19,6 +19,7 @@ from ember._dynamo.pytree import tree_flatten, tree_unflatten
 from ember._dynamo.sources import Source, SourceIndex
 from ember._dynamo.symbolic import SymbolicContext
 from ember.autograd.grad_mode import no_grad
+from ember.core._autograd import set_requires_grad
 from ember.core._tensor import TensorBase
 from ember.export import dynamic_shapes as _ds
 
@@ -143,7 +144,7 @@ def _fakes(mode, leaves, specs, sizes):
                      for d, n in enumerate(x.shape)]
             f = mode.empty(shape, dtype=x.dtype, device=x.device)
             if x.requires_grad:
-                f.requires_grad_(True)
+                set_requires_grad(f, True)
             fakes[id(x)] = f
     return fakes
 

@@ -87,8 +87,8 @@ def diff_alias(x):
     v = _levels.current()
     if v is not None and not unwrap(x, v.level)[1] and _ag._fw_scan((x,))[0] < v.level:
         # the expand runs on x itself: its tangents (an enclosing jvp's) go with the value
-        return wrap(x.unsqueeze(0).expand((v.size,) + tuple(x.shape)), v.level) \
-            .requires_grad_()
+        return _ag.set_requires_grad(wrap(x.unsqueeze(0).expand((v.size,) + tuple(x.shape)),
+                                          v.level))
     b = _T._batch_level(x)
     if b is not None:
         # a new leaf of the wrapper's level around the same physical tensor: a detach would
@@ -98,7 +98,7 @@ def diff_alias(x):
     else:
         y = x.detach()
     _ag._fw_copy_tangents(x, y)
-    return y.requires_grad_()
+    return _ag.set_requires_grad(y)
 
 
 def _physically_tracked(t):

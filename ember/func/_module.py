@@ -3,6 +3,7 @@ place of its parameters and buffers) and stack_module_state (several models' sta
 stacked, for vmap over an ensemble)."""
 from collections.abc import Sequence
 
+from ember.core._autograd import set_requires_grad
 from ember.core.shapes import stack
 
 __all__ = ["functional_call", "stack_module_state"]
@@ -125,7 +126,7 @@ def _stacked_leaf(tensors, name):
     if len(grads) > 1:
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
     r = stack(list(tensors))
-    return r.detach().requires_grad_() if grads == {True} else r
+    return set_requires_grad(r.detach()) if grads == {True} else r
 
 
 def stack_module_state(models):

@@ -13,6 +13,7 @@ import pickle
 import threading
 
 from ember.core import _dtype as _dtypes
+from ember.core._autograd import set_requires_grad
 from ember.core._tensor import TensorBase, from_numpy
 from ember.core.factories import empty_strided
 from ember.core.tensor import Tensor
@@ -132,7 +133,7 @@ def _finish(t, requires_grad, metadata):
         raise pickle.UnpicklingError(f"_rebuild_tensor: requires_grad must be a bool, got "
                                      f"{requires_grad!r}")
     if requires_grad:
-        t.requires_grad_(True)
+        set_requires_grad(t, True)
     return t
 
 

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from ember.core import _dtype as _dtypes
+from ember.core._autograd import set_requires_grad
 from ember.core._tensor import TensorBase, _to_host, empty, from_numpy
 from ember.core.tensor import Tensor
 from ember.serialization._container import DTYPES, ST_NAME, CorruptCheckpoint
@@ -150,7 +151,7 @@ class Loader:
         if type(requires_grad) is not bool:
             raise CorruptCheckpoint(f"tensor '{key}' has an invalid requires_grad")
         if requires_grad:
-            t.requires_grad_(True)
+            set_requires_grad(t, True)
         self._objects[rec["id"]] = (key, t)
         return t
 

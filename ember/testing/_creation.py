@@ -1,6 +1,8 @@
 """``make_tensor``: a random tensor for tests, as torch.testing.make_tensor."""
 import math
 
+from ember.core._autograd import set_requires_grad
+
 __all__ = ["make_tensor"]
 
 # default value ranges by kind: PyTorch's (-9, 9) for floats and signed ints, [0, 10) uint8
@@ -46,5 +48,5 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         view.copy_(t)
         t = view
     if requires_grad:
-        t.requires_grad_(True)
+        set_requires_grad(t, True)
     return t

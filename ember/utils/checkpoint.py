@@ -7,6 +7,7 @@ import warnings
 from ember.amp import autocast_mode as _autocast_mode
 from ember.autograd import Function, backward, grad
 from ember.autograd.grad_mode import enable_grad, is_grad_enabled
+from ember.core._autograd import set_requires_grad
 from ember.core._tensor import TensorBase
 from ember.core.gradients import accumulating
 
@@ -45,7 +46,7 @@ class _Checkpoint(Function):
         args = list(ctx.others)
         for i, t in zip(ctx.positions, saved):
             args[i] = (t.view_as(t) if fill else t) if higher_order else \
-                t.detach().requires_grad_(t.requires_grad)
+                set_requires_grad(t.detach(), t.requires_grad)
         if ctx.preserve_rng:
             now = _rng_state()
             _set_rng_state(ctx.rng)

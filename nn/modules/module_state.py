@@ -3,6 +3,7 @@ text; subclasses customise through _save_to_state_dict / _load_from_state_dict."
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from ember.core._autograd import set_requires_grad
 from ember.core.tensor import Tensor
 
 from ember.autograd.grad_mode import no_grad
@@ -173,7 +174,7 @@ class _StateDictMixin:
         from ember.nn.parameter import Parameter
         if isinstance(current, Parameter):
             if isinstance(value, Parameter):
-                value.requires_grad_(current.requires_grad)
+                set_requires_grad(value, current.requires_grad)
             else:
                 value = Parameter(value, requires_grad=current.requires_grad)
         setattr(self, name, value)

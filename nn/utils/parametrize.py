@@ -7,6 +7,7 @@ Registering one moves the tensor to ``module.parametrizations[name].original`` (
 it runs the parametrization and assigning to it runs ``right_inverse``."""
 import contextlib
 
+from ember.core._autograd import set_requires_grad
 from ember.core.tensor import Tensor
 from ember.nn.modules.container import ModuleDict, ModuleList
 from ember.nn.parameter import Parameter
@@ -100,7 +101,7 @@ class ParametrizationList(ModuleList):
                 if isinstance(original, Parameter):
                     tensor = Parameter(tensor.detach(), original.requires_grad)
                 else:
-                    tensor = tensor.detach().requires_grad_(original.requires_grad)
+                    tensor = set_requires_grad(tensor.detach(), original.requires_grad)
                 _register_parameter_or_buffer(self, f"original{i}", tensor)
         if not self.unsafe:
             _check_same(self(), original, "")

@@ -154,3 +154,34 @@ def test_outside_transforms_nothing_changes():
         t = ember.zeros(3)
     with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
         t.unsqueeze_(0)                 # metadata in-place ops refuse inference tensors too
+
+
+_REQUIRES_GRAD_FORMS = {
+    "requires_grad_() on a tensor made inside": lambda x, m: m.zeros(3).requires_grad_(),
+    "requires_grad_(False)": lambda x, m: m.zeros(3).requires_grad_(False),
+    "requires_grad_() on the input": lambda x, m: x.requires_grad_(),
+    "factory requires_grad=True": lambda x, m: m.zeros(3, requires_grad=True),
+    "the requires_grad attribute": lambda x, m: setattr(m.zeros(3), "requires_grad", True),
+    "nn.Parameter and a Linear": lambda x, m: (m.nn.Parameter(m.ones(2)), m.nn.Linear(2, 2)),
+}
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap", "jvp"])
+@pytest.mark.parametrize("form", list(_REQUIRES_GRAD_FORMS))
+def test_requires_grad_inside_a_transform(transform, form):
+    """Tensor.requires_grad_() is refused inside any transform (vmap too), as PyTorch
+    refuses it; the attribute, factories and Parameters stay allowed."""
+    def outcome(m):
+        def fn(x):
+            _REQUIRES_GRAD_FORMS[form](x, m)
+            return (x * 2).sum() if transform == "grad" else x * 2
+        f = m.func
+        run = {"grad": lambda: f.grad(fn)(m.ones(3)),
+               "vmap": lambda: f.vmap(fn)(m.ones(2, 3)),
+               "jvp": lambda: f.jvp(fn, (m.ones(3),), (m.ones(3),))}[transform]
+        try:
+            run()
+        except RuntimeError as e:       # (a Linear under vmap: its init draws at random)
+            return "requires_grad_()" in str(e), "random operation" in str(e)
+        return "ran"
+    assert outcome(ember) == outcome(torch)

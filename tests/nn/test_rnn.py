@@ -562,7 +562,8 @@ def test_fused_lstm_matches_the_per_step_ops(dtype, kwargs, monkeypatch):
 def test_fused_lstm_packed_steps_match_the_per_step_ops(dtype, monkeypatch):
     """Enough steps and rows run the per-step products in ember-cpu's packed kernel: several
     column panels, a last panel part-filled, a row tile part-filled (7 rows), both
-    directions, threads sharing the panels; the same bits at 1 and 2 threads."""
+    directions, threads sharing the panels; the same bits at 1 and 2 threads (but for the
+    weight gradients BLAS computes)."""
     np_dtype, tol = DTYPES[dtype]
     m = enn.LSTM(3, 100, bidirectional=True, dtype=getattr(ember, dtype))
     x0 = RNG.standard_normal((5, 7, 3)).astype(np_dtype)
@@ -586,8 +587,14 @@ def test_fused_lstm_packed_steps_match_the_per_step_ops(dtype, monkeypatch):
             inference = [t.numpy() for t in m(ember.tensor(x0))[1]]
     finally:
         ember.set_num_threads(saved)
-    for a, b in zip(one, two):
-        assert a.tobytes() == b.tobytes()
+    # the weight gradients are BLAS products over every step, which OpenBLAS splits among
+    # its own threads: its Zen kernels (AMD EPYC) move their last bits with the split
+    blas = {id(p) for p in (m.weight_hh_l0, m.weight_hh_l0_reverse)}
+    for a, b, p in zip(one, two, [None] * 4 + list(m.parameters())):
+        if id(p) in blas:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+        else:
+            assert a.tobytes() == b.tobytes()
     for a, b in zip(one[1:3], inference):
         assert a.tobytes() == b.tobytes()
     _per_step(monkeypatch)
