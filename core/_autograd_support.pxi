@@ -16,10 +16,7 @@ cdef void derive(Op op, object formula, object entry, int save):
 cdef TensorBase with_grad(TensorBase t, object requires_grad):
     """A factory's result, with requires_grad=True applied (a leaf)."""
     if requires_grad:
-        if t._dtype.is_complex:
-            raise NotImplementedError("ember's autograd does not differentiate complex "
-                                      "tensors yet: a complex tensor cannot require gradients")
-        if not t._dtype.is_floating_point:
+        if not (t._dtype.is_floating_point or t._dtype.is_complex):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
         t._keys |= AUTOGRAD_BIT

@@ -124,12 +124,21 @@ cdef int complex_fill(TensorBase dst, object value) except -1:
     return 0
 
 
+cdef bint live_tangent(TensorBase t):
+    """t carries a forward-mode tangent this thread sees (not one a Function's forward
+    hides while it runs)."""
+    if t._fw is None:
+        return False
+    from ember.core._autograd import _tracked
+    return _tracked(t)
+
+
 def view_as_real(input):
     """A float view of the complex ``input``: shape [*input.shape, 2], (real, imag) last."""
     cdef TensorBase t = as_tensor_arg(input, "view_as_real", "input")
     if not t._dtype.is_complex:
         raise RuntimeError("view_as_real is only supported for complex tensors")
-    if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
+    if ((t._keys & AUTOGRAD_BIT) and is_grad_enabled_c()) or live_tangent(t):
         from ember.core.complex_functions import _ViewAsReal
         return _ViewAsReal.apply(t)
     if t._bt is not None:
@@ -157,7 +166,7 @@ def view_as_complex(input):
         strides[i] = t._strides[i] // 2
     if t._offset % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
+    if ((t._keys & AUTOGRAD_BIT) and is_grad_enabled_c()) or live_tangent(t):
         from ember.core.complex_functions import _ViewAsComplex
         return _ViewAsComplex.apply(t)
     if t._bt is not None:
@@ -182,9 +191,9 @@ def _imag(TensorBase t):
 
 
 cdef TensorBase component_of(TensorBase t, int which):
-    """A component view; on the autograd path through view_as_real, which carries the
-    gradient (the bare view would drop it)."""
-    if (t._keys & AUTOGRAD_BIT) and is_grad_enabled_c():
+    """A component view; on the autograd path (or with a tangent) through view_as_real,
+    which carries the gradient (the bare view would drop it)."""
+    if ((t._keys & AUTOGRAD_BIT) and is_grad_enabled_c()) or live_tangent(t):
         return view_as_real(t).select(-1, which)
     if t._bt is not None:
         return batched_view(t, _real if which == 0 else _imag)

@@ -648,21 +648,25 @@ def _d_sub(ctx, g):
 
 
 def _d_mul(ctx, g):
+    # PyTorch's convention: grad * conj(other) (conj_of: nothing for a real operand)
     a, b = ctx.args
+    a, b = conj_of(a), conj_of(b)
     need = ctx.needs_input_grad
-    if (<TensorBase>g)._dtype.is_complex:     # PyTorch's convention: grad * conj(other)
-        a, b = conj_of(a), conj_of(b)
     return (g * b if need[0] else None), (g * a if len(need) > 1 and need[1] else None)
 
 
-cdef object conj_of(object x):
+cpdef object conj_of(object x):
+    """x conjugated when complex: what a derivative formula reads of a saved value under
+    PyTorch's convention (the gradient is grad * conj(df/dz) for a holomorphic op)."""
     if isinstance(x, TensorBase):
         return x.conj() if (<TensorBase>x)._dtype.is_complex else x
     return x.conjugate() if isinstance(x, complex) else x
 
 
 def _d_div(ctx, g):
+    # grad / conj(other), -grad conj(self / other^2) (conj_of: nothing for a real operand)
     a, b = ctx.args
+    a, b = conj_of(a), conj_of(b)
     need = ctx.needs_input_grad
     return (g / b if need[0] else None), \
         (-g * a / (b * b) if len(need) > 1 and need[1] else None)

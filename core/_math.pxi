@@ -395,6 +395,7 @@ def _state_default_dtype():
 
 # --- derivatives (see _autograd_support.pxi) -------------------------------------------
 
+import cmath
 import math
 import re
 
@@ -436,6 +437,12 @@ def _d_pow(ctx, g):
     a, b = ctx.args
     need = ctx.needs_input_grad
     ga = gb = None
+    if any(isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_complex or
+           isinstance(x, complex) for x in (g, a, b)):   # PyTorch's convention: conj of f'
+        a, b = conj_of(a), conj_of(b)
+        return (g * b * a ** (b - 1) if need[0] else None), \
+            (g * a ** b * (log(a) if isinstance(a, TensorBase) else cmath.log(a))
+             if len(need) > 1 and need[1] else None)
     if need[0]:
         if isinstance(b, TensorBase):
             ga = where(b == 0, 0.0, g * b * a ** (b - 1))
@@ -466,7 +473,9 @@ def _polygamma(n, x):
 
 # the constants and late-bound functions the table's derivative formulas may name
 cdef dict _FORMULA_NAMES = {"LN2": _LN2, "LN10": _LN10, "TWO_OVER_SQRT_PI": _TWO_OVER_SQRT_PI,
-                            "HALF_SQRT_PI": 0.886226925452758, "polygamma": _polygamma}
+                            "HALF_SQRT_PI": 0.886226925452758, "polygamma": _polygamma,
+                            # (the C function: _tensor's module is still initialising)
+                            "conj_of": lambda x: conj_of(x)}
 
 
 cdef tuple compiled_formula(object d):
@@ -479,14 +488,15 @@ cdef tuple compiled_formula(object d):
     words = set(re.findall(r"[A-Za-z_]\w*", " ".join(exprs)))
     lines = [f"def d_{d.name}(ctx, grad):"]
     cdef int save = 0
+    read = "conj_of" if d.conj_saved else ""
     if "self" in words or "other" in words:
         save |= SAVE_INPUTS
-        lines.append("    self = ctx.args[0]")
+        lines.append(f"    self = {read}(ctx.args[0])")
         if "other" in words:
-            lines.append("    other = ctx.args[1]")
+            lines.append(f"    other = {read}(ctx.args[1])")
     if "result" in words:
         save |= SAVE_RESULT
-        lines.append("    result = ctx.result")
+        lines.append(f"    result = {read}(ctx.result)")
     lines.append(f"    return ({', '.join(exprs)},)")
     namespace = dict(_FORMULA_NAMES)
     exec("\n".join(lines), namespace)

@@ -9,7 +9,7 @@ from ember.core._factories cimport (
     complex_ops, complex_where_views, from_host_array, host_array, item_c)
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_entry, binary_op, broadcast_into, cast_to,
-    check_writable, contiguous_copy, copy_into, derive, derive_binary, derive_unary,
+    check_writable, conj_of, contiguous_copy, copy_into, derive, derive_binary, derive_unary,
     effective_keys, empty_c, expanded_view, init_ctx, is_grad_enabled_c, is_scalar, numpy,
     op_abs, op_amax, op_amin, op_div, op_eq, op_exp, op_floor_divide, op_ge, op_gt, op_le,
     op_logical_and, op_logical_xor, op_lt, op_mul, op_ne, op_pow, op_remainder, op_sub,

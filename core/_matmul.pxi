@@ -138,7 +138,9 @@ def _d_matmul(ctx, g):
     layout (the product computed transposed, as PyTorch's mm backward does), so that
     gradient reaches the contiguous tensor behind it contiguous: accumulating a strided
     gradient into a weight's .grad is several times slower."""
+    # PyTorch's convention: g @ other^H, self^H @ g (conj_of: nothing for a real operand)
     a, b = ctx.args
+    a, b = conj_of(a), conj_of(b)
     need = ctx.needs_input_grad
     if a.dim() == 1 and b.dim() == 1:
         return g * b, g * a

@@ -108,6 +108,12 @@ cdef object random_fill(Op op, TensorBase t, double p0, double p1, object genera
     cdef int k = op.resolve(effective_keys(t._keys))
     if (op._kernel_mask >> k) & 1:
         return op._table[k](t, p0, p1, generator=generator)
+    if t._dtype.is_complex:
+        # PyTorch's complex draws: the real and imaginary parts each uniform in [from, to),
+        # or each normal with variance std^2 / 2 (so that E|z - mean|^2 = std^2)
+        random_fill(op, real_view_c(t), p0, p1 if op is op_uniform else p1 * 0.7071067811865476,
+                    generator)
+        return t
     if not t._dtype.is_floating_point:
         raise NotImplementedError(f"\"{op.name.rstrip("_")}\" not implemented for "
                                   f"'{st_name(t._dtype)}' (random fills need a floating dtype)")

@@ -9,6 +9,8 @@ from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, derive, effective_keys, init_ctx, new_empty, new_like, parse_size,
     raise_kernel_error, report_side_effect, st_name, with_grad)
 
+from ember.core._factories cimport real_view_c
+
 from ember.core import _factories
 from ember.core._factories import tensor, zeros_like
 

@@ -155,11 +155,18 @@ cdef inline void own_output(TensorBase t):
         t._base_ref = None
 
 
-# the ops whose derivatives hold for complex tensors (PyTorch's conjugate convention): the
-# path of rotary embeddings (view_as_complex, a complex product, view_as_real)
+# the ops whose derivatives hold for complex tensors (PyTorch's conjugate convention):
+# the linear ones (views, copies, sums, joins), and those whose formula conjugates what it
+# reads of complex inputs (the table's holomorphic rows, core/optable.py conj_saved; mul,
+# div, pow, matmul)
 cdef frozenset COMPLEX_DIFFERENTIABLE = frozenset((
-    "mul", "add", "sub", "neg", "view", "reshape", "_unsafe_view", "unsqueeze", "squeeze",
-    "transpose", "permute", "expand", "clone", "narrow", "select", "_to_copy"))
+    "mul", "add", "sub", "neg", "div", "pow", "matmul", "exp", "log", "sqrt", "sin", "cos",
+    "reciprocal", "square", "tanh", "sigmoid", "rsqrt", "expm1", "log1p", "log2", "log10",
+    "exp2", "sinh", "cosh", "tan",
+    "view", "reshape", "_unsafe_view", "unsqueeze", "squeeze", "transpose", "permute",
+    "expand", "clone", "narrow", "select", "_to_copy", "as_strided", "contiguous",
+    "sum", "mean", "cumsum", "cat", "stack", "flip", "roll", "index_select", "repeat",
+    "where", "index", "masked_fill", "index_put"))
 
 
 cdef int refuse_complex_result(str op, object r) except -1:

@@ -232,6 +232,7 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out)
 cdef object unary_op(Op op, TensorBase a, object out)
 cdef void derive_binary(Op op, formula, int save)
 cdef void derive_unary(Op op, formula, int save)
+cpdef object conj_of(object x)
 cdef int check_writable(TensorBase o, object a, object b) except -1
 cdef object unary_entry(Op op)
 cdef object binary_entry(Op op)

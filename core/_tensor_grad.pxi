@@ -11,10 +11,7 @@ def _set_requires_grad(TensorBase self, requires_grad):
         raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                            "want to use a computed variable in a subgraph that doesn't require "
                            "differentiation use var_no_grad = var.detach().")
-    if requires_grad and self._dtype.is_complex:
-        raise NotImplementedError("ember's autograd does not differentiate complex tensors "
-                                  "yet: a complex tensor cannot require gradients")
-    if requires_grad and not self._dtype.is_floating_point:
+    if requires_grad and not (self._dtype.is_floating_point or self._dtype.is_complex):
         raise RuntimeError("only Tensors of floating point and complex dtype can require "
                            "gradients")
     if requires_grad and self._inference and not inference_mode_c():

@@ -17,6 +17,36 @@ __all__ = ["angle", "complex", "conj", "conj_physical", "imag", "is_complex", "i
            "polar", "real", "resolve_conj", "resolve_neg", "view_as_complex", "view_as_real"]
 
 
+class _Parts(Function):
+    """re + i im on the autograd path: the real part of the gradient goes to re, its
+    imaginary part to im (PyTorch's derivative of complex())."""
+
+    @staticmethod
+    def forward(ctx, re, im, dtype):
+        ctx.dtype = dtype
+        return _T._complex_out(re, im, dtype, None, "complex")
+
+    @staticmethod
+    def backward(ctx, g):
+        return _T._real(g), _T._imag(g), None
+
+    @staticmethod
+    def jvp(ctx, t_re, t_im, _):
+        return _parts(t_re if t_re is not None else _T.zeros_like(t_im),
+                      0.0 if t_im is None else t_im, ctx.dtype, None, "complex")
+
+
+def _parts(re, im, dtype, out, op):
+    """re + i im as ``dtype`` (im a tensor or a number), recorded where a part requires
+    grad (``out=`` refuses that, as PyTorch's out= does)."""
+    from ember.core._autograd import _tracked
+    if out is None and any(isinstance(p, TensorBase) and _tracked(p) for p in (re, im)):
+        if not isinstance(im, TensorBase):
+            im = _T.full_like(re, float(im))
+        return _Parts.apply(re, im, dtype)
+    return _T._complex_out(re, im, dtype, out, op)
+
+
 def _from_parts(re, im, op):
     """A complex tensor from float tensors re and im of one dtype (broadcast)."""
     if re.dtype is not im.dtype:
@@ -25,7 +55,7 @@ def _from_parts(re, im, op):
     if re.dtype.name not in ("float32", "float64"):
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
                            f"{_T._st_name(re.dtype)} and {_T._st_name(im.dtype)}")
-    return _T._complex_out(re, im, re.dtype.to_complex(), None, op)
+    return _parts(re, im, re.dtype.to_complex(), None, op)
 
 
 @composite("complex")
@@ -61,7 +91,7 @@ def conj_physical(input, *, out=None):
     x = _tensor_arg(input, "conj_physical", position=1)
     if not x.dtype.is_complex:
         return x if out is None else out.copy_(x)
-    return _T._complex_out(_T._real(x), -_T._imag(x), x.dtype, out, "conj_physical")
+    return _parts(_T._real(x), -_T._imag(x), x.dtype, out, "conj_physical")
 
 
 def conj(input):
@@ -124,6 +154,10 @@ class _ViewAsComplex(Function):
     def backward(ctx, g):
         return view_as_real(g.contiguous() if not g.is_contiguous() else g)
 
+    @staticmethod
+    def jvp(ctx, t):
+        return view_as_complex(t.contiguous())
+
 
 class _ViewAsReal(Function):
     """view_as_real on the autograd path: the gradient is the view_as_complex of the
@@ -136,6 +170,10 @@ class _ViewAsReal(Function):
     @staticmethod
     def backward(ctx, g):
         return view_as_complex(g.contiguous())
+
+    @staticmethod
+    def jvp(ctx, t):
+        return view_as_real(t)
 
 
 def _set_real(self, value):

@@ -150,38 +150,80 @@ def _pow(a, b, ar, ai, br, bi, out, ct):
     return _T._complex_out(_T.where(zero, 0.0, re), _T.where(zero, 0.0, im), ct, out, "pow")
 
 
+def _sqrt_parts(re, im):
+    """The principal square root: t = sqrt((|z| + |x|) / 2) is free of cancellation, and
+    the other part is |y| / 2t; the imaginary part takes y's sign (-0.0 included)."""
+    from ember.core.elementwise import copysign, hypot
+    t = _T.sqrt((hypot(re, im) + _T._abs(re)) * 0.5)
+    other = _T.where(t == 0, 0.0, _T._abs(im) / (2 * t))
+    right = re >= 0
+    return _T.where(right, t, other), copysign(_T.where(right, other, t), im)
+
+
+def _tanh_parts(re, im):
+    """tanh(x + iy) = (sinh 2x + i sin 2y) / (cosh 2x + cos 2y); past |x| = 20 the result
+    is sign(x) (+ 0i) to the last bit, where cosh 2x would overflow to inf / inf."""
+    from ember.core.elementwise import copysign
+    far = _T._abs(re) > 20
+    x = _T.where(far, 0.0, re)
+    d = _more["cosh"](2 * x) + _T.cos(2 * im)
+    return (_T.where(far, copysign(_T.ones_like(re), re), _more["sinh"](2 * x) / d),
+            _T.where(far, 0.0 * im, _T.sin(2 * im) / d))
+
+
+def _unary_parts(op, re, im):
+    """(re, im) of op(re + i im), or None for an op without a complex formula."""
+    if op == "neg":
+        return -re, -im
+    if op in ("exp", "exp2"):
+        k = 1.0 if op == "exp" else math.log(2.0)
+        return _exp_parts(re * k, im * k)
+    if op in ("log", "log2", "log10", "log1p"):
+        lr, li = _log_parts(re + 1 if op == "log1p" else re, im)
+        k = {"log2": math.log(2.0), "log10": math.log(10.0)}.get(op, 1.0)
+        return (lr, li) if k == 1.0 else (lr / k, li / k)
+    if op == "expm1":          # e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y / 2): no cancellation
+        c = _T.cos(im)
+        return _more["expm1"](re) * c - 2 * _T.square(_T.sin(im * 0.5)), _T.exp(re) * _T.sin(im)
+    if op in ("sqrt", "rsqrt"):
+        r, i = _sqrt_parts(re, im)
+        return (r, i) if op == "sqrt" else _div_parts(1.0, None, r, i)
+    if op == "reciprocal":
+        return _div_parts(1.0, None, re, im)
+    if op == "square":
+        return _mul_parts(re, im, re, im)
+    if op in ("sin", "cos", "sinh", "cosh"):
+        # sinh(x + iy) = sinh x cos y + i cosh x sin y; sin(z) = -i sinh(iz), cos(z) = cosh(iz)
+        x, y = (re, im) if op in ("sinh", "cosh") else (-im, re)
+        ch, sh = _more["cosh"](x), _more["sinh"](x)
+        if op in ("sinh", "sin"):
+            r, i = sh * _T.cos(y), ch * _T.sin(y)
+        else:
+            r, i = ch * _T.cos(y), sh * _T.sin(y)
+        return (i, -r) if op == "sin" else (r, i)
+    if op == "tanh":
+        return _tanh_parts(re, im)
+    if op == "tan":            # tan(z) = -i tanh(iz)
+        r, i = _tanh_parts(-im, re)
+        return i, -r
+    if op == "sigmoid":        # 1 / (1 + e^-z)
+        er, ei = _exp_parts(-re, -im)
+        return _div_parts(1.0, None, er + 1, ei)
+    return None
+
+
 def unary(op, a, out):
     """The unary op ``op`` on the complex tensor ``a``."""
     ct = a.dtype
     re, im = _T._real(a), _T._imag(a)
-    if op == "neg":
-        re, im = -re, -im
-    elif op == "exp":
-        re, im = _exp_parts(re, im)
-    elif op == "log":
-        re, im = _log_parts(re, im)
-    elif op == "sqrt":
-        from ember.core.elementwise import copysign, hypot
-        m = hypot(re, im)
-        # the principal root; the imaginary part takes im's sign (-0.0 included)
-        re, im = _T.sqrt((m + re) * 0.5), copysign(_T.sqrt((m - re) * 0.5), im)
-    elif op == "abs":
+    if op == "abs":
         from ember.core.elementwise import hypot
         res = hypot(re, im)
         return res if out is None else out.copy_(res)
-    elif op == "reciprocal":
-        re, im = _div_parts(1.0, None, re, im)
-    elif op == "square":
-        re, im = _mul_parts(re, im, re, im)
-    elif op == "sin" or op == "cos":
-        ch, sh = _more["cosh"](im), _more["sinh"](im)
-        if op == "sin":
-            re, im = _T.sin(re) * ch, _T.cos(re) * sh
-        else:
-            re, im = _T.cos(re) * ch, -(_T.sin(re) * sh)
-    else:
+    parts = _unary_parts(op, re, im)
+    if parts is None:
         raise _unsupported(op, ct)
-    return _T._complex_out(re, im, ct, out, op)
+    return _T._complex_out(parts[0], parts[1], ct, out, op)
 
 
 def reduce(op, a, dim, keepdim, dtype, out):

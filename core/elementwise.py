@@ -376,8 +376,12 @@ def positive(input):
 
 
 def sgn(input, *, out=None):
-    """sign for real inputs (PyTorch's complex-aware name)."""
+    """sign for real inputs; z / |z| for complex ones (0 where z is 0)."""
     x = _tensor_arg(input, "sgn")
+    if x.dtype.is_complex:
+        m = x.abs()
+        zero = m == 0
+        return _out(_T.where(zero, 0.0, x / m.masked_fill(zero, 1.0)), out)
     return _out(zero_derivative("sgn", _sign, x) if x.dtype.is_floating_point else x.sign(), out)
 
 

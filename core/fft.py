@@ -4,10 +4,8 @@ The transforms run NumPy's pocketfft on the host copy of the input, in the input
 precision (imported on first use), and come back to the input's device as complex64/
 complex128 (or float32/float64 for the real-output ones: irfft*, hfft*): float32 and
 integer inputs give complex64, float64 gives complex128, as in PyTorch.  Half precision is
-refused as PyTorch's CPU does.  Complex tensors cannot require grad in ember, so only the
-real-to-real transforms (irfft*, hfft* of a real input) differentiate, with PyTorch's
-formula (the adjoint rfft, doubling the bins that stand for two); a complex-result transform
-of an input that requires grad raises rather than silently dropping the graph."""
+refused as PyTorch's CPU does.  Every transform differentiates (forward and reverse mode)
+with PyTorch's formulas: each is linear, and its derivative is its adjoint (_adjoint)."""
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
@@ -50,7 +48,7 @@ def _plan(x, s, dim, norm, op, one_sided_output=False):
         raise RuntimeError("When given, dim and shape arguments must have the same length")
     if dim is None:
         dim = range(x.dim()) if s is None else range(x.dim() - len(s), x.dim())
-    dim = list(dim)
+    dim = [dim] if isinstance(dim, int) else list(dim)
     if dim and x.dim() == 0:
         raise IndexError(f"Dimension specified as {dim[0]} but tensor has no dimensions")
     dims = [_T._wrap_dim(d, x.dim()) for d in dim]
@@ -73,41 +71,122 @@ def _to_tensor(arr, dt, like):
     return _T._from_host(arr, dt, like.device)
 
 
-def _no_complex_grad(x, op):
-    from ember.core._autograd import _fw_scan, is_grad_enabled
-    if x.requires_grad and is_grad_enabled():
-        raise NotImplementedError(f"ember.fft.{op}: complex transforms cannot carry "
-                                  f"gradients yet (the input requires grad)")
-    if _fw_scan((x,))[0] >= 0:
-        raise NotImplementedError(f"Trying to use forward AD with fft_{op} that does not "
-                                  f"support it because it has not been implemented yet "
-                                  f"(its result is complex).")
+def _host(kind, x, sizes, dims, norm, flag):
+    """One transform on the host copy of ``x`` (a tensor of the result's device):
+    kind "c2c" (``flag``: inverse), "r2c" (rfftn; ``flag``: ihfftn, the conjugate with the
+    swapped scaling) or "c2r" (irfftn; ``flag``: hfftn, of the conjugate input with the
+    swapped scaling).  ``norm`` is the forward scaling's name."""
+    import numpy as np
+    a = _T._to_host(x)
+    if kind == "c2c":
+        if not dims:
+            return _to_tensor(a, x.dtype.to_complex(), x)
+        f = np.fft.ifftn if flag else np.fft.fftn
+        return _to_tensor(f(a, sizes, dims, norm or "backward"), x.dtype.to_complex(), x)
+    if kind == "r2c":
+        out = np.fft.rfftn(a, sizes, dims, _SWAPPED[norm] if flag else (norm or "backward"))
+        return _to_tensor(np.conj(out) if flag else out, x.dtype.to_complex(), x)
+    scaling = _SWAPPED[norm] if flag else (norm or "backward")
+    return _to_tensor(np.fft.irfftn(np.conj(a) if flag else a, sizes, dims, scaling),
+                      x.dtype.to_real(), x)
+
+
+def _fit(g, shape, dims):
+    """The gradient of a transform's padded/trimmed input brought back to the input's
+    ``shape`` along ``dims``: trimmed where the input was padded, zeros where it was
+    trimmed."""
+    for d in dims:
+        m, k = shape[d], g.shape[d]
+        if m < k:
+            g = g.narrow(d, 0, m)
+        elif m > k:
+            g = _zero_padded(g, d, m)
+    return g
+
+
+def _zero_padded(g, d, m):
+    """``g`` with zeros after it along ``d`` up to size ``m``."""
+    shape = list(g.shape)
+    shape[d] = m
+    out = _T.zeros(shape, dtype=g.dtype, device=g.device)
+    out.narrow(d, 0, g.shape[d]).copy_(g)
+    return out
+
+
+def _adjoint(kind, g, shape, sizes, dims, norm, flag):
+    """PyTorch's derivative of each transform: the adjoint linear map applied to the
+    output's gradient ``g`` (the conjugate convention), then fitted to the input's shape.
+    A real input keeps the real part (the engine's conform).  Through _transform, so a
+    gradient that itself requires grad (create_graph) is differentiated again."""
+    from ember.core.complex_functions import conj_physical
+    back = _SWAPPED[norm]
+    if kind == "c2c":             # F^H: the opposite direction with the swapped scaling
+        gi = _transform("c2c", g, sizes, dims, back, not flag)
+    elif kind == "r2c":
+        # the one-sided bins are the first of the full spectrum's: zero-pad the rest, then
+        # the c2c adjoint (ihfftn: of the conjugate, its scaling the forward's own)
+        padded = _zero_padded(g, dims[-1], sizes[-1])
+        gi = _transform("c2c", conj_physical(padded) if flag else padded, sizes, dims,
+                   norm if flag else back, True)
+    else:
+        # the adjoint of the one-sided inverse: the one-sided forward transform with the
+        # same scaling, the bins that stand for themselves and their mirror image doubled
+        gi = _transform("r2c", g, sizes, dims, norm if flag else back, False)
+        last = dims[-1]
+        double = sizes[-1] - gi.shape[last]
+        if double > 0:
+            scale = _T.ones(gi.shape[last], dtype=g.dtype, device=g.device)
+            scale[1:1 + double] = 2.0
+            gi = gi * scale.reshape([-1] + [1] * (gi.dim() - 1 - last))
+        if flag:                  # hfftn transformed the conjugate
+            gi = conj_physical(gi)
+    return _fit(gi, shape, dims)
+
+
+_FUNCTION = None
+
+
+def _transform(kind, x, sizes, dims, norm, flag):
+    """``_host``, recorded by autograd (and carrying tangents) where ``x`` is tracked."""
+    from ember.core._autograd import _tracked
+    if not _tracked(x):
+        return _host(kind, x, sizes, dims, norm, flag)
+    global _FUNCTION
+    if _FUNCTION is None:         # made on first use: ember.autograd loads lazily
+        from ember.core.function import Function
+
+        class _Transform(Function):
+            @staticmethod
+            def forward(ctx, x, kind, sizes, dims, norm, flag):
+                ctx.args = (kind, tuple(x.shape), sizes, dims, norm, flag)
+                return _host(kind, x.detach(), sizes, dims, norm, flag)
+
+            @staticmethod
+            def backward(ctx, g):
+                return (_adjoint(ctx.args[0], g, *ctx.args[1:]),) + (None,) * 5
+
+            @staticmethod
+            def jvp(ctx, t, *_):              # linear: the transform of the tangent
+                kind, _shape, sizes, dims, norm, flag = ctx.args
+                return _transform(kind, t, sizes, dims, norm, flag)
+        _FUNCTION = _Transform
+    return _FUNCTION.apply(x, kind, sizes, dims, norm, flag)
 
 
 def _c2c(input, s, dim, norm, op, inverse):
     """fftn / ifftn: complex-to-complex (a real input is read as complex)."""
-    import numpy as np
     x = _input(input, op)
     sizes, dims = _plan(x, s, dim, norm, op)
-    _no_complex_grad(x, op)
-    a = _T._to_host(x)
-    if not dims:
-        return _to_tensor(a, x.dtype.to_complex(), x)
-    f = np.fft.ifftn if inverse else np.fft.fftn
-    return _to_tensor(f(a, sizes, dims, norm or "backward"), x.dtype.to_complex(), x)
+    return _transform("c2c", x, sizes, dims, norm, inverse)
 
 
 def _r2c(input, s, dim, norm, op, hermitian):
     """rfftn (or ihfftn when ``hermitian``): the one-sided spectrum of a real input."""
-    import numpy as np
     x = _input(input, op, True, "real-valued" if op.endswith(("n", "2")) else "real")
     sizes, dims = _plan(x, s, dim, norm, op)
     if not dims:
         raise RuntimeError(f"{op} must transform at least one axis")
-    _no_complex_grad(x, op)
-    a = _T._to_host(x)
-    out = np.fft.rfftn(a, sizes, dims, _SWAPPED[norm] if hermitian else (norm or "backward"))
-    return _to_tensor(np.conj(out) if hermitian else out, x.dtype.to_complex(), x)
+    return _transform("r2c", x, sizes, dims, norm, hermitian)
 
 
 def _c2r(input, s, dim, norm, op, hermitian):
@@ -115,74 +194,7 @@ def _c2r(input, s, dim, norm, op, hermitian):
     one 2 * (m - 1) by default); a real input is read as complex."""
     x = _input(input, op)
     sizes, dims = _plan(x, s, dim, norm, op, one_sided_output=True)
-    # hfft of x is irfft of conj(x) with the other scaling (conj: nothing for a real x)
-    scaling = _SWAPPED[norm] if hermitian else (norm or "backward")
-    if not x.dtype.is_complex:
-        from ember.core._autograd import _tracked
-        if _tracked(x):                     # recorded, or a tangent to carry
-            return _real_c2r().apply(x, sizes, dims, scaling)
-    else:
-        _no_complex_grad(x, op)             # its host path would drop x's history
-    return _c2r_host(x, sizes, dims, scaling, hermitian)
-
-
-def _c2r_host(x, sizes, dims, scaling, conjugate):
-    import numpy as np
-    a = _T._to_host(x)
-    if conjugate:
-        a = np.conj(a)
-    return _to_tensor(np.fft.irfftn(a, sizes, dims, scaling), x.dtype.to_real(), x)
-
-
-_C2R = None
-
-
-def _real_c2r():
-    """The autograd Function of irfftn over a real input (made on first use: ember.autograd
-    loads lazily)."""
-    global _C2R
-    if _C2R is None:
-        from ember.core.function import Function
-
-        class _RealC2R(Function):
-            @staticmethod
-            def forward(ctx, x, sizes, dims, scaling):
-                ctx.shape, ctx.sizes, ctx.dims, ctx.scaling = x.shape, sizes, dims, scaling
-                return _c2r_host(x.detach(), sizes, dims, scaling, False)
-
-            @staticmethod
-            def backward(ctx, g):
-                return _c2r_backward(g, ctx.shape, ctx.sizes, ctx.dims, ctx.scaling), \
-                    None, None, None
-
-            @staticmethod
-            def jvp(ctx, t, *_):
-                return _c2r_host(t, ctx.sizes, ctx.dims, ctx.scaling, False)   # linear
-        _C2R = _RealC2R
-    return _C2R
-
-
-def _c2r_backward(g, shape, sizes, dims, scaling):
-    """PyTorch's fft_c2r_backward for a real input: the adjoint is the rfft with the same
-    scaling (the swapped norm), bins 1 .. n - n//2 - 1 doubled (each stands for itself and its
-    mirror image), then fitted back to the input's sizes (zeros where it was trimmed)."""
-    import numpy as np
-    gi = np.fft.rfftn(_T._to_host(g), sizes, dims, _SWAPPED[scaling]).real
-    last = dims[-1]
-    double = sizes[-1] - gi.shape[last]
-    if double > 0:
-        idx = [slice(None)] * gi.ndim
-        idx[last] = slice(1, 1 + double)
-        gi[tuple(idx)] *= 2
-    for d in dims:
-        m, k = shape[d], gi.shape[d]
-        if m < k:
-            gi = np.take(gi, range(m), axis=d)
-        elif m > k:
-            pad = [(0, 0)] * gi.ndim
-            pad[d] = (0, m - k)
-            gi = np.pad(gi, pad)
-    return _to_tensor(gi, g.dtype, g)
+    return _transform("c2r", x, sizes, dims, norm, hermitian)
 
 
 def _one(n):

@@ -86,7 +86,8 @@ class _BackwardCtx:
 
 def elementwise(ctx):
     """J t = sum over inputs of (backward formula at input i)(t_i broadcast): exact for ops
-    whose Jacobian is diagonal (elementwise, with broadcasting)."""
+    whose Jacobian is diagonal (elementwise, with broadcasting).  Complex: a backward
+    formula gives g conj(f'), so the tangent is conj(formula(conj(t))) = t f'."""
     formula = ctx.op.derivative[0]
     out_shape = ctx.result.shape
     total = None
@@ -94,9 +95,10 @@ def elementwise(ctx):
         if t is None:
             continue
         g = t if tuple(t.shape) == tuple(out_shape) else t.expand(out_shape)
-        part = formula(_BackwardCtx(ctx, i), g)[i]
+        part = formula(_BackwardCtx(ctx, i), _T.conj_of(g))[i]
         if part is None:
             continue
+        part = _T.conj_of(part)
         total = part if total is None else total + part
     return total
 

@@ -18,6 +18,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     _tensor_arg(x, "vector_norm", "x")
     if dtype is not None:
         x = x.to(dtype)
+    if x.dtype.is_complex:              # the norm of the moduli (real, as PyTorch's)
+        x = _T._abs(x)
     if not x.is_floating_point():
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor "
                            f"as input. Got {_scalar_name(x)}")

@@ -61,6 +61,10 @@ class OpDef(NamedTuple):
     # (the ember_unimplemented hook) runs on the device instead of the host fallback, for
     # the floating dtypes
     composite: str = ""
+    # complex inputs: the formula reads conj(self), conj(other), conj(result), which for
+    # an op holomorphic with real coefficients is PyTorch's convention, grad * conj(f'(z));
+    # False where the formula is written for complex inputs as it stands (abs)
+    conj_saved: bool = True
 
     @property
     def enum(self):
@@ -101,7 +105,7 @@ UNARY = Family("unary", "elementwise unary op codes: out = f(a)", (
     _u("neg", 0, "numeric", grad="-grad", simple=False),
     _u("exp", 1, grad="grad * result", simple=False, domain="small"),
     _u("relu", 2, "numeric", simple=False),
-    _u("abs", 3, "numeric", grad="grad * self.sign()"),
+    _u("abs", 3, "numeric", grad="grad * self.sgn()", conj_saved=False),
     _u("log", 4, grad="grad / self", domain="positive"),
     _u("sqrt", 5, grad="grad / (2 * result)", domain="positive"),
     _u("sin", 6, grad="grad * self.cos()"),
