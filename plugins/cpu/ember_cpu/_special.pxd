@@ -33,10 +33,14 @@ cdef extern from *:
     const double ERFINV_TAIL "ember_erfinv_tail"[9]
 
 
-cdef inline double erfinv_d(double y) noexcept nogil:
-    """Giles' approximation polished by two Newton steps; near |y| = 1 the residual is
-    taken as (1 - |y|) - erfc(x), where 1 - |y| is exact, so the tails keep full precision."""
-    cdef double a = fabs(y), w, x, c, step
+cdef inline double erfinv_d(double y, bint single) noexcept nogil:
+    """Giles' approximation (relative error < 4e-7) polished: one Halley step on
+    erf(x) = |y| (cubic convergence: to double precision), or, where erf flattens near
+    |y| = 1 and its residual would cancel, Newton steps on log erfc(x) = log(1 - |y|), where
+    1 - |y| is exact, so the tails keep full precision (until the step is below the result's
+    precision; a float result also keeps the erf residual further out, as its error there
+    is below float's)."""
+    cdef double a = fabs(y), w, x, c, d, step
     cdef int k
     if not a <= 1:
         return NAN
@@ -47,15 +51,18 @@ cdef inline double erfinv_d(double y) noexcept nogil:
         x = _horner(ERFINV_CENTRAL, 9, w - 2.5) * a
     else:
         x = _horner(ERFINV_TAIL, 9, sqrt(w) - 3) * a
-    for k in range(8):              # two or three steps but far in the tails
-        if a < 0.5:                 # erf'(x) = 2/sqrt(pi) exp(-x^2)
-            step = (erf(x) - a) / (1.1283791670955126 * exp(-x * x))
-        else:                       # on log erfc, nearly linear in the tail
+    d = 1.1283791670955126 * exp(-x * x)             # erf'(x) = 2/sqrt(pi) exp(-x^2)
+    if a < (0.999 if single else 0.9):
+        step = (erf(x) - a) / d
+        x -= step / (1 + x * step)                    # Halley: erf''/erf' = -2x
+    else:                       # (Giles' tail drifts far out: more steps there)
+        for k in range(8):
             c = erfc(x)
-            step = (log(1 - a) - log(c)) * c / (1.1283791670955126 * exp(-x * x))
-        x -= step
-        if fabs(step) <= 1e-16 * x:
-            break
+            step = (log(1 - a) - log(c)) * c / d
+            x -= step
+            if fabs(step) <= (1e-9 if single else 1e-16) * x:
+                break
+            d = 1.1283791670955126 * exp(-x * x)
     return copysign(x, y)
 
 
@@ -84,7 +91,7 @@ cdef inline double digamma_d(double x) noexcept nogil:
 
 
 cdef inline ct_t _erfinv(ct_t x) noexcept nogil:
-    return <ct_t>erfinv_d(x)
+    return <ct_t>erfinv_d(x, ct_t is float)
 
 cdef inline ct_t _lgamma(ct_t x) noexcept nogil:
     return <ct_t>lgamma_d(x)
