@@ -221,8 +221,9 @@ def chunk(TensorBase input, int chunks, dim=0):
     need_dims(input, "chunk")
     d = wrap_dim(dim, input._ndim, "chunk")
     size = input._sizes[d]
-    step = max(1, (size + chunks - 1) // chunks)
-    return split(input, step, d)
+    if size == 0:               # PyTorch: ``chunks`` empty pieces, not one
+        return split(input, [0] * chunks, d)
+    return split(input, (size + chunks - 1) // chunks, d)
 
 
 def unbind(TensorBase input, dim=0):

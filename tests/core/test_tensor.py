@@ -76,6 +76,15 @@ def test_split_chunk_unbind():
         e.split([1, 1])
 
 
+@pytest.mark.parametrize("shape,chunks,dim", [((0, 3), 2, 0), ((3, 0), 3, 1), ((0,), 4, 0),
+                                              ((5,), 3, 0), ((2, 7), 7, 1)])
+def test_chunk_counts_match_torch_empty_dims_included(shape, chunks, dim):
+    """An empty dim gives ``chunks`` empty pieces (q, k = x.chunk(2) on an empty batch)."""
+    got = ember.zeros(shape).chunk(chunks, dim)
+    want = torch.zeros(shape).chunk(chunks, dim)
+    assert [tuple(p.shape) for p in got] == [tuple(p.shape) for p in want]
+
+
 @pytest.mark.parametrize("index", [
     0, -1, (1, 2), (slice(None), 1), (Ellipsis, 1), (None, 0), (0, None, slice(1, 3)),
     (slice(1, None, 2),), (slice(None, None, 3), Ellipsis, slice(-2, None)),
@@ -403,3 +412,21 @@ def test_broadcast_to_takes_varargs_a_sequence_or_the_keyword():
         assert shape == (2, 3)
     with pytest.raises(TypeError, match="unexpected keyword argument 'shape'"):
         t.broadcast_to(shape=(2, 3))
+
+
+@pytest.mark.parametrize("entries", [[2.5], ["a"], [None], [1, 2.0], [np.float64(2.0)],
+                                     ["tensor(3.)"]])
+def test_size_rejects_non_integer_entries_with_type_error(entries):
+    def make(lib):
+        return [lib.tensor(3.0) if e == "tensor(3.)" else e for e in entries]
+    with pytest.raises(TypeError) as t:
+        torch.Size(make(torch))
+    with pytest.raises(TypeError) as e:
+        ember.Size(make(ember))
+    assert str(e.value) == str(t.value).replace("torch.Size", "ember.Size")
+
+
+def test_sample_shape_with_a_float_is_a_type_error():
+    for lib in (ember, torch):
+        with pytest.raises(TypeError):
+            lib.distributions.Normal(0.0, 1.0).sample((2.5,))
