@@ -28,7 +28,8 @@ It also indexes the globals each executed function reads, so tensors and Modules
 there can be lifted and guarded (other objects by identity), and the plain values it reads
 through attributes and constant items (``cfg["scale"]``, ``getattr(cfg, "scale")``), or
 through ``cfg.get("scale", 1.0)`` and ``len(sizes)`` on a built-in dict or container,
-which are guarded by value.  Such a read is rooted at a global or closure variable, at a
+which are guarded by value (an item read with a variable key, ``cfg[key]``, guards every
+item of a built-in container).  Such a read is rooted at a global or closure variable, at a
 local bound once to one (``c = CFG; c["s"]``), or at a parameter: at every call of the
 function the parameter's object is guarded itself (``helper(x, CFG)``, a method's
 ``self``), or for the call's own arguments the leaf the read reaches.  Reads off other
@@ -138,18 +139,17 @@ def _paths(code):
         return found
     paths, reads, stack, at_jump = {}, {}, [], {}   # dicts, for the source's order
     stores = {}                 # local name -> what each of its stores writes
-    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(
-        code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
+    params = _parameters(code)
     previous = None
     for ins in dis.get_instructions(code):
-        if ins.opname in ("STORE_FAST", "DELETE_FAST"):
-            stores.setdefault(ins.argval, []).append(
-                stack[-1] if ins.opname == "STORE_FAST" and stack else None)
         if ins.is_jump_target and previous in _ENDS:
             stack = list(at_jump.get(ins.offset, ()))     # the block after a return/jump
         elif ins.is_jump_target and ins.offset in at_jump:
             # two ways in (``CFG if flag else OTHER``): a value is known only where both agree
             stack = _merge(stack, at_jump[ins.offset])
+        if ins.opname in ("STORE_FAST", "DELETE_FAST"):   # (what both ways in agree on)
+            stores.setdefault(ins.argval, []).append(
+                stack[-1] if ins.opname == "STORE_FAST" and stack else None)
         previous, op = ins.opname, ins.opname
         if op in _STORES:
             depth = _STORES[op]
@@ -197,6 +197,8 @@ def _paths(code):
             stack.append((top[0], top[1], top[2] + (("item", key[1]),)) if simple else None)
             if stack[-1] is not None:
                 reads[stack[-1]] = None
+            elif _is_path(top):         # cfg[key], the key a variable: any item may be read
+                reads[(top[0], top[1], top[2] + (("items", None),))] = None
         elif op == "COPY":
             stack.append(stack[-ins.arg] if len(stack) >= ins.arg else None)
         elif op == "SWAP":
@@ -223,6 +225,12 @@ def _paths(code):
     found = _paths_of[code] = (tuple(_unalias(p, aliases) for p in paths),
                                tuple(_unalias(p, aliases) for p in reads))
     return found
+
+
+def _parameters(code):
+    """The names of ``code``'s parameters (``*args`` and ``**kwargs`` included)."""
+    return code.co_varnames[:code.co_argcount + code.co_kwonlyargcount + bool(
+        code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
 
 
 def _merge(a, b):
@@ -330,6 +338,8 @@ def walk(obj, steps, missing):
                 obj = len(obj)
             elif step == "iter" and type(obj) in _SIZED:
                 obj = tuple(obj)
+            elif step == "items" and type(obj) in _SIZED:
+                obj = tuple(obj.items()) if type(obj) is dict else tuple(obj)
             elif step == "view" and type(obj) is dict:
                 obj = tuple(getattr(obj, key)())
             elif step == "getattr":
@@ -364,6 +374,8 @@ def describe(name, steps):
             name = f"next({name})"
         elif step == "iter":
             name = f"iter({name})"
+        elif step == "items":
+            name += "[...]"
         else:
             name = f"len({name})"
     return name
@@ -421,6 +433,11 @@ class SideEffectMonitor:
             if code not in self._library:
                 self._check_stores(frame, code)
                 self._guard_reads(frame, code, ("local", "cell"))
+        elif event == "return":
+            if frame.f_code in self._seen and frame.f_code not in self._library:
+                # reads off locals bound as the call ran (a call's result, a value bound
+                # on two branches): guarded off the object each local holds at the end
+                self._guard_reads(frame, frame.f_code, ("local",), late=True)
         elif event == "c_call":
             if frame.f_code.co_filename.startswith(self._dirs) or \
                     frame.f_code.co_name == "<module>":
@@ -455,12 +472,14 @@ class SideEffectMonitor:
             self.rec.note_break(f"side effect: {code.co_name} writes the {written[0]} "
                                 f"variable '{written[1]}' ({self._where(frame)})")
 
-    def _guard_reads(self, frame, code, kinds):
+    def _guard_reads(self, frame, code, kinds, late=False):
         """Guards on the values ``code`` reads through paths rooted at ``kinds`` of
         variables: globals once per capture; parameters and closure variables at every
-        call (another call may pass another object)."""
+        call (another call may pass another object); ``late`` (as the call returns), the
+        other locals, which only now hold what the reads went through."""
+        params = _parameters(code) if late else ()
         for path in _reads(code):           # cfg["scale"]: a guard on the value read
-            if path[0] not in kinds:
+            if path[0] not in kinds or path[1] in params:
                 continue
             root = _root(path, frame)
             if path[2] and path[2][-1][0] == "next":

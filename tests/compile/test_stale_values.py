@@ -1,6 +1,7 @@
 """Values a captured graph baked in must be guarded: a rebound global or closure variable,
-a plain value read through a helper's parameter, a local alias or ``getattr``, a
-function's defaults, and the autograd state (``.grad``, ``is_inference()``) of inputs."""
+a plain value read through a helper's parameter, a local alias, a call's result, a local
+bound on two branches, a variable key or ``getattr``, a function's defaults, and the
+autograd state (``.grad``, ``is_inference()``) of inputs."""
 import ember.nn as nn
 import pytest
 
@@ -110,7 +111,38 @@ def _alias(x):
     return x * c["s"]
 
 
+def _get_cfg():
+    return CFG
+
+
+def _call_result(x):
+    c = _get_cfg()
+    return x * c["s"]
+
+
+def _bound_on_two_branches(x, flag=True):
+    c = CFG if flag else HOLDER.cfg
+    return x * c["s"]
+
+
+def _bound_in_if_else(x, flag=True):
+    if flag:
+        c = CFG
+    else:
+        c = HOLDER.cfg
+    return x * c["s"]
+
+
+def _variable_key(x, key="s"):
+    return x * CFG[key]
+
+
 _CASES = {
+    "a call's result": (_call_result, lambda: CFG.__setitem__("s", 5.0)),
+    "a local bound on two branches": (_bound_on_two_branches,
+                                      lambda: CFG.__setitem__("s", 5.0)),
+    "a local bound in if/else": (_bound_in_if_else, lambda: CFG.__setitem__("s", 5.0)),
+    "a variable key": (_variable_key, lambda: CFG.__setitem__("s", 5.0)),
     "helper(dict)": (lambda x: _helper(x, CFG), lambda: CFG.__setitem__("s", 5.0)),
     "helper(obj)": (lambda x: _helper_obj(x, OBJ), lambda: setattr(OBJ, "s", 5.0)),
     "lambda param": (lambda x: (lambda c: x * c["s"])(CFG), lambda: CFG.__setitem__("s", 5.0)),
