@@ -15,6 +15,7 @@ from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, where
+from ember.core.elementwise_nodes import CopysignNumber, CopysignTensor, Hypot
 from ember.core.function import Function, without_derivative, zero_derivative
 from ember.core.shapes import broadcast_tensors
 from ember.core.sorting import sort
@@ -354,6 +355,10 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     """NaN -> ``nan``, +inf -> ``posinf`` (default: the dtype's max), -inf -> ``neginf``
     (default: its lowest value)."""
     _tensor_arg(input, "nan_to_num")
+    if input.is_complex():              # the real and imaginary parts, each on its own
+        from ember.core.complex_functions import complex as from_parts
+        r = from_parts(*(nan_to_num(p, nan, posinf, neginf) for p in (input.real, input.imag)))
+        return _out(r, out)
     if not input.is_floating_point():
         return input.clone() if out is None else out.copy_(input)
     info = finfo(input.dtype)
@@ -424,12 +429,7 @@ def _binary_float(op, input, other):
 def hypot(input, other, *, out=None):
     """sqrt(input^2 + other^2), scaled by the larger magnitude so it does not overflow."""
     dt = _float_kernel_dtype("hypot", input, other)
-    a, b = _T._abs(_as_float(input, dt)), _T._abs(_as_float(other, dt))
-    hi, lo = _T.maximum(a, b), _T.minimum(a, b)
-    safe = _T.where(hi == 0, 1.0, hi)
-    r = hi * _T.sqrt(1 + _T.square(lo / safe))
-    r = _T.where(isinf(a) | isinf(b), math.inf, r)      # inf beats NaN, as C's hypot
-    return _out(r, out)
+    return _out(Hypot.apply(_as_float(input, dt), _as_float(other, dt)), out)
 
 
 def _float_kernel_dtype(op, input, other):
@@ -492,11 +492,8 @@ def signbit(input, *, out=None):
 def copysign(input, other, *, out=None):
     """|input| with the sign of ``other`` (floating result)."""
     a, b, dt = _binary_float("copysign", input, other)
-    negative = signbit(b) if isinstance(b, TensorBase) else math.copysign(1.0, b) < 0
-    mag = _T._abs(a)
-    r = _T.where(negative, -mag, mag) if isinstance(negative, TensorBase) else \
-        (-mag if negative else mag)
-    return _out(r, out)
+    node = CopysignTensor if isinstance(b, TensorBase) else CopysignNumber
+    return _out(node.apply(a, b), out)
 
 
 def heaviside(input, values, *, out=None):
@@ -516,7 +513,7 @@ def _heaviside(x, values):
 def sinc(input, *, out=None):
     """sin(pi x) / (pi x), 1 at 0 (with a zero gradient there)."""
     x = _tensor_arg(input, "sinc")
-    if not x.is_floating_point():
+    if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())
     zero = x == 0
     px = math.pi * _T.where(zero, 1.0, x)
@@ -525,6 +522,8 @@ def sinc(input, *, out=None):
 
 def _scale_float(op, input, factor, out):
     x = _tensor_arg(input, op)
+    if x.is_complex():
+        raise RuntimeError(f"{op} is not supported for complex tensors.")
     if not x.is_floating_point():
         x = x.to(_T._state_default_dtype())
     return _out(x * factor, out)

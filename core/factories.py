@@ -27,26 +27,49 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
     return set_requires_grad(result, requires_grad)
 
 
+_COMPLEX_CXX = {"complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _space_dtype(op, start, end, dtype):
+    """The result dtype: ``dtype``, else the default dtype, made complex (as PyTorch infers
+    it) when an endpoint is complex; a real ``dtype`` cannot hold complex endpoints."""
+    inferred = _T._state_default_dtype()
+    if any(isinstance(v, complex) or isinstance(v, _T.TensorBase) and v.is_complex()
+           for v in (start, end)):
+        inferred = inferred.to_complex()
+        if dtype is not None and not dtype.is_complex:
+            name = _COMPLEX_CXX.get(inferred.name, inferred.name)
+            raise RuntimeError(f"torch.{op}(): inferred dtype {name} can't be safely cast to "
+                               f"passed dtype {_T._st_name(dtype)}")
+    return inferred if dtype is None else dtype
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     if dtype is not None:
-        _T._refuse_limited("linspace", _T._dtypes.as_dtype(dtype, "linspace", "dtype"))
+        dtype = _T._dtypes.as_dtype(dtype, "linspace", "dtype")
+        _T._refuse_limited("linspace", dtype)
+    dtype = _space_dtype("linspace", start, end, dtype)
     i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     # from both ends, as PyTorch does, so the last value is exactly `end`
     # (a single step is `start`, as PyTorch's)
     half = 1 if steps == 1 else steps // 2
     values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    values = values.to(_T._state_default_dtype() if dtype is None else dtype)
+    values = values.to(dtype)
     return set_requires_grad(values, requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     """``base`` ** linspace(start, end, steps)."""
-    exps = linspace(start, end, steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
-    values = (base ** exps).to(_T._state_default_dtype() if dtype is None else dtype)
+    if dtype is not None:
+        dtype = _T._dtypes.as_dtype(dtype, "logspace", "dtype")
+    dtype = _space_dtype("logspace", start, end, dtype)
+    exps = linspace(start, end, steps, device=device, dtype=_dtype_by_name[
+        "complex128" if dtype.is_complex else "float64"])
+    values = (base ** exps).to(dtype)
     return set_requires_grad(values, requires_grad)
 
 

@@ -5,6 +5,8 @@ masked_select, masked_scatter, take_along_dim and argwhere.
 Why composite: each is a gather or scatter_add once its index is known (flip reverses an
 arange, repeat_interleave searches a cumsum, bincount/histc scatter-add ones, the masked ops
 take nonzero() positions), so a backend gets them from its two index entries."""
+import math
+
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
@@ -144,6 +146,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
         lo, hi = float(t.amin().item()), float(t.amax().item())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
+    if not (math.isfinite(lo) and math.isfinite(hi)):     # NaN/inf data or bounds: no bins
+        raise RuntimeError(f"torch.histc: range of [{lo:g}, {hi:g}] is not finite")
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
     x = t.reshape(-1)

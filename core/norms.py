@@ -28,12 +28,31 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return _T.amax(_T._abs(x), red, keepdim)
     if ord == -math.inf:
         return _T.amin(_T._abs(x), red, keepdim)
-    if ord == 0:                    # a count: differentiable, with zero gradient (PyTorch)
-        return zero_derivative("linalg_vector_norm",
-                               lambda t: (t != 0).to(t.dtype).sum(dim, keepdim=keepdim), x)
+    if ord == 0:
+        return _ZeroNorm.apply(x, dim, keepdim)
     if ord == 1:
         return _T._abs(x).sum(dim, keepdim=keepdim)
     return _PNorm.apply(x, float(ord), dim, keepdim)
+
+
+class _ZeroNorm(Function):
+    """The count of nonzeros: recorded (PyTorch's result has a grad_fn) but, as PyTorch's
+    backward, it passes no gradient on at all: x.grad stays None, not zeros."""
+
+    _node_name = "LinalgVectorNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, dim, keepdim):
+        ctx.dim, ctx.keepdim = dim, keepdim
+        return (x != 0).to(x.dtype).sum(dim, keepdim=keepdim)
+
+    @staticmethod
+    def backward(ctx, g):
+        return None, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, *_):           # forward mode: a zero tangent (as PyTorch's)
+        return _T.zeros_like(tx.sum(ctx.dim, keepdim=ctx.keepdim))
 
 
 class _PNorm(Function):

@@ -376,7 +376,9 @@ def _contract(a, la, b, lb, keep, sizes):
     bsz, m, k, n = prod(batch), prod(ms), prod(ks), prod(ns)
     left = arrange(a, la, batch + ms + ks).reshape(bsz, m, k)
     right = arrange(b, lb, batch + ks + ns).reshape(bsz, k, n)
-    r = _T.matmul(left, right).reshape([sizes[x] for x in batch + ms + ns])
+    # nothing summed: an outer product, which (unlike matmul) every dtype has, bool too
+    r = left * right if not ks else _T.matmul(left, right)
+    r = r.reshape([sizes[x] for x in batch + ms + ns])
     return r, batch + ms + ns
 
 

@@ -126,13 +126,33 @@ def _tile_method(self, *sizes, dims=None):
     return tile(self, dims)
 
 
+def _int_tuple(value, op, name, position):
+    """An int-list argument as PyTorch parses it: one int (an __index__ object: a number, a
+    one-element integer tensor) or a sequence of them; bools and other tensors are refused."""
+    def one(v):
+        if isinstance(v, bool) or not hasattr(v, "__index__") or \
+                isinstance(v, TensorBase) and (v.numel() != 1 or v.is_floating_point()):
+            raise TypeError
+        return v.__index__()
+    seq = isinstance(value, (list, tuple))
+    try:
+        return tuple(one(v) for v in value) if seq else (one(value),)
+    except TypeError:
+        bad = next((i for i, v in enumerate(value) if isinstance(v, bool) or
+                    not hasattr(v, "__index__")), 0) if seq else None
+        detail = f"but found element of type {type(value[bad]).__name__} at pos {bad}" \
+            if seq else f"not {type(value).__name__}"
+        raise TypeError(f"{op}(): argument '{name}' (position {position}) must be tuple of "
+                        f"ints, {detail}") from None
+
+
 def roll(input, shifts, dims=None):
     """Elements shifted by ``shifts`` along ``dims`` (flattened when dims is None)."""
     _tensor_arg(input, "roll")
-    if dims is None:
+    shifts = _int_tuple(shifts, "roll", "shifts", 2)
+    if dims is None and len(shifts) == 1:
         return roll(input.flatten(), shifts, 0).view(input.shape)
-    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
-    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    dims = () if dims is None else _int_tuple(dims, "roll", "dims", 3)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
                            f"{len(dims)}")
@@ -311,10 +331,37 @@ def atleast_3d(*tensors):
     return _atleast(tensors, 3, "atleast_3d")
 
 
-def tensor_split(input, indices_or_sections, dim=0):
+_SPLIT_OVERLOADS = ("(Tensor input, tuple of ints indices, int dim = 0), (Tensor input, Tensor "
+                    "tensor_indices_or_sections, int dim = 0), (Tensor input, int sections, "
+                    "int dim = 0)")
+
+
+def _split_keyword(arg, indices, sections, tensor_indices_or_sections):
+    """The one split argument, from a position or from PyTorch's overloads' keywords
+    (``sections`` an int, ``indices`` a sequence of ints, ``tensor_indices_or_sections``
+    a tensor)."""
+    given = {k: v for k, v in (("indices", indices), ("sections", sections),
+                               ("tensor_indices_or_sections", tensor_indices_or_sections))
+             if v is not None}
+    fits = {"sections": lambda v: hasattr(v, "__index__") and not isinstance(v, bool) and
+            not (isinstance(v, TensorBase) and v.dim()),
+            "indices": lambda v: isinstance(v, (list, tuple)),
+            "tensor_indices_or_sections": lambda v: isinstance(v, TensorBase)}
+    if len(given) + (arg is not None) != 1 or \
+            not all(fits[k](v) for k, v in given.items()):
+        got = ", ".join([f"{k}={type(v).__name__}" for k, v in given.items()])
+        raise TypeError(f"tensor_split() received an invalid combination of arguments - got "
+                        f"({got}), but expected one of: {_SPLIT_OVERLOADS}")
+    return arg if arg is not None else next(iter(given.values()))
+
+
+def tensor_split(input, indices_or_sections=None, dim=0, *, indices=None, sections=None,
+                 tensor_indices_or_sections=None):
     """Views of ``input`` split along ``dim``: into n near-equal parts (the first
     size % n one longer), or at the given indices."""
     t = _tensor_arg(input, "tensor_split")
+    indices_or_sections = _split_keyword(indices_or_sections, indices, sections,
+                                         tensor_indices_or_sections)
     if t.dim() == 0:
         raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
                            "tensor with 0 dims")

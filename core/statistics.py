@@ -13,6 +13,7 @@ from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.complex_functions import complex as _complex
 from ember.core.elementwise import _out, isinf, isnan, lerp, logaddexp
 from ember.core.shape_rules import _wrap
 from ember.core.shapes import cat
@@ -151,7 +152,7 @@ def count_nonzero(input, dim=None, *, axis=None):
 def logsumexp(input, dim, keepdim=False):
     """log(sum(exp(input))) over ``dim``, stable for large values and infinities."""
     x = _tensor_arg(input, "logsumexp")
-    if not x.is_floating_point():
+    if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())
     if isinstance(dim, (tuple, list)) and len(dim) == 0:
         # torch: dim=() reduces over every dim.  On a non-empty input without keepdim its
@@ -160,9 +161,14 @@ def logsumexp(input, dim, keepdim=False):
             raise RuntimeError("output with shape [] doesn't match the broadcast shape "
                                f"[{', '.join(['1'] * x.dim())}]")
         dim = tuple(range(x.dim()))
-    m = _T.amax(x, dim, True) if x.numel() else _T.zeros_like(x.sum(dim, keepdim=True))
-    m = _T.where(isinf(m), 0.0, m).to(x.dtype)       # all -inf (or +inf) rows stay exact
-    r = _T.log(_T.exp(x - m).sum(dim, keepdim=True)) + m
+    re = x.real if x.is_complex() else x            # complex: shifted by the real parts' max
+    m = _T.amax(re, dim, True) if x.numel() else _T.zeros_like(re.sum(dim, keepdim=True))
+    m = _T.where(isinf(m), 0.0, m).to(re.dtype)      # all -inf (or +inf) rows stay exact
+    e = _T.exp(x - m)
+    if x.is_complex():      # C99's cexp: exp(-inf + iy) is 0 for every y, exp(inf + 0i) inf
+        e = _T.where(x.imag == 0, _T.exp(re - m), e)
+        e = _T.where(isinf(re) & (re < 0), 0.0, e)
+    r = _T.log(e.sum(dim, keepdim=True)) + m
     return r if keepdim else r.squeeze(dim)
 
 
@@ -171,10 +177,20 @@ def logcumsumexp(input, dim, *, out=None):
     """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
     would underflow exp fall back to a running logaddexp."""
     x = _tensor_arg(input, "logcumsumexp")
-    if not x.is_floating_point():
+    if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())
     if x.dim() == 0 or x.numel() == 0:
         return _out(x.clone(), out)
+    if x.is_complex():
+        # a running complex logaddexp: torch's imaginary parts follow the scan's path (they
+        # are not wrapped to (-pi, pi]), so a shifted log(cumsum(exp)) would not match
+        d = dim % x.dim()
+        acc = _T.full_like(x.narrow(d, 0, 1), -math.inf)
+        parts = []
+        for i in range(x.shape[d]):
+            acc = _complex_logaddexp(acc, x.narrow(d, i, 1))
+            parts.append(acc)
+        return _out(cat(parts, d), out)
     # the shift is the row maximum of the non-NaN values: a NaN must poison only the
     # positions from it on (torch), not the whole row through the shift
     m = _T.amax(_T.where(isnan(x), -math.inf, x), dim, True)
@@ -189,6 +205,22 @@ def logcumsumexp(input, dim, *, out=None):
             parts.append(acc)
         return _out(cat(parts, d), out)
     return _out(_T.log(_T.cumsum(_T.exp(shifted), dim)) + m, out)
+
+
+def _complex_logaddexp(a, b):
+    """log(exp(a) + exp(b)) for complex a (the running total) and b: the operand with the
+    larger real part plus log1p(exp(smaller - larger)), as torch's scan does.  On a tie
+    the total is the smaller one; a NaN anywhere gives NaN+NaNj."""
+    b_hi = b.real >= a.real
+    hi, lo = _T.where(b_hi, b, a), _T.where(b_hi, a, b)
+    diff = lo - hi
+    w = _T.where(isinf(diff.real) & (diff.real < 0), 0.0, _T.exp(diff))
+    u, v = w.real, w.imag                      # log1p(u + iv), accurate for small |w|
+    r = hi + _complex(0.5 * (u * (2 + u) + v * v).log1p(), v.atan2(1 + u))
+    tie_inf = isinf(lo.real) & (lo.real == hi.real)
+    r = _T.where(tie_inf & (lo.real < 0), lo, r)
+    r = _T.where(tie_inf & (lo.real > 0), _T.log(_T.exp(lo) + _T.exp(hi)), r)
+    return _T.where(isnan(a) | isnan(b), complex(math.nan, math.nan), r)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -315,7 +347,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         raise ValueError(f"cov(): expected input to have two or fewer dimensions but got an "
                          f"input with {x.dim()} dimensions")
     x = x.reshape(1, -1) if x.dim() < 2 else x
-    if not x.is_floating_point():
+    if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())
     n = x.shape[1]
     w = None
@@ -343,7 +375,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         avg = x.mean(1, keepdim=True)
         norm = n - correction
     else:
-        w = w.to(x.dtype)
+        w = w.to(x.real.dtype if x.is_complex() else x.dtype)
         w_sum = w.sum()
         avg = (x * w).sum(1, keepdim=True) / w_sum
         norm = w_sum - correction if aweights is None else \
@@ -353,7 +385,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                       "than the number of observations.", UserWarning, stacklevel=2)
         norm = norm * 0 if isinstance(norm, TensorBase) else 0.0
     xm = x - avg
-    c = _T.matmul(xm if w is None else xm * w, xm.t()) / norm
+    c = _T.matmul(xm if w is None else xm * w, xm.t().conj()) / norm
     return c.squeeze()
 
 
@@ -363,7 +395,10 @@ def corrcoef(input):
     if c.dim() == 0:
         return c / c
     std = _T.sqrt(c.diagonal())
-    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+    r = c / std.unsqueeze(1) / std.unsqueeze(0)
+    if r.is_complex():                      # the real and imaginary parts clipped apart
+        return _complex(r.real.clamp(-1, 1), r.imag.clamp(-1, 1))
+    return r.clamp(-1, 1)
 
 
 def _spacing(op, y, x, dx, d):
@@ -377,6 +412,8 @@ def _spacing(op, y, x, dx, d):
             raise RuntimeError(f"{op}: There must be one `x` value for each sample point")
         step = x[1:] - x[:-1]
         return step.reshape((-1,) + (1,) * (y.dim() - 1 - d))
+    if x.dim() < y.dim():       # right-aligned against y (leading 1s), as torch's x.view
+        x = x.reshape((1,) * (y.dim() - x.dim()) + tuple(x.shape))
     return x.narrow(d, 1, x.shape[d] - 1) - x.narrow(d, 0, x.shape[d] - 1)
 
 

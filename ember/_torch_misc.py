@@ -207,18 +207,27 @@ def _gradient_1d(x, d, h, edge_order):
     def at(a, b):
         return x.narrow(d, a, b - a)
     if isinstance(h, ember.Tensor) and h.dim() == 1:          # coordinates
-        c = h.to(x.dtype)
+        # torch promotes with the coordinates' dtype (integer ones count as the default)
+        dt = ember.promote_types(x.dtype, h.dtype if h.is_floating_point() else
+                                 ember.get_default_dtype())
+        x, c = x.to(dt), h.to(dt)
         shape = [1] * x.dim()
         shape[d] = -1
         dx = (c[1:] - c[:-1]).reshape(shape)
         a, b = dx.narrow(d, 0, n - 2), dx.narrow(d, 1, n - 2)
         interior = (at(2, n) * a * a - at(0, n - 2) * b * b + at(1, n - 1) * (b * b - a * a)) \
             / (a * b * (a + b))
-        first = (at(1, 2) - at(0, 1)) / dx.narrow(d, 0, 1)
-        last = (at(n - 1, n) - at(n - 2, n - 1)) / dx.narrow(d, n - 2, 1)
-        if edge_order == 2:
-            raise RuntimeError("ember: torch.gradient with coordinate spacing supports "
-                               "edge_order=1 only")
+        if edge_order == 1:
+            first = (at(1, 2) - at(0, 1)) / dx.narrow(d, 0, 1)
+            last = (at(n - 1, n) - at(n - 2, n - 1)) / dx.narrow(d, n - 2, 1)
+        else:       # the quadratic through the three end samples, differentiated at the end
+            h1, h2 = dx.narrow(d, 0, 1), dx.narrow(d, 1, 1)
+            first = (-(2 * h1 + h2) / (h1 * (h1 + h2)) * at(0, 1)
+                     + (h1 + h2) / (h1 * h2) * at(1, 2) - h1 / (h2 * (h1 + h2)) * at(2, 3))
+            h1, h2 = dx.narrow(d, n - 3, 1), dx.narrow(d, n - 2, 1)
+            last = (h2 / (h1 * (h1 + h2)) * at(n - 3, n - 2)
+                    - (h1 + h2) / (h1 * h2) * at(n - 2, n - 1)
+                    + (2 * h2 + h1) / (h2 * (h1 + h2)) * at(n - 1, n))
         return ember.cat([first, interior, last], d)
     h = float(h.item() if isinstance(h, ember.Tensor) else h)
     interior = (at(2, n) - at(0, n - 2)) / (2 * h)

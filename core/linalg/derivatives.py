@@ -261,7 +261,10 @@ class _Eigh(Function):
             diff = w[..., None, :] - w[..., :, None]         # w_j - w_i
             ident = eye(w.shape[-1], dtype=w.dtype, device=w.device)
             F = _T.where(ident == 1, 0.0, 1.0 / (diff + ident))
-            inner = inner + F * (_mT(V) @ gV)
+            # only V^T gV's skew part moves orthonormal V: the projection makes the gradient
+            # symmetric (as PyTorch's), so a non-symmetric leaf gets the same one
+            VgV = _mT(V) @ gV
+            inner = inner + F * (0.5 * (VgV - _mT(VgV)))
         return V @ inner @ _mT(V), None
 
     @staticmethod
@@ -336,7 +339,124 @@ class _Svd(Function):
         return dU, dP.diagonal(0, -2, -1), _mT(dV)
 
 
+# --- LU: A = P L U, L unit lower (m x k), U upper (k x n), k = min(m, n) ------------------
+# For a square A, dA = P (dL U + L dU) splits X = L^-1 P^T dA U^-1 = L^-1 dL + dU U^-1 into
+# its strictly lower part (L^-1 dL, as L's diagonal is fixed) and its upper part (dU U^-1).
+# A wide A = P L [U1 U2] is that for P L U1 plus U2 = L^-1 P^T A2; a tall A = P [L1; L2] U
+# is that for P L1 U plus L2 = P^T A2 U^-1.
+
+def _lu_square_vjp(L, U, gL, gU):
+    """P^T gA of a square LU from the grads of L and U: L^-T M U^-T, with M the strictly
+    lower part of L^T gL plus the upper part of gU U^T."""
+    M = (_mT(L) @ gL).tril(-1) + (gU @ _mT(U)).triu()
+    return _tri_solve(_mT(U), _tri_solve(_mT(L), M, True, unitriangular=True), False,
+                      left=False)
+
+
+def _lu_vjp(P, L, U, gLU):
+    """gA of lu_factor from the grad of its packed LU (L's part below the diagonal)."""
+    m, n = gLU.shape[-2:]
+    k = min(m, n)
+    gL, gU = gLU[..., :, :k].tril(-1), gLU[..., :k, :].triu()
+    if m == n:
+        return P @ _lu_square_vjp(L, U, gL, gU)
+    if m < n:
+        U1, U2 = U[..., :m], U[..., m:]
+        gA2 = _tri_solve(_mT(L), gU[..., m:], True, unitriangular=True)      # L^-T gU2
+        gA1 = _lu_square_vjp(L, U1, gL - gA2 @ _mT(U2), gU[..., :m])
+        return P @ cat([gA1, gA2], -1)
+    L1, L2 = L[..., :n, :], L[..., n:, :]
+    gA2 = _tri_solve(_mT(U), gL[..., n:, :], False, left=False)              # gL2 U^-T
+    gA1 = _lu_square_vjp(L1, U, gL[..., :n, :], gU - _mT(L2) @ gA2)
+    return P @ cat([gA1, gA2], -2)
+
+
+def _lu_square_jvp(L, U, dA):
+    """(dL, dU) of a square LU from P^T dA."""
+    X = _tri_solve(U, _tri_solve(L, dA, False, unitriangular=True), True, left=False)
+    return L @ X.tril(-1), X.triu() @ U
+
+
+def _lu_jvp(P, L, U, dA):
+    """The tangent of the packed LU from A's tangent."""
+    m, n = dA.shape[-2:]
+    dA = _mT(P) @ dA
+    if m <= n:
+        dL, dU1 = _lu_square_jvp(L, U[..., :m], dA[..., :m])
+        if m == n:
+            return dL + dU1
+        dU2 = _tri_solve(L, dA[..., m:] - dL @ U[..., m:], False, unitriangular=True)
+        return cat([dL, _T.zeros_like(dU2)], -1) + cat([dU1, dU2], -1)
+    L1, L2 = L[..., :n, :], L[..., n:, :]
+    dL1, dU = _lu_square_jvp(L1, U, dA[..., :n, :])
+    dL2 = _tri_solve(U, dA[..., n:, :] - L2 @ dU, True, left=False)
+    return cat([dL1, dL2], -2) + cat([dU, _T.zeros_like(dL2)], -2)
+
+
+class _LuFactor(Function):
+    @staticmethod
+    def forward(ctx, A):
+        LU, pivots, info = _fac._lu_factor_host(A)
+        ctx.save_for_backward(LU, pivots)
+        ctx.mark_non_differentiable(pivots, info)
+        return LU, pivots, info
+
+    @staticmethod
+    def backward(ctx, gLU, _gpivots, _ginfo):
+        LU, pivots = ctx.saved_tensors
+        return _lu_vjp(*_fac.lu_unpack(LU, pivots), gLU)
+
+    @staticmethod
+    def jvp(ctx, dA):
+        LU, pivots = ctx.saved_tensors
+        return _lu_jvp(*_fac.lu_unpack(LU, pivots), dA), None, None
+
+
+class _LuSolve(Function):
+    """X with op(A) X = B (``left``) or X op(A) = B, op(A) = A^T when ``adjoint``, from
+    A's LU factors; the gradient reaches both B and the packed LU."""
+
+    @staticmethod
+    def forward(ctx, LU, pivots, B, left, adjoint):
+        X = _fac._lu_solve_host(LU, pivots, B, left, adjoint)
+        ctx.save_for_backward(LU, pivots, X)
+        ctx.left, ctx.adjoint = left, adjoint
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        LU, pivots, X = ctx.saved_tensors
+        gB = lu_solve(LU, pivots, g, left=ctx.left, adjoint=not ctx.adjoint)
+        gLU = None
+        if ctx.needs_input_grad[0]:
+            g_op = -(gB @ _mT(X)) if ctx.left else -(_mT(X) @ gB)
+            gA = _mT(g_op) if ctx.adjoint else g_op
+            P, L, U = _fac.lu_unpack(LU, pivots)
+            PgA = _mT(P) @ gA               # dA = P (dL U + L dU), L's part strictly lower
+            gLU = (PgA @ _mT(U)).tril(-1) + (_mT(L) @ PgA).triu()
+        return gLU, None, gB if ctx.needs_input_grad[2] else None, None, None
+
+    @staticmethod
+    def jvp(ctx, dLU, _dpivots, dB, _left, _adjoint):
+        LU, pivots, X = ctx.saved_tensors
+        rhs = _T.zeros_like(X) if dB is None else dB
+        if dLU is not None:
+            P, L, U = _fac.lu_unpack(LU, pivots)
+            dA = P @ (dLU.tril(-1) @ U + L @ dLU.triu())
+            d_op = _mT(dA) if ctx.adjoint else dA
+            rhs = rhs - (d_op @ X if ctx.left else X @ d_op)
+        return lu_solve(LU, pivots, rhs, left=ctx.left, adjoint=ctx.adjoint)
+
+
 # --- entry points the public functions call when autograd records -----------------------
+
+def lu_factor_ex(A):
+    return _LuFactor.apply(A)
+
+
+def lu_solve(LU, pivots, B, left=True, adjoint=False):
+    return _LuSolve.apply(LU, pivots, B, left, adjoint)
+
 
 def inv(A):
     return _Inv.apply(A)

@@ -2,19 +2,20 @@
 getrf/getrs, sytrf/sytrs, geqrf and geev through NumPy/SciPy on the host; the products of
 Householder reflectors (householder_product, ormqr) are composites, so they differentiate.
 
-Gradients: lu_solve is differentiable in B; householder_product/ormqr through their ops;
-lu_factor, ldl_factor and eig refuse to record (NotImplementedError) rather than return a
-result without a derivative."""
+Gradients: lu_factor (so lu and lu_unpack's L and U) and lu_solve through their
+autograd Functions in derivatives.py; householder_product/ormqr through their ops;
+ldl_factor and eig refuse to record (NotImplementedError) rather than return a result
+without a derivative."""
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
-from ember.core.function import Function
 from ember.core.linalg._common import (
     _back,
     _batch_shape,
     _broadcast,
+    _derivatives,
     _flat,
     _host,
     _lapack,
@@ -58,7 +59,15 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
                            "CPU")
-    _no_derivative("linalg.lu_factor", A)
+    LU, pivots, info = _derivatives().lu_factor_ex(A) if _recording(A) else \
+        _lu_factor_host(A)
+    if check_errors:
+        _raise_on_info(op, _host(info), lambda k: _lu_singular(k))
+    return _result("linalg_lu_factor_ex", ["LU", "pivots", "info"], LU, pivots, info)
+
+
+def _lu_factor_host(A):
+    """getrf on each matrix of ``A``: (LU, pivots, info) tensors."""
     np = _numpy()
     a = _host(A)
     stack = _flat(a)
@@ -71,13 +80,9 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
         for i, mat in enumerate(stack):
             lu[i], p, info[i] = getrf(mat)
             piv[i] = p + 1
-    info = info.reshape(a.shape[:-2])
-    if check_errors:
-        _raise_on_info(op, info, lambda k: _lu_singular(k))
-    return _result("linalg_lu_factor_ex", ["LU", "pivots", "info"],
-                   _back(lu.reshape(a.shape), A),
-                   _back(piv.reshape(a.shape[:-2] + (min(m, n),)), A, _INT32),
-                   _back(info, A, _INT32))
+    return (_back(lu.reshape(a.shape), A),
+            _back(piv.reshape(a.shape[:-2] + (min(m, n),)), A, _INT32),
+            _back(info.reshape(a.shape[:-2]), A, _INT32))
 
 
 @composite("linalg_lu_factor")
@@ -175,30 +180,13 @@ def _lu_solve_host(LU, pivots, B, left, adjoint):
     return _back(np.ascontiguousarray(x), B)
 
 
-class _LuSolve(Function):
-    """X = A^-1 B from A's LU factors; the gradient reaches B (A^-H g) only."""
-
-    @staticmethod
-    def forward(ctx, LU, pivots, B, left, adjoint):
-        ctx.save_for_backward(LU, pivots)
-        ctx.left, ctx.adjoint = left, adjoint
-        return _lu_solve_host(LU, pivots, B, left, adjoint)
-
-    @staticmethod
-    def backward(ctx, g):
-        LU, pivots = ctx.saved_tensors
-        return None, None, lu_solve(LU, pivots, g, left=ctx.left, adjoint=not ctx.adjoint), \
-            None, None
-
-
 @composite("linalg_lu_solve")
 @with_out
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """The solution X of ``A X = B`` (``X A = B`` when ``left=False``; A^H when ``adjoint``)
     from A's LU factorization (``lu_factor``'s LU and pivots)."""
-    _no_derivative("linalg.lu_solve with respect to LU", LU)
-    if _recording(B):
-        return _LuSolve.apply(LU, pivots, B, left, adjoint)
+    if _recording(LU, B):
+        return _derivatives().lu_solve(LU, pivots, B, left, adjoint)
     return _lu_solve_host(LU, pivots, B, left, adjoint)
 
 

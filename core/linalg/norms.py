@@ -11,6 +11,7 @@ from ember.core import products
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
+from ember.core.function import Function
 from ember.core.linalg._common import (
     _back,
     _check_float,
@@ -172,9 +173,47 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None, out=None):
 
 
 def _pinv_differentiable(A, hermitian, atol, rtol):
-    """pinv composed from the differentiable eigh / svd; which singular values count as zero
-    is decided on their (detached) values, with ember ops (a constant for the gradient; no
-    host round trip, so it also runs batched inside vmap)."""
+    return _Pinv.apply(A, hermitian, atol, rtol)
+
+
+def _mT(x):
+    return x.transpose(-2, -1)
+
+
+class _Pinv(Function):
+    """pinv with the derivative of the pseudo-inverse itself (Golub & Pereyra), which PyTorch
+    uses for both ``hermitian`` modes: it reads A as given, so a non-symmetric leaf under
+    hermitian=True, or a rank-deficient A, gets PyTorch's gradient (not the symmetrised one
+    eigh's chain rule would give, nor svd's 1/(s_i^2 - s_j^2) blow-up)."""
+
+    @staticmethod
+    def forward(ctx, A, hermitian, atol, rtol):
+        X = _pinv_composite(A, hermitian, atol, rtol)
+        ctx.save_for_backward(A, X)
+        return X
+
+    @staticmethod
+    def backward(ctx, g):
+        """gA = -X^T g X^T + (I - A X) g^T X X^T + X^T X g^T (I - X A), with X = pinv(A)."""
+        A, X = ctx.saved_tensors
+        gt, Xt = _mT(g), _mT(X)
+        left = gt @ (X @ Xt)                                  # g^T X X^T
+        right = (Xt @ X) @ gt                                 # X^T X g^T
+        gA = -(Xt @ g @ Xt) + left - A @ (X @ left) + right - (right @ X) @ A
+        return gA, None, None, None
+
+    @staticmethod
+    def jvp(ctx, dA, *_):
+        """dX = -X dA X + X X^T dA^T (I - A X) + (I - X A) dA^T X^T X."""
+        A, X = ctx.saved_tensors
+        dAt, Xt = _mT(dA), _mT(X)
+        left, right = X @ (Xt @ dAt), (dAt @ Xt) @ X
+        return -(X @ dA @ X) + left - (left @ A) @ X + right - X @ (A @ right)
+
+
+def _pinv_composite(A, hermitian, atol, rtol):
+    """pinv from eigh / svd with ember ops; which singular values count as zero is decided
+    on their (detached) values (no host round trip, so it also runs batched inside vmap)."""
     if hermitian:
         s, left = eigh(A)
         right = left.transpose(-2, -1)

@@ -268,3 +268,15 @@ def test_the_index_ops_with_only_zero_dim_integer_indices():
     y = x.clone()
     ember.ops.ember.index_put(y, (ember.tensor(0), ember.tensor(2)), ember.tensor(9.0), True)
     assert y[0, 2].item() == 11.0
+
+
+@pytest.mark.parametrize("data,kw", [
+    ([1.0, float("inf"), 2.0], {}), ([1.0, float("-inf"), 2.0], {}),
+    ([1.0, float("nan"), 2.0], {}), ([1.0, 2.0], {"min": 0, "max": float("inf")}),
+    ([1.0, 2.0], {"min": float("nan"), "max": 3}),
+])
+def test_histc_refuses_a_range_that_is_not_finite(data, kw):
+    with pytest.raises(RuntimeError, match="torch.histc: range of .* is not finite"):
+        torch.histc(torch.tensor(data), bins=2, **kw)
+    with pytest.raises(RuntimeError, match="torch.histc: range of .* is not finite"):
+        ember.histc(ember.tensor(data), bins=2, **kw)

@@ -251,3 +251,67 @@ def test_forward_and_grad(case, transpose, device, table_case):
     lambda L: L.isclose(L.tensor([True, False]), L.tensor([False, False]))])
 def test_isclose_on_integers_and_bools_uses_the_tolerances(fn, oracle):
     assert oracle.outcome(ember, fn) == oracle.outcome(torch, fn)
+
+
+# --- complex inputs; copysign's and hypot's derivatives as torch's ------------------------
+
+def _complex_matches(got, want, rtol=1e-6):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    torch.testing.assert_close(torch.from_numpy(got.detach().numpy()), want.detach(),
+                               rtol=rtol, atol=rtol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_sinc_of_complex(dtype):
+    data = [0.3 + 0.4j, -1.2 + 0.5j, 2 - 1j, 0j, 1 + 0j, 1e-20 + 0j, 3j]
+    _complex_matches(ember.sinc(ember.tensor(data, dtype=getattr(ember, dtype))),
+                     torch.sinc(torch.tensor(data, dtype=getattr(torch, dtype))))
+
+
+@pytest.mark.parametrize("name", ["deg2rad", "rad2deg"])
+def test_deg2rad_rad2deg_refuse_complex(name):
+    with pytest.raises(RuntimeError, match=f"{name} is not supported for complex tensors"):
+        getattr(ember, name)(ember.tensor([1 + 1j]))
+    with pytest.raises(RuntimeError):
+        getattr(torch, name)(torch.tensor([1 + 1j]))
+
+
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("kw", [{}, {"nan": 1.0, "posinf": 2.0, "neginf": -3.0},
+                                {"posinf": 5.0}])
+def test_nan_to_num_of_complex_fixes_each_part(dtype, kw):
+    inf, nan = math.inf, math.nan
+    data = [complex(nan, inf), complex(-inf, nan), complex(1, -inf), 2 + 3j, complex(inf, inf)]
+    a = ember.tensor(data, dtype=getattr(ember, dtype))
+    ta = torch.tensor(data, dtype=getattr(torch, dtype))
+    _complex_matches(ember.nan_to_num(a, **kw), torch.nan_to_num(ta, **kw), 0)
+    out, tout = ember.empty(0, dtype=a.dtype), torch.empty(0, dtype=ta.dtype)
+    ember.nan_to_num(a, out=out, **kw)
+    torch.nan_to_num(ta, out=tout, **kw)
+    _complex_matches(out, tout, 0)
+
+
+def _grads_of(lib, fn, *data):
+    leaves = [lib.tensor(d, requires_grad=True) for d in data]
+    out = fn(lib, *leaves)
+    out.sum().backward()
+    return [out.detach()] + [x.grad for x in leaves], out.grad_fn.name()
+
+
+@pytest.mark.parametrize("fn,data", [
+    (lambda L, a, b: L.copysign(a, b),
+     ([0.0, 3.0, -2.0, math.nan, math.inf, 0.0], [-1.0, 4.0, 0.0, -1.0, -0.0, -0.0])),
+    (lambda L, a, b: L.copysign(a, b), ([[0.0, 3.0]], [[-1.0], [2.0]])),
+    (lambda L, a: L.copysign(a, -1.0), ([1.0, 0.0, -3.0],)),
+    (lambda L, a, b: L.hypot(a, b),
+     ([0.0, 3.0, math.inf, 1e30, -2.0], [0.0, 4.0, 1.0, 1e30, 0.0])),
+    (lambda L, a, b: L.hypot(a, b), ([[0.0, 3.0]], [[0.0], [4.0]])),
+])
+def test_copysign_and_hypot_gradients_match_torch(fn, data):
+    # copysign: `other` gets zeros (not None), the input g * result / input (NaN at inf);
+    # hypot: g * x / result, NaN at (0, 0)
+    (got, got_name), (want, want_name) = _grads_of(ember, fn, *data), _grads_of(torch, fn, *data)
+    assert got_name == want_name
+    for g, w in zip(got, want):
+        assert g is not None and w is not None
+        torch.testing.assert_close(torch.from_numpy(g.numpy()), w, equal_nan=True)

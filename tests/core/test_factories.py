@@ -1,6 +1,8 @@
 """The factories against PyTorch: core/factories.py (eye, linspace, logspace) and the
 Cython ones of core/_factories.pxi (tensor's dtype inference and overflow checks, out=)."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -79,3 +81,38 @@ def test_strings_in_tensor_data_raise_torchs_type_error(data):
     with pytest.raises(TypeError) as t:
         torch.tensor(data)
     assert str(e.value) == str(t.value)
+
+
+@pytest.mark.parametrize("build", [
+    lambda L: L.linspace(0, 1 + 1j, 3), lambda L: L.linspace(1j, 2, 3),
+    lambda L: L.linspace(0, 10 + 10j, 5), lambda L: L.linspace(L.tensor(1j), 2, 3),
+    lambda L: L.linspace(L.tensor(1.0), 2 + 1j, 3), lambda L: L.linspace(0, 1 + 1j, 1),
+    lambda L: L.logspace(0, 1j, 3), lambda L: L.logspace(1j, 2, 3, base=2),
+    lambda L: L.logspace(0, 1j, 4, dtype=L.complex128),
+])
+@pytest.mark.parametrize("default", ["float32", "float64"])
+def test_linspace_logspace_infer_complex_from_the_endpoints(build, default):
+    # complex endpoints give the default complex dtype; the imaginary parts are kept
+    results = []
+    for lib in (ember, torch):
+        before = lib.get_default_dtype()
+        lib.set_default_dtype(getattr(lib, default))
+        try:
+            results.append(build(lib))
+        finally:
+            lib.set_default_dtype(before)
+    got, want = results
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    torch.testing.assert_close(torch.from_numpy(got.numpy()), want)
+
+
+@pytest.mark.parametrize("build", [
+    lambda L: L.linspace(0, 1 + 1j, 3, dtype=L.float32),
+    lambda L: L.linspace(1j, 2, 3, dtype=L.int64), lambda L: L.linspace(1j, 2, 3, dtype=L.bool),
+    lambda L: L.logspace(0, 1j, 3, dtype=L.float64),
+])
+def test_linspace_logspace_refuse_a_real_dtype_for_complex_endpoints(build):
+    with pytest.raises(RuntimeError) as want:
+        build(torch)
+    with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
+        build(ember)

@@ -340,3 +340,30 @@ def test_vector_norm_gradient_is_zero_at_zero_entries(ord):
     assert grads[0] == pytest.approx(grads[1])
     x = ember.tensor([0., 1.], requires_grad=True)
     assert ember.linalg.vector_norm(x, ord=0).requires_grad      # a count, recorded
+
+
+@pytest.mark.parametrize("eq,names", [
+    ("i,i->i", "ab"), ("i,j->ij", "ab"), ("ij,j->ij", "Ma"), ("i,i,i->i", "aba"),
+    ("ij,kj->ikj", "MM"), ("...,...->...", "ab"), ("i,i->i", "an"),
+])
+def test_einsum_of_bool_operands(eq, names, oracle):
+    # nothing summed: a product, as torch's (a contraction needs bmm, which bool lacks)
+    def run(lib):
+        ops = {"a": lib.tensor([True, False]), "b": lib.tensor([True, True]),
+               "M": lib.tensor([[True, False], [True, True]]), "n": lib.tensor([1, 2])}
+        return lib.einsum(eq, *[ops[k] for k in names])
+    assert oracle.outcome(ember, run) == oracle.outcome(torch, run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.linalg.vector_norm(x, 0), lambda L, x: x.norm(0),
+    lambda L, x: L.linalg.vector_norm(x * 2, 0, dim=1, keepdim=True),
+])
+def test_vector_norm_ord_zero_records_but_passes_no_gradient(fn):
+    # torch: the count has a LinalgVectorNormBackward0 node, and x.grad stays None
+    for lib in (ember, torch):
+        x = lib.tensor([[1.0, 0.0, -2.0], [0.0, 0.0, 3.0]], requires_grad=True)
+        out = fn(lib, x)
+        assert out.grad_fn.name() == "LinalgVectorNormBackward0"
+        out.sum().backward()
+        assert x.grad is None, lib

@@ -113,3 +113,31 @@ CASES = [
 @pytest.mark.parametrize("transpose", [False, True], ids=["contig", "strided"])
 def test_forward_and_grad(case, transpose, device, table_case):
     table_case(case, transpose, device)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.tensor_split(x, indices=[2], dim=-1),
+    lambda L, x: L.tensor_split(x, sections=2),
+    lambda L, x: L.tensor_split(x, tensor_indices_or_sections=L.tensor([1, 3]), dim=1),
+    lambda L, x: L.tensor_split(x, tensor_indices_or_sections=L.tensor(2), dim=1),
+    lambda L, x: x.tensor_split(sections=2, dim=1),
+    lambda L, x: L.tensor_split(input=x, indices=(1,), dim=1),
+    lambda L, x: L.tensor_split(x, sections=L.tensor(2)),
+])
+def test_tensor_split_keyword_overloads(fn, oracle):
+    def run(lib):
+        return [p.tolist() for p in fn(lib, lib.arange(10).reshape(2, 5))]
+    assert oracle.outcome(ember, run) == oracle.outcome(torch, run)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L, x: L.roll(x, L.tensor(1), 0), lambda L, x: L.roll(x, L.tensor(1)),
+    lambda L, x: x.roll(L.tensor(-1), 1), lambda L, x: L.roll(x, shifts=L.tensor(2), dims=1),
+    lambda L, x: L.roll(x, 1, L.tensor(0)), lambda L, x: L.roll(x, (1,), L.tensor(1)),
+    # a bool or a tensor of several elements is not an int: TypeError
+    lambda L, x: L.roll(x, (True,), 0), lambda L, x: L.roll(x, 1, True),
+    lambda L, x: L.roll(x, L.tensor([1, 2]), (0, 1)),
+])
+def test_roll_takes_index_like_shifts_and_dims(fn, oracle):
+    assert oracle.outcome(ember, lambda lib: fn(lib, lib.arange(6).reshape(2, 3))) == \
+        oracle.outcome(torch, lambda lib: fn(lib, lib.arange(6).reshape(2, 3)))

@@ -4,6 +4,7 @@ quantile/nanquantile/nanmedian, cov/corrcoef, trapezoid/cumulative_trapezoid, va
 gradients."""
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -138,3 +139,77 @@ def test_logsumexp_empty_dim_list_reduces_everything(shape, dim, keepdim, device
             ember.logsumexp(a, dim, keepdim)
         return
     oracle.assert_matches(ember.logsumexp(a, dim, keepdim), want)
+
+
+# --- complex inputs keep their imaginary parts; x broadcasting against y -------------------
+
+INF, NAN = math.inf, math.nan
+_COMPLEX_ROWS = [
+    [0.3 + 0.4j, -1.2 + 0.5j, 2 - 1j, 1 + 3j, 0.5 + 3j],
+    [10j, 1 + 10j, -50 + 10j, 1 + 3.5j, 1 - 3.5j],       # imaginary parts past pi
+    [0j, -200 + 1j, 3 + 0.5j, 1e6 + 0j, 0.5 + 0j],        # underflow, a huge value
+    [complex(-INF, 1), complex(-INF, 2), 1 + 0j, complex(-INF, 3), 2 + 2j],
+    [2 + 0j, complex(1, NAN), 1 + 1j, 0j, 1j],
+    [complex(INF, 0), 1 + 1j, 0j, 2j, -1 + 0j],
+]
+
+
+def _complex_close(got, want, rtol):
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    torch.testing.assert_close(torch.from_numpy(got.numpy()), want, rtol=rtol, atol=rtol,
+                               equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype,rtol", [("complex64", 1e-5), ("complex128", 1e-10)])
+@pytest.mark.parametrize("row", range(len(_COMPLEX_ROWS)))
+def test_logsumexp_logcumsumexp_of_complex(dtype, rtol, row):
+    # the real parts' maximum shifts exp; logcumsumexp's imaginary parts follow the scan
+    # (10j stays 10j, not 10 - 4 pi)
+    data = [_COMPLEX_ROWS[row], _COMPLEX_ROWS[row][::-1]]
+    a, ta = ember.tensor(data, dtype=getattr(ember, dtype)), \
+        torch.tensor(data, dtype=getattr(torch, dtype))
+    for dim in (0, 1):
+        _complex_close(ember.logsumexp(a, dim), torch.logsumexp(ta, dim), rtol)
+        _complex_close(ember.logcumsumexp(a, dim), torch.logcumsumexp(ta, dim), rtol)
+
+
+def test_logsumexp_logcumsumexp_of_random_complex():
+    rng = np.random.default_rng(5)
+    data = rng.normal(size=(4, 30)) * 3 + 1j * rng.normal(size=(4, 30)) * 4
+    for dim in (0, 1, -1):
+        _complex_close(ember.logsumexp(ember.tensor(data), dim, keepdim=True),
+                       torch.logsumexp(torch.tensor(data), dim, keepdim=True), 1e-10)
+        _complex_close(ember.logcumsumexp(ember.tensor(data), dim),
+                       torch.logcumsumexp(torch.tensor(data), dim), 1e-10)
+
+
+@pytest.mark.parametrize("kw", [{}, {"correction": 0},
+                                {"fweights": [1, 2, 3], "aweights": [0.5, 1.0, 2.0]}])
+def test_cov_corrcoef_of_complex(kw):
+    data = [[0.3 + 0.4j, -1.2 + 0.5j, 2 - 1j], [1, 2j, 3], [1j, 1 - 1j, -2]]
+
+    def run(lib):
+        x = lib.tensor(data)
+        w = {k: lib.tensor(v) for k, v in kw.items() if k != "correction"}
+        return lib.cov(x, correction=kw.get("correction", 1), **w), lib.corrcoef(x), \
+            lib.cov(x[0])
+    for got, want in zip(run(ember), run(torch)):
+        _complex_close(got, want, 1e-5)
+
+
+@pytest.mark.parametrize("fn", ["trapezoid", "cumulative_trapezoid"])
+@pytest.mark.parametrize("x_shape,dim", [((4, 5), -1), ((4, 5), 2), ((4, 5), 1), ((1, 5), -1),
+                                         ((4, 1), 1)])
+def test_trapezoid_x_of_lower_rank_broadcasts(fn, x_shape, dim, oracle):
+    # x is right-aligned against y (leading 1s), then differenced along dim
+    rng = np.random.default_rng(2)
+    y, x = rng.normal(size=(3, 4, 5)), rng.normal(size=x_shape).cumsum(-1)
+
+    def run(lib):
+        ys = lib.tensor(y, requires_grad=True)
+        xs = lib.tensor(x, requires_grad=True)
+        out = getattr(lib, fn)(ys, xs, dim=dim)
+        out.sum().backward()
+        return out.detach(), ys.grad, xs.grad
+    for g, w in zip(run(ember), run(torch)):
+        oracle.assert_matches(g, w, rtol=1e-10)

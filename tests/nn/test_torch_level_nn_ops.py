@@ -220,3 +220,22 @@ def test_poisson_binomial_and_empty_permuted():
     e = ember.empty_permuted((2, 3, 4), (0, 2, 1))
     t = torch.empty_permuted((2, 3, 4), (0, 2, 1))
     assert tuple(e.shape) == tuple(t.shape) and e.stride() == t.stride()
+
+
+@pytest.mark.parametrize("x_dtype,c_dtype,edge_order", [
+    (x, c, 2) for x in ("float32", "float64", "int64") for c in ("float32", "float64", "int64")
+] + [("float32", "float64", 1), ("int64", "float64", 1)])
+def test_gradient_with_coordinates(x_dtype, c_dtype, edge_order):
+    # second-order edges through the three end samples at uneven spacing; the result
+    # dtype promotes the input's with the coordinates' (integers count as the default)
+    x = (RNG.standard_normal((6, 5)) * 10).astype(x_dtype)
+    coords = ([0, 1, 3, 4, 5, 7], [0, 2, 3, 7, 8])
+    results = []
+    for lib in (ember, torch):
+        spacing = [lib.tensor(c, dtype=getattr(lib, c_dtype)) for c in coords]
+        both = lib.gradient(lib.tensor(x), spacing=spacing, edge_order=edge_order)
+        one = lib.gradient(lib.tensor(x), spacing=spacing[1:], dim=-1, edge_order=edge_order)
+        results.append(both + one)
+    for e, t in zip(*results, strict=True):
+        assert str(e.dtype).split(".")[-1] == str(t.dtype).split(".")[-1]
+        _close(e, t)

@@ -117,3 +117,36 @@ def test_qr_modes_without_derivative_refuse():
         ember.linalg.qr(a, "r")
     with pytest.raises(RuntimeError, match="not differentiable when mode='complete'"):
         ember.linalg.qr(a, "complete")
+
+
+def _leaf_grads(lib, fn, a, w):
+    A = lib.tensor(a, requires_grad=True)
+    (fn(lib, A) * lib.tensor(w)).sum().backward()
+    return A.grad.numpy()
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("eigenvectors", lambda m, A: _signed(m.linalg.eigh(A).eigenvectors)[0]),
+    ("eigenvectors_upper", lambda m, A: _signed(m.linalg.eigh(A, UPLO="U").eigenvectors)[0]),
+    ("pinv_hermitian", lambda m, A: m.linalg.pinv(A, hermitian=True)),
+])
+@pytest.mark.parametrize("symmetric", [True, False])
+def test_symmetric_decompositions_grad_of_a_leaf_matches_torch(name, fn, symmetric):
+    # eigh's backward keeps only V^T gV's skew part (a symmetric gradient); pinv uses the
+    # pseudo-inverse's own derivative in both modes, on A as given
+    a = GEN + 3 * np.eye(3)
+    a = a + np.swapaxes(a, -1, -2) if symmetric else a
+    w = RNG.standard_normal(a.shape)
+    np.testing.assert_allclose(_leaf_grads(ember, fn, a, w), _leaf_grads(torch, fn, a, w),
+                               atol=1e-9, rtol=1e-7)
+
+
+@pytest.mark.parametrize("hermitian", [True, False])
+def test_pinv_grad_of_a_rank_deficient_leaf_matches_torch(hermitian):
+    # the pseudo-inverse's derivative: finite where svd's 1/(s_i^2 - s_j^2) is not
+    v = RNG.standard_normal((2, 3, 1))
+    a = v @ np.swapaxes(v, -1, -2)                      # symmetric, rank 1
+    w = RNG.standard_normal(a.shape)
+    fn = lambda m, A: m.linalg.pinv(A, hermitian=hermitian)     # noqa: E731
+    np.testing.assert_allclose(_leaf_grads(ember, fn, a, w), _leaf_grads(torch, fn, a, w),
+                               atol=1e-9, rtol=1e-7)

@@ -1,5 +1,7 @@
 """LU, LDL^T, Householder, general eigen and the matrix functions against torch.linalg:
 float32/float64, batches, rectangular and non-contiguous inputs, gradients, errors."""
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -58,8 +60,6 @@ def test_lu_solve_and_gradient(left, adjoint):
 def test_lu_errors():
     with pytest.raises(RuntimeError, match=r"U\[1,1\] is zero"):
         LA.lu_factor(ember.zeros(3, 3))
-    with pytest.raises(NotImplementedError, match="derivative of linalg.lu_factor"):
-        LA.lu_factor(ember.eye(3, requires_grad=True))
     lu, piv = LA.lu_factor(ember.eye(3))
     with pytest.raises(RuntimeError, match="pivots should be a Tensor of scalar type"):
         LA.lu_solve(lu, piv.long(), ember.ones(3, 1))
@@ -186,3 +186,64 @@ def test_legacy_names():
     for name in ("lstsq", "solve"):
         with pytest.raises(RuntimeError, match="deprecated since version 1.9 and is now removed"):
             getattr(ember, name)(ember.tensor(b), ember.tensor(a))
+
+
+def _lu_grads(lib, fn, a, b=None):
+    """The value and the gradients of sum(out * cos(...)) over fn's differentiable outputs."""
+    leaves = [lib.tensor(x, requires_grad=True) for x in ((a,) if b is None else (a, b))]
+    out = fn(lib, *leaves)
+    outs = out if isinstance(out, tuple) else (out,)
+    loss = 0
+    for i, o in enumerate(outs):
+        if o.requires_grad:
+            w = np.cos(np.arange(o.numel()) + i).reshape(tuple(o.shape))
+            loss = loss + (o * lib.tensor(w)).sum()
+    loss.backward()
+    return [o.detach().numpy() for o in outs] + [x.grad.numpy() for x in leaves]
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (3, 5), (5, 3), (2, 3, 2, 4)])
+@pytest.mark.parametrize("name,fn", [
+    ("lu_factor", lambda L, A: L.linalg.lu_factor(A).LU),
+    ("lu_factor_ex", lambda L, A: L.linalg.lu_factor_ex(A).LU),
+    ("lu", lambda L, A: tuple(L.linalg.lu(A))),
+    ("torch.lu", lambda L, A: L.lu(A)[0]),
+    ("lu_unpack", lambda L, A: tuple(L.lu_unpack(*L.linalg.lu_factor(A))[1:])),
+])
+def test_lu_factorizations_are_differentiable(shape, name, fn):
+    a = _mats(shape)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # torch.lu's deprecation
+        for e, t in zip(_lu_grads(ember, fn, a), _lu_grads(torch, fn, a), strict=True):
+            np.testing.assert_allclose(e, t, atol=1e-9, rtol=1e-7)
+
+
+@pytest.mark.parametrize("a_shape,b_shape", [((3, 3), (3, 2)), ((2, 4, 4), (2, 4, 3)),
+                                             ((4, 4), (2, 4, 1))])
+@pytest.mark.parametrize("left,adjoint", [(True, False), (True, True), (False, False),
+                                          (False, True)])
+def test_lu_solve_gradient_reaches_the_factors(a_shape, b_shape, left, adjoint):
+    a = _mats(a_shape) + 2 * np.eye(a_shape[-1])
+    b = _mats(b_shape) if left else np.swapaxes(_mats(b_shape), -1, -2).copy()
+
+    def fn(L, A, B):
+        return L.linalg.lu_solve(*L.linalg.lu_factor(A), B, left=left, adjoint=adjoint)
+    for e, t in zip(_lu_grads(ember, fn, a, b), _lu_grads(torch, fn, a, b), strict=True):
+        np.testing.assert_allclose(e, t, atol=1e-9, rtol=1e-7)
+
+
+def test_lu_gradcheck_and_forward_ad():
+    from ember.autograd import gradcheck, gradgradcheck
+    for shape in [(3, 3), (3, 4), (4, 3)]:
+        A = ember.tensor(_mats(shape), requires_grad=True)
+        assert gradcheck(lambda x: ember.linalg.lu_factor(x).LU, (A,), check_forward_ad=True)
+        assert gradgradcheck(lambda x: ember.linalg.lu_factor(x).LU, (A,))
+    A = ember.tensor(_mats((3, 3)) + 3 * np.eye(3), requires_grad=True)
+    B = ember.tensor(_mats((3, 2)), requires_grad=True)
+    for left, adjoint in [(True, False), (False, True)]:
+        def f(x, y):
+            y = y if left else y.mT
+            return ember.linalg.lu_solve(*ember.linalg.lu_factor(x), y, left=left,
+                                         adjoint=adjoint)
+        assert gradcheck(f, (A, B), check_forward_ad=True)
+        assert gradgradcheck(f, (A, B))
