@@ -79,7 +79,8 @@ def _exp_parts(re, im):
     m = _T.exp(re) if isinstance(re, TensorBase) else math.exp(re)
     if im is None:
         return m, None
-    return m * _T.cos(im), m * _T.sin(im)
+    # a zero imaginary part stays exactly that: exp(inf + 0j) is inf + 0j, not inf * 0
+    return m * _T.cos(im), _T.where(im == 0, im, m * _T.sin(im))
 
 
 def _log_parts(re, im):

@@ -135,3 +135,11 @@ def test_forward_mode_through_the_complex_views():
     got = [L.func.jvp(lambda v: L.view_as_real(L.view_as_complex(v.reshape(2, 2)) * (2 + 1j)),
                       (L.tensor(x),), (L.tensor(t),))[1].numpy() for L in (ember, torch)]
     np.testing.assert_allclose(got[0], got[1])
+
+
+def test_complex_exp_keeps_a_zero_imaginary_part():
+    z = [complex(float("inf"), 0), complex(-float("inf"), 0), complex(2, -0.0), 1 + 2j]
+    got = ember.exp(ember.tensor(z, dtype=ember.complex128)).numpy()
+    want = torch.exp(torch.tensor(z, dtype=torch.complex128)).numpy()
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
