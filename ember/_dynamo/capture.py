@@ -338,11 +338,16 @@ class Recorder:
             raise GraphBreak(reason)
 
     def note_break(self, reason):
-        """Record a break without raising (from a profile function, where raising would
-        unset it); under ``fullgraph`` the capture raises when the call returns."""
+        """Record a break, the call going on eagerly; under ``fullgraph`` raise at once:
+        from the side-effect monitor's profile function that is before the side effect
+        happens (the call it would make, the store it would run), as PyTorch, which never
+        runs the function, never runs its side effects."""
         if self.recording:
             self.breaks.append(reason)
             self.recording = False
+            if self.fullgraph:
+                from ember._dynamo.exc import Unsupported
+                raise Unsupported(reason)
 
     def paused(self):
         """A context in which the recorder records nothing and stops at nothing (reading a

@@ -450,3 +450,40 @@ def test_setattr_builtin_inside_the_call_runs_every_call():
         cf(ember.ones(2), v)
         assert box.v == v
     assert any("setattr" in r for r in _breaks())
+
+
+_FG_STORE = {"n": 0}
+_FG_SEEN = []
+
+
+class _FgCounter:
+    n = 0
+
+
+_FG_COUNTER = _FgCounter()
+
+
+@pytest.mark.parametrize("effect, what", [
+    (lambda: print("ran"), "print"),
+    (lambda: _FG_STORE.update(n=_FG_STORE["n"] + 1), "update"),
+    (lambda: _FG_SEEN.append(1), "append"),
+])
+def test_fullgraph_raises_before_the_side_effect_runs(effect, what, capsys):
+    """PyTorch never runs a function it cannot capture whole; ember raises at the side
+    effect, before it happens: nothing printed, nothing stored, nothing appended."""
+    def f(x):
+        effect()
+        return x * 2
+    with pytest.raises(Unsupported, match="side effect"):
+        ember.compile(f, backend="eager", fullgraph=True)(ember.ones(2))
+    assert capsys.readouterr().out == "" and _FG_STORE["n"] == 0 and _FG_SEEN == []
+
+
+def test_fullgraph_raises_before_a_store_into_an_outside_object():
+    def f(x):
+        _FG_STORE["n"] = 7
+        _FG_COUNTER.n = 3
+        return x + 1
+    with pytest.raises(Unsupported, match="assigns into"):
+        ember.compile(f, backend="eager", fullgraph=True)(ember.ones(2))
+    assert _FG_STORE["n"] == 0 and _FG_COUNTER.n == 0
