@@ -7,7 +7,13 @@ hint and records a guard on its ShapeEnv (``bool(cond)`` does both), unless it i
 An argument of the wrong type gets PyTorch's message from one place, ``_arg_type_message``;
 ``_tensor_arg`` is the check every op makes of its tensor arguments.
 """
+import operator
+
+from ember.core import _tensor as _T
+from ember.core._dtype import _dtype_by_name
 from ember.core._tensor import TensorBase
+
+_BOOL = _dtype_by_name["bool"]
 
 
 def _msg(message, default):
@@ -84,3 +90,63 @@ def _scalar_name(t):
     """PyTorch's scalar-type name of t's dtype ("Float", "Long"), as its messages use it:
     ``t.type()`` ("ember.FloatTensor", "ember.cuda.LongTensor") without device or suffix."""
     return t.type().rsplit(".", 1)[1][:-6]
+
+
+def _physical(t):
+    """t without its vmap wrappers: the tensor holding every level's batch."""
+    while (level := _T._batch_level(t)) is not None:
+        t = level.value
+    return t
+
+
+def _is_all_true(input):
+    """Whether every element of the bool tensor ``input`` is True, as a 0-d bool tensor
+    (``torch._is_all_true``).  Inside vmap it answers for the whole batch, unbatched, so a
+    validity check can branch on it where ``bool(x.all())`` would read batched data."""
+    _tensor_arg(input, "_is_all_true")
+    _check(input.dtype is _BOOL, "_is_all_true(): expected a bool tensor")
+    return _physical(input).all()
+
+
+def _is_any_true(input):
+    """Whether any element of the bool tensor ``input`` is True, as a 0-d bool tensor
+    (``torch._is_any_true``); inside vmap, over the whole batch as ``_is_all_true``."""
+    _tensor_arg(input, "_is_any_true")
+    _check(input.dtype is _BOOL, "_is_any_true(): expected a bool tensor")
+    return _physical(input).any()
+
+
+def _int_like(value):
+    """``value`` as an int where PyTorch's int arguments accept it: an int, a NumPy integer,
+    a one-element integer tensor (what has ``__index__``); else None.  A bool is no int
+    there."""
+    if type(value) is int:
+        return value
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
+def _int_tuple(value, name, op=None):
+    """PyTorch's int-list arguments (kernel_size, stride, padding, dilation, sizes): one
+    int-like ``value`` as a 1-tuple, a sequence of them as a tuple of ints; TypeError for
+    anything else, floats and bools included."""
+    single = _int_like(value)
+    if single is not None:
+        return (single,)
+    where = f"{op}(): argument '{name}'" if op else name
+    try:
+        items = list(value)
+    except TypeError:
+        raise TypeError(f"{where} must be tuple of ints, not {_type_name(value)}") from None
+    out = []
+    for i, v in enumerate(items):
+        iv = _int_like(v)
+        if iv is None:
+            raise TypeError(f"{where} must be tuple of ints, but found element of type "
+                            f"{_type_name(v)} at pos {i}")
+        out.append(iv)
+    return tuple(out)

@@ -1,10 +1,20 @@
 """ember.Size: the type of ``Tensor.shape``, a tuple of ints (or SymInts: a fake tensor's)."""
+import operator
+
 from ember.core._sym import SymInt
 
 
-def _size(s):
-    # a SymInt stays symbolic (``__index__`` would specialise it to its hint)
-    return s if type(s) is int or isinstance(s, SymInt) else s.__index__()
+def _size(s, i):
+    """Entry ``i`` of a Size (not a plain int): a SymInt stays symbolic (``__index__``
+    would specialise it to its hint); anything without ``__index__`` is a TypeError."""
+    if isinstance(s, SymInt):
+        return s
+    try:
+        return operator.index(s)
+    except TypeError:
+        from ember.core._errors import _type_name
+        raise TypeError(f"ember.Size() takes an iterable of 'int' (item {i} is "
+                        f"'{_type_name(s)}')") from None
 
 
 class Size(tuple):
@@ -14,7 +24,8 @@ class Size(tuple):
     __module__ = "ember"
 
     def __new__(cls, sizes=()):
-        return tuple.__new__(cls, (_size(s) for s in sizes))
+        return tuple.__new__(cls, [s if type(s) is int else _size(s, i)
+                                   for i, s in enumerate(sizes)])
 
     def __repr__(self):
         return f"ember.Size({list(self)})"

@@ -3,9 +3,10 @@ bernoulli.  They draw from ember's generators, so a seed reproduces them on any 
 at any thread count."""
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _is_all_true, _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.function import zero_derivative
+from ember.core.shape_rules import broadcast_shapes
 
 __all__ = ["bernoulli", "normal", "randint", "randint_like"]
 
@@ -49,18 +50,31 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
            requires_grad=False):
-    """Samples of N(mean, std): scalars with ``size``, or tensors (broadcast together)."""
-    if isinstance(std, (int, float)) and std < 0:
+    """normal(mean, std, size=None, *, generator=None, dtype=None, device=None,
+    requires_grad=False) -> Tensor: samples of N(mean, std^2).  Float ``mean`` and ``std``
+    need ``size``; a tensor ``mean`` and/or ``std`` gives samples of their broadcast shape
+    in the dtype of ``mean`` (of ``std`` when mean is a float)."""
+    tensors = [x for x in (mean, std) if isinstance(x, TensorBase)]
+    if isinstance(std, TensorBase):
+        # _is_all_true: NaN fails too, and the check works on vmap's batched std
+        if std.numel() and not bool(_is_all_true(std >= 0)):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     if size is not None:
-        return _T.randn(*tuple(size), generator=generator, dtype=dtype, device=device) * std \
-            + mean
-    tensors = [x for x in (mean, std) if isinstance(x, TensorBase)]
+        if tensors:
+            raise TypeError("normal(): size is only accepted with float mean and std")
+        z = _T.randn(*tuple(size), generator=generator, dtype=dtype, device=device)
+        return z.mul_(std).add_(mean).requires_grad_(requires_grad)
     if not tensors:
         raise TypeError("normal(): give a size, or mean/std tensors")
-    shape = tuple((mean * 0 + std * 0).shape) if len(tensors) == 2 else tuple(tensors[0].shape)
-    z = _T.randn(*shape, generator=generator, dtype=tensors[0].dtype, device=tensors[0].device)
-    return z * std + mean
+    like = mean if isinstance(mean, TensorBase) else std
+    shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    z = _T.randn(*shape, generator=generator, dtype=like.dtype, device=like.device)
+    # PyTorch records normal with a zero gradient (its samples are not reparameterised);
+    # the inputs are expanded so the node's zero tangents have the result's shape
+    return zero_derivative("normal", lambda *_: z.mul_(std).add_(mean),
+                           *(t.expand(shape) for t in tensors))
 
 
 def bernoulli(input, p=None, *, generator=None):

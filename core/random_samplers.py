@@ -22,12 +22,25 @@ from ember.core.function import Function, zero_derivative
 from ember.core.grad_mode import no_grad
 from ember.core.incomplete_gamma import _regularized
 from ember.core.special import lgamma
+from ember.core.typeinfo import finfo
 
 __all__ = ["binomial", "poisson"]
 
+_F32 = _dtype_by_name["float32"]
 _F64 = _dtype_by_name["float64"]
 _BOOL = _dtype_by_name["bool"]
 _DIFFERENCE_ALPHA = 1000.0
+_TINY64 = 2.2250738585072014e-308          # float64's smallest normal number
+
+
+def _check_dtype(t, name, reduced=False):
+    """NotImplementedError for the dtypes PyTorch's CPU kernel ``name`` lacks: all but
+    float32 and float64 (float16 and bfloat16 too with ``reduced``; other devices' kernels
+    take every floating dtype)."""
+    if t.dtype is _F32 or t.dtype is _F64 or (
+            t.is_floating_point() and (reduced or t.device.type != "cpu")):
+        return
+    raise NotImplementedError(f"\"{name}\" not implemented for '{_T._st_name(t.dtype)}'")
 
 
 def _uniform(n, generator, device):
@@ -148,19 +161,30 @@ _StandardGamma._node_name = "StandardGammaBackward0"
 def _standard_gamma(input, generator=None):
     """Gamma(input, 1) samples of input's shape and dtype, differentiable in ``input``."""
     alpha = _tensor_arg(input, "_standard_gamma")
-    if not alpha.is_floating_point():
-        raise NotImplementedError(f"\"standard_gamma\" not implemented for "
-                                  f"'{_T._st_name(alpha.dtype)}'")
+    _check_dtype(alpha, "standard_gamma")
     return _StandardGamma.apply(alpha, generator)
 
 
+def _dirichlet_rsample(alpha, generator=None):
+    """Dirichlet(alpha) samples over the last dim, differentiable in ``alpha`` (through the
+    gammas' implicit reparameterisation).  As PyTorch's, the gammas are drawn and normalised
+    in float64 (float32 gammas of concentrations below ~0.03 underflow, and a row of equal
+    tiny values normalises to a spurious 1/k), and the sample is kept within
+    [tiny, largest float below 1] of alpha's dtype, where its log density is finite."""
+    _check_dtype(alpha, "dirichlet")
+    g = _standard_gamma(alpha.to(_F64), generator).clamp(min=_TINY64)
+    x = (g / g.sum(-1, keepdim=True)).to(alpha.dtype)
+    info = finfo(alpha.dtype)
+    inside = x.clamp(info.tiny, 1 - info.eps / 2)
+    # gradients pass the clamp unchanged, as PyTorch's Dirichlet backward ignores it
+    return x + (inside - x).detach() if x.requires_grad else inside
+
+
 def _sample_dirichlet(input, generator=None):
-    """Dirichlet(input) samples over the last dim (normalised gammas)."""
+    """Dirichlet(input) samples over the last dim (normalised gammas), not differentiable."""
     alpha = _tensor_arg(input, "_sample_dirichlet")
     with no_grad():
-        g = _gamma_sample(alpha.detach().to(_F64), generator)
-        total = g.sum(-1, keepdim=True)
-        return (g / total).to(alpha.dtype)
+        return _dirichlet_rsample(alpha, generator)
 
 
 # --- Poisson ----------------------------------------------------------------------------
@@ -225,6 +249,7 @@ def poisson(input, generator=None):
     """poisson(input, generator=None) -> Tensor: Poisson samples with rates ``input``
     (PyTorch records a zero gradient for the rates)."""
     rate = _tensor_arg(input, "poisson")
+    _check_dtype(rate, "poisson", reduced=True)
     return zero_derivative("poisson", lambda r: _poisson_sample(r, generator), rate)
 
 
@@ -267,8 +292,15 @@ def _binomial_sample(count, prob, generator):
 def binomial(count, prob, generator=None):
     """binomial(count, prob, generator=None) -> Tensor: Binomial(count, prob) samples in
     prob's dtype (count and prob broadcast together)."""
-    _tensor_arg(count, "binomial", "count")
-    _tensor_arg(prob, "binomial", "prob")
+    for name, t in (("count", count), ("prob", prob)):
+        _tensor_arg(t, "binomial", name)
+        if not t.is_floating_point():
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_T._st_name(t.dtype)}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {_T._st_name(prob.dtype)} but expected "
+                           f"{_T._st_name(count.dtype)}")
+    _check_dtype(count, "binomial")
     from ember.core.shapes import broadcast_tensors
     c, p = broadcast_tensors(count, prob)
     shape = tuple(c.shape)

@@ -2,9 +2,11 @@
 (through the Hurwitz zeta function), mvlgamma, entr and xlog1py.  Written in ember ops, so
 every device has them."""
 import math
+import operator
 
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._dtype import _dtype_by_name
+from ember.core._errors import _arg_type_message, _tensor_arg
 from ember.core.special_support import (
     float_input,
     float_pair,
@@ -53,10 +55,22 @@ def _hurwitz_zeta(s, q):
     return total + tail
 
 
+def _int_arg(n, op, arg):
+    """``n`` as a Python int where PyTorch's int arguments take it: an int, a numpy
+    integer or a 0-d integer tensor (not a bool, float or 1-d tensor): else TypeError."""
+    if isinstance(n, _T.TensorBase):
+        ok = n.dim() == 0 and not (n.is_floating_point() or n.is_complex()
+                                   or n.dtype is _dtype_by_name["bool"])
+    else:
+        ok = hasattr(type(n), "__index__") and not isinstance(n, bool)
+    if not ok:
+        raise TypeError(_arg_type_message(n, op, arg, expected="int"))
+    return operator.index(n)
+
+
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, input) for n >= 1."""
-    if not isinstance(n, int) or isinstance(n, bool):
-        raise TypeError(f"polygamma(): argument 'n' must be int, not {type(n).__name__}")
+    n = _int_arg(n, "polygamma", "n")
     x = _float(input, "polygamma")
     if n < 0:
         raise RuntimeError("polygamma(n, x) does not support negative n.")

@@ -33,6 +33,8 @@ from ember.core._errors import _check_not_implemented as _check_not_implemented
 from ember.core._errors import _check_type as _check_type
 from ember.core._errors import _check_value as _check_value
 from ember.core._errors import _check_with as _check_with
+from ember.core._errors import _is_all_true as _is_all_true
+from ember.core._errors import _is_any_true as _is_any_true
 from ember.core._formatting import set_printoptions as set_printoptions
 from ember.core._size import Size as Size
 from ember.core._state import get_default_dtype as get_default_dtype
@@ -87,7 +89,6 @@ from ember.core._tensor import index_select as index_select
 from ember.core._tensor import initial_seed as initial_seed
 from ember.core._tensor import is_floating_point as is_floating_point
 from ember.core._tensor import is_tensor as is_tensor
-from ember.core._tensor import layer_norm as layer_norm
 from ember.core._tensor import le as le
 from ember.core._tensor import log as log
 from ember.core._tensor import log_softmax as log_softmax
@@ -326,6 +327,7 @@ from ember.core.inplace_ops import (
     sinc_,
     xlogy_,
 )
+from ember.core.layer_norm import layer_norm as layer_norm
 from ember.core.layout import (
     layout,
     strided,

@@ -1,7 +1,7 @@
 """ember.nn.init: in-place parameter initialisers (``torch.nn.init``).
 
 Every initialiser fills its tensor under no_grad, accepts ``generator=`` where it draws
-random numbers, and returns the tensor."""
+random numbers, and returns the tensor (a meta tensor's, which has no values, unfilled)."""
 import math
 import warnings
 
@@ -56,33 +56,54 @@ def _calculate_correct_fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fill with samples of U(a, b)."""
+# PyTorch's private helpers, which some code calls directly; the public fills use them
+def _no_grad_uniform_(tensor, a, b, generator=None):
+    """Fill ``tensor`` with samples of U(a, b) under no_grad."""
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fill with samples of N(mean, std^2)."""
+def _no_grad_normal_(tensor, mean, std, generator=None):
+    """Fill ``tensor`` with samples of N(mean, std^2) under no_grad."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
-def constant_(tensor, val):
-    """Fill with ``val``."""
+def _no_grad_fill_(tensor, val):
+    """Fill ``tensor`` with ``val`` under no_grad."""
     with no_grad():
         return tensor.fill_(val)
 
 
+def _no_grad_zero_(tensor):
+    """Fill ``tensor`` with 0 under no_grad."""
+    with no_grad():
+        return tensor.zero_()
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    """Fill with samples of U(a, b)."""
+    return _no_grad_uniform_(tensor, a, b, generator)
+
+
+def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    """Fill with samples of N(mean, std^2)."""
+    return _no_grad_normal_(tensor, mean, std, generator)
+
+
+def constant_(tensor, val):
+    """Fill with ``val``."""
+    return _no_grad_fill_(tensor, val)
+
+
 def ones_(tensor):
     """Fill with 1."""
-    return constant_(tensor, 1.0)
+    return _no_grad_fill_(tensor, 1.0)
 
 
 def zeros_(tensor):
     """Fill with 0."""
-    with no_grad():
-        return tensor.zero_()
+    return _no_grad_zero_(tensor)
 
 
 def eye_(tensor):
@@ -149,26 +170,77 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return normal_(tensor, 0.0, _kaiming_std(tensor, a, mode, nonlinearity), generator)
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Samples of N(mean, std^2) restricted to [a, b], by inverting the normal CDF on
-    uniform draws between CDF(a) and CDF(b)."""
+def _accepted(n, propose, accept):
+    """``n`` draws of ``propose(k)`` (a 1-d tensor of k candidates), those ``accept``
+    (-> bool mask) rejects redrawn, only they, until none is left."""
+    out = propose(n)
+    pending = (~accept(out)).nonzero().reshape(-1)
+    while pending.numel():
+        c = propose(pending.numel())
+        ok = accept(c)
+        out[pending[ok]] = c[ok]
+        pending = pending[~ok]
+    return out
+
+
+# Uniform proposals cover [a, b] only this many decay lengths from the density's peak:
+# beyond, the density is below e^-36 (~2e-16) of the peak
+_TAIL_LENGTHS = 36
+
+
+def _no_grad_trunc_normal_(tensor, mean, std, a, b, generator=None):
+    """Fill ``tensor`` with samples of N(mean, std^2) restricted to [a, b] under no_grad,
+    by rejection: normal draws outside [a, b] are redrawn when the interval holds much of
+    the mass; otherwise uniform draws on [a, b] are accepted with probability
+    density / peak density, which stays exact however far in a tail the interval lies."""
+    if tensor.is_meta:
+        return tensor
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The "
-                      "distribution of values may be incorrect.", stacklevel=2)
+                      "distribution of values may be incorrect.", stacklevel=3)
+    from ember.core import _tensor as _T
+    if not tensor.is_floating_point():
+        raise NotImplementedError(f"\"trunc_normal_\" not implemented for "
+                                  f"'{_T._st_name(tensor.dtype)}'")
 
     def cdf(x):                 # the standard normal CDF
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
 
-    from ember.core import _tensor as _T
-    from ember.core._dtype import _dtype_by_name
-    lo, hi = cdf((a - mean) / std), cdf((b - mean) / std)
+    def fresh(k):
+        return _T.empty(k, dtype=tensor.dtype, device=tensor.device)
+
     with no_grad():
-        u = _T.empty(tuple(tensor.shape), dtype=_dtype_by_name["float64"],
-                     device=tensor.device).uniform_(2 * lo - 1, 2 * hi - 1, generator=generator)
-        u = _T._minimum_scalar(_T._maximum_scalar(u, -1 + 1e-15), 1 - 1e-15)
-        x = u.erfinv() * (std * math.sqrt(2.0)) + mean
-        x = _T._minimum_scalar(_T._maximum_scalar(x, a), b)
-        return tensor.copy_(x)
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            # compare with the bounds as the dtype holds them, as the draws are
+            lo, hi = (_T.tensor(v, dtype=tensor.dtype).item() for v in (a, b))
+            values = _accepted(tensor.numel(),
+                               lambda k: fresh(k).normal_(mean, std, generator=generator),
+                               lambda c: (c >= lo) & (c <= hi))
+        else:
+            peak = min(max(mean, a), b)
+            # the density decays like exp(-d/length) away from the peak (Gaussian-fast
+            # when the peak is the mean)
+            length = std if peak == mean else min(std, std * std / abs(peak - mean))
+            low = max(a, peak - _TAIL_LENGTHS * length)
+            high = min(b, peak + _TAIL_LENGTHS * length)
+
+            def accept(c):
+                c = c if c.element_size() >= 4 else c.float()
+                # log(density(c) / density(peak)), factored to keep far tails accurate
+                log_ratio = -0.5 * ((c - peak) / std) * ((c + peak - 2 * mean) / std)
+                u = _T.empty(c.shape, dtype=c.dtype, device=c.device)
+                return u.uniform_(0.0, 1.0, generator=generator).log_() <= log_ratio
+
+            values = _accepted(tensor.numel(),
+                               lambda k: fresh(k).uniform_(low, high, generator=generator),
+                               accept)
+        return tensor.copy_(values.reshape(tuple(tensor.shape)))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """Fill with samples of N(mean, std^2) restricted to [a, b] (values outside are
+    redrawn)."""
+    return _no_grad_trunc_normal_(tensor, mean, std, a, b, generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
@@ -177,7 +249,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     first are flattened."""
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0:
+    if tensor.numel() == 0 or tensor.is_meta:
         return tensor
     from ember.core import _tensor as _T
     from ember.core.shapes import diag
@@ -208,7 +280,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     rows, cols = tensor.shape
     num_zeros = int(math.ceil(sparsity * rows))
     with no_grad():
-        tensor.normal_(0, std, generator=generator)
+        _no_grad_normal_(tensor, 0.0, std, generator)
         for col in range(cols):
             zero_rows = randperm(rows, generator=generator)[:num_zeros]
             tensor[zero_rows, col] = 0

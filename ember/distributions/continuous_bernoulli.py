@@ -42,7 +42,7 @@ class ContinuousBernoulli(_BinaryParameter, ExponentialFamily):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
     def _outside_unstable_region(self):
-        return (self.probs <= self._lims[0]) | (self.probs >= self._lims[1])
+        return (self.probs <= self._lims[0]) | (self.probs > self._lims[1])
 
     def _cut_probs(self):
         return ember.where(self._outside_unstable_region(), self.probs, self._lims[0])
@@ -121,7 +121,7 @@ class ContinuousBernoulli(_BinaryParameter, ExponentialFamily):
 
     def _log_normalizer(self, x):
         """log C as a function of the natural parameter (Taylor near 0)."""
-        outside = (x <= self._lims[0] - 0.5) | (x >= self._lims[1] - 0.5)
+        outside = (x <= self._lims[0] - 0.5) | (x > self._lims[1] - 0.5)
         cut = ember.where(outside, x, self._lims[0] - 0.5)
         log_norm = ember.log(ember.abs(ember.exp(cut) - 1.0)) - ember.log(ember.abs(cut))
         taylor = 0.5 * x + x.pow(2) / 24.0 - x.pow(4) / 2880.0

@@ -1,17 +1,19 @@
 """The Dirichlet distribution on the simplex."""
 import ember
 import ember.nn.functional as F
+from ember.core.random_samplers import _dirichlet_rsample
 from ember.distributions import constraints
 from ember.distributions.exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
 
 
-def _dirichlet_rsample(concentration):
-    """Normalised reparameterised gammas: a pathwise-differentiable Dirichlet sample."""
-    g = ember._standard_gamma(concentration)
-    g = g.clamp(min=ember.finfo(g.dtype).tiny)
-    return g / g.sum(-1, keepdim=True)
+class _Dirichlet:
+    """PyTorch's autograd Function behind Dirichlet.rsample: ``_Dirichlet.apply(
+    concentration)`` is a reparameterised sample (ember differentiates the gammas it
+    normalises, so apply is the sampler itself)."""
+
+    apply = staticmethod(_dirichlet_rsample)
 
 
 class Dirichlet(ExponentialFamily):
@@ -33,7 +35,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = tuple(self._extended_shape(sample_shape))
-        return _dirichlet_rsample(self.concentration.expand(shape))
+        return _Dirichlet.apply(self.concentration.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

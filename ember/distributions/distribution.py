@@ -51,7 +51,8 @@ class Distribution:
                                                              lazy_property):
                     continue                 # a lazily computed twin (logits of probs)
                 value = getattr(self, param)
-                if not bool(constraint.check(value).all()):
+                # _is_all_true, not bool(.all()): a check that holds passes under vmap
+                if not ember._is_all_true(constraint.check(value)):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
@@ -168,7 +169,7 @@ class Distribution:
                           "validation. Please initialize the distribution with "
                           "`validate_args=False` to turn off validation.", stacklevel=2)
             return
-        if not bool(support.check(value).all()):
+        if not ember._is_all_true(support.check(value)):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "

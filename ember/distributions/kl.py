@@ -84,3 +84,11 @@ def kl_divergence(p, q):
 
 from ember.distributions import kl_cross as _kl_cross  # noqa: E402,F401  (the other cross pairs)
 from ember.distributions import kl_pairs as _kl_pairs  # noqa: E402,F401  (registers pairs)
+
+# PyTorch's kl module holds each registered pair under its own name (_kl_normal_normal, ...)
+# and a few helpers, which some code calls directly
+globals().update({fn.__name__: fn for fn in _KL_REGISTRY.values()})
+_kl_uniform_exponetial = _kl_pairs._kl_uniform_exponential      # sic: PyTorch's spelling
+_batch_trace_XXT = _kl_pairs._batch_trace_xxt
+_infinite_like = _kl_cross._infinite_like
+_x_log_x = _kl_cross._x_log_x

@@ -5,6 +5,7 @@ leaves q's (a Normal against a Beta, anything unbounded against a Pareto, ...). 
 follows PyTorch's formula, so values agree with torch.distributions.kl_divergence,
 including where PyTorch gives ``inf`` for parameters outside a closed form's range."""
 import math
+import re
 
 import ember
 from ember.distributions.beta import Beta
@@ -43,7 +44,8 @@ def _register_infinite(p_type, q_types, param):
     """Register KL(p || q) = inf for each q type (``param``: the p attribute to shape it)."""
     def infinite(p, q):
         return _infinite_like(getattr(p, param))
-    infinite.__name__ = f"_kl_{p_type.__name__.lower()}_infinity"
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", p_type.__name__).lower()
+    infinite.__name__ = f"_kl_{snake}_infinity"      # PyTorch's name: kl._kl_normal_infinity
     for q_type in q_types:
         register_kl(p_type, q_type)(infinite)
 

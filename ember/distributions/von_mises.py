@@ -9,9 +9,13 @@ from ember.distributions.utils import _broadcast_params, lazy_property
 __all__ = ["VonMises"]
 
 
-def _log_i0(k):
-    """log I_0(k) = log(i0e(k)) + k, accurate for every k >= 0."""
-    return ember.special.i0e(k).log() + k
+def _log_modified_bessel_fn(x, order=0):
+    """log I_order(x) for x > 0 and ``order`` 0 or 1, as log(exponentially scaled I) + x:
+    no overflow for large x."""
+    if order not in (0, 1):
+        raise AssertionError(f"order must be 0 or 1, got {order}")
+    scaled = ember.special.i0e(x) if order == 0 else ember.special.i1e(x)
+    return scaled.log() + x
 
 
 def _rejection_sample(loc, concentration, proposal_r, shape, dtype, device):
@@ -57,7 +61,7 @@ class VonMises(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return (self.concentration * ember.cos(value - self.loc) - math.log(2 * math.pi)
-                - _log_i0(self.concentration))
+                - _log_modified_bessel_fn(self.concentration))
 
     @lazy_property
     def _proposal_r(self):
@@ -90,4 +94,4 @@ class VonMises(Distribution):
     def entropy(self):
         k = self.concentration
         ratio = ember.special.i1e(k) / ember.special.i0e(k)
-        return -k * ratio + math.log(2 * math.pi) + _log_i0(k)
+        return -k * ratio + math.log(2 * math.pi) + _log_modified_bessel_fn(k)

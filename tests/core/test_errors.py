@@ -109,3 +109,29 @@ def test_wrong_type_names_the_type_as_pytorch_does():
         with pytest.raises(TypeError) as want:
             torch.exp(value)
         assert str(got.value).split(", not ")[1] == str(want.value).split(", not ")[1]
+
+
+@pytest.mark.parametrize("fn", ["_is_all_true", "_is_any_true"])
+@pytest.mark.parametrize("values", [[True, True], [True, False], [False, False], []])
+def test_is_all_any_true(fn, values):
+    e = getattr(ember, fn)(ember.tensor(values, dtype=ember.bool))
+    t = getattr(torch, fn)(torch.tensor(values, dtype=torch.bool))
+    assert e.dtype == ember.bool and e.dim() == 0 and e.item() == t.item()
+    with pytest.raises(RuntimeError):
+        getattr(ember, fn)(ember.tensor([1, 0]))
+
+
+@pytest.mark.parametrize("rows", [[[1.0, 2.0], [1.0, 2.0]], [[1.0, 2.0], [1.0, -2.0]]])
+def test_is_all_true_answers_for_the_whole_vmap_batch(rows):
+    # unbatched, so validation code can branch on it inside vmap (as torch's rule does)
+    seen = []
+
+    def f(lib):
+        def check(x):
+            ok = lib._is_all_true(x > 0)
+            seen.append(bool(ok))
+            return x * ok
+        return check
+    ember.func.vmap(f(ember))(ember.tensor(rows))
+    torch.func.vmap(f(torch))(torch.tensor(rows))
+    assert seen[0] == seen[1]

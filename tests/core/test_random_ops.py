@@ -2,6 +2,7 @@
 dtypes, and the right distributions (loose statistical checks on large samples)."""
 import numpy as np
 import pytest
+import torch
 
 import ember
 
@@ -55,3 +56,67 @@ def test_randperm_is_uniform_over_positions():
         counts[np.arange(5), ember.randperm(5).numpy()] += 1
     chi2 = ((counts - 1200) ** 2 / 1200).sum()
     assert chi2 < 50, chi2            # 16 degrees of freedom: p < 1e-4 beyond 45
+
+
+# --- normal with tensor mean/std: PyTorch's semantics ------------------------------------
+
+def _normal_grads(lib, mean_shape, std_shape):
+    m = lib.zeros(mean_shape, requires_grad=True)
+    s = lib.ones(std_shape, requires_grad=True)
+    r = lib.normal(m, s)
+    r.sum().backward()
+    return r.requires_grad, r.grad_fn is not None, tuple(r.shape), m.grad.tolist(), \
+        s.grad.tolist()
+
+
+@pytest.mark.parametrize("shapes", [((2,), (2,)), ((2, 1), (3,)), ((), (2, 2))])
+def test_normal_tensor_args_record_a_zero_gradient(shapes):
+    # torch.normal is not reparameterised: a graph node whose gradients are zero (code that
+    # scores its samples with log_prob relies on no pathwise gradient)
+    assert _normal_grads(ember, *shapes) == _normal_grads(torch, *shapes)
+
+
+def test_normal_tensor_args_single_tensor_gradient_is_zero():
+    for lib in (ember, torch):
+        m = lib.tensor([0.0, 1.0], requires_grad=True)
+        lib.normal(m, 1.0).sum().backward()
+        s = lib.tensor([1.0, 2.0], requires_grad=True)
+        lib.normal(0.0, s).sum().backward()
+        assert m.grad.tolist() == [0.0, 0.0] and s.grad.tolist() == [0.0, 0.0]
+    assert ember.normal(ember.zeros(2), ember.ones(2)).grad_fn is None
+
+
+@pytest.mark.parametrize("mean,std", [("float32", "float64"), ("float64", "float32"),
+                                      (None, "float64"), ("float64", None),
+                                      ("float16", "float32")])
+def test_normal_result_dtype_is_means(mean, std):
+    def run(lib):
+        m = 0.0 if mean is None else lib.zeros(3, dtype=getattr(lib, mean))
+        s = 1.0 if std is None else lib.ones(3, dtype=getattr(lib, std))
+        return str(lib.normal(m, s).dtype).split(".")[1]
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("std", [[1.0, -1.0], [1.0, float("nan")]])
+def test_normal_rejects_negative_or_nan_std_tensor(std):
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+            lib.normal(lib.zeros(2), lib.tensor(std))
+        with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+            lib.normal(0.0, lib.tensor(std))
+
+
+def test_normal_errors_match_torch():
+    for lib in (ember, torch):
+        with pytest.raises(NotImplementedError):
+            lib.normal(lib.zeros(3, dtype=lib.int64), lib.ones(3))
+        with pytest.raises(TypeError):
+            lib.normal(lib.zeros(2), lib.ones(2), size=(2,))
+    assert ember.normal(0.0, 1.0, (2,), requires_grad=True).requires_grad
+
+
+def test_normal_std_check_inside_vmap():
+    f = ember.func.vmap(lambda s: ember.normal(ember.zeros(2), s), randomness="different")
+    assert tuple(f(ember.ones(3, 2)).shape) == (3, 2)
+    with pytest.raises(RuntimeError, match="normal expects all elements of std >= 0.0"):
+        f(ember.tensor([[1.0, 1.0], [1.0, -1.0]]))

@@ -105,3 +105,59 @@ def test_sample_dirichlet():
     assert x.sum(-1).allclose(ember.ones(2))
     ember.manual_seed(7)
     assert ember._sample_dirichlet(a).equal(x)
+
+
+# --- dtypes PyTorch's CPU kernels lack ---------------------------------------------------
+
+SAMPLER_CALLS = [
+    lambda m: m.poisson(m.tensor([2, 3])),
+    lambda m: m.poisson(m.tensor([True])),
+    lambda m: m._standard_gamma(m.tensor([2.0], dtype=m.float16)),
+    lambda m: m._standard_gamma(m.tensor([2.0], dtype=m.bfloat16)),
+    lambda m: m._sample_dirichlet(m.tensor([2.0, 1.0], dtype=m.float16)),
+    lambda m: m._sample_dirichlet(m.tensor([2, 1])),
+    lambda m: m.binomial(m.tensor([10.0], dtype=m.float16), m.tensor([0.5],
+                                                                     dtype=m.float16)),
+    lambda m: m.binomial(m.tensor([10]), m.tensor([0.5])),
+    lambda m: m.binomial(m.tensor([10.0]), m.tensor([1])),
+    lambda m: m.binomial(m.tensor([10.0], dtype=m.float64), m.tensor([0.5])),
+    lambda m: m.distributions.Gamma(m.tensor([2.0], dtype=m.float16), m.tensor(
+        [1.0], dtype=m.float16)).sample(),
+    lambda m: m.distributions.Beta(m.tensor([2.0], dtype=m.bfloat16), m.tensor(
+        [1.0], dtype=m.bfloat16)).sample(),
+    lambda m: m.distributions.Poisson(m.tensor([2, 3])).sample(),
+]
+
+
+@pytest.mark.parametrize("call", SAMPLER_CALLS)
+def test_sampler_dtype_errors_match_torch(call):
+    with pytest.raises(Exception) as t:
+        call(torch)
+    with pytest.raises(type(t.value)):
+        call(ember)
+
+
+# --- Dirichlet samples in float32: drawn in float64, kept inside (0, 1) -----------------
+
+def test_dirichlet_float32_samples_never_reach_the_boundary():
+    ember.manual_seed(8)
+    d = ember.distributions.Beta(ember.tensor(0.2), ember.tensor(0.2))
+    s = d.sample((200000,))
+    info = ember.finfo(ember.float32)
+    assert s.min().item() >= info.tiny and s.max().item() == 1 - info.eps / 2
+    assert bool(d.log_prob(s).isfinite().all())
+    x = ember._sample_dirichlet(ember.full((50000, 3), 0.05))
+    assert x.max().item() < 1 and x.min().item() > 0
+
+
+@pytest.mark.parametrize("alpha", [0.01, 0.03])
+def test_dirichlet_small_concentrations_have_no_lump_at_one_half(alpha):
+    # float32 gammas of these concentrations underflow together: a pair of equal tiny
+    # values used to put ~20% of the samples at exactly 0.5
+    ember.manual_seed(9)
+    torch.manual_seed(9)
+    s = ember.distributions.Beta(ember.tensor(alpha), ember.tensor(alpha)).sample((200000,))
+    t = torch.distributions.Beta(torch.tensor(alpha), torch.tensor(alpha)).sample((200000,))
+    middle = ((s > 0.25) & (s < 0.75)).float().mean().item()
+    want = ((t > 0.25) & (t < 0.75)).float().mean().item()
+    assert abs(middle - want) < 0.004 and (s == 0.5).sum().item() <= 2

@@ -173,3 +173,21 @@ def test_missing_derivatives_raise_as_torch():
     for name in ("bessel_j0", "modified_bessel_k1", "airy_ai", "spherical_bessel_j0"):
         assert not getattr(ember.special, name)(x).requires_grad
     assert not ember.special.hermite_polynomial_h(x, 3).requires_grad
+
+
+def test_polygamma_takes_an_index_n():
+    # an int argument takes anything with __index__ (a 0-d integer tensor, a numpy int);
+    # not a bool, a float or a 1-d tensor
+    for fn in ("polygamma", "special.polygamma"):
+        def call(lib, n):
+            f = lib.polygamma if fn == "polygamma" else lib.special.polygamma
+            return f(n, lib.tensor([2.0, 0.5]))
+        for n in (lambda lib: lib.tensor(1), lambda lib: np.int64(2)):
+            assert np.allclose(call(ember, n(ember)).tolist(), call(torch, n(torch)).tolist())
+        for n in (lambda lib: lib.tensor([1]), lambda lib: lib.tensor(1.0), lambda lib: 1.0,
+                  lambda lib: True):
+            for lib in (ember, torch):
+                with pytest.raises(TypeError):
+                    call(lib, n(lib))
+    x = ember.tensor([2.0])
+    assert x.polygamma(ember.tensor(1)).allclose(ember.tensor([0.6449341]))

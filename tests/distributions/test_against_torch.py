@@ -272,3 +272,15 @@ def test_log_prob_gradients(name, params):
             continue
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=LOOSE.get(name, 1e-8),
                                    atol=1e-9, err_msg=f"{name}.{k}")
+
+
+def test_continuous_bernoulli_at_the_upper_limit_uses_the_taylor_branch():
+    # the unstable region is lims[0] < p <= lims[1]: at p == lims[1] the closed forms
+    # cancel catastrophically in float32
+    def stats(lib, **kwargs):
+        d = lib.distributions.ContinuousBernoulli(**kwargs)
+        return [d.mean.tolist(), d.variance.tolist(), d.entropy().tolist(),
+                d.log_prob(lib.tensor([0.3, 0.3])).tolist()]
+    e = stats(ember, probs=ember.tensor([0.501, 0.7]), lims=(0.499, 0.501))
+    t = stats(torch, probs=torch.tensor([0.501, 0.7]), lims=(0.499, 0.501))
+    np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)

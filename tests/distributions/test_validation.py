@@ -7,8 +7,11 @@ import pickle
 import numpy as np
 import pytest
 import torch
+from torch.distributions.von_mises import _log_modified_bessel_fn as torch_fn
 
 import ember
+from ember.distributions.dirichlet import _Dirichlet
+from ember.distributions.von_mises import _log_modified_bessel_fn
 
 D = ember.distributions
 
@@ -188,3 +191,64 @@ def test_utils_against_torch():
     assert b.dtype == ember.float64 and b.tolist() == [3.0, 3.0]
     with pytest.raises(ValueError, match="Input arguments must all be instances"):
         U.broadcast_all("x")
+
+
+VMAPPED = [
+    lambda m, x: m.distributions.Normal(x, 1.0).log_prob(m.tensor(0.5)),
+    lambda m, x: m.distributions.Gamma(x.abs() + 1, 2.0).log_prob(m.tensor(0.5)),
+    lambda m, x: m.distributions.Exponential(2.0).log_prob(x.abs()),
+    lambda m, x: m.distributions.Dirichlet(x.abs() + 1).log_prob(m.tensor([0.25, 0.75])),
+]
+
+
+@pytest.mark.parametrize("fn", VMAPPED)
+def test_default_validation_works_under_vmap(fn):
+    # validation asks _is_all_true, which answers for the whole batch inside vmap
+    x = np.array([[0.3, -1.2], [2.0, 0.7], [1.1, 0.4]], dtype=np.float32)
+    e = ember.func.vmap(lambda v: fn(ember, v))(ember.tensor(x))
+    t = torch.func.vmap(lambda v: fn(torch, v))(torch.tensor(x))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+    for lib in (ember, torch):          # an invalid value in any sample still fails
+        with pytest.raises(RuntimeError):
+            lib.func.vmap(lambda s: lib.distributions.Normal(0.0, s).log_prob(
+                lib.tensor(0.5)))(lib.tensor([1.0, -2.0]))
+
+
+def test_per_sample_gradients_with_validation():
+    def loss(lib):
+        return lambda w, x: -lib.distributions.Normal(w * x, 1.0).log_prob(x).sum()
+    x = np.array([[0.5], [-1.0], [2.0]], dtype=np.float32)
+    e = ember.func.vmap(ember.func.grad(loss(ember)), in_dims=(None, 0))(
+        ember.tensor(0.7), ember.tensor(x))
+    t = torch.func.vmap(torch.func.grad(loss(torch)), in_dims=(None, 0))(
+        torch.tensor(0.7), torch.tensor(x))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5)
+
+
+def test_private_names_torch_code_imports():
+    K, EK = torch.distributions.kl, ember.distributions.kl
+    pairs = sorted(n for n in dir(K) if n.startswith("_kl_"))
+    assert [n for n in pairs if not hasattr(EK, n)] == []
+    p, q = (D.Normal(ember.tensor([0.0, 1.0]), 1.5), D.Normal(ember.tensor([0.5, 0.0]), 1.0))
+    tp, tq = (torch.distributions.Normal(torch.tensor([0.0, 1.0]), 1.5),
+              torch.distributions.Normal(torch.tensor([0.5, 0.0]), 1.0))
+    np.testing.assert_allclose(EK._kl_normal_normal(p, q).numpy(),
+                               K._kl_normal_normal(tp, tq).numpy(), rtol=1e-6)
+    assert EK._kl_normal_infinity(p, q).isinf().all()
+    m = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    np.testing.assert_allclose(EK._batch_trace_XXT(ember.tensor(m)).numpy(),
+                               K._batch_trace_XXT(torch.tensor(m)).numpy())
+    v = np.array([0.0, 0.5, 2.0], dtype=np.float32)
+    np.testing.assert_allclose(EK._x_log_x(ember.tensor(v)).numpy(),
+                               K._x_log_x(torch.tensor(v)).numpy())
+    assert EK._infinite_like(ember.zeros(2)).isinf().all()
+    c = ember.tensor([0.5, 2.0], requires_grad=True)
+    x = _Dirichlet.apply(c)
+    x[0].backward()
+    assert x.sum().item() == pytest.approx(1.0) and c.grad is not None
+    k = np.array([0.1, 1.0, 50.0, 800.0])
+    for order in (0, 1):
+        np.testing.assert_allclose(_log_modified_bessel_fn(ember.tensor(k), order).numpy(),
+                                   torch_fn(torch.tensor(k), order).numpy(), rtol=1e-6)
+    with pytest.raises(AssertionError):
+        _log_modified_bessel_fn(ember.tensor(k), order=2)

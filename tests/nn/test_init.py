@@ -1,5 +1,6 @@
 """nn.init: gains and fans equal torch's; every initialiser's samples have the expected
 bounds/mean/std, honour generator=, run under no_grad and reject bad input."""
+import inspect
 import math
 
 import numpy as np
@@ -110,3 +111,48 @@ def test_generator_reproducible():
         fn(a, generator=ember.Generator().manual_seed(3))
         fn(b, generator=ember.Generator().manual_seed(3))
         assert ember.equal(a, b), fn.__name__
+
+
+def test_no_grad_helpers_match_torch_signatures():
+    # PyTorch's private helpers, which some code calls directly
+    names = ["_no_grad_trunc_normal_", "_no_grad_normal_", "_no_grad_uniform_",
+             "_no_grad_fill_", "_no_grad_zero_"]
+    for name in names:
+        assert list(inspect.signature(getattr(init, name)).parameters) == \
+            list(inspect.signature(getattr(torch.nn.init, name)).parameters), name
+    w = nn.Parameter(ember.empty(40, 50))
+    assert init._no_grad_trunc_normal_(w, 0.0, 0.02, -0.03, 0.03) is w
+    assert w.abs().max().item() <= 0.03 and w.grad_fn is None
+    g = ember.Generator().manual_seed(4)
+    init._no_grad_uniform_(w, -0.5, 0.5, generator=g)
+    assert 0.4 < w.max().item() <= 0.5 and -0.5 <= w.min().item() < -0.4
+    init._no_grad_normal_(w, 3.0, 0.1)
+    assert abs(w.mean().item() - 3.0) < 0.01
+    assert init._no_grad_fill_(w, 0.25).eq(0.25).all() and init._no_grad_zero_(w).eq(0).all()
+
+
+@pytest.mark.parametrize("a,b", [(9.0, 10.0), (-10.0, -9.0), (8.0, 12.0)])
+def test_trunc_normal_far_in_a_tail(a, b):
+    # an inverse CDF in double loses the interval when both bounds are far out: every value
+    # used to collapse onto one bound
+    t = init.trunc_normal_(ember.empty(20000, dtype=ember.float64), 0.0, 1.0, a, b,
+                           generator=ember.Generator().manual_seed(5))
+    r = torch.nn.init.trunc_normal_(torch.empty(20000, dtype=torch.float64), 0.0, 1.0, a, b,
+                                    generator=torch.Generator().manual_seed(5))
+    lo, hi, m, s = _stats(t)
+    assert a <= lo and hi <= b and s > 0.05
+    assert abs(m - r.mean().item()) < 0.01 and abs(s - r.std().item()) < 0.01
+
+
+def test_trunc_normal_rejects_non_floating_tensors():
+    for dtype in ("int64", "bool"):
+        with pytest.raises(NotImplementedError):
+            torch.nn.init.trunc_normal_(torch.empty(3, dtype=getattr(torch, dtype)))
+        with pytest.raises(NotImplementedError):
+            init.trunc_normal_(ember.empty(3, dtype=getattr(ember, dtype)))
+
+
+def test_orthogonal_on_meta_is_a_no_op():
+    w = ember.empty(4, 6, device="meta")
+    assert init.orthogonal_(w) is w and w.is_meta
+    assert torch.nn.init.orthogonal_(torch.empty(4, 6, device="meta")).is_meta
