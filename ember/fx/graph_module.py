@@ -5,6 +5,7 @@ through a GraphModule show the line of generated code that failed.
 """
 import itertools
 import linecache
+import types
 
 from ember.fx.graph import Graph
 from ember.nn.modules.module import Module
@@ -136,6 +137,45 @@ class GraphModule(Module):
             print(text)
         return text
 
+    def to_folder(self, folder, module_name="FxModule"):
+        """Write this module as an importable package in ``folder``: ``module.py`` holding
+        a class ``module_name`` (its submodules rebuilt from their reprs where those
+        construct them, else loaded from ``<name>.pt``; its own parameters and buffers made
+        empty) that loads ``state_dict.pt``, and ``__init__.py`` re-exporting it."""
+        import os
+
+        import ember
+        folder = os.fspath(folder)
+        os.makedirs(folder, exist_ok=True)
+        state = os.path.join(folder, "state_dict.pt")
+        ember.save(self.state_dict(), state)
+        lines = []
+        for name, child in self.named_children():
+            made = _constructor(child)
+            if made is None:
+                path = os.path.join(folder, f"{name}.pt")
+                ember.save(child, path)
+                made = f"ember.load(r'{path}', weights_only=False)"
+            lines.append(f"setattr(self, {name!r}, {made})")
+        for name, t in self.named_buffers(recurse=False):
+            lines.append(f"self.register_buffer({name!r}, ember.empty({list(t.shape)}, "
+                         f"dtype=ember.{t.dtype.name}))")
+        for name, t in self.named_parameters(recurse=False):
+            lines.append(f"setattr(self, {name!r}, ember.nn.Parameter(ember.empty("
+                         f"{list(t.shape)}, dtype=ember.{t.dtype.name}), "
+                         f"requires_grad={t.requires_grad}))")
+        lines.append(f"self.load_state_dict(ember.load(r'{state}'))")
+        python_code = self._graph.python_code(root_module="self")
+        init = "\n".join("        " + line for line in lines)
+        forward = "\n".join("    " + line for line in python_code.src.strip("\n").splitlines())
+        source = (f"{_imports(python_code.globals)}\nfrom ember.nn import *  # noqa: F403\n\n\n"
+                  f"class {module_name}(ember.nn.Module):\n    def __init__(self):\n"
+                  f"        super().__init__()\n{init}\n\n{forward}\n")
+        with open(os.path.join(folder, "module.py"), "w") as f:
+            f.write(source)
+        with open(os.path.join(folder, "__init__.py"), "w") as f:
+            f.write("from .module import *  # noqa: F403\n")
+
     def add_submodule(self, target, m):
         """Install ``m`` at dotted path ``target`` (creating empty parents); True on
         success."""
@@ -192,6 +232,42 @@ class GraphModule(Module):
         root = Module()
         root.__dict__ = copy.deepcopy(self.__dict__, memo)
         return GraphModule(root, copy.deepcopy(self._graph, memo), type(self).__name__)
+
+
+def _constructor(module):
+    """Source that rebuilds ``module`` (its repr, for a module of ember.nn without
+    submodules whose repr evaluates to a module of its class), or None."""
+    import ember.nn as nn
+    if not type(module).__module__.startswith("ember.nn") or next(module.children(), None):
+        return None
+    text = repr(module)
+    try:
+        made = eval(text, dict(vars(nn)))
+    except Exception:
+        return None
+    return text if type(made) is type(module) else None
+
+
+def _imports(globals_):
+    """Import lines binding the names generated code reads: modules, the math constants,
+    functions and classes by their module and qualified name."""
+    lines = ["import ember", "from math import inf, nan", "NoneType = type(None)"]
+    for name, value in globals_.items():
+        if name in ("ember", "inf", "nan", "NoneType"):
+            continue
+        if isinstance(value, types.ModuleType):
+            lines.append(f"import {value.__name__} as {name}" if value.__name__ != name
+                         else f"import {name}")
+        elif getattr(value, "__module__", None) and "<" not in getattr(value, "__qualname__", "<"):
+            head, _, rest = value.__qualname__.partition(".")
+            bound = f"from {value.__module__} import {head}"
+            lines.append(bound + (f" as {name}" if not rest and head != name else ""))
+            if rest:
+                lines.append(f"{name} = {head}.{rest}")
+        else:
+            raise RuntimeError(f"to_folder: generated code reads {name} = {value!r}, which "
+                               f"cannot be imported by name")
+    return "\n".join(lines)
 
 
 def _rebuild_graph_module(body, graph, class_name):
