@@ -325,7 +325,7 @@ def stub_hookimpls(stub_type, title):
     return ember_devices, ember_device_module, ember_kernel_table
 
 
-_FLAG_MODULES = ("cuda", "cudnn")      # PyTorch's flag namespaces, imported on first use
+_FLAG_MODULES = ("cpu", "cuda", "cudnn", "mha")   # PyTorch's flag namespaces, imported on first use
 
 
 def default_generator(device_type):

@@ -136,8 +136,21 @@ def _hardtanh(x, lo, hi):
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha (exp(x) - 1)."""
-    x = _float_input(input, "elu")
-    return _inplace(input, _T.where(x > 0, x, alpha * _F["expm1"](x)), inplace)
+    return _inplace(input, _elu_kernel(_float_input(input, "elu", "elu_cpu"), alpha), inplace)
+
+
+def _elu_kernel(x, alpha, scale=1.0, input_divisor=1.0):
+    """scale * x where x > 0, else scale * alpha * expm1(x / input_divisor): PyTorch's one
+    kernel behind elu, selu and celu, which computes half inputs in float32."""
+    half = x.dtype.name in ("float16", "bfloat16")
+    v = x.float() if half else x
+    pos = v > 0
+    # the exp branch where() discards is fed 0, not x: for large x it would overflow to inf
+    # and its backward's 0 * inf would put NaN into the gradient
+    arg = _T.where(pos, 0, v)
+    neg = _F["expm1"](arg if input_divisor == 1.0 else arg / input_divisor) * (alpha * scale)
+    r = _T.where(pos, v if scale == 1.0 else v * scale, neg)
+    return r.to(x.dtype) if half else r
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

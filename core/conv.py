@@ -3,7 +3,7 @@ inputs, channel, group and dtype checks, its error messages) over the ``convolut
 (core/_conv.pxi), which works on [N, C, H, W] with pairs of ints.  A 1-d convolution runs as
 a 2-d one with H = 1."""
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _int_tuple, _tensor_arg
 from ember.core.mode_keys import autocast_active
 
 __all__ = ["conv1d", "conv2d"]
@@ -19,9 +19,7 @@ _C_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "flo
 
 def _expand(value, n, name):
     """An int or a sequence of 1 or n ints as an n-tuple."""
-    if isinstance(value, int):
-        return (value,) * n
-    seq = tuple(int(v) for v in value)
+    seq = _int_tuple(value, name)
     if len(seq) == 1:
         return seq * n
     if len(seq) != n:

@@ -3,7 +3,7 @@ sizes, stride defaulting to kernel_size, ceil_mode, unbatched inputs, its error 
 over the 2-d pooling ops of core/_pool.pxi, which work on [N, C, H, W].  A 1-d pool runs as
 a 2-d one with H = 1 (its indices are then positions along the length, as PyTorch's)."""
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _int_tuple, _tensor_arg
 
 # top-level names (torch.max_pool2d, ...); nn.functional also has adaptive_max_pool2d
 __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "avg_pool1d",
@@ -11,14 +11,25 @@ __all__ = ["adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", 
 
 
 def _pair(value, name, op, omitted=""):
-    """An int or a 1- or 2-sequence of ints as a pair."""
-    if isinstance(value, int):
-        return (value, value)
-    seq = tuple(int(v) for v in value)
+    """An int or a 1- or 2-sequence of ints as a pair; a 1-d pool's (``op`` ending in 1d)
+    takes only one int, as its pair's second."""
+    seq = _int_tuple(value, name, op)
+    if op.endswith("1d"):
+        if len(seq) != 1:
+            raise RuntimeError(_one_int_message(name, op, len(seq)))
+        return seq * 2
     if len(seq) not in (1, 2):
         raise RuntimeError(f"{op}: {name} must {omitted}either be a single int, or a tuple of "
                            f"two ints")
     return seq * 2 if len(seq) == 1 else seq
+
+
+def _one_int_message(name, op, n):
+    if op == "avg_pool1d":
+        return f"avg_pool1d() argument '{name}' should contain one int (got {n})"
+    forms = {"stride": "None, an int, list of ints, or", "padding": "an int, list of ints, or"}
+    return (f"{op}() {name} must be {forms.get(name, 'an int, list of ints or')} tuple of "
+            f"ints of size 1 but got size {n}")
 
 
 def _input(input, op, nd):
@@ -43,10 +54,16 @@ def _output(r, unbatched, nd):
     return r.squeeze(0) if unbatched else r
 
 
+def _omitted(stride):
+    """Whether a pool's ``stride`` is left out: None or an empty sequence (it then defaults
+    to the kernel size)."""
+    return stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0)
+
+
 def _window(op, kernel_size, stride, padding, dilation, nd):
     """kernel, stride, padding, dilation as pairs (1-d: H = 1), checked as PyTorch does."""
     k = _pair(kernel_size, "kernel_size", op)
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+    s = k if _omitted(stride) else \
         _pair(stride, "stride", op, "either be omitted, a single int, or a tuple of two "
               "ints; it must ")
     p = _pair(padding, "padding", op)

@@ -44,6 +44,12 @@ from ember.nn._functional.activation import tanh as tanh
 from ember.nn._functional.activation import tanhshrink as tanhshrink
 from ember.nn._functional.activation import threshold as threshold
 from ember.nn._functional.activation import threshold_ as threshold_  # noqa: E402
+
+# PyTorch's private attention helpers that copies of its Transformer layers import
+from ember.nn._functional.attention import _canonical_mask as _canonical_mask
+from ember.nn._functional.attention import _in_projection as _in_projection
+from ember.nn._functional.attention import _in_projection_packed as _in_projection_packed
+from ember.nn._functional.attention import _none_or_dtype as _none_or_dtype
 from ember.nn._functional.attention import (
     multi_head_attention_forward as multi_head_attention_forward,
 )

@@ -1,5 +1,7 @@
 """ember.backends.cuda / cudnn flags, ember.accelerator and ember.cuda without a GPU,
 against PyTorch's CPU build."""
+import platform
+
 import pytest
 import torch
 
@@ -85,3 +87,55 @@ def test_onnx_export_is_not_implemented():
     assert ember.onnx.is_in_onnx_export() is False
     with pytest.raises(NotImplementedError, match="ONNX"):
         ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(1, 2),), "model.onnx")
+
+
+@pytest.mark.parametrize("kernel", ["flash", "mem_efficient", "math", "cudnn"])
+def test_sdp_toggles_as_torch(kernel):
+    # the backend set of nn.attention.sdpa_kernel, which a block of it restores
+    outs = []
+    for lib in (torch, ember):
+        c = lib.backends.cuda
+        enable, enabled = getattr(c, f"enable_{kernel}_sdp"), getattr(c, f"{kernel}_sdp_enabled")
+        seen = [enabled()]
+        enable(False)
+        seen.append(enabled())
+        with lib.nn.attention.sdpa_kernel(lib.nn.attention.SDPBackend.MATH):
+            seen.append(enabled())
+            enable(True)
+            seen.append(enabled())
+        seen.append(enabled())
+        enable(True)
+        with pytest.warns(FutureWarning, match="sdp_kernel"):
+            with c.sdp_kernel(**{f"enable_{kernel}": False}):
+                seen.append((c.flash_sdp_enabled(), c.math_sdp_enabled(), enabled()))
+        seen.append(enabled())
+        outs.append(seen)
+    assert outs[0] == outs[1]
+
+
+def test_attention_backend_queries_as_torch():
+    for lib in (torch, ember):
+        c = lib.backends.cuda
+        q = lib.ones(1, 1, 2, 4)
+        params = c.SDPAParams(q, q, q, None, 0.0, False, False)
+        assert not (c.is_flash_attention_available() or c.can_use_flash_attention(params)
+                    or c.can_use_efficient_attention(params)
+                    or c.can_use_cudnn_attention(params))
+        assert c.fp16_bf16_reduction_math_sdp_allowed() is False
+        assert str(c.preferred_linalg_library()) == "_LinalgBackend.Default"
+        with pytest.raises(RuntimeError, match="Choose from: default, cusolver, magma"):
+            c.preferred_linalg_library("nope")
+        assert lib.backends.cpu.get_cpu_capability() in ("DEFAULT", "AVX2", "AVX512")
+    if platform.machine() == "x86_64":       # (PyTorch's ARM builds also know SVE)
+        assert ember.backends.cpu.get_cpu_capability() == \
+            torch.backends.cpu.get_cpu_capability()
+
+
+def test_mha_fastpath_flag():
+    import ember.backends.mha as mha
+    assert mha.get_fastpath_enabled() is torch.backends.mha.get_fastpath_enabled() is True
+    mha.set_fastpath_enabled(False)
+    try:
+        assert ember.backends.mha.get_fastpath_enabled() is False
+    finally:
+        mha.set_fastpath_enabled(True)

@@ -66,15 +66,16 @@ def tanh(input):
 
 def selu(input, inplace=False):
     """scale * elu(input, alpha) with SELU's fixed constants."""
-    return _finish(input, _SELU_SCALE * elu(input, _SELU_ALPHA), inplace)
+    x = _A._float_input(input, "selu", "elu_cpu")
+    return _finish(input, _A._elu_kernel(x, _SELU_ALPHA, _SELU_SCALE), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    x = _A._source(_A._float_input(input, "celu"), inplace)
-    return _finish(input, _T.where(x > 0, x, alpha * _F["expm1"](x / alpha)), inplace)
+    x = _A._source(_A._float_input(input, "celu", "elu_cpu"), inplace)
+    return _finish(input, _A._elu_kernel(x, alpha, input_divisor=alpha), inplace)
 
 
 def threshold(input, threshold, value, inplace=False):

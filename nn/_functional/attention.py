@@ -4,11 +4,13 @@ projections, masks and heads of nn.MultiheadAttention) on top of it."""
 import math
 import warnings
 
+from ember.core import sdp_backends
 from ember.core._dispatch import composite
 from ember.core.conv import _C_NAMES
 from ember.nn._functional.dropout import dropout
 from ember.nn._functional.linear import linear
 from ember.nn._functional.padding import pad
+from ember.nn.attention.bias import CausalBias
 
 import ember
 
@@ -23,16 +25,26 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     to (..., L, S); ``is_causal``: a lower-triangular mask; ``scale`` defaults to
     1 / sqrt(E); ``dropout_p`` drops attention weights (scaled by 1 / (1 - p));
     ``enable_gqa``: key/value heads (dim -3) are shared by groups of query heads."""
-    from ember.nn import attention as _backends
-    if not _backends._math_enabled():          # sdpa_kernel ruled out ember's kernels
+    if isinstance(attn_mask, CausalBias):
+        return attn_mask._dispatch(query, key, value, attn_mask, dropout_p, is_causal, scale,
+                                   enable_gqa)
+    if not sdp_backends._math_enabled():        # sdpa_kernel ruled out ember's kernels
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. "
                            "(ember computes attention with the math and flash kernels only)")
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
                            "least 2 dims")
     if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be "
-                           "set when is_causal=True")
+        if not _flash_cpu_takes(query, key, value, attn_mask, dropout_p, enable_gqa):
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not "
+                               "be set when is_causal=True")
+        # PyTorch's CPU flash kernel (its default) applies both: the mask within the
+        # (top-left) causal triangle
+        causal = ember.ones((query.shape[-2], key.shape[-2]), dtype=ember.bool,
+                            device=query.device).tril()
+        attn_mask = (attn_mask & causal if attn_mask.dtype == ember.bool else
+                     ember.where(causal, attn_mask, float("-inf")))
+        is_causal = False
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"scaled_dot_product_attention: dropout_p must be in [0, 1], got "
                            f"{dropout_p}")
@@ -80,13 +92,39 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return weights @ value
 
 
+def _flash_cpu_takes(query, key, value, attn_mask, dropout_p, enable_gqa):
+    """Whether PyTorch would run this call on its CPU flash kernel, the one that honours an
+    attn_mask together with is_causal (its math kernel rejects the pair): the kernel
+    enabled, 4-D inputs of one batch size and head dim, a unit last stride, no dropout, as
+    many key as query heads (or a divisor, with enable_gqa), and a mask of (L or 1, S or 1)
+    or (B or 1, H or 1, L or 1, S or 1) that needs no gradient."""
+    qkv = (query, key, value)
+    if not sdp_backends._is_enabled(sdp_backends.SDPBackend.FLASH_ATTENTION) or dropout_p > 0.0 or \
+            any(t.dim() != 4 or t.stride(-1) != 1 for t in qkv) or attn_mask.requires_grad:
+        return False
+    (b, h, L, e), (bk, hk, S, ek) = query.shape, key.shape
+    if not (b == bk == value.shape[0] and e == ek == value.shape[-1] and hk == value.shape[1]):
+        return False
+    if hk != h and not (enable_gqa and hk and h % hk == 0):
+        return False
+    m = attn_mask.shape
+    if attn_mask.dim() not in (2, 4) or m[-2] not in (L, 1) or m[-1] not in (S, 1):
+        return False
+    return attn_mask.dim() == 2 or (m[0] in (1, b) and m[1] in (1, h))
+
+
 # ---- multi-head attention (torch.nn.functional.multi_head_attention_forward) ----------
 
 __all__ += ["multi_head_attention_forward"]
 
 
-def _none_or_dtype(mask):
-    return None if mask is None else mask.dtype
+def _none_or_dtype(input):
+    """``input``'s dtype, or None for None (what _canonical_mask compares against)."""
+    if input is None:
+        return None
+    if isinstance(input, ember.Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
 
 def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
@@ -130,8 +168,24 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads):
     return batched
 
 
-def _in_projection(query, key, value, w_q, w_k, w_v, b_q, b_k, b_v):
-    return linear(query, w_q, b_q), linear(key, w_k, b_k), linear(value, w_v, b_v)
+def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
+    """The query, key and value projections with separate weights (and biases)."""
+    return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
+
+
+def _in_projection_packed(q, k, v, w, b=None):
+    """The query, key and value projections with one packed weight ``w`` (3 E, E) and bias
+    ``b`` (3 E): one matmul for self-attention (q is k is v), two when k is v."""
+    E = q.shape[-1]
+    if k is v:
+        if q is k:
+            return tuple(p.contiguous() for p in linear(q, w, b).unflatten(-1, (3, E)).unbind(-2))
+        w_q, w_kv = w.split([E, 2 * E])
+        b_q, b_kv = (None, None) if b is None else b.split([E, 2 * E])
+        kv = linear(k, w_kv, b_kv).unflatten(-1, (2, E)).unbind(-2)
+        return (linear(q, w_q, b_q),) + tuple(p.contiguous() for p in kv)
+    b_q, b_k, b_v = (None,) * 3 if b is None else b.chunk(3)
+    return _in_projection(q, k, v, *w.chunk(3), b_q, b_k, b_v)
 
 
 def _check_attn_mask_shape(attn_mask, tgt_len, src_len, bsz, num_heads):

@@ -122,7 +122,7 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     kernel = weight.shape[2:]
     out = [(spatial[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (kernel[i] - 1)
            + output_padding[i] + 1 for i in range(nd)]
-    if any(o <= 0 for o in out):
+    if any(o < 0 for o in out) or (0 in out and not _onednn_path(x, weight, groups)):
         sizes = ([1] if nd == 1 else []) + list(spatial)
         outs = ([1] if nd == 1 else []) + out
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, sizes))}). "
@@ -132,7 +132,8 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     amounts = []
     for i in reversed(range(nd)):  # F.pad lists the last dim first
         left = dilation[i] * (kernel[i] - 1) - padding[i]
-        amounts += [left, left + output_padding[i]]
+        # an empty output dim is computed one long and cut (the convolution wants one)
+        amounts += [left, left + output_padding[i] + (out[i] == 0)]
     if any(amounts):
         x = _pad(x, amounts)
     cin, cout_g = weight.shape[0], weight.shape[1]
@@ -140,7 +141,19 @@ def _conv_transpose(input, weight, bias, stride, padding, output_padding, groups
     w = w.reshape((groups * cout_g, cin // groups) + tuple(kernel))
     w = w.flip(list(range(2, 2 + nd)))
     r = _CONV[nd](x, w, bias, 1, 0, dilation, groups)
+    if 0 in out:
+        r = r[(slice(None),) * 2 + tuple(slice(0, o) for o in out)]
     return r.squeeze(0) if unbatched else r
+
+
+def _onednn_path(x, weight, groups):
+    """Whether PyTorch's CPU would run this transposed convolution through oneDNN, the only
+    path of its that returns an empty tensor for an output dim of size 0 (the others call
+    that output too small): float32, and grouped, batched, a kernel over 3 x 3 or an input
+    over 20480 elements."""
+    kernel = weight.shape[2:]
+    return x.dtype == ember.float32 and (groups > 1 or x.shape[0] > 1 or x.numel() > 20480 or
+                                      (len(kernel) > 1 and min(kernel[-2:]) > 3))
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0,

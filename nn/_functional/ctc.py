@@ -146,7 +146,9 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     # a term that is 0 in value and has exactly that gradient
     frame = (ember.arange(frames, device=device).reshape(frames, 1, 1)
              < lengths.reshape(1, -1, 1))
-    quirk = (log_probs.detach().exp() * frame.to(log_probs.dtype) * log_probs).sum((0, 2))
+    # (where, not a product with the frame mask: an impossible sample's NaN gradient stays
+    # on its own frames, as PyTorch's)
+    quirk = ember.where(frame, log_probs.detach().exp() * log_probs, 0).sum((0, 2))
     nll = nll + (quirk - quirk.detach())
     loss = _Impossible.apply(nll, nll.detach() > _IMPOSSIBLE, zero_infinity)
     if red == "mean":

@@ -3,7 +3,7 @@ columns summed back into an image.  Composites of strided views, stack and index
 autograd differentiates them (fold's gradient is an unfold, and the reverse)."""
 import itertools
 
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _int_tuple, _tensor_arg
 from ember.nn._functional.padding import pad
 
 import ember
@@ -26,9 +26,8 @@ def _taps(x, kernel, dilation, stride, out):
 
 
 def _pair_arg(value, name):
-    if isinstance(value, int):
-        return (value, value)
-    seq = tuple(int(v) for v in value)
+    seq = _int_tuple(value, name)
+    seq = seq * 2 if len(seq) == 1 else seq
     if len(seq) != 2:
         raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(seq)}")
     return seq

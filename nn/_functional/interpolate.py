@@ -8,7 +8,8 @@ precision otherwise."""
 import math
 import struct
 
-from ember.core._errors import _scalar_name, _tensor_arg
+import numpy as np
+from ember.core._errors import _int_like, _scalar_name, _tensor_arg, _type_name
 from ember.core.pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
 from ember.nn._functional.pooling import adaptive_avg_pool3d
 
@@ -55,9 +56,8 @@ def _source_pos(o, s, align_corners, cubic):
     return src if cubic or src >= 0 else 0.0
 
 
-def _cubic_near_far():
+def _cubic_near_far(a=_CUBIC_A):
     """PyTorch's cubic convolution polynomials for |x| <= 1 and 1 < |x| < 2."""
-    a = _CUBIC_A
 
     def near(x):
         return ((a + 2) * x - (a + 3)) * x * x + 1
@@ -122,12 +122,17 @@ def _sizes(input, size, scale_factor, recompute_scale_factor, nd):
                                  f"{list(input.shape[2:])} and output size of {size}. Please "
                                  f"provide input tensor in (N, C, d1, d2, ...,dK) format and "
                                  f"output size in (o1, o2, ...,oK) format.")
-            if not all(isinstance(v, int) for v in size):
+            sizes = [_int_like(v) for v in size]      # NumPy and tensor integers too
+            if None in sizes:
                 raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, "
                                 f"int] or Tuple[int, int, int], but got size with types "
                                 f"{[type(v) for v in size]}")
-            return list(size), [None] * nd
-        return [int(size)] * nd, [None] * nd
+            return sizes, [None] * nd
+        single = _int_like(size)
+        if single is None:
+            raise TypeError(f"interpolate(): argument 'size' must be int or tuple of ints, not "
+                            f"{_type_name(size)}")
+        return [single] * nd, [None] * nd
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     if isinstance(scale_factor, (list, tuple)):
@@ -148,9 +153,11 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     """Resample ``input`` [N, C, *spatial] (1 to 3 spatial dims) to ``size`` or by
     ``scale_factor``.  mode: 'nearest', 'nearest-exact', 'linear' (3-D input), 'bilinear' or
-    'bicubic' (4-D), 'trilinear' (5-D), 'area'.  ``align_corners`` (interpolating modes)
-    maps the corner pixels' centres onto each other; ``recompute_scale_factor`` computes the
-    sampling scale from the output size instead of using ``scale_factor``."""
+    'bicubic' (4-D), 'trilinear' (5-D), 'area', 'lanczos' (4-D, antialiased only).
+    ``align_corners`` (interpolating modes) maps the corner pixels' centres onto each other;
+    ``recompute_scale_factor`` computes the sampling scale from the output size instead of
+    using ``scale_factor``; ``antialias`` (bilinear, bicubic, lanczos) widens the filter by
+    the downscale factor, so that downsampling averages every input pixel."""
     _tensor_arg(input, "interpolate", position=1)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -159,18 +166,22 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     else:
         align_corners = bool(align_corners)
     nd = input.dim() - 2
-    valid = mode in ("nearest", "nearest-exact", "area") or mode in _MODES_DIMS
+    valid = mode in ("nearest", "nearest-exact", "area") or mode in _MODES_DIMS or \
+        (mode == "lanczos" and (nd == 2 or antialias))
     if nd not in (1, 2, 3) or not valid:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
                                   f"(got {input.dim()}D) for the modes: nearest | linear | "
                                   f"bilinear | bicubic | trilinear | lanczos | area | "
                                   f"nearest-exact (got {mode})")
     out, scales = _sizes(input, size, scale_factor, recompute_scale_factor, nd)
-    if antialias:
-        if not (mode in ("bilinear", "bicubic") and input.dim() == 4):
-            raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and "
-                             "lanczos modes and requires a 4-D tensor as input")
-        raise NotImplementedError("interpolate: antialias=True is not implemented in ember")
+    if antialias and not (mode in _AA_TAPS and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and "
+                         "lanczos modes and requires a 4-D tensor as input")
+    if mode == "lanczos":
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if mode in _MODES_DIMS and _MODES_DIMS[mode] != nd:
         need = _MODES_DIMS[mode] + 2
         raise NotImplementedError(f"Got {input.dim()}D input, but {mode} mode needs {need}D "
@@ -182,6 +193,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         sep = " and" if nd == 1 else ""
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({ins}){sep} output ({outs})")
+    if antialias:
+        return _antialiased(input, out, mode, align_corners, scales)
     _check_dtype(input, mode, nd)
     if mode == "area":
         pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nd - 1]
@@ -229,11 +242,16 @@ def _filter(mode):
     return lambda x: near(abs(x)) if abs(x) < 1.0 else (far(abs(x)) if abs(x) < 2.0 else 0.0)
 
 
-def _int16_weights(in_size, out_size, mode, align_corners, scale):
+def _int16_weights(in_size, out_size, mode, align_corners, scale, antialias):
     """(first tap, integer tap weights) per output row and their precision: PyTorch's
-    _compute_index_ranges_int16_weights for antialias=False, which its uint8 kernels use.
-    The float path's taps and weights, those of taps past an edge added onto the edge's
-    tap, then scaled by 2**precision (the largest that keeps 2 * max weight < 2**15)."""
+    _compute_index_ranges_int16_weights, which its uint8 kernels use.  The float path's
+    taps and weights (without antialias, those of taps past an edge added onto the edge's
+    tap), then scaled by 2**precision (the largest that keeps 2 * max weight < 2**15)."""
+    if antialias:       # the antialiasing weights, in double
+        first, count, w = _aa_weights(in_size, out_size, mode, align_corners, scale,
+                                      np.float64)
+        rows = [(int(f), w[o, :c].tolist()) for o, (f, c) in enumerate(zip(first, count))]
+        return _int16_scaled(rows, float(w.max()))
     filt = _filter(mode)
     taps = 4 if mode == "bicubic" else 2
     support = taps // 2
@@ -256,6 +274,10 @@ def _int16_weights(in_size, out_size, mode, align_corners, scale):
             w_max = max(w_max, w[k])
             k += 1
         rows.append((first, w[:size]))
+    return _int16_scaled(rows, w_max)
+
+
+def _int16_scaled(rows, w_max):
     precision = 0
     while precision < 22 and int(0.5 + w_max * (1 << (precision + 1))) < (1 << 15):
         precision += 1
@@ -266,7 +288,7 @@ def _int16_weights(in_size, out_size, mode, align_corners, scale):
     return scaled, precision
 
 
-def _resample_uint8(x, out, mode, align_corners, scales):
+def _resample_uint8(x, out, mode, align_corners, scales, antialias=False):
     """uint8 bilinear/bicubic as PyTorch computes it: integer weights, the width pass then
     the height pass, each rounded and saturated to uint8; a dim of kept size is copied."""
     input = x
@@ -275,7 +297,7 @@ def _resample_uint8(x, out, mode, align_corners, scales):
         if in_size == out_size:
             continue
         rows, precision = _int16_weights(in_size, out_size, mode, align_corners,
-                                         scales[dim - 2])
+                                         scales[dim - 2], antialias)
         taps = max(len(w) for _, w in rows)
         acc = ember.full((), 1 << (precision - 1), dtype=ember.int64, device=x.device)
         wide = x.to(ember.int64)
@@ -288,6 +310,81 @@ def _resample_uint8(x, out, mode, align_corners, scales):
                                                          device=x.device))
             acc = acc + part * ember.tensor(w, dtype=ember.int64, device=x.device).reshape(shape)
         x = (acc >> precision).clamp(0, 255).to(ember.uint8)        # >>: floor, as srai
+    return x if x is not input else input.clone()
+
+
+# -- antialias=True: PyTorch's separable _upsample_{bilinear,bicubic}2d_aa ---------------------
+
+_AA_TAPS = {"bilinear": 2, "bicubic": 4, "lanczos": 6}     # the filters' widths at scale 1
+
+
+def _aa_filter(mode, x):
+    """The antialiasing filter at (a NumPy array of) offsets ``x``: the triangle, the cubic
+    convolution with a = -0.5 (PIL's, not the -0.75 of antialias=False), or Lanczos-3."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0).astype(x.dtype)
+    if mode == "lanczos":
+        return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0).astype(x.dtype)
+    near, far = _cubic_near_far(-0.5)
+    return np.where(x < 1, near(x), np.where(x < 2, far(x), 0)).astype(x.dtype)
+
+
+def _aa_weights(in_size, out_size, mode, align_corners, scale, ft):
+    """(first tap, taps, weights [out_size, taps]) of each output row: the filter stretched by
+    the downscale factor (so each output averages every input it covers), centred on the
+    output's position, cut to the input and normalised to sum 1.  Arithmetic as PyTorch's
+    _compute_weights_aa, in ``ft`` (float32 for float inputs) where it uses its opmath."""
+    interp = _AA_TAPS[mode]
+    s = ft(_source_scale(in_size, out_size, align_corners, scale))
+    support = ft(interp * 0.5 * s) if s >= 1 else ft(interp * 0.5)
+    taps = int(math.ceil(support)) * 2 + 1
+    invscale = ft(1.0 / np.float64(s)) if s >= 1 else ft(1.0)
+    center = (np.float64(s) * (np.arange(out_size) + 0.5)).astype(ft)
+    # C's truncation of (center -/+ support) + 0.5, that sum in double
+    first = np.maximum(np.trunc((center - support).astype(np.float64) + 0.5), 0).astype(np.int64)
+    last = np.minimum(np.trunc((center + support).astype(np.float64) + 0.5).astype(np.int64),
+                      in_size)
+    count = np.clip(last - first, 0, taps)
+    j = np.arange(taps)
+    offset = ((j + first[:, None]).astype(ft) - center[:, None]) + 0.5
+    w = _aa_filter(mode, (offset * np.float64(invscale)).astype(ft))
+    w = np.where(j < count[:, None], w, ft(0))
+    total = np.cumsum(w, axis=1, dtype=ft)[:, -1:]          # summed in order, as the kernel
+    w = np.where(total != 0, w / np.where(total != 0, total, ft(1)), w).astype(ft)
+    return first, count, w
+
+
+def _antialiased(input, out, mode, align_corners, scales):
+    """Antialiased bilinear/bicubic/lanczos resampling of [N, C, H, W]: the width pass, then the
+    height pass (PyTorch's order), each a weighted sum of index_selects, so autograd gives
+    the backward; a dim whose size is kept is left as is."""
+    if input.dtype == ember.uint8:
+        return _resample_uint8(input, out, mode, align_corners, scales, antialias=True)
+    if not (input.is_floating_point() and input.element_size() >= 4):
+        raise NotImplementedError(f'"compute_index_ranges_weights" not implemented for '
+                                  f"'{_scalar_name(input)}'")
+    ft = np.float64 if input.dtype == ember.float64 else np.float32
+    x = input
+    for dim in (3, 2):
+        in_size, out_size = x.shape[dim], out[dim - 2]
+        if in_size == out_size:
+            continue
+        first, count, w = _aa_weights(in_size, out_size, mode, align_corners,
+                                      scales[dim - 2], ft)
+        shape = [1] * 4
+        shape[dim] = out_size
+        last = first + np.maximum(count, 1) - 1     # zero-weight taps read the window's last
+        acc = None
+        for j in range(w.shape[1]):
+            if not (j < count).any():
+                break
+            rows = np.minimum(first + j, last).clip(0, in_size - 1).tolist()
+            part = x.index_select(dim, ember.tensor(rows, dtype=ember.int64, device=x.device))
+            part = part * ember.tensor(w[:, j].tolist(), dtype=x.dtype,
+                                       device=x.device).reshape(shape)
+            acc = part if acc is None else acc + part
+        x = acc
     return x if x is not input else input.clone()
 
 

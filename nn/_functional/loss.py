@@ -11,7 +11,7 @@ import warnings
 
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.activations import softplus
 from ember.core.function import Function
@@ -31,14 +31,40 @@ _REDUCTION_CODES = {"none": 0, "mean": 1, "sum": 2}
 
 
 def _reduction(reduction, size_average=None, reduce=None):
-    """The reduction name, from the legacy size_average/reduce flags when either is set."""
+    """The reduction name, from the legacy size_average/reduce flags when either is set;
+    the legacy 'elementwise_mean' is 'mean' (each with PyTorch's deprecation warning)."""
     if size_average is not None or reduce is not None:
-        size_average = True if size_average is None else size_average
-        reduce = True if reduce is None else reduce
-        reduction = ("mean" if size_average else "sum") if reduce else "none"
+        return _legacy_reduction(size_average, reduce)
+    if reduction == "elementwise_mean":
+        warnings.warn("reduction='elementwise_mean' is deprecated. Please use "
+                      "reduction='mean' instead.", stacklevel=3)
+        return "mean"
     if reduction not in _REDUCTION_CODES:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     return reduction
+
+
+def _legacy_reduction(size_average, reduce, stacklevel=4):
+    """The reduction the deprecated (size_average, reduce) pair means (None = True)."""
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use "
+                  f"reduction='{reduction}' instead.", stacklevel=stacklevel)
+    return reduction
+
+
+def _check_weight_dtype(input, weight, target=None):
+    """PyTorch's class-weighted kernels read ``weight`` in the input's dtype only.  With a
+    ``target`` (nll's kernel), after its shape checks: a batch or weight size mismatch is
+    left to the kernel, whose error PyTorch gives first."""
+    if target is not None and input.dim() > 1 and (
+            target.dim() == 0 or input.shape[0] != target.shape[0] or
+            weight is not None and weight.numel() != input.shape[1]):
+        return
+    if weight is not None and weight.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input)} but found "
+                           f"{_scalar_name(weight)}")
 
 
 def _reduce(loss, reduction):
@@ -76,6 +102,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     indices ``target``, each weighted by ``weight[target]``; targets equal to
     ``ignore_index`` count for nothing.  'mean' divides by the summed weights."""
     red = _reduction(reduction, size_average, reduce)
+    _check_weight_dtype(input, weight, target)
     return _T.nll_loss_forward(input, target, weight, _REDUCTION_CODES[red], ignore_index)[0]
 
 
@@ -91,6 +118,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            f"{label_smoothing}")
     if target.is_floating_point():
         return _cross_entropy_probs(input, target, weight, ignore_index, red, label_smoothing)
+    _check_weight_dtype(input, weight, target)
     loss = _T._cross_entropy_forward(input, target, weight, _REDUCTION_CODES[red],
                                      ignore_index)[0]
     if label_smoothing == 0.0:
@@ -304,7 +332,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         if weight is not None:
             raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
                              "'mean', 'sum'.")
-        _reduction(reduction)
+        reduction = _reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     d = input - target
@@ -405,6 +433,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                            f"to the number of input samples (batch size). Expected target "
                            f"size [{batch}], but got {list(target.shape)}. Input has shape "
                            f"{list(input.shape)}.")
+    _check_weight_dtype(input, weight)
     y = target.reshape(-1, 1)
     if batch and bool(((y < 0) | (y >= classes)).any()):
         raise RuntimeError("target out of range")
@@ -467,7 +496,9 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
                      reduce=None, reduction="mean"):
     """exp(input) - target input (log_input) or input - target log(input + eps); ``full``
     adds Stirling's target log(target) - target + 0.5 log(2 pi target) where target > 1."""
-    red = _reduction(reduction, size_average, reduce)
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce, stacklevel=3)
+    red = _plain_reduction(reduction, " is not a valid value for reduction")  # no legacy names
     if log_input:
         loss = input.exp() - target * input
     else:

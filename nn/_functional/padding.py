@@ -11,6 +11,12 @@ _MODES = ("constant", "reflect", "replicate", "circular")
 def _side(x, d, left, right, mode, value):
     """x padded (or cropped, for negative amounts) along dim d."""
     size = x.shape[d]
+    if mode in ("reflect", "replicate") and min(left, right) < 0 < max(left, right):
+        # PyTorch reflects and replicates the uncropped input's edges: pad, then crop
+        if mode == "reflect":
+            _check_reflect(x, d, left, right)
+        x = _side(x, d, max(left, 0), max(right, 0), mode, value)
+        return _side(x, d, min(left, 0), min(right, 0), mode, value)
     if left < 0 or right < 0:
         start, stop = max(-left, 0), size - max(-right, 0)
         if stop < start:
@@ -21,10 +27,8 @@ def _side(x, d, left, right, mode, value):
         left, right = max(left, 0), max(right, 0)
     if left == 0 and right == 0:
         return x
-    if mode == "reflect" and (left >= size or right >= size):
-        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
-                           f"input dimension, but got: padding ({left}, {right}) at dimension "
-                           f"{d} of input {list(x.shape)}")
+    if mode == "reflect":
+        _check_reflect(x, d, left, right)
     if mode == "circular" and (left > size or right > size):
         raise RuntimeError(f"pad: padding value causes wrapping around more than once "
                            f"(padding ({left}, {right}) at dimension {d} of size {size})")
@@ -51,6 +55,13 @@ def _side(x, d, left, right, mode, value):
     return ember.cat([p for p in (parts[0], x, parts[1]) if p is not None], d)
 
 
+def _check_reflect(x, d, left, right):
+    if left >= x.shape[d] or right >= x.shape[d]:
+        raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                           f"input dimension, but got: padding ({left}, {right}) at dimension "
+                           f"{d} of input {list(x.shape)}")
+
+
 def pad(input, pad, mode="constant", value=None):
     """Pad ``input``: ``pad`` = (left, right) amounts for the last dim, then the one
     before it, and so on (negative amounts crop).  mode: 'constant' (``value``, default 0),
@@ -73,7 +84,16 @@ def pad(input, pad, mode="constant", value=None):
         if k not in (1, 2, 3) or input.dim() not in (k + 1, k + 2):
             raise NotImplementedError("Only 2D, 3D, 4D, 5D padding with non-constant padding "
                                       "are supported for now")
-        return _MODE_OPS[mode, k](input, pad, mode)
+        width = input.shape[-1]
+        if k == 1 and mode != "circular" and width + pad[0] + pad[1] <= 0:
+            # (PyTorch's 2-d and 3-d kernels give an empty result where this one raises)
+            raise RuntimeError(f"input (W: {width}) is too small. Calculated output W: "
+                               f"{width + pad[0] + pad[1]}")
+        out = _MODE_OPS[mode, k](input, pad, mode)        # (its shape checks come first)
+        if input.dtype == ember.bool and mode != "circular":
+            op = "reflection" if mode == "reflect" else "replication"
+            raise NotImplementedError(f'"{op}_pad{k}d" not implemented for \'Bool\'')
+        return out
     value = 0 if value is None else value
     if all(int(p) >= 0 for p in pad) and not _transformed(input):
         return _constant_padded(input, pad, value)

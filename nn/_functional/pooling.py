@@ -12,11 +12,12 @@ from functools import partial
 
 import numpy as np
 from ember.core import _tensor as _T
-from ember.core._errors import _tensor_arg
+from ember.core._errors import _int_tuple, _tensor_arg
 from ember.core._tensor import TensorBase
 from ember.core.pooling import (
     _adaptive_input,
     _adaptive_size,
+    _omitted,
     _output,
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -52,12 +53,12 @@ adaptive_max_pool2d_with_indices = partial(adaptive_max_pool2d, return_indices=T
 
 # -- 3-d pooling -----------------------------------------------------------------------------
 
-def _triple(value, message):
-    if isinstance(value, int):
-        return (value,) * 3
-    seq = tuple(int(v) for v in value)
+def _triple(value, name, op, rule):
+    """An int or a 1- or 3-sequence of ints as a triple; else PyTorch's error, which states
+    the ``rule``."""
+    seq = _int_tuple(value, name)
     if len(seq) not in (1, 3):
-        raise RuntimeError(message)
+        raise RuntimeError(f"{op}: {name} must {rule}")
     return seq * 3 if len(seq) == 1 else seq
 
 
@@ -65,15 +66,12 @@ def _window(op, kernel_size, stride, padding, dilation):
     """kernel, stride, padding, dilation as triples, checked as PyTorch does (max_pool3d's
     messages say 'must either be', avg_pool3d's 'must be')."""
     either = "either " if op == "max_pool3d" else ""
-    k = _triple(kernel_size, f"{op}: kernel_size must {either}be a single int, or a tuple of "
-                             f"three ints")
-    omitted = stride is None or (not isinstance(stride, int) and len(stride) == 0)
-    s = k if omitted else _triple(stride, f"{op}: stride must {either}be omitted, a single "
-                                          f"int, or a tuple of three ints")
-    p = _triple(padding, f"{op}: padding must {either}be a single int, or a tuple of three "
-                         f"ints")
-    d = _triple(dilation, f"{op}: dilation must be either a single int, or a tuple of three "
-                          f"ints")
+    one_or_three = "a single int, or a tuple of three ints"
+    k = _triple(kernel_size, "kernel_size", op, f"{either}be {one_or_three}")
+    s = k if _omitted(stride) else _triple(stride, "stride", op,
+                                           f"{either}be omitted, {one_or_three}")
+    p = _triple(padding, "padding", op, f"{either}be {one_or_three}")
+    d = _triple(dilation, "dilation", op, f"be either {one_or_three}")
     if 0 in s:
         raise RuntimeError("stride should not be zero")
     if min(k) <= 0:
@@ -206,7 +204,7 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         raise RuntimeError("divisor must be not zero")
     size = x.shape[2:]
     out = [_out_size(size[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(3)]
-    if min(out) <= 0:
+    if min(out) <= 0 or any(size[i] < k[i] for i in range(3)):    # padding aside
         raise RuntimeError(f"input image (T: {size[0]} H: {size[1]} W: {size[2]}) smaller "
                            f"than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     sums = _taps(_padded(x, k, s, p, (1, 1, 1), out, 0.0), k, (1, 1, 1), s, out).sum(2)

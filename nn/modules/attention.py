@@ -97,6 +97,9 @@ class MultiheadAttention(Module):
                                            _none_or_dtype(attn_mask), "attn_mask", query.dtype)
         attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                     check_other=False)
+        if is_causal and attn_mask is None and not self._why_not_fast_path(
+                query, key, value, key_padding_mask, attn_mask):
+            is_causal = False       # PyTorch's fast path ignores the hint (no mask to hint at)
         if self.batch_first and is_batched:
             query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = not self._qkv_same_embed_dim
@@ -111,3 +114,60 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             out = out.transpose(1, 0)
         return out, weights
+
+    def _why_not_fast_path(self, query, key, value, key_padding_mask, attn_mask):
+        """Why PyTorch would not run this call on its inference fast path
+        (_native_multi_head_attention), "" when it would."""
+        from ember import backends, is_autocast_enabled, is_grad_enabled
+        params = (self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                  self.out_proj.bias)
+        tensors = [t for t in (query, key, value) + params if t is not None]
+        checks = [
+            (not backends.mha.get_fastpath_enabled(),
+             "torch.backends.mha.get_fastpath_enabled() was not True"),
+            (query.dim() != 3, "input not batched"),
+            (query is not key or key is not value, "non-self attention was used"),
+            (self.in_proj_bias is not None and query.dtype != self.in_proj_bias.dtype,
+             "dtypes of query and self.in_proj_bias don't match"),
+            (self.in_proj_weight is None, "in_proj_weight was None"),
+            (self.in_proj_weight is not None and query.dtype != self.in_proj_weight.dtype,
+             "dtypes of query and self.in_proj_weight don't match"),
+            (self.training, "training is enabled"),
+            (self.num_heads % 2 != 0, "self.num_heads is not even"),
+            (not self.batch_first, "batch_first was not True"),
+            (self.bias_k is not None or self.bias_v is not None, "self.bias_k was not None"),
+            (self.add_zero_attn, "add_zero_attn was enabled"),
+            (not self._qkv_same_embed_dim, "_qkv_same_embed_dim was not True"),
+            (query.is_nested and (key_padding_mask is not None or attn_mask is not None),
+             "supplying both src_key_padding_mask and src_mask at the same time is not "
+             "supported with NestedTensor input"),
+            (is_autocast_enabled(), "autocast is enabled"),
+            (any(t.device.type not in ("cpu", "cuda") for t in tensors),
+             "some Tensor argument's device is neither one of cpu or cuda"),
+            (is_grad_enabled() and any(t.requires_grad for t in tensors),
+             "grad is enabled and at least one of query or the input/output projection "
+             "weights or biases requires_grad"),
+            # without an input bias the fast path falls through to the regular one
+            (self.in_proj_bias is None, "in_proj_bias was None")]
+        return next((why for failed, why in checks if failed), "")
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """(merged mask, mask type) as the fast path takes them: ``key_padding_mask``
+        (N, L) alone is type 1; with ``attn_mask`` ((L, L) or (N * num_heads, L, L)) the
+        type is 2 and the mask that expanded to (N, num_heads, L, L), plus the padding mask
+        if any; (None, None) without masks.  ``query`` is (N, L, E)."""
+        merged, mask_type = None, None
+        if key_padding_mask is not None:
+            merged, mask_type = key_padding_mask, 1
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                merged = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                merged = attn_mask.view(1, 1, seq_len, seq_len).expand(
+                    batch_size, self.num_heads, -1, -1)
+            if key_padding_mask is not None:
+                merged = merged + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(
+                    -1, self.num_heads, -1, -1)
+        return merged, mask_type

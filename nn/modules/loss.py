@@ -5,6 +5,7 @@ import math
 import warnings
 
 from .. import functional as F
+from .._functional.loss import _legacy_reduction
 from .linear import Linear
 from .module import Module
 
@@ -16,24 +17,11 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEn
            "SoftMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"]
 
 
-def _legacy_reduction(size_average, reduce):
-    """The reduction string the deprecated (size_average, reduce) pair means."""
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    if not reduce:
-        ret = "none"
-    else:
-        ret = "mean" if size_average else "sum"
-    warnings.warn(f"size_average and reduce args will be deprecated, please use "
-                  f"reduction='{ret}' instead.", stacklevel=3)
-    return ret
-
-
 class _Loss(Module):
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
         if size_average is not None or reduce is not None:
-            reduction = _legacy_reduction(size_average, reduce)
+            reduction = _legacy_reduction(size_average, reduce, stacklevel=3)
         self.reduction = reduction
 
 

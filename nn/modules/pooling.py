@@ -48,7 +48,13 @@ class MaxPool2d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    """The base of the average pools (PyTorch's, which code checks with isinstance)."""
+
+    __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
+
+
+class AvgPool1d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, L) or (C, L) inputs:
     ``AvgPool1d(kernel_size, stride=None, padding=0, ceil_mode=False,
     count_include_pad=True)``."""
@@ -71,7 +77,7 @@ class AvgPool1d(Module):
                             self.count_include_pad)
 
 
-class AvgPool2d(Module):
+class AvgPool2d(_AvgPoolNd):
     """Mean over sliding windows of (N, C, H, W) or (C, H, W) inputs:
     ``AvgPool2d(kernel_size, stride=None, padding=0, ceil_mode=False,
     count_include_pad=True, divisor_override=None)``."""
@@ -106,14 +112,18 @@ class _AdaptivePoolNd(Module):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePoolNd):
+class _AdaptiveAvgPoolNd(_AdaptivePoolNd):
+    """The base of the adaptive average pools."""
+
+
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     """Mean pooling to a fixed length: ``AdaptiveAvgPool1d(output_size)``."""
 
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
-class AdaptiveAvgPool2d(_AdaptivePoolNd):
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Mean pooling to a fixed (H, W) (None keeps a size): ``AdaptiveAvgPool2d(output_size)``."""
 
     def forward(self, input):
@@ -162,7 +172,7 @@ class AvgPool3d(AvgPool2d):
                             self.count_include_pad, self.divisor_override)
 
 
-class AdaptiveAvgPool3d(_AdaptivePoolNd):
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     """Mean pooling to a fixed (D, H, W) (None keeps a size):
     ``AdaptiveAvgPool3d(output_size)``."""
 

@@ -17,6 +17,7 @@ def _ntuple(n, name="parse"):
 _single = _ntuple(1, "_single")
 _pair = _ntuple(2, "_pair")
 _triple = _ntuple(3, "_triple")
+_quadruple = _ntuple(4, "_quadruple")
 
 
 def _reverse_repeat_tuple(t, n):

@@ -23,10 +23,17 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return _T.tensor(0.0)           # PyTorch: a CPU zero when there is nothing to clip
-    first = tensors[0]
+    groups = {}     # PyTorch takes the norms per (device, dtype) group, in first-seen order
+    for t in tensors:
+        groups.setdefault((str(t.device), t.dtype), []).append(t)
+    first_device = tensors[0].device
     with no_grad():
-        norms = [vector_norm(t, norm_type).to(first.device, first.dtype) for t in tensors]
-        total = norms[0] if len(norms) == 1 else vector_norm(stack(norms), norm_type)
+        # each norm in its own dtype; stack promotes them, so a half first grad neither
+        # overflows nor rounds the others. The outer norm is taken even of one norm
+        # (norm_type 0 counts the nonzero norms, not the elements)
+        norms = [vector_norm(t, norm_type).to(first_device)
+                 for group in groups.values() for t in group]
+        total = vector_norm(stack(norms), norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            f"`parameters` is non-finite, so it cannot be clipped. To disable "
@@ -56,7 +63,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     with no_grad():
         coef = clamp(float(max_norm) / (total_norm + 1e-6), max=1.0)
         for g in grads:
-            g.mul_(coef.to(g.device, g.dtype))
+            g.mul_(coef.to(g.device))      # coef stays float32, as in PyTorch
 
 
 def clip_grad_norm(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,

@@ -284,3 +284,80 @@ def test_mha_and_encoder_layer_take_an_empty_batch(need_weights):
     assert out.shape == (0, 3, 8)
     assert (w is None) if not need_weights else w.shape == (0, 3, 3)
     assert enn.TransformerEncoderLayer(8, 2, 16, batch_first=True)(q).shape == (0, 3, 8)
+
+
+@pytest.mark.parametrize("name", ["MultiheadAttention", "TransformerEncoderLayer"])
+def test_is_causal_hint_without_a_mask(name):
+    # PyTorch's inference fast path ignores is_causal (there is no mask it hints at); its
+    # regular path asks for the mask
+    for mode in ("eval_no_grad", "eval_grad", "train_no_grad", "no_fastpath", "odd_heads",
+                 "seq_first"):
+        _check_causal_hint(name, mode)
+
+
+def _check_causal_hint(name, mode):
+    heads = 1 if mode == "odd_heads" else 2
+    args = (8, heads) + ((16, 0.0) if name == "TransformerEncoderLayer" else ())
+    em, tm = build(name, *args, batch_first=mode != "seq_first")
+    x = randn(2, 4, 8)
+    outs = []
+    for lib, m in ((torch, tm), (ember, em)):
+        m.train(mode == "train_no_grad")
+        lib.backends.mha.set_fastpath_enabled(mode != "no_fastpath")
+        xt = lib.tensor(x)
+        call = ((lambda: m(xt, is_causal=True)) if name == "TransformerEncoderLayer" else
+                (lambda: m(xt, xt, xt, is_causal=True, need_weights=False)[0]))
+        try:
+            with (contextlib.nullcontext() if mode == "eval_grad" else lib.no_grad()):
+                outs.append(call().detach().numpy())
+        except RuntimeError as e:
+            outs.append(type(e).__name__)
+        finally:
+            lib.backends.mha.set_fastpath_enabled(True)
+    if isinstance(outs[0], str):
+        assert outs[1] == outs[0]
+    else:
+        np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("attn", [None, "2d", "3d"])
+@pytest.mark.parametrize("kpm", [False, True])
+def test_merge_masks(attn, kpm):
+    E, H, L, N = 8, 2, 4, 3
+    em, tm = build("MultiheadAttention", E, H, batch_first=True)
+    a = {None: None, "2d": RNG.standard_normal((L, L)),
+         "3d": RNG.standard_normal((N * H, L, L))}[attn]
+    k = RNG.standard_normal((N, L)) if kpm else None
+    got = em.merge_masks(None if a is None else ember.tensor(a),
+                         None if k is None else ember.tensor(k), ember.zeros(N, L, E))
+    want = tm.merge_masks(None if a is None else torch.tensor(a),
+                          None if k is None else torch.tensor(k), torch.zeros(N, L, E))
+    assert got[1] == want[1]
+    if want[0] is None:
+        assert got[0] is None
+    else:
+        np.testing.assert_array_equal(got[0].numpy(), want[0].numpy())
+
+
+def test_private_attention_helpers():
+    # F._canonical_mask, F._none_or_dtype, F._in_projection(_packed): what copies of
+    # PyTorch's Transformer layers import
+    w, b = randn(24, 8), randn(24)
+    q, kv = randn(3, 2, 8), randn(5, 2, 8)
+    for case in ("self", "shared kv", "separate"):
+        outs = []
+        for lib in (torch, ember):
+            Q, K = lib.tensor(q), lib.tensor(kv)
+            args = {"self": (Q, Q, Q), "shared kv": (Q, K, K), "separate": (Q, K, K + 0)}[case]
+            outs.append(lib.nn.functional._in_projection_packed(*args, lib.tensor(w),
+                                                                lib.tensor(b)))
+        assert len(outs[1]) == 3
+        for e, t in zip(*outs[::-1]):
+            assert_close(e, t, 1e-5, case)
+    mask = np.array([[True, False], [False, False]])
+    assert_close(EF._canonical_mask(ember.tensor(mask), "m", None, "", ember.float32),
+                 torch.nn.functional._canonical_mask(torch.tensor(mask), "m", None, "",
+                                                     torch.float32), 0)
+    assert EF._none_or_dtype(None) is None and EF._none_or_dtype(ember.ones(1)) == ember.float32
+    with pytest.raises(RuntimeError, match="must be None or torch.Tensor"):
+        EF._none_or_dtype(1.0)

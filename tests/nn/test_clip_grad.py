@@ -74,3 +74,35 @@ def test_parameters_vector_roundtrip(bridge):
         bridge.close(a, b)
     with pytest.raises(TypeError, match="expected torch.Tensor"):
         nn.utils.vector_to_parameters([1.0], e.parameters())
+
+
+@pytest.mark.parametrize("dtypes", [("float16", "float32"), ("bfloat16", "float32", "float64"),
+                                    ("float32", "float16", "float64")])
+def test_clip_grad_norm_mixed_dtypes(dtypes):
+    for norm_type in (2.0, 1.0, 0, math.inf):
+        _check_mixed_dtype_clip(dtypes, norm_type)
+
+
+def _check_mixed_dtype_clip(dtypes, norm_type):
+    # each norm in its own dtype, promoted by the stack: a half first grad must not
+    # overflow the total (5e4 * 2 > float16's max) nor round it
+    values = [np.full(4, 0.01), np.array([5e4, 5e4, 0.0, 3.0]), np.linspace(-3, 3, 4)]
+    out = []
+    for lib in (torch, ember):
+        ps = [lib.nn.Parameter(lib.zeros(4, dtype=getattr(lib, d))) for d in dtypes]
+        for p, v in zip(ps, values):
+            p.grad = lib.tensor(v).to(p.dtype)
+        total = lib.nn.utils.clip_grad_norm_(ps, 1.0, norm_type)
+        out.append((total.item(), str(total.dtype).split(".")[-1],
+                    [p.grad.double().tolist() for p in ps]))
+    assert out[1][1] == out[0][1]
+    np.testing.assert_allclose(out[1][0], out[0][0], rtol=1e-6)
+    for ge, gt in zip(out[1][2], out[0][2]):
+        np.testing.assert_allclose(ge, gt, rtol=1e-3, atol=1e-7)
+
+
+def test_total_norm_of_one_tensor_with_norm_type_0():
+    # the outer norm applies to the single per-tensor norm too: one nonzero norm counts 1
+    data = [3.0, 0.0, 4.0, 1.0]
+    got = nn.utils.get_total_norm([ember.tensor(data)], 0)
+    assert got.item() == torch.nn.utils.get_total_norm([torch.tensor(data)], 0).item() == 1.0

@@ -229,3 +229,50 @@ def test_interpolate_integer_dtypes(oracle, same_functional_error, dtype, mode, 
         return
     oracle.assert_matches(EF.interpolate(oracle.from_torch(t), scale_factor=2.0, mode=mode),
                           expected)
+
+
+ANTIALIAS = [
+    ((1, 3, 16, 16), dict(size=(8, 8), mode="bilinear")),
+    ((2, 2, 17, 23), dict(size=(5, 7), mode="bicubic")),
+    ((1, 2, 9, 10), dict(size=(20, 3), mode="bilinear")),       # up in H, down in W
+    ((1, 2, 9, 10), dict(size=(20, 13), mode="bicubic")),       # upscaling only
+    ((1, 2, 30, 31), dict(scale_factor=(0.3, 0.45), mode="bicubic")),
+    ((1, 2, 30, 31), dict(scale_factor=(0.3, 1.7), mode="bilinear", align_corners=True)),
+    ((1, 2, 13, 11), dict(size=(4, 3), mode="bicubic", align_corners=True)),
+    ((1, 1, 40, 6), dict(size=(1, 2), mode="bilinear")),
+    ((1, 2, 7, 9), dict(size=(7, 4), mode="bilinear")),          # a kept dim is copied
+    ((1, 2, 24, 19), dict(size=(8, 5), mode="lanczos")),
+    ((1, 2, 6, 7), dict(size=(11, 12), mode="lanczos")),
+]
+
+
+@pytest.mark.parametrize("shape,kw", ANTIALIAS)
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64])
+def test_interpolate_antialias(compare_functional, oracle, device, shape, kw, dtype):
+    # the filter stretched by the downscale factor and normalised, width pass then height
+    compare_functional(oracle, device, "interpolate", [shape], dtype, antialias=True, **kw)
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
+@pytest.mark.parametrize("size", [(3, 4), (11, 20), (2, 9)])
+def test_interpolate_antialias_uint8(oracle, device, mode, size):
+    # the integer weights of PyTorch's uint8 kernels, from the antialiasing filter
+    import torch
+    torch.manual_seed(0)
+    t = torch.randint(0, 256, (2, 3, 9, 13), dtype=torch.uint8)
+    kw = dict(size=size, mode=mode, antialias=True)
+    oracle.assert_matches(EF.interpolate(oracle.from_torch(t, device), **kw),
+                          torch.nn.functional.interpolate(t, **kw), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("dtype,kw", [
+    ("float16", dict(mode="bilinear", antialias=True)),
+    ("bfloat16", dict(mode="bicubic", antialias=True)),
+    ("int64", dict(mode="bilinear", antialias=True)),
+    ("float32", dict(mode="lanczos")),
+    ("float32", dict(mode="lanczos", antialias=True, align_corners=True)),
+])
+def test_interpolate_antialias_errors(oracle, same_functional_error, dtype, kw):
+    import torch
+    t = torch.ones(1, 2, 5, 5, dtype=getattr(torch, dtype))
+    same_functional_error(oracle, "interpolate", [oracle.from_torch(t)], dict(size=(2, 3), **kw))

@@ -198,3 +198,17 @@ def test_inplace_activation_module_backward(module):
     m = ember.nn.Sequential(ember.nn.Linear(3, 4), getattr(ember.nn, module)(inplace=True))
     m(ember.ones(2, 3)).sum().backward()
     assert m[0].weight.grad is not None
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", [("elu", {}), ("elu", {"alpha": -0.5}), ("selu", {}),
+                                         ("celu", {"alpha": 0.1}), ("celu", {"alpha": 2.0})])
+def test_exponential_branch_does_not_overflow_the_gradient(name, kwargs, dtype):
+    # the exp branch where() discards overflows for large x: its backward must not give NaN
+    data = [1e4, 800.0, 100.0, 12.0, 9.0, 1.0, 0.0, -1.0, -30.0]
+    grads = []
+    for lib, fn in ((torch, getattr(TF, name)), (ember, getattr(F, name))):
+        x = lib.tensor(data, dtype=getattr(lib, dtype), requires_grad=True)
+        fn(x, **kwargs).sum().backward()
+        grads.append(x.grad.float().tolist())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-2, atol=1e-6)

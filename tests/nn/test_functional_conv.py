@@ -235,3 +235,39 @@ def test_noncontiguous_input_and_double_backward(oracle, device):
     tg.abs().sum().backward()
     eg.abs().sum().backward()
     oracle.assert_matches(ex.grad, tx.grad)
+
+
+EMPTY_OUTPUT = [  # (input, weight, padding, groups): an output dim of size 0
+    ((2, 3, 1, 4), (3, 6, 4, 3), (2, 0), 1),
+    ((2, 3, 5), (3, 4, 2), 3, 1),
+    ((2, 4, 1, 4), (4, 3, 4, 3), (2, 1), 2),
+    ((1, 4, 2, 2, 2), (4, 2, 3, 3, 3), (2, 1, 0), 2),
+    ((1, 3, 2, 2, 2), (3, 2, 3, 3, 3), (2, 1, 0), 1),       # not oneDNN's: too small
+    ((1, 3, 1, 4), (3, 6, 3, 3), (1, 0), 1),
+]
+
+
+def test_conv_transpose_empty_output(oracle):
+    # PyTorch's oneDNN path (float32, batched, grouped or large) returns an empty tensor;
+    # its other paths call the output too small
+    import torch
+    cases = [(dtype, *case) for dtype in ("float32", "float64") for case in EMPTY_OUTPUT]
+    for dtype, xs, ws, padding, groups in cases:
+        name = f"conv_transpose{len(ws) - 2}d"
+        x = torch.randn(xs, dtype=getattr(torch, dtype), requires_grad=True)
+        w = torch.randn(ws, dtype=getattr(torch, dtype))
+        args = (None, 1, padding)
+        try:
+            want = getattr(torch.nn.functional, name)(x, w, *args, groups=groups)
+        except RuntimeError as e:
+            assert "Output size is too small" in str(e)
+            with pytest.raises(RuntimeError, match="Output size is too small"):
+                getattr(EF, name)(oracle.from_torch(x.detach()), oracle.from_torch(w), *args,
+                                  groups=groups)
+            continue
+        xe = oracle.from_torch(x.detach()).requires_grad_()
+        got = getattr(EF, name)(xe, oracle.from_torch(w), *args, groups=groups)
+        oracle.assert_matches(got.detach(), want.detach())
+        want.sum().backward()
+        got.sum().backward()
+        oracle.assert_matches(xe.grad, x.grad)

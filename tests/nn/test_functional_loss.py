@@ -144,7 +144,7 @@ def test_class_index_loss_gradcheck(device):
     rng = np.random.default_rng(16)
     x = ember.tensor(rng.normal(size=(4, 3)), device=device, requires_grad=True)
     t = ember.tensor([0, 2, -100, 1], device=device)
-    w = ember.tensor([0.5, 2.0, 1.5], device=device)
+    w = ember.tensor([0.5, 2.0, 1.5], dtype=ember.float64, device=device)  # x's, as PyTorch needs
     assert gradcheck(lambda x: F.cross_entropy(x, t, weight=w), (x,))
     assert gradgradcheck(lambda x: F.cross_entropy(x, t, weight=w), (x,))
     assert gradcheck(lambda x: F.cross_entropy(x, t, label_smoothing=0.1), (x,))
@@ -280,3 +280,69 @@ def test_legacy_size_average_and_reduce(device, oracle):
     y = ember.zeros(2, 3, dtype=ember.float64, device=device)
     for kw in ({"size_average": False}, {"reduce": False}, {"size_average": True}):
         oracle.assert_matches(F.l1_loss(x, y, **kw), TF.l1_loss(tx, oracle.to_torch(y), **kw))
+
+
+def _legacy_outcome(lib, name, kw):
+    """(value, warnings) of loss ``name`` under the legacy arguments ``kw``, or the error."""
+    import warnings
+    F_ = lib.nn.functional
+    x = lib.tensor([[0.2, -1.0, 0.5], [1.5, 0.1, -0.3]], dtype=lib.float64)
+    p = lib.tensor([[0.2, 0.7, 0.5], [0.9, 0.1, 0.3]], dtype=lib.float64)
+    t = lib.tensor([2, 0])
+    call = {"nll_loss": lambda: F_.nll_loss(x.log_softmax(1), t, **kw),
+            "cross_entropy": lambda: F_.cross_entropy(x, t, **kw),
+            "mse_loss": lambda: F_.mse_loss(x, p, **kw),
+            "huber_loss": lambda: F_.huber_loss(x, p, **kw),
+            "kl_div": lambda: F_.kl_div(x, p, **kw),
+            "soft_margin_loss": lambda: F_.soft_margin_loss(x, p.round() * 2 - 1, **kw),
+            "multi_margin_loss": lambda: F_.multi_margin_loss(x, t, **kw),
+            "poisson_nll_loss": lambda: F_.poisson_nll_loss(x, p, **kw),
+            "multilabel_soft_margin_loss":
+                lambda: F_.multilabel_soft_margin_loss(x, p.round(), **kw)}[name]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            value = call().tolist()
+        except (ValueError, TypeError) as e:
+            return type(e).__name__, str(e)
+    return value, [str(w.message) for w in caught]
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy", "mse_loss", "huber_loss",
+                                  "kl_div", "soft_margin_loss", "multi_margin_loss",
+                                  "poisson_nll_loss", "multilabel_soft_margin_loss"])
+def test_legacy_reduction_arguments(name):
+    # 'elementwise_mean' is 'mean' and size_average/reduce map to a reduction, each with
+    # PyTorch's deprecation warning (poisson_nll_loss and multilabel_soft_margin_loss
+    # reject the old name; huber_loss has no size_average/reduce)
+    legacy = [] if name == "huber_loss" else [{"size_average": False}, {"reduce": False}]
+    for kw in [{"reduction": "elementwise_mean"}] + legacy:
+        got, want = _legacy_outcome(ember, name, kw), _legacy_outcome(torch, name, kw)
+        assert got[1] == want[1], kw
+        if isinstance(want[0], str):
+            assert got[0] == want[0]
+        else:
+            np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+
+
+def test_legacy_reduction_in_layers():
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        layer = ember.nn.L1Loss(reduction="elementwise_mean")
+        assert layer(ember.ones(2), ember.zeros(2)).item() == 1.0
+        assert ember.nn.MSELoss(size_average=False).reduction == "sum"
+    assert [str(w.message)[:24] for w in caught] == ["reduction='elementwise_m",
+                                                     "size_average and reduce "]
+
+
+@pytest.mark.parametrize("name", ["nll_loss", "cross_entropy", "multi_margin_loss"])
+@pytest.mark.parametrize("dtypes", [("float64", "float32"), ("float32", "float64")])
+def test_class_weight_of_another_dtype(oracle, same_functional_error, name, dtypes):
+    # PyTorch's kernels read the weight in the input's dtype: another dtype raises (after
+    # its batch size checks, before its target range checks)
+    x = ember.randn(3, 4).to(getattr(ember, dtypes[0]))
+    w = ember.ones(4).to(getattr(ember, dtypes[1]))
+    before_weight = [1, 1.0] if name == "multi_margin_loss" else []     # p, margin
+    for target in ([0, 1, 2], [0, 9, 2], [0, 1]):
+        same_functional_error(oracle, name, [x, ember.tensor(target), *before_weight, w], {})

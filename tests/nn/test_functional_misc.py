@@ -54,6 +54,25 @@ def test_pad_gradcheck(device):
         assert gradcheck(lambda x: F.pad(x, (2, 1), mode=mode), (x,)), mode
 
 
+@pytest.mark.parametrize("mode,shape,padding", [
+    ("reflect", (1, 1, 4, 5), (2, -3, 0, 0)), ("reflect", (1, 1, 4, 5), (-3, 2, 1, -2)),
+    ("reflect", (1, 2, 5), (4, -1)), ("reflect", (1, 2, 3, 4, 5), (-2, 3, 1, -1, 2, -2)),
+    ("replicate", (1, 2, 1), (3, -2)), ("replicate", (1, 2, 2, 4), (1, -3, -3, 2)),
+])
+def test_pad_mixed_signs(device, oracle, mode, shape, padding):
+    # PyTorch reflects and replicates the uncropped input's edges (pad, then crop)
+    x, tx = pair(np.random.default_rng(3).normal(size=shape), device)
+    compare(oracle, F.pad(x, padding, mode=mode), TF.pad(tx, padding, mode=mode), [(x, tx)])
+
+
+@pytest.mark.parametrize("mode,padding", [("reflect", (5, -1)), ("reflect", (-1, 5)),
+                                          ("reflect", (-4, 0)), ("replicate", (-3, -2))])
+def test_pad_mixed_sign_errors(oracle, same_functional_error, mode, padding):
+    x = oracle.from_torch(torch.zeros(1, 2, 4)) if padding != (-3, -2) else \
+        oracle.from_torch(torch.zeros(2, 5))
+    same_functional_error(oracle, "pad", [x, padding, mode], {})
+
+
 def test_pad_errors(device):
     x = ember.randn(3, 5, device=device)
     with pytest.raises(RuntimeError, match="Padding length must be divisible by 2"):
@@ -184,3 +203,16 @@ def test_sdpa_gradcheck(device):
                  for _ in range(3))
     assert gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
                      args)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate"])
+def test_pad_bool(oracle, same_functional_error, mode):
+    # PyTorch's reflection and replication kernels have no bool version (its shape checks
+    # come first); circular is views, which take any dtype
+    for shape, padding in (((2, 3), (1, 1)), ((1, 2, 3, 3), (1, 1, 1, 1)), ((1, 2, 3), (5, 5)),
+                           ((1, 2, 3), (-4, 0))):
+        t = torch.ones(shape, dtype=torch.bool)
+        same_functional_error(oracle, "pad", [oracle.from_torch(t), padding, mode], {})
+        if min(padding) > 0 and max(padding) < 3:
+            oracle.assert_matches(F.pad(oracle.from_torch(t), padding, mode="circular"),
+                                  TF.pad(t, padding, mode="circular"))

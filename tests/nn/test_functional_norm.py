@@ -270,3 +270,20 @@ def test_norm_layers_take_an_empty_batch(make):
     assert shapes[0] == shapes[1]
     with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
         ember.nn.BatchNorm1d(3)(ember.zeros(1, 3))
+
+
+@pytest.mark.parametrize("x", ["float64", "float32", "bfloat16", "float16"])
+def test_layer_norm_parameter_dtypes_as_torch_cpu(x):
+    # the input's dtype, or float32 for a float16/bfloat16 input; else PyTorch raises
+    for w in ("float64", "float32", "bfloat16", "float16", None):
+        for b in ("float64", "float32", "bfloat16", None):
+            outcomes = []
+            for lib in (torch, ember):
+                args = [None if d is None else lib.ones(4, dtype=getattr(lib, d))
+                        for d in (w, b)]
+                try:
+                    r = lib.layer_norm(lib.randn(2, 4).to(getattr(lib, x)), (4,), *args)
+                    outcomes.append(str(r.dtype).split(".")[1])
+                except RuntimeError as e:
+                    outcomes.append(str(e))
+            assert outcomes[1] == outcomes[0], (w, b)

@@ -167,3 +167,15 @@ def test_max_pool3d_edge_windows_match_torch(size, kw):
     v, i = EF.max_pool3d(ember.tensor(t.numpy()), return_indices=True, **kw)
     assert (i.numpy() == ti.numpy()).all()
     np.testing.assert_array_equal(v.numpy(), tv.numpy())
+
+
+@pytest.mark.parametrize("name,args", [
+    ("avg_pool3d", ((4, 4, 3), (3, 3, 2), (0, 2, 1), True)),
+    ("avg_pool3d", ((3, 3, 3), 1, 1)),
+    ("lp_pool3d", (2, (4, 4, 3), (3, 3, 2), True)),
+])
+def test_pool3d_input_smaller_than_kernel(oracle, same_functional_error, name, args):
+    # PyTorch's 3-d average pools check the input against the kernel, padding aside
+    import torch
+    x = oracle.from_torch(torch.randn(1, 1, 2, 8, 8))
+    same_functional_error(oracle, name, [x, *args], {})

@@ -514,3 +514,17 @@ def test_ctc_gradient_of_an_impossible_sample(zero_infinity):
         grads.append(lp.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, equal_nan=True)
     assert np.isnan(grads[0][:, 0]).all() != zero_infinity
+
+
+def test_ctc_impossible_sample_nan_stays_on_its_frames():
+    # PyTorch's gradient of an infinite loss is NaN on the sample's input_length frames and
+    # 0 on the frames after them
+    grads = []
+    for m in (ember, torch):
+        lp = m.tensor(np.random.default_rng(4).standard_normal((6, 2, 5))).log_softmax(2)
+        lp = lp.detach().requires_grad_()
+        m.nn.functional.ctc_loss(lp, m.tensor([[1, 1, 1, 1], [2, 3, 0, 0]]), m.tensor([3, 5]),
+                                 m.tensor([4, 2]), reduction="sum").backward()
+        grads.append(lp.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, equal_nan=True)
+    assert np.isnan(grads[0][:3, 0]).all() and (grads[0][3:, 0] == 0).all()

@@ -138,3 +138,15 @@ def test_padding_layers_match_torch():
         np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy())
     with pytest.raises(ValueError, match="expected 3D or 4D input"):
         nn.CircularPad2d(1)(ember.ones(2, 2))
+
+
+@pytest.mark.parametrize("module,name,sub", [("pooling", "_AdaptiveAvgPoolNd", "AdaptiveAvgPool2d"),
+                                             ("pooling", "_AvgPoolNd", "AvgPool1d"),
+                                             ("utils", "_quadruple", None)])
+def test_private_bases_third_party_code_imports(module, name, sub):
+    obj = getattr(importlib.import_module(f"ember.nn.modules.{module}"), name)
+    tobj = getattr(importlib.import_module(f"torch.nn.modules.{module}"), name)
+    if sub is None:
+        assert obj(3) == tobj(3) and obj((1, 2, 3, 4)) == tobj((1, 2, 3, 4))
+    else:
+        assert issubclass(getattr(nn, sub), obj) and issubclass(getattr(torch.nn, sub), tobj)

@@ -9,6 +9,7 @@ import queue
 import sys
 import time
 import warnings
+from typing import Generic
 
 import ember
 
@@ -23,7 +24,7 @@ from ._worker import (
     get_worker_info,
 )
 from .dataset import IterableDataset
-from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, _T_co
 
 
 class _DatasetKind:
@@ -77,7 +78,7 @@ class _InfiniteConstantSampler:
             yield None
 
 
-class DataLoader:
+class DataLoader(Generic[_T_co]):
     """Iterate over ``dataset`` in batches: PyTorch's ``torch.utils.data.DataLoader``.
 
     Args:

@@ -4,11 +4,17 @@ import bisect
 import itertools
 import math
 import warnings
+from typing import Generic, Iterable, TypeVar
 
 import ember
 
 __all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "Subset",
            "TensorDataset", "random_split"]
+
+# the type parameters of PyTorch's generic datasets (Dataset[Tuple[Tensor, int]], ...)
+_T = TypeVar("_T")
+_T_co = TypeVar("_T_co", covariant=True)
+_T_stack = TypeVar("_T_stack", tuple, dict)
 
 
 def _check_assert(cond, message):
@@ -17,7 +23,7 @@ def _check_assert(cond, message):
         raise AssertionError(message)
 
 
-class Dataset:
+class Dataset(Generic[_T_co]):
     """A map-style dataset: ``__getitem__(index)`` and usually ``__len__``.
     ``a + b`` concatenates two datasets."""
 
@@ -28,7 +34,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[_T_co], Iterable[_T_co]):
     """A dataset that is a stream: subclasses implement ``__iter__``. ``a + b`` chains."""
 
     def __iter__(self):
@@ -38,7 +44,7 @@ class IterableDataset(Dataset):
         return ChainDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple]):
     """Samples are ``tuple(t[index] for t in tensors)``; every tensor has the same size(0).
 
     Args:
@@ -57,7 +63,7 @@ class TensorDataset(Dataset):
         return self.tensors[0].size(0)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[_T_co]):
     """Map-style datasets one after another.
 
     Args:
@@ -110,7 +116,7 @@ class ChainDataset(IterableDataset):
         return sum(len(d) for d in self._parts())
 
 
-class Subset(Dataset):
+class Subset(Dataset[_T_co]):
     """The samples of ``dataset`` at ``indices``.
 
     Args:
@@ -168,7 +174,7 @@ def random_split(dataset, lengths, generator=None):
             for end, size in zip(itertools.accumulate(lengths), lengths)]
 
 
-class StackDataset(Dataset):
+class StackDataset(Dataset[_T_stack]):
     """Datasets side by side: item i is ``(d[i] for d in args)`` as a tuple, or
     ``{name: d[i]}`` as a dict (``StackDataset(image=images, text=texts)``)."""
 

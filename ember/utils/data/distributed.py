@@ -4,12 +4,12 @@ import math
 
 import ember
 
-from .sampler import Sampler
+from .sampler import Sampler, _T_co
 
 __all__ = ["DistributedSampler"]
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[_T_co]):
     """The indices of ``dataset`` that rank ``rank`` of ``num_replicas`` reads.
 
     Args:

@@ -1,10 +1,13 @@
 """Samplers: the index streams a DataLoader draws from (PyTorch's ``torch.utils.data``)."""
 import itertools
+from typing import Generic, TypeVar
 
 import ember
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
            "SubsetRandomSampler", "WeightedRandomSampler"]
+
+_T_co = TypeVar("_T_co", covariant=True)     # Sampler[int], as PyTorch's generic Sampler
 
 _CHUNK = 32     # indices drawn per random call: lazy for any num_samples, cheap per index
 
@@ -15,7 +18,7 @@ def _positive_int(value, name):
                        f"{name}={value}")
 
 
-class Sampler:
+class Sampler(Generic[_T_co]):
     """Base class of samplers: subclasses implement ``__iter__`` (and ``__len__``)."""
 
     def __init__(self, data_source=None):
@@ -25,7 +28,7 @@ class Sampler:
         raise NotImplementedError
 
 
-class SequentialSampler(Sampler):
+class SequentialSampler(Sampler[int]):
     """``0, 1, ..., len(data_source) - 1``."""
 
     def __init__(self, data_source):
@@ -47,7 +50,7 @@ def _seeded_generator(generator):
     return g
 
 
-class RandomSampler(Sampler):
+class RandomSampler(Sampler[int]):
     """Random indices into ``data_source``.
 
     Args:
@@ -95,7 +98,7 @@ class RandomSampler(Sampler):
         return self.num_samples
 
 
-class SubsetRandomSampler(Sampler):
+class SubsetRandomSampler(Sampler[int]):
     """The given ``indices`` in a random order (a new permutation per iteration)."""
 
     def __init__(self, indices, generator=None):
@@ -110,7 +113,7 @@ class SubsetRandomSampler(Sampler):
         return len(self.indices)
 
 
-class WeightedRandomSampler(Sampler):
+class WeightedRandomSampler(Sampler[int]):
     """``num_samples`` indices drawn with probabilities proportional to ``weights``."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
@@ -134,7 +137,7 @@ class WeightedRandomSampler(Sampler):
         return self.num_samples
 
 
-class BatchSampler(Sampler):
+class BatchSampler(Sampler[list]):
     """Group the indices of ``sampler`` into lists of ``batch_size``; the last, shorter
     batch is dropped when ``drop_last``."""
 

@@ -1,4 +1,6 @@
 """Datasets: TensorDataset, ConcatDataset, ChainDataset, Subset, random_split vs torch."""
+import collections.abc
+
 import pytest
 import torch
 import torch.utils.data as tdata
@@ -91,3 +93,40 @@ def test_random_split_errors():
         edata.random_split(list(range(10)), [0.5, 1.5, -1.0])
     with pytest.warns(UserWarning, match="Length of split at index 1 is 0"):
         edata.random_split(list(range(3)), [0.9, 0.1])
+
+
+_GENERIC = ["Dataset", "IterableDataset", "Subset", "ConcatDataset", "StackDataset",
+            "Sampler", "DistributedSampler", "DataLoader", "TensorDataset", "ChainDataset",
+            "SequentialSampler", "BatchSampler"]
+
+
+@pytest.mark.parametrize("name", _GENERIC)
+def test_generic_classes_subscript_as_torch(name):
+    # typed code writes Dataset[Tuple[Tensor, int]], Sampler[int], DataLoader[T], ...
+    def outcome(lib):
+        try:
+            getattr(lib, name)[int]
+            return "ok"
+        except TypeError:
+            return "TypeError"
+    assert outcome(edata) == outcome(tdata)
+    assert (getattr(edata, name).__parameters__ == ()) == \
+        (getattr(tdata, name).__parameters__ == ())
+
+
+def test_generic_subclasses_work():
+    class Squares(edata.Dataset[int]):
+        def __getitem__(self, i):
+            return i * i
+
+        def __len__(self):
+            return 4
+
+    class Stream(edata.IterableDataset[int]):
+        def __iter__(self):
+            return iter(range(3))
+
+    loader = edata.DataLoader[int](Squares(), batch_size=2)
+    assert [b.tolist() for b in loader] == [[0, 1], [4, 9]]
+    assert [b.tolist() for b in edata.DataLoader(Stream())] == [[0], [1], [2]]
+    assert isinstance(Stream(), collections.abc.Iterable)
