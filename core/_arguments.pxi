@@ -14,6 +14,18 @@ def _numpy_names(str op, object dim, object keepdim, object axis, object keepdim
     return dim, keepdim
 
 
+def _dim_or_axis(str op, object dim, object axis):
+    """A required ``dim`` given as ``dim`` or as NumPy's ``axis`` (PyTorch's parser takes
+    either)."""
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{op}() got multiple values for argument 'dim'")
+        return axis
+    if dim is None:
+        raise TypeError(f"{op}() missing 1 required positional argument: 'dim'")
+    return dim
+
+
 cdef int wrap_dim(object dim, int ndim, str op) except -100:
     """Normalise a possibly negative dim; IndexError like PyTorch's when out of range."""
     cdef int64_t d

@@ -286,14 +286,18 @@ def _ValuesIndices(name, values, indices):
 cdef dict _return_types = {}
 
 
-def cumsum(input, dim, *, dtype=None, out=None):
-    """Running sums along ``dim`` (integer inputs give int64)."""
+def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):
+    """Running sums along ``dim`` (``axis``; integer inputs give int64)."""
+    if dim is None or axis is not None:
+        dim = _dim_or_axis("cumsum", dim, axis)
     r = scan_op(op_cumsum, as_tensor_arg(input, "cumsum", "input"), dim, dtype)
     return r if out is None else out.copy_(r)
 
 
-def cumprod(input, dim, *, dtype=None, out=None):
-    """Running products along ``dim`` (integer inputs give int64)."""
+def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
+    """Running products along ``dim`` (``axis``; integer inputs give int64)."""
+    if dim is None or axis is not None:
+        dim = _dim_or_axis("cumprod", dim, axis)
     r = scan_op(op_cumprod, as_tensor_arg(input, "cumprod", "input"), dim, dtype)
     return r if out is None else out.copy_(r)
 

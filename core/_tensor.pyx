@@ -617,11 +617,11 @@ cdef class TensorBase:
     def matmul(self, other):
         return matmul(self, other)
 
-    def softmax(self, dim, dtype=None):
-        return softmax(self, dim, dtype)
+    def softmax(self, dim=None, dtype=None, *, axis=None):
+        return softmax(self, dim, dtype, axis=axis)
 
-    def log_softmax(self, dim, dtype=None):
-        return log_softmax(self, dim, dtype)
+    def log_softmax(self, dim=None, dtype=None, *, axis=None):
+        return log_softmax(self, dim, dtype, axis=axis)
 
     # interop (_interop.pxi) --------------------------------------------------------------
     def numpy(self, *, force=False):

@@ -149,8 +149,12 @@ def count_nonzero(input, dim=None, *, axis=None):
     return (input != 0).sum(dim)
 
 
-def logsumexp(input, dim, keepdim=False):
-    """log(sum(exp(input))) over ``dim``, stable for large values and infinities."""
+def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """log(sum(exp(input))) over ``dim`` (``axis``), stable for large values and
+    infinities."""
+    dim = _T._dim_or_axis("logsumexp", dim, axis)
+    if keepdims is not None:
+        keepdim = keepdims
     x = _tensor_arg(input, "logsumexp")
     if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())
@@ -173,9 +177,10 @@ def logsumexp(input, dim, keepdim=False):
 
 
 @composite("logcumsumexp")
-def logcumsumexp(input, dim, *, out=None):
+def logcumsumexp(input, dim=None, *, out=None, axis=None):
     """log(cumsum(exp(input))) along ``dim``, shifted by the row maximum; rows whose range
     would underflow exp fall back to a running logaddexp."""
+    dim = _T._dim_or_axis("logcumsumexp", dim, axis)
     x = _tensor_arg(input, "logcumsumexp")
     if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())

@@ -97,20 +97,20 @@ def logit(input, eps=None, *, out=None):
     return _out(_logit(input, eps), out)
 
 
-def logsumexp(input, dim, keepdim=False, *, out=None):
+def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """logsumexp(input, dim, keepdim=False, *, out=None) -> Tensor: log(sum(exp(input)))
-    over ``dim``, computed stably."""
-    return _out(_logsumexp(input, dim, keepdim), out)
+    over ``dim`` (``axis``), computed stably."""
+    return _out(_logsumexp(input, dim, keepdim, axis=axis, keepdims=keepdims), out)
 
 
-def softmax(input, dim, *, dtype=None):
+def softmax(input, dim=None, *, dtype=None, axis=None):
     """softmax(input, dim, *, dtype=None) -> Tensor (input cast to ``dtype`` first)."""
-    return _T.softmax(input, dim, dtype)
+    return _T.softmax(input, dim, dtype, axis=axis)
 
 
-def log_softmax(input, dim, *, dtype=None):
+def log_softmax(input, dim=None, *, dtype=None, axis=None):
     """log_softmax(input, dim, *, dtype=None) -> Tensor (input cast to ``dtype`` first)."""
-    return _T.log_softmax(input, dim, dtype)
+    return _T.log_softmax(input, dim, dtype, axis=axis)
 
 
 def multigammaln(input, p, *, out=None):

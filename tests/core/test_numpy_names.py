@@ -19,6 +19,10 @@ CASES = [
     "{m}.stack([{t}, {t}], axis=2)", "{t}.sort(axis=0).values", "{t}.argsort(axis=0)",
     "{t}.median(axis=1).values", "{m}.nansum({t}, axis=1)", "{t}.nanmean(axis=0)",
     "{t}.count_nonzero(axis=0)", "{t}[:1].squeeze(axis=0)", "{m}.squeeze({t}[:1], axis=0)",
+    "{m}.logsumexp({t}, axis=1)", "{t}.logsumexp(1, keepdims=True)", "{m}.softmax({t}, axis=1)",
+    "{t}.log_softmax(axis=0)", "{t}.softmax(axis=-1)", "{m}.cumsum({t}, axis=1)",
+    "{t}.cumprod(axis=0)", "{t}.logcumsumexp(axis=1)", "{m}.special.logsumexp({t}, axis=0)",
+    "{m}.special.softmax({t}, axis=1)", "{m}.special.log_softmax({t}, axis=1)",
 ]
 
 
@@ -45,3 +49,11 @@ def test_dim_given_twice_is_a_type_error():
         x.sum(1, axis=1)
     with pytest.raises(TypeError, match="multiple values for argument 'dim'"):
         ember.cat([x, x], 1, axis=0)
+
+
+@pytest.mark.parametrize("call", ["softmax({t})", "cumsum({t})", "logsumexp({t})",
+                                  "softmax({t}, 1, axis=1)"])
+def test_a_missing_or_doubled_dim_is_a_type_error(call):
+    for m in (ember, torch):
+        with pytest.raises(TypeError):
+            eval(f"m.{call}".format(t="m.ones(2, 3)"), {"m": m})
