@@ -163,10 +163,56 @@ def logit(input, eps=None):
     """log(p / (1 - p)), p = input clamped into [eps, 1 - eps] when eps is given (integer
     inputs give the default float dtype)."""
     _tensor_arg(input, "logit", position=1)
-    p = input if input.is_floating_point() else input.to(_T._state_default_dtype())
-    if eps is not None:
-        p = _T._minimum_scalar(_T._maximum_scalar(p, eps), 1 - eps)
+    x = input if input.is_floating_point() else input.to(_T._state_default_dtype())
+    if _ag._tracked(x):
+        return _logit_function().apply(x, eps)
+    return _logit(x, eps)
+
+
+def _logit(x, eps):
+    p = x if eps is None else _T._minimum_scalar(_T._maximum_scalar(x, eps), 1 - eps)
     return _T.log(p / (1 - p))
+
+
+def _logit_slope(x, eps):
+    """d logit / dx as PyTorch's: 1 / (x (1 - x)), so inf at 0 and 1; with ``eps``, 0
+    outside [eps, 1 - eps] (the clamp) and the full slope at its ends; without, NaN outside
+    [0, 1]."""
+    slope = 1 / (x * (1 - x))
+    if eps is None:
+        return _T.where((x < 0) | (x > 1), math.nan, slope)
+    return _T.where((x < eps) | (x > 1 - eps), 0.0, slope)
+
+
+_LOGIT = []
+
+
+def _logit_function():
+    """logit as one node with PyTorch's derivative (made at first use: ember.autograd
+    imports the core); the composite's clamp halved the gradient at eps and 1 - eps."""
+    if not _LOGIT:
+        from ember.core.function import Function
+
+        class Logit(Function):
+            _node_name = "LogitBackward0"
+
+            @staticmethod
+            def forward(ctx, x, eps):
+                ctx.save_for_backward(x)
+                ctx.eps = eps
+                return _logit(x, eps)
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g * _logit_slope(x, ctx.eps), None
+
+            @staticmethod
+            def jvp(ctx, t, _):
+                x, = ctx.saved_tensors
+                return t * _logit_slope(x, ctx.eps)
+        _LOGIT.append(Logit)
+    return _LOGIT[0]
 
 
 def hardshrink(input, lambd=0.5):

@@ -69,6 +69,21 @@ def test_logit(device, oracle, eps, dtype):
     oracle.assert_matches(e.logit(eps), t.logit(eps))
 
 
+@pytest.mark.parametrize("eps", [None, 0.125])
+def test_logit_gradient_matches_torch_at_the_ends(eps):
+    """PyTorch's derivative: inf at 0 and 1, NaN outside [0, 1]; with eps the full slope
+    at eps and 1 - eps (the clamp's tie had halved it) and 0 outside."""
+    data = [0.0, 0.125, 0.3, 0.875, 1.0, 1.25, -0.5]
+    grads = []
+    for m in (ember, torch):
+        x = m.tensor(data, dtype=m.float64, requires_grad=True)
+        y = m.logit(x, eps)
+        y.sum().backward()
+        assert y.grad_fn.name() == "LogitBackward0"
+        grads.append(x.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
 @pytest.mark.parametrize("dim,keepdim", [(-1, False), (0, True), (1, True), (0, False)])
 def test_mode(device, oracle, dim, keepdim):
     data = [[1, 2, 2, 3, 3, 0], [5, 5, 5, 1, 1, 1], [4, 3, 2, 1, 0, 2]]
