@@ -110,6 +110,7 @@ _EFFECTS = {"LOAD_METHOD": (1, 2), "BINARY_SUBSCR": (2, 1), "PRECALL": (0, 0),
 _ROOTS = {"LOAD_FAST": "local", "LOAD_DEREF": "local", "LOAD_CLASSDEREF": "local",
           "LOAD_GLOBAL": "global", "LOAD_NAME": "global"}
 _STORES = {"STORE_SUBSCR": 2, "DELETE_SUBSCR": 2, "STORE_ATTR": 1, "DELETE_ATTR": 1}
+_SLOT_STORES = ("__setitem__", "__delitem__", "__setattr__", "__delattr__")
 _ENDS = ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP_FORWARD", "JUMP_BACKWARD",
          "JUMP_BACKWARD_NO_INTERRUPT")
 _POP_ONLY = ("STORE_", "DELETE_", "POP_", "RETURN_", "RAISE_", "LIST_", "SET_", "MAP_ADD",
@@ -162,6 +163,8 @@ def _paths(code):
             stack.extend([("method", top, ins.argval) if _is_path(top) else None, None])
             if _is_path(top):
                 reads[(top[0], top[1], top[2] + (("attr", ins.argval),))] = None
+                if ins.argval in _SLOT_STORES:  # d.__setitem__(k, v): a store, which the
+                    paths[top] = None           # profile function does not see called
             continue
         if op == "CALL" and len(stack) >= ins.arg + 2:
             read = _call_read(stack[len(stack) - ins.arg - 2:], ins.arg)

@@ -466,6 +466,7 @@ _FG_COUNTER = _FgCounter()
 @pytest.mark.parametrize("effect, what", [
     (lambda: print("ran"), "print"),
     (lambda: _FG_STORE.update(n=_FG_STORE["n"] + 1), "update"),
+    (lambda: _FG_STORE.__setitem__("n", 1), "__setitem__"),
     (lambda: _FG_SEEN.append(1), "append"),
 ])
 def test_fullgraph_raises_before_the_side_effect_runs(effect, what, capsys):
@@ -487,3 +488,16 @@ def test_fullgraph_raises_before_a_store_into_an_outside_object():
     with pytest.raises(Unsupported, match="assigns into"):
         ember.compile(f, backend="eager", fullgraph=True)(ember.ones(2))
     assert _FG_STORE["n"] == 0 and _FG_COUNTER.n == 0
+
+
+def test_an_explicit_setitem_call_is_a_side_effect():
+    """``d.__setitem__(k, v)`` calls a slot wrapper, which the profile function does not
+    see: the bytecode's method load counts as a store."""
+    def f(x):
+        _FG_STORE.__setitem__("n", _FG_STORE["n"] + 1)
+        return x * 2
+    cf = ember.compile(f, backend="eager")
+    for _ in range(3):
+        cf(ember.ones(2))
+    assert _FG_STORE["n"] == 3
+    _FG_STORE["n"] = 0
