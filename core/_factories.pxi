@@ -44,6 +44,7 @@ cpdef object factory_out(TensorBase t, object out, object requires_grad):
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_format=None,
           **kwargs):
     """An uninitialised tensor of shape ``size`` (laid out as ``memory_format``)."""
+    size = factory_size(size, kwargs, "empty")
     dtype, device = out_spec(out, dtype, device, "empty")
     cdef TensorBase t = new_empty(size, dtype, device, "empty")
     if memory_format is not None:
@@ -55,16 +56,18 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_
     return factory_out(uninitialized(t), out, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs):
     """A tensor of shape ``size`` filled with 0."""
+    size = factory_size(size, kwargs, "zeros")
     dtype, device = out_spec(out, dtype, device, "zeros")
     cdef TensorBase t = new_empty(size, dtype, device, "zeros")
     fill_c(t, 0)
     return factory_out(t, out, requires_grad)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None):
+def ones(*size, dtype=None, device=None, requires_grad=False, out=None, **kwargs):
     """A tensor of shape ``size`` filled with 1."""
+    size = factory_size(size, kwargs, "ones")
     dtype, device = out_spec(out, dtype, device, "ones")
     cdef TensorBase t = new_empty(size, dtype, device, "ones")
     fill_c(t, 1)

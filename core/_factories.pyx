@@ -9,7 +9,7 @@ from ember.core cimport _tensor as _T
 from ember.core._tensor cimport (
     Storage, TensorBase, as_tensor_arg, binary_op, broadcast_into, captured_factory,
     cast_to, check_writable, contiguous_copy, default_complex_dtype, detach_c, empty_c,
-    fill_c, foreign_storage, init_ctx, is_scalar, kernel_fill, make_view, new_empty,
+    factory_size, fill_c, foreign_storage, init_ctx, is_scalar, kernel_fill, make_view, new_empty,
     new_like, new_tensor, numpy, op_ne, prepare_out, raise_kernel_error, raise_sync_error,
     is_grad_enabled_c, read_scalar, refuse_batched, refuse_limited_named, report_data_read,
     restrided,

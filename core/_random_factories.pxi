@@ -18,8 +18,10 @@ cdef inline bint in_vmap() noexcept:
         and _vmap_random is not None
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+         **kwargs):
     """Uniform samples from [0, 1)."""
+    size = factory_size(size, kwargs, "rand")
     if in_vmap():
         return with_grad(_vmap_random("uniform_", lambda lead: rand(
             *(size if lead is None else (lead,) + parse_size(size)), generator=generator,
@@ -29,8 +31,10 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, ou
                                               0.0, 1.0, generator), out, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None,
+          **kwargs):
     """Samples from the standard normal distribution."""
+    size = factory_size(size, kwargs, "randn")
     if in_vmap():
         return with_grad(_vmap_random("normal_", lambda lead: randn(
             *(size if lead is None else (lead,) + parse_size(size)), generator=generator,

@@ -269,6 +269,7 @@ cdef object own_device(TensorBase a)      # a fake tensor's device, not its meta
 cdef TensorBase new_like(object input, object dt, object dev, str op,
                          object memory_format=*)
 cdef tuple parse_size(tuple size)
+cdef tuple factory_size(tuple size, dict kwargs, str op)
 
 
 # --- hooks: the op modules' functions this module calls at the C level.  Each op module sets

@@ -302,6 +302,23 @@ cdef TensorBase restrided(TensorBase t, object strides):
     return t
 
 
+cdef tuple factory_size(tuple size, dict kwargs, str op):
+    """A factory's ``*size`` with PyTorch's keyword form (``empty(size=(2, 3))``, which was
+    ignored: a 0-d result); ``layout`` and ``pin_memory`` (strided, host memory) are taken
+    and ignored, other keywords refused.  No size at all is a 0-d tensor, where PyTorch
+    raises: ember's own code calls ``empty(*shape)`` with an empty shape."""
+    given = kwargs.pop("size", None) if kwargs else None
+    if kwargs:
+        unknown = sorted(set(kwargs) - {"layout", "pin_memory"})
+        if unknown:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{unknown[0]}'")
+    if given is not None:
+        if size:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        return (given,)
+    return size
+
+
 cdef tuple parse_size(tuple size):
     """A factory's sizes, given as varargs or as one sequence."""
     if len(size) == 1 and not isinstance(size[0], int):

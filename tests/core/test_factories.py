@@ -116,3 +116,15 @@ def test_linspace_logspace_refuse_a_real_dtype_for_complex_endpoints(build):
         build(torch)
     with pytest.raises(RuntimeError, match=re.escape(str(want.value))):
         build(ember)
+
+
+@pytest.mark.parametrize("name", ["empty", "zeros", "ones", "rand", "randn"])
+def test_size_as_a_keyword(name):
+    """``torch.zeros(size=(2, 3))``: the keyword form (it was ignored, a 0-d result)."""
+    for m in (ember, torch):
+        assert tuple(getattr(m, name)(size=(2, 3)).shape) == (2, 3)
+        assert tuple(getattr(m, name)(size=[4], layout=m.strided, pin_memory=False).shape) == (4,)
+        with pytest.raises(TypeError):
+            getattr(m, name)(2, size=(2,))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'shape'"):
+        getattr(ember, name)(shape=(2,))
