@@ -32,17 +32,22 @@ _MinMax.__module__ = "ember.return_types"
 
 def _var(input, dim, correction, keepdim, op):
     x = _tensor_arg(input, op)
-    if not x.is_floating_point():
+    if not x.is_floating_point() and not x.is_complex():
         raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {_scalar_name(x)}")
     mean = x.mean(dim, keepdim=True)
+    if x.is_complex():          # E|z - mean|^2: real, the parts' squared deviations summed
+        d = x - mean
+        sq = _T.square(d.real) + _T.square(d.imag)
+    else:
+        sq = _T.square(x - mean)
     n = x.numel() // max(1, mean.numel())
     if n - correction <= 0:
         import warnings
         warnings.warn(f"{op}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
-    var = _T.square(x - mean).sum(dim, keepdim=keepdim) / max(0, n - correction)
+    var = sq.sum(dim, keepdim=keepdim) / max(0, n - correction)
     return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
 
 

@@ -143,3 +143,19 @@ def test_complex_exp_keeps_a_zero_imaginary_part():
     want = torch.exp(torch.tensor(z, dtype=torch.complex128)).numpy()
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.signbit(got.imag), np.signbit(want.imag))
+
+
+@pytest.mark.parametrize("call", ["m.var(z, 1)", "z.std()", "m.var_mean(z, 0)[0]",
+                                  "m.std_mean(z, 1, correction=0)[0]", "z.var(0, keepdim=True)"])
+def test_variance_of_complex_tensors(call):
+    """Real results, E|z - mean|^2 with the correction, and their gradients, as torch."""
+    a = _A[..., 0] + 1j * _A[..., 1]
+    out = []
+    for m in (ember, torch):
+        z = m.tensor(a, dtype=m.complex128, requires_grad=True)
+        r = eval(call, {"m": m, "z": z})
+        r.sum().backward()
+        out.append((str(r.dtype).split(".")[-1], r.detach().numpy(), z.grad.resolve_conj().numpy()))
+    assert out[0][0] == out[1][0] == "float64"
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12)
+    np.testing.assert_allclose(out[0][2], out[1][2], rtol=1e-10, atol=1e-12)
