@@ -431,15 +431,19 @@ def _d_nan_extreme(ctx, g):
     return where(pick_a, g, 0.0), where(pick_a, 0.0, g)
 
 
+cdef inline bint is_complex_value(object x):
+    return isinstance(x, complex) or \
+        isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_complex
+
+
 def _d_pow(ctx, g):
     """d a**b: b * a**(b-1) (0 where b == 0); d b: a**b * log(a) (0 where a == 0 and
     b >= 0), either side possibly a Python number."""
     a, b = ctx.args
     need = ctx.needs_input_grad
     ga = gb = None
-    if any(isinstance(x, TensorBase) and (<TensorBase>x)._dtype.is_complex or
-           isinstance(x, complex) for x in (g, a, b)):   # PyTorch's convention: conj of f'
-        a, b = conj_of(a), conj_of(b)
+    if is_complex_value(g) or is_complex_value(a) or is_complex_value(b):
+        a, b = conj_of(a), conj_of(b)           # PyTorch's convention: conj of f'
         return (g * b * a ** (b - 1) if need[0] else None), \
             (g * a ** b * (log(a) if isinstance(a, TensorBase) else cmath.log(a))
              if len(need) > 1 and need[1] else None)

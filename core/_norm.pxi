@@ -224,8 +224,31 @@ def native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, we
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     """Layer normalisation over the last ``len(normalized_shape)`` dims of ``input``, then
     the elementwise affine ``weight`` and ``bias`` (each of shape ``normalized_shape``)."""
-    as_tensor_arg(input, "layer_norm", "input")
+    cdef TensorBase x = as_tensor_arg(input, "layer_norm", "input")
+    if not (same_dtype_or_none(x, weight) and same_dtype_or_none(x, bias)):
+        refuse_param_dtypes(x, weight, bias)
     return native_layer_norm(input, normalized_shape, weight, bias, eps)[0]
+
+
+cdef inline bint same_dtype_or_none(TensorBase x, object p):
+    return p is None or not isinstance(p, TensorBase) or (<TensorBase>p)._dtype is x._dtype
+
+
+cdef int refuse_param_dtypes(TensorBase x, object weight, object bias) except -1:
+    """PyTorch's CPU rule for a norm's parameters of another dtype than the input: allowed
+    only as float32 ones for a float16/bfloat16 input (its "mixed dtype" mode)."""
+    if x._device.type != "cpu":
+        return 0
+    given = [p for p in (weight, bias) if p is not None]
+    if given[0].dtype is not x._dtype:
+        if any(p.dtype is not _dtypes.float32 for p in given):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of "
+                               "Float")
+        if x._dtype.name not in ("float16", "bfloat16"):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return 0
+    raise RuntimeError(f"expected scalar type {st_name(x._dtype)} but found "
+                       f"{st_name(given[1].dtype)}")
 
 
 # --- batch norm ---------------------------------------------------------------------------

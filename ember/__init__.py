@@ -231,6 +231,7 @@ __version__ = _version.__version__      # a TorchVersion, as torch.__version__ i
 # index_ops.py, norms.py, products.py, shapes.py, sorting.py, statistics.py); in-place
 # function forms; layouts and memory formats; function forms and aliases of Tensor
 # methods; special functions; the *_copy/*_scatter view forms
+from ember.core._tensor import layer_norm as layer_norm
 from ember.core.complex_functions import (
     angle,
     complex,
@@ -327,7 +328,6 @@ from ember.core.inplace_ops import (
     sinc_,
     xlogy_,
 )
-from ember.core.layer_norm import layer_norm as layer_norm
 from ember.core.layout import (
     layout,
     strided,

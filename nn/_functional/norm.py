@@ -5,13 +5,13 @@ import math
 import numbers
 
 from ember.core import _tensor as _T
-from ember.core.layer_norm import layer_norm
 from ember.core.typeinfo import finfo
 
 __all__ = ["batch_norm", "group_norm", "instance_norm", "layer_norm", "local_response_norm",
            "rms_norm"]
 
 batch_norm = _T.batch_norm
+layer_norm = _T.layer_norm
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
