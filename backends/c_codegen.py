@@ -117,13 +117,15 @@ class PassScope(Scope):
     value an earlier loop computed that a later loop needs again is computed again when that
     is cheap (loads, plain arithmetic), else kept: the loop that made it stores it in a
     per-row array (``keep_<name>``) and the later loop reads it back (``keep=False``:
-    always computed again, as for rows too long to keep).  Call ``begin()`` before
-    rendering each loop's values; ``body(i)`` is loop ``i``'s lines, ``arrays(n)`` the
-    arrays' declarations, once everything is rendered."""
+    always computed again, as for rows too long to keep; ``min_cost``: the cost from which
+    a value is kept, 1 to keep loads too).  Call ``begin()`` before rendering each loop's
+    values; ``body(i)`` is loop ``i``'s lines, ``arrays(n)`` the arrays' declarations, once
+    everything is rendered."""
 
-    def __init__(self, parent, keep=True):
+    def __init__(self, parent, keep=True, min_cost=None):
         super().__init__(parent, inner=True)
         self.keep = keep
+        self.min_cost = KEEP_COST if min_cost is None else min_cost
         self.loops = []                 # (lines, names read back) per loop
         self.origin, self.types, self.kept = {}, {}, []
 
@@ -137,7 +139,7 @@ class PassScope(Scope):
         kept from an earlier one."""
         if self.origin[name] == len(self.loops) - 1:
             return True
-        if not self.keep or cost(e) < KEEP_COST:
+        if not self.keep or cost(e) < self.min_cost:
             return False
         if name not in self.kept:
             self.kept.append(name)

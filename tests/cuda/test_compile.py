@@ -48,6 +48,11 @@ CASES = {
                 lambda: [_r(512, 1000)]),
     "layer_norm": (lambda x, w, b: F.layer_norm(F.gelu(x), (384,), w, b),
                    lambda: [_r(256, 384), _r(384), _r(384)]),
+    # register tiles with a ragged last column, and rows too long for a tile (strided loops)
+    "ragged_tile_rows": (lambda x: (F.softmax(x, -1), F.layer_norm(x.sigmoid(), (1500,))),
+                         lambda: [_r(70, 1500)]),
+    "wide_rows": (lambda x: (F.softmax(x * 3, -1), F.layer_norm(F.gelu(x), (5000,))),
+                  lambda: [_r(200, 5000)]),
     "statistics": (lambda x: (x.var(-1), x.std(0), ember.logsumexp(x, -1), x.norm()),
                    lambda: [_r(40, 600)]),
     "integers": (lambda x, y: (x * 3 - y, x.amax(-1), x.amin(-1), x.sum(-1),

@@ -13,12 +13,16 @@ Loops: a flat kernel (no rows) is a grid-stride loop over the elements.  A row k
 each row to one block (grid-stride over rows): the block's threads stride along the row
 for each reduction, combine their partial results with ``block_reduce`` (a fixed tree: the
 same bits every run), then write the row's per-element values.  Values that do not change
-along a row are computed once per row, before the row's loops.
+along a row are computed once per row, before the row's loops.  A row of up to
+``TILE_MAX`` elements a thread is a register tile, as the eager row kernels (rowtile.cuh):
+each thread's elements are read once and what a later loop reads again (a load, an exp, a
+GELU) stays in registers between the loops.
 """
 from ember.backends.c_codegen import (
     CTYPE,
     FLOAT,
     ExprRenderer,
+    PassScope,
     Scope,
     can_render,
     decls,
@@ -30,6 +34,7 @@ __all__ = ["CudaKernelCodegen"]
 
 THREADS = 256           # threads per block (the most a kernel is built for)
 WAVES = 32              # blocks per multiprocessor a grid-stride launch asks for at most
+TILE_MAX = 8            # elements of a row a thread holds in registers at most
 SPLIT_MIN = 16384       # elements per row from which few rows split among blocks
 MULTIPROCESSORS = 132   # what source() assumes when not told (an H100 or H200)
 
@@ -99,7 +104,12 @@ class _KernelWriter:
         self.O, self.N = k.outer_numel, k.inner_numel
         self.flat = not k.outer and not k.reductions
         self.splits = 0 if self.flat else row_splits(k, multiprocessors)
-        self.threads = THREADS if self.flat or self.splits else block_threads(self.N)
+        # rows of up to TILE_MAX elements a thread are held in registers (see _row_loop)
+        self.tile = 0 if self.flat or self.splits else -(-self.N // THREADS)
+        if self.tile > TILE_MAX:
+            self.tile = 0
+        self.threads = block_threads(-(-self.N // self.tile)) if self.tile else \
+            THREADS if self.flat or self.splits else block_threads(self.N)
         self.chunk = -(-self.N // self.splits) if self.splits else self.N
         self.lines = []
 
@@ -153,31 +163,26 @@ class _KernelWriter:
         self.emit("}", 1)
 
     def _row_loop(self, body, depth, lo="0", hi=None):
-        """``body`` once per element of the row (from ``lo`` to ``hi``), the block's threads
-        striding along it."""
+        """``body`` once per element of the row (from ``lo`` to ``hi``): a register tile
+        (``self.tile`` elements per thread, the loop unrolled so that kept values stay in
+        registers) or the block's threads striding along it."""
         hi = hi or f"{self.N}LL"
-        self.emit(f"for (int64_t j = {lo} + threadIdx.x; j < {hi}; j += blockDim.x) {{", depth)
+        if self.tile:
+            self.emit("#pragma unroll", depth)
+            self.emit(f"for (int t = 0; t < {self.tile}; t++) {{", depth)
+            self.emit(f"const int64_t j = threadIdx.x + (int64_t)t * {self.threads};",
+                      depth + 1)
+            self.emit(f"if (j < {hi}) {{", depth + 1)
+            inner = depth + 2
+        else:
+            self.emit(f"for (int64_t j = {lo} + threadIdx.x; j < {hi}; j += blockDim.x) {{",
+                      depth)
+            inner = depth + 1
         for ln in decls("i", "j", self.k.inner) + body:
-            self.emit(ln, depth + 1)
+            self.emit(ln, inner)
+        if self.tile:
+            self.emit("}", depth + 1)
         self.emit("}", depth)
-
-    def _reductions(self, r, row, depth, lo="0", hi=None):
-        """Each reduction of the row (its part from ``lo`` to ``hi``) as ``r{i}``, every
-        thread of the block holding it; the row values a reduction reads come first.
-        Returns how many row lines were emitted."""
-        emitted = 0
-        for i, red in enumerate(self.k.reductions):
-            inner = Scope(row, inner=True)
-            v = r.expr(red.expr, inner)
-            for ln in row.lines[emitted:]:
-                self.emit(ln, depth)
-            emitted = len(row.lines)
-            ct = CTYPE[red.dtype]
-            self.emit(f"{ct} acc{i} = {reduction_init(red.kind, red.dtype, r.inf)};", depth)
-            self._row_loop(inner.lines + [f"acc{i} = cg_{red.kind}<{ct}>()(acc{i}, {v});"],
-                           depth, lo, hi)
-            self._block_reduce(i, red, depth)
-        return emitted
 
     def _block_reduce(self, i, red, depth):
         ct = CTYPE[red.dtype]
@@ -185,31 +190,50 @@ class _KernelWriter:
         self.emit(f"const {ct} r{i} = block_reduce(acc{i}, cg_{red.kind}<{ct}>(), "
                   f"({ct}){init}, shared{i});", depth)
 
-    def _stores(self, r, row, emitted, depth, first="1", lo="0", hi=None):
-        """The rest of the row's values, then its stores: per row (by one thread of the
-        ``first`` block) and per element (from ``lo`` to ``hi``)."""
-        k = self.k
-        inner = Scope(row, inner=True)
-        outer_stores = [(s, r.expr(s.value, row)) for s in k.stores if s.level == "outer"]
-        inner_stores = [(s, r.expr(s.value, inner)) for s in k.stores if s.level == "inner"]
+    def _row_pass(self, depth, reduce=True, store=True, first="1", lo="0", hi=None):
+        """A row's loops: each reduction (its part from ``lo`` to ``hi``) as ``r{i}``, every
+        thread of the block holding it, then the stores, per row (by one thread of the
+        ``first`` block) and per element.  Row values come before the first loop reading
+        them; in a register tile every value a later loop reads again is kept in registers
+        (loads included: the row is read from memory once), else computed again."""
+        k, r, row = self.k, _Renderer(), Scope()
+        loops = PassScope(row, keep=bool(self.tile), min_cost=1)
+        reds = []
+        for i, red in enumerate(k.reductions if reduce else ()):
+            loop = loops.begin()
+            reds.append((i, red, loop, r.expr(red.expr, loops), len(row.lines)))
+        last = loops.begin()
+        mine = [s for s in k.stores if store]
+        outer = [(s, r.expr(s.value, row)) for s in mine if s.level == "outer"]
+        inner = [(s, r.expr(s.value, loops)) for s in mine if s.level == "inner"]
+        for ln in loops.arrays(self.tile):
+            self.emit(ln, depth)
+        emitted = 0
+        for i, red, loop, v, mark in reds:
+            for ln in row.lines[emitted:mark]:
+                self.emit(ln, depth)
+            emitted = mark
+            ct = CTYPE[red.dtype]
+            self.emit(f"{ct} acc{i} = {reduction_init(red.kind, red.dtype, r.inf)};", depth)
+            self._row_loop(loops.body(loop, "t") + [f"acc{i} = cg_{red.kind}<{ct}>()(acc{i}, "
+                                                    f"{v});"], depth, lo, hi)
+            self._block_reduce(i, red, depth)
         for ln in row.lines[emitted:]:
             self.emit(ln, depth)
-        if outer_stores:
+        if outer:
             self.emit(f"if (threadIdx.x == 0 && {first}) {{", depth)
-            for s, v in outer_stores:
+            for s, v in outer:
                 self.emit(f"a{s.arg}[{index(s.index)}] = {v};", depth + 1)
             self.emit("}", depth)
-        if inner_stores:
-            self._row_loop(inner.lines + [f"a{s.arg}[{index(s.index)}] = {v};"
-                                          for s, v in inner_stores], depth, lo, hi)
+        if inner:
+            self._row_loop(loops.body(last, "t") + [f"a{s.arg}[{index(s.index)}] = {v};"
+                                                    for s, v in inner], depth, lo, hi)
 
     def _rows(self):
-        r, row = _Renderer(), Scope()
         self.emit(f"for (int64_t o = blockIdx.x; o < {self.O}LL; o += gridDim.x) {{", 1)
         for ln in decls("o", "o", self.k.outer):
             self.emit(ln, 2)
-        emitted = self._reductions(r, row, 2)
-        self._stores(r, row, emitted, 2)
+        self._row_pass(2)
         self.emit("}", 1)
 
     def _split_position(self, blocks):
@@ -228,7 +252,7 @@ class _KernelWriter:
     def _partials(self):
         """First kernel of a split row: each block reduces its chunk into the scratch."""
         self._split_position(self.splits)
-        self._reductions(_Renderer(), Scope(), 1, "lo", "hi")
+        self._row_pass(1, store=False, lo="lo", hi="hi")
         self.emit("if (threadIdx.x == 0) {", 1)
         for i in range(len(self.k.reductions)):
             self.emit(f"part{i}[blockIdx.x] = r{i};", 2)
@@ -247,7 +271,7 @@ class _KernelWriter:
                       f"acc{i} = cg_{red.kind}<{ct}>()(acc{i}, part{i}[o * {parts}LL + t]);",
                       1)
             self._block_reduce(i, red, 1)
-        self._stores(_Renderer(), Scope(), 0, 1, "lo == 0", "lo", "hi")
+        self._row_pass(1, reduce=False, first="lo == 0", lo="lo", hi="hi")
 
     def _inner_stores(self):
         return any(s.level == "inner" for s in self.k.stores)

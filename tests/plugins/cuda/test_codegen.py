@@ -92,6 +92,24 @@ def test_unsupported_ops_run_op_by_op():
     assert not cg.supports(half)
 
 
+def test_short_rows_are_register_tiles():
+    """A softmax row of 1024 is read from memory once and its exp computed once: each
+    thread keeps its 4 elements in registers between the row's three loops; a row of 5000
+    is too long for a tile and its loops read it again."""
+    cg = CudaKernelCodegen()
+    tile = cg.source(_kernels(lambda x: F.softmax(x * 2, -1), [_r(64, 1024)]))
+    body = tile[tile.index('extern "C"'):]
+    assert body.count("a0[") == 1 and body.count("U_EXP") == 1
+    assert "keep_" in body and "for (int t = 0; t < 4; t++)" in body
+    assert "__launch_bounds__(256)" in body
+    wide = cg.source(_kernels(lambda x: F.softmax(x * 2, -1), [_r(200, 5000)]))
+    body = wide[wide.index('extern "C"'):]
+    assert "keep_" not in body and body.count("a0[") == 3
+    # 384 elements: two a thread over 192 threads (not 256 threads, half idle the 2nd time)
+    ln = cg.source(_kernels(lambda x: F.layer_norm(F.gelu(x), (384,)), [_r(8, 384)]))
+    assert "__launch_bounds__(192)" in ln and ln.count("U_GELU, ") == 1
+
+
 def test_block_threads_are_whole_warps():
     assert [block_threads(n) for n in (1, 31, 33, 200, 256, 10**6)] == [32, 32, 64, 224, 256,
                                                                          256]
