@@ -9,12 +9,6 @@
 #include "ember/abi.h"
 #include "_rowmath.h"
 
-#if defined(__GNUC__) && !defined(__clang__)
-#define EMBER_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
-#else
-#define EMBER_NO_CONTRACT
-#endif
-
 /* the loop, AMS (amsgrad) a constant so that each form vectorises on its own */
 #define EMBER_ADAM_LOOP(T, SQRT, AMS)                                                       \
     for (int64_t i = 0; i < n; i++) {                                                       \

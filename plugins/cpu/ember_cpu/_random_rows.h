@@ -60,8 +60,9 @@ static inline float ember_cos_2pi(float u) {
     return sign * (use_sin ? s : c);
 }
 
-/* uniform in [lo, hi): `below` is the float just under hi, where rounding reached hi */
-EMBER_ROW_CLONES static void ember_uniform_f32(float *restrict o, const uint32_t *restrict w0,
+/* uniform in [lo, hi): `below` is the float just under hi, where rounding reached hi; the
+ * product and the sum round apart, as ember-cuda's and the reference device's draws */
+EMBER_ROW_CLONES EMBER_NO_CONTRACT static void ember_uniform_f32(float *restrict o, const uint32_t *restrict w0,
                                                int64_t n, float lo, float hi, float below) {
     int clip = hi > lo;
     for (int64_t i = 0; i < n; i++) {
@@ -70,7 +71,7 @@ EMBER_ROW_CLONES static void ember_uniform_f32(float *restrict o, const uint32_t
     }
 }
 
-EMBER_ROW_CLONES static void ember_uniform_f64(double *restrict o, const uint32_t *restrict w0,
+EMBER_ROW_CLONES EMBER_NO_CONTRACT static void ember_uniform_f64(double *restrict o, const uint32_t *restrict w0,
                                                const uint32_t *restrict w1, int64_t n,
                                                double lo, double hi, double below) {
     int clip = hi > lo;

@@ -95,6 +95,14 @@ static inline float ember_fast_tanhf(float x) {
 #define EMBER_ROW_CLONES
 #endif
 
+/* one rounding per operation where the bits must equal another device's or an unfused
+ * form's (gcc would contract a * b + c into an FMA in the x86-64-v3/v4 clones) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define EMBER_NO_CONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define EMBER_NO_CONTRACT
+#endif
+
 /* Sums over a row in blocks of EMBER_ROW_NACC independent accumulators combined in a fixed
  * order (a pairwise tree): the loops vectorise without -ffast-math and the bits do not depend on which
  * thread runs the row.  ACC names the accumulators; the caller declares i, k (int64_t),
