@@ -7,6 +7,8 @@ forward values it reads are extra outputs of the forward graph (saved for backwa
 graphs go through the same backend.  A backward that must itself be differentiable
 (``create_graph=True``) is refused, as PyTorch's is: the saved values have no history.
 """
+import threading
+
 from ember.autograd.function import Function
 from ember.autograd.grad_mode import is_grad_enabled
 
@@ -27,11 +29,14 @@ class CompiledJoint:
         non_diff: indices of user outputs that do not require grad.
         bw_lifted: tensors from outside the call that only the backward reads (its last
             inputs).
+        n_reads: how many of the forward's last outputs are values for value guards.
     """
 
     def __init__(self, fw, bw, n_sym, n_user, diff_positions, tangent_outputs, non_diff,
-                 bw_lifted=()):
+                 bw_lifted=(), n_reads=0):
         self.fw, self.bw = fw, bw
+        self.n_reads = n_reads
+        self._reads = threading.local()
         self.n_sym, self.n_user = n_sym, n_user
         self.diff_positions = tuple(diff_positions)
         self.tangent_outputs = tuple(tangent_outputs)
@@ -41,12 +46,19 @@ class CompiledJoint:
     def __call__(self, syms, tensors):
         return _JointFunction.apply(self, tuple(syms), *tensors)
 
+    def last_reads(self):
+        """The values the last forward on this thread computed for the value guards."""
+        return self._reads.values
+
 
 class _JointFunction(Function):
     @staticmethod
     def forward(ctx, joint, syms, *tensors):
         outs = joint.fw(*syms, *tensors)
-        user, saved = outs[:joint.n_user], outs[joint.n_user:]
+        end = len(outs) - joint.n_reads
+        user, saved = outs[:joint.n_user], outs[joint.n_user:end]
+        # values read into Python at capture (their guards): outside autograd's outputs
+        joint._reads.values = outs[end:]
         ctx.joint, ctx.syms, ctx.n_in = joint, syms, len(tensors)
         ctx.save_for_backward(*saved)
         if joint.non_diff:

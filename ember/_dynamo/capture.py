@@ -15,7 +15,9 @@ attribute of a known Module, a global, a closure cell), else the capture stops.
 Two kinds of values: real tensors (static shapes; the call really runs, so the first call's
 results are eager's) or fake tensors with symbolic sizes (dynamic shapes).  A *break*
 (data-dependent control flow, an op without a graph form, an untracked tensor) stops
-recording; with real tensors the call then simply finishes eagerly.
+recording; with real tensors the call then simply finishes eagerly.  On real tensors a
+small tensor's values read into Python (``if x.sum() > 0``, ``int(n)``) need not stop it:
+the capture goes on for those values, guarded by them (``Recorder.read_value``).
 """
 import operator
 import os
@@ -43,6 +45,7 @@ _EMBER_DIRS = None
 # keyword arguments the kernels default to: left out of graph nodes, for readable code
 _DEFAULTS = {"out": None, "dtype": None, "generator": None, "alpha": 1}
 _KEEP = object()
+VALUE_GUARD_MAX = 16        # elements of a tensor whose values read into Python a guard checks
 
 TensorMeta = namedtuple("TensorMeta", ["shape", "dtype", "device", "stride", "requires_grad"])
 TensorMeta.__doc__ = "What a graph node's tensor value looked like when it was captured."
@@ -203,8 +206,13 @@ class _Hooks:
     def data_read(t, what):
         rec = getattr(_local, "recorder", None)
         if rec is not None and rec.recording:
-            rec.stop(f"data-dependent: {what}() of a tensor read its values into Python "
-                     f"(at {user_location()})")
+            rec.read_value(t, what)
+
+
+def read_values(t):
+    """What a value guard compares: the repr of ``t``'s values (exact for floats, -0.0 and
+    NaN included)."""
+    return repr(t.detach().tolist())
 
 
 class Untraced:
@@ -281,9 +289,10 @@ class Recorder:
         fake_mode: the FakeTensorMode of a dynamic-shape capture; None records real
             tensors.
         fullgraph: raise ``Unsupported`` at the first break instead of finishing eagerly.
+        value_guards: go on past reads of tensor values into Python (``read_value``).
     """
 
-    def __init__(self, sources, fake_mode=None, fullgraph=False):
+    def __init__(self, sources, fake_mode=None, fullgraph=False, value_guards=False):
         self.sources = sources
         self.fake_mode = fake_mode
         self.fullgraph = fullgraph
@@ -299,6 +308,8 @@ class Recorder:
         self.own_epoch_moves = 0    # Module attribute writes of the capture's own GraphModules
         self.modes = set()          # the grad/inference/autocast modes forward ops ran in
         self.replay_mode = None     # the one to replay them in, where not the caller's
+        self.value_guards = value_guards
+        self.value_reads = []       # (node, bytes read, reason) per value guard
         self._prev = None
 
     # ---- activation ------------------------------------------------------------------------
@@ -336,6 +347,27 @@ class Recorder:
             raise Unsupported(reason)
         if self.fake_mode is not None:
             raise GraphBreak(reason)
+
+    def read_value(self, t, what):
+        """``t``'s values are read into Python (``item``, a host copy): the code after the
+        read depends on them.  A capture on real tensors goes on with the values as
+        constants and a *value guard*: the graph also outputs ``t``, and a replay whose
+        ``t`` differs is discarded (the call then runs on a graph captured for the new
+        values, or eagerly).  Elsewhere (fake tensors, ``fullgraph``, a subgraph or the
+        backward, large tensors, NumPy views that could be written) the capture stops."""
+        reason = (f"data-dependent: {what}() of a tensor read its values into Python "
+                  f"(at {user_location()})")
+        if self.fake_mode is not None or self.fullgraph or not self.value_guards or \
+                self.cur is not self.fw or what not in ("item", "host copy") or \
+                t.numel() > VALUE_GUARD_MAX:
+            return self.stop(reason)
+        node = self.node_of(t)
+        if node is None or not self.recording:
+            return None
+        with self.paused(), Untraced():
+            value = read_values(t)
+        self.value_reads.append((node, value, reason))
+        return None
 
     def note_break(self, reason):
         """Record a break, the call going on eagerly; under ``fullgraph`` raise at once:

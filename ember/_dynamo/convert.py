@@ -7,7 +7,9 @@ Either gives a ``GraphEntry`` (graphs compiled by the backend, replayed while it
 hold) or, when the capture broke, an ``EagerEntry`` (the same guards; the call runs eagerly).
 
 A break never changes a result: with real tensors the call simply finishes eagerly; a fake
-capture that fails is retried on the real arguments.
+capture that fails is retried on the real arguments.  Values read into Python during a
+real capture become *value guards* (``Recorder.read_value``): checked after the graphs run,
+a differing value makes ``GraphEntry.run`` answer ``VALUE_MISS`` instead of a result.
 """
 import inspect
 import warnings
@@ -15,7 +17,7 @@ import warnings
 import ember
 from ember import _logging
 from ember._dynamo import config
-from ember._dynamo.capture import GraphBreak, Recorder, Untraced
+from ember._dynamo.capture import GraphBreak, Recorder, Untraced, read_values
 from ember._dynamo.exc import BackendCompilerFailed, Unsupported
 from ember._dynamo.guards import GuardBuilder
 from ember._dynamo.modes import caller_mode, replay_mode, replaying
@@ -25,7 +27,8 @@ from ember._dynamo.utils import counters, timed
 from ember.core import _autograd as _ag
 from ember.core._tensor import TensorBase
 
-__all__ = ["CaptureFailed", "EagerEntry", "GraphEntry", "capture_fake", "capture_real"]
+__all__ = ["VALUE_MISS", "CaptureFailed", "EagerEntry", "GraphEntry", "capture_fake",
+           "capture_real"]
 
 class CaptureFailed(Exception):
     """A fake-tensor capture could not finish (``reason``); the call is retried on real
@@ -65,7 +68,7 @@ class GraphEntry(_Entry):
 
     def __init__(self, check, first_failure, leaf_shapes, n_guards, *, inputs, lifted,
                  sym_sources, out_spec, out_plan, forward=None, joint=None, graphs=(),
-                 mode=None):
+                 mode=None, value_reads=()):
         super().__init__(check, first_failure, leaf_shapes, n_guards)
         self.mode = mode                    # the modes.Mode the ops ran in, if not the caller's
         self.inputs = inputs                # leaf indices of the tensor inputs
@@ -74,8 +77,12 @@ class GraphEntry(_Entry):
         self.out_spec, self.out_plan = out_spec, out_plan
         self.forward, self.joint = forward, joint
         self.graphs = graphs                # the GraphModules (for inspection)
+        self.value_reads = value_reads      # (bytes read, reason) per value guard
+        self.n_out = sum(k for k, _ in out_plan)
 
     def run(self, fn, args, kwargs, leaves):
+        """The call's result from the graphs, or VALUE_MISS when a value guard failed (the
+        graphs wrote nothing outside themselves: the result is only dropped)."""
         tensors = [leaves[i] for i in self.inputs]
         tensors.extend(self.lifted)
         syms = [leaves[i].shape[d] for i, d in self.sym_sources]
@@ -84,12 +91,21 @@ class GraphEntry(_Entry):
                 outs = self._call(syms, tensors)
         else:
             outs = self._call(syms, tensors)
+        if self.value_reads:
+            reads = self.joint.last_reads() if self.joint is not None else outs[self.n_out:]
+            if any(read_values(t) != v for t, (v, _) in zip(reads, self.value_reads)):
+                counters["stats"]["value_guard_misses"] += 1
+                return VALUE_MISS
         return tree_unflatten([outs[v] if k else v for k, v in self.out_plan], self.out_spec)
 
     def _call(self, syms, tensors):
         if self.joint is not None:
             return self.joint(syms, tensors)
         return self.forward(*syms, *tensors)
+
+
+# GraphEntry.run's answer when a value read into Python differs from the captured one
+VALUE_MISS = object()
 
 
 # ---- helpers -------------------------------------------------------------------------------
@@ -223,6 +239,16 @@ def _build(cf, rec, leaves, spec, result, input_nodes, symctx, sizes_of, backwar
     counters["guards"]["total"] += guards.count
     counters["guards"]["last"] = guards.count
     _logging.log("guards", "GUARDS:\n" + "\n".join(f"  {c}" for c in guards.conditions()))
+    if rec.value_reads and not rec.breaks and _writes_outside(rec):
+        rec.breaks.append(rec.value_reads[0][2] + "; the graph writes into a tensor from "
+                          "outside the call or draws random numbers, so a replay with other "
+                          "values could not be undone")
+    for _, _, reason in rec.value_reads if not rec.breaks else ():
+        # PyTorch breaks the graph here and resumes after the read: counted and logged as
+        # a break, though ember's graph goes on, guarded by the values read
+        counters["graph_break"][reason] += 1
+        _logging.log("graph_breaks", f"Graph break: {reason} (the graph goes on, guarded "
+                                     f"by the values read)")
     if rec.breaks:
         reason = rec.breaks[0]
         counters["graph_break"][reason] += 1
@@ -242,6 +268,17 @@ def _build(cf, rec, leaves, spec, result, input_nodes, symctx, sizes_of, backwar
     return entry
 
 
+def _writes_outside(rec):
+    """Whether running the forward graph leaves a trace outside it: a write into an
+    argument's or lifted tensor's memory, or random draws (the generator advances)."""
+    from ember._ops import _FAMILY_RANDOM, _RANDOM
+    for node in rec.fw.graph.nodes:
+        op = getattr(node.target, "_op", None) if node.op == "call_function" else None
+        if op is not None and (op.family == _FAMILY_RANDOM or op.name in _RANDOM):
+            return True
+    return rec.fw.writes_input
+
+
 def _eager_entry(check, first_failure, shapes, guards, reason):
     entry = EagerEntry(check, first_failure, shapes, guards.count, reason)
     entry.guard_conditions = guards.conditions()
@@ -258,8 +295,9 @@ def _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes, s
     sym_phs = symctx.placeholders("forward") if symctx else []
     _order_placeholders(fw.graph, sym_phs + [input_nodes[i] for i in sorted(input_nodes)]
                         + [node for _, node, _ in fw.lifted])
+    read_nodes = tuple(node for node, _, _ in rec.value_reads)
     if backward is None:
-        fw.graph.output(tuple(user_nodes))
+        fw.graph.output(tuple(user_nodes) + read_nodes)
         gm, compiled = _compile_graph(cf.backend, fw.graph, "GraphModule")
         graphs, entry_kw = (gm,), {"forward": _tuple_output(compiled)}
     else:
@@ -268,7 +306,7 @@ def _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes, s
         rec.cur = bw
         grad_nodes = [None if g is None else rec.node_of(g) for g in grads]
         saved = list(rec.saved)
-        fw.graph.output(tuple(user_nodes) + tuple(saved))
+        fw.graph.output(tuple(user_nodes) + tuple(saved) + read_nodes)
         keep = [i for i, n in enumerate(grad_nodes) if n is not None]
         bw.graph.output(tuple(grad_nodes[i] for i in keep))
         tangents = [n for n in bw.graph.nodes if n.op == "placeholder"
@@ -285,11 +323,12 @@ def _compile_entry(cf, rec, fw, user_nodes, out_leaves, out_spec, input_nodes, s
             [diff_positions[i] for i in keep], tangent_idx,
             [i for i, o in enumerate(v for v in out_leaves if isinstance(v, TensorBase))
              if not o.requires_grad],
-            [t for t, _, _ in bw.lifted])}
+            [t for t, _, _ in bw.lifted], len(read_nodes))}
     return GraphEntry(check, first_failure, shapes, n_guards,
                       inputs=sorted(input_nodes), lifted=[t for t, _, _ in fw.lifted],
                       sym_sources=list(symctx.sources) if symctx else [], out_spec=out_spec,
-                      out_plan=out_plan, graphs=graphs, mode=rec.replay_mode, **entry_kw)
+                      out_plan=out_plan, graphs=graphs, mode=rec.replay_mode,
+                      value_reads=[(v, r) for _, v, r in rec.value_reads], **entry_kw)
 
 
 def _guards(cf, rec, leaves, spec, symctx, sizes_of):
@@ -373,7 +412,8 @@ def _grad_on(rec):
 def capture_real(cf, args, kwargs, leaves, spec):
     """Capture on the real arguments; returns (entry or None, the call's result)."""
     index = cf.make_index()
-    rec = Recorder(index, fake_mode=None, fullgraph=cf.fullgraph)
+    rec = Recorder(index, fake_mode=None, fullgraph=cf.fullgraph,
+                   value_guards=cf.value_guards)
     names = _leaf_names(cf.sig_fn, args, kwargs, len(leaves), spec)
     input_nodes = {}
     backward = None

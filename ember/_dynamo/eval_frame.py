@@ -7,8 +7,12 @@ dimension symbolic for the next capture; past ``config.recompile_limit`` entries
 function warns once, saying why, and runs eagerly.
 
 ember cannot rewrite Python bytecode, so a capture records a whole call: when it breaks
-(data-dependent control flow, a side effect, an op without a graph form) the call runs
-eagerly, and so do later calls that meet the same guards.
+(a side effect, an op without a graph form) the call runs eagerly, and so do later calls
+that meet the same guards.  A small tensor's values read into Python (data-dependent
+control flow: ``if x.sum() > 0``) do not break a capture on real tensors: its graph is for
+those values and checks them after it runs; when they differ, the entry's result is
+dropped and the next entry (or a new capture, for the new values) answers.  Values that
+keep changing (VALUE_PATHS_MAX captures) make later captures break there, as before.
 """
 import functools
 import threading
@@ -18,7 +22,7 @@ import weakref
 from ember import _logging
 from ember._dynamo import config, stance
 from ember._dynamo.capture import current_recorder
-from ember._dynamo.convert import CaptureFailed, capture_fake, capture_real
+from ember._dynamo.convert import VALUE_MISS, CaptureFailed, capture_fake, capture_real
 from ember._dynamo.exc import FailOnRecompileLimitHit
 from ember._dynamo.pytree import tree_flatten
 from ember._dynamo.sources import SourceIndex
@@ -30,6 +34,7 @@ __all__ = ["OptimizedModule", "disable", "graph_break", "is_compiling", "mark_dy
            "mark_static", "mark_static_address", "optimize", "reset"]
 
 _all_compiled = weakref.WeakSet()      # for reset()
+VALUE_PATHS_MAX = 3     # captures for changed values read into Python before such reads break
 
 
 def is_compiling():
@@ -59,6 +64,8 @@ class CompiledFunction:
         self.entries = []
         self.auto_dynamic = {}          # leaf index -> dims seen changing
         self.warned = False
+        self.value_guards = True        # captures go on past values read into Python
+        self.value_paths = 0            # captures made because such values changed
         self.ran_eagerly = False        # the first call under "eager_then_compile"
         self.trusted = False
         self._lock = threading.RLock()
@@ -100,17 +107,21 @@ class CompiledFunction:
         if stance.current().stance == "force_eager":
             return self.fn(*args, **kwargs)
         leaves, spec = tree_flatten((args, kwargs))
+        value_miss = False
         for entry in self.entries:
             try:
                 hit = entry.check(spec, leaves)
             except Exception:
                 hit = False
             if hit:
-                return entry.run(self.fn, args, kwargs, leaves)
+                result = entry.run(self.fn, args, kwargs, leaves)
+                if result is not VALUE_MISS:
+                    return result
+                value_miss = True       # captured for other values: try the next entry
         with self._lock:
-            return self._miss(args, kwargs, leaves, spec)
+            return self._miss(args, kwargs, leaves, spec, value_miss)
 
-    def _miss(self, args, kwargs, leaves, spec):
+    def _miss(self, args, kwargs, leaves, spec, value_miss=False):
         reason = None
         now = stance.current().stance
         if now == "eager_then_compile" and not self.entries and not self.ran_eagerly:
@@ -122,6 +133,8 @@ class CompiledFunction:
                 reason = last.first_failure(spec, leaves) or "guards failed"
             except Exception as e:
                 reason = f"guards failed ({type(e).__name__})"
+            if value_miss:
+                reason = self._value_miss()
             if now == "fail_on_recompile":
                 code = getattr(self.fn, "__code__", None)
                 where = (f"filename: '{code.co_filename}', function name: '{code.co_name}', "
@@ -171,6 +184,20 @@ class CompiledFunction:
         counters["stats"]["eager_calls"] += 1
         return self.fn(*args, **kwargs)
 
+    def _value_miss(self):
+        """A value read into Python differed from every captured one: the next capture
+        follows the new values, unless they have changed VALUE_PATHS_MAX times; then
+        captures stop at such reads (the values change from call to call: a loss's
+        ``item()``) and the value-guarded graphs go."""
+        self.value_paths += 1
+        reason = "a tensor's values read into Python differ from those every graph was " \
+                 "captured for"
+        if self.value_paths >= VALUE_PATHS_MAX:
+            self.value_guards = False
+            self.entries[:] = [e for e in self.entries if not getattr(e, "value_reads", ())]
+            reason += f" ({VALUE_PATHS_MAX} times: later captures stop at such reads)"
+        return reason
+
     # ---- dynamic shapes ----------------------------------------------------------------------
     def _note_changed_sizes(self, last, leaves):
         if self.dynamic is not None or not config.automatic_dynamic_shapes:
@@ -199,6 +226,7 @@ class CompiledFunction:
         self.entries.clear()
         self.auto_dynamic.clear()
         self.warned = False
+        self.value_guards, self.value_paths = True, 0
 
 
 def _wrap_function(fn, compiled):

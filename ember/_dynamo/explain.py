@@ -3,7 +3,9 @@ the graph breaks and their reasons, the guards), found by capturing one call wit
 that only records; nothing is compiled.
 
 ember runs a call whose capture breaks eagerly from its start (PyTorch resumes capturing
-after the break), so such a call shows no graph and one break with its reason."""
+after the break), so such a call shows no graph and one break with its reason.  A value
+read into Python (``if x.sum() > 0``) is a break in PyTorch and one here too, but ember's
+graph goes on past it, guarded by the value: one graph, one break per read."""
 import dataclasses
 import warnings
 
@@ -72,6 +74,8 @@ def explain(f, *extra_args, **extra_kwargs):
         # the forward graphs (a training capture's backward graph is not a dynamo graph)
         graphs = [e.graphs[0] for e in entries if e.graphs]
         reasons = [GraphCompileReason(e.reason) for e in entries if hasattr(e, "reason")]
+        reasons += [GraphCompileReason(r) for e in entries for _, r in
+                    getattr(e, "value_reads", ())]
         ops = [_ops(gm) for gm in graphs]
         guards = [g for e in entries for g in e.guard_conditions]
         return ExplainOutput(graphs, len(graphs), len(reasons), reasons, sum(map(len, ops)),

@@ -208,12 +208,18 @@ def test_explain_reports_graphs_ops_breaks_and_guards():
     assert ember._dynamo.explain(lin)(x).graph_count == 1
 
     def branchy(a):
-        if a.sum() > 0:             # a tensor's value as a Python bool: the capture breaks
-            return a + 1
+        if a.sum() > 0:             # a tensor's value as a Python bool: a break in PyTorch;
+            return a + 1            # ember's graph goes on, guarded by the value
         return a - 1
     e = ember._dynamo.explain(branchy)(x)
-    assert e.graph_count == 0 and e.graph_break_count == 1
+    assert e.graph_count == 1 and e.graph_break_count == 1
     assert "data-dependent" in e.break_reasons[0].reason
+
+    def printing(a):
+        print("side effect")        # a break that ends ember's graph: no graph
+        return a - 1
+    e = ember._dynamo.explain(printing)(x)
+    assert e.graph_count == 0 and e.graph_break_count == 1
     with pytest.warns(FutureWarning, match="explain\\(f\\)\\(\\*args"):
         assert ember._dynamo.explain(lambda a: a * 2, x).graph_count == 1
 
