@@ -147,17 +147,28 @@ cdef int walk(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
                 raw = (<const int64_t *>ix)[i * ii]
                 pw[i * wi] = pt[(raw + p.limit if raw < 0 else raw) * p.st]
             continue
-        for i in range(ni):
-            raw = (<const int64_t *>ix)[o * io + i * ii]
-            j = checked(p, raw)
-            if j < 0:
-                return bad_index(p, raw)
-            pw = <word_t *>w + o * wo + i * wi
-            pt = <word_t *>t + o * to + i * ti + j * p.st
-            if p.gather:
-                pw[0] = pt[0]
-            else:
-                pt[0] = pw[0]
+        if move_line(p, <word_t *>w + o * wo, <word_t *>t + o * to,
+                     <const int64_t *>ix + o * io, ni, wi, ti, ii):
+            return EMBER_ERR_INDEX
+    return EMBER_OK
+
+
+# one line of positions, element by element: the plan's fields read once into locals (a
+# store through the operands' pointers may alias them for all the compiler knows), so
+# the loop is a load, a compare and a move
+cdef inline int move_line(IndexPlan *p, word_t *w, word_t *t, const int64_t *ix, int64_t n,
+                          int64_t wi, int64_t ti, int64_t ii) noexcept nogil:
+    cdef int64_t i, j, raw, lim = p.limit, st = p.st
+    cdef bint wrap = p.wrap, gather = p.gather
+    for i in range(n):
+        raw = ix[i * ii]
+        j = raw + lim if raw < 0 and wrap else raw
+        if <uint64_t>j >= <uint64_t>lim:
+            return bad_index(p, raw)
+        if gather:
+            w[i * wi] = t[i * ti + j * st]
+        else:
+            t[i * ti + j * st] = w[i * wi]
     return EMBER_OK
 
 
@@ -204,6 +215,13 @@ cdef int walk_reduce(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
             add_row(<ct_t *>(t + (o * to + j * p.st) * sz), <const ct_t *>(w + o * wo * sz),
                     ni, ti, wi)
             continue
+        if native and op == EMBER_INDEX_SCATTER_ADD:
+            # scatter_add along a row's dim (a histogram, a GNN's aggregation): its own
+            # loop, as move_line's
+            if add_line(p, <ct_t *>(t + o * to * sz), <const ct_t *>(w + o * wo * sz),
+                        <const int64_t *>ix + o * io, ni, wi, ti, ii):
+                return EMBER_ERR_INDEX
+            continue
         for i in range(ni):
             raw = (<const int64_t *>ix)[o * io + i * ii]
             j = checked(p, raw)
@@ -218,6 +236,19 @@ cdef int walk_reduce(IndexPlan *p, char *w, char *t, const char *ix, int64_t n,
                 load(&y, pw, p.dtype, 1, 1)
                 x = combine(op, x, y)
                 store(pt, p.dtype, &x, 1, 1)
+    return EMBER_OK
+
+
+cdef inline int add_line(IndexPlan *p, ct_t *t, const ct_t *w, const int64_t *ix, int64_t n,
+                         int64_t wi, int64_t ti, int64_t ii) noexcept nogil:
+    cdef int64_t i, j, raw, lim = p.limit, st = p.st
+    cdef bint wrap = p.wrap
+    for i in range(n):
+        raw = ix[i * ii]
+        j = raw + lim if raw < 0 and wrap else raw
+        if <uint64_t>j >= <uint64_t>lim:
+            return bad_index(p, raw)
+        t[i * ti + j * st] = _add(t[i * ti + j * st], w[i * wi])
     return EMBER_OK
 
 
