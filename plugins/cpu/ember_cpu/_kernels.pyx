@@ -33,6 +33,7 @@ from ember_cpu._pool cimport pool_kernel
 from ember_cpu._random cimport random_kernel
 from ember_cpu._reduce cimport reduce_kernel
 from ember_cpu._scan cimport scan_kernel
+from ember_cpu._sort cimport sort_kernel
 from ember_cpu._softmax cimport softmax_kernel
 from ember_cpu._strided cimport (
     BUF_LEN, MAX_CHUNKS, PARALLEL_CUTOFF, dtype_itemsize, is_floating, load, store,
@@ -205,7 +206,7 @@ TABLE.nll = nll_kernel
 TABLE.conv = conv_kernel
 TABLE.pool = pool_kernel
 TABLE.adam = adam_kernel
-TABLE.sort = NULL          # the core sorts on the host
+TABLE.sort = sort_kernel
 TABLE.rnn = rnn_kernel
 TABLE.sgd = sgd_kernel
 
