@@ -22,7 +22,7 @@ cdef object as_index(object ix, device dev):
         return full((), ix, dtype=_dtypes.bool, device=dev)
     if isinstance(ix, TensorBase):
         t = <TensorBase>ix
-    elif isinstance(ix, list) or is_array(ix):
+    elif isinstance(ix, (list, range)) or is_array(ix):
         t = tensor(ix)
         if t.numel_c() == 0:           # [] indexes nothing: an empty int64 index
             t = cast_to(t, _dtypes.int64)

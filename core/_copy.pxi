@@ -144,6 +144,7 @@ cdef int fill_c(TensorBase dst, object value) except -1:
 cdef int kernel_fill(TensorBase dst, object value) except -1:
     """The backend's fill of every element of dst with the Python number value."""
     cdef scalar_buf buf
+    check_scalar_range(value, dst._dtype, "fill_")
     write_scalar(value, dst._dtype, &buf, "fill_")
     cdef ember_view v
     dst.view_c(&v)

@@ -682,10 +682,28 @@ derive_unary(op_relu, lambda ctx, g: (where(ctx.result > 0, g, 0),), SAVE_RESULT
 
 
 # the dunders of ops whose families live in core/_math.pyx
+cdef object inplace_dunder(Op op, TensorBase self, object other):
+    """`self op= other` (`+=`, `-=`, `*=`, `/=`, `**=`): in place for a tensor or a scalar;
+    NotImplemented for anything else (a NumPy array), so Python computes `self op other`
+    and rebinds the name, as with PyTorch's."""
+    if isinstance(other, TensorBase) or is_scalar(other):
+        return binary_inplace(op, self, other, 1)
+    return NotImplemented
+
+
 cdef object operator_op(Op op, object a, object b):
     """A dunder (`==`, `<`, `//`, `%`, `&`, `<<`, ...): NotImplemented for operands ember
-    does not know (so that `t == None` is False, as in Python and PyTorch)."""
+    does not know (so that `t == None` is False, as in Python and PyTorch); with a NumPy
+    array, NumPy's result as a tensor (PyTorch: NumPy computes it, Tensor.__array_wrap__
+    wraps it)."""
     if not (isinstance(b, TensorBase) or is_scalar(b)) or \
             not (isinstance(a, TensorBase) or is_scalar(a)):
-        return NotImplemented
+        np = sys.modules.get("numpy")       # no array can exist before NumPy is imported
+        fn = _PY_OPERATORS.get(op.name)
+        if np is None or fn is None or not (isinstance(a, np.ndarray) or
+                                            isinstance(b, np.ndarray)):
+            return NotImplemented
+        x = a.__array__() if isinstance(a, TensorBase) else a
+        y = b.__array__() if isinstance(b, TensorBase) else b
+        return from_numpy(np.asarray(fn(x, y)))
     return binary_op(op, a, b, 1, None)

@@ -301,12 +301,14 @@ cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
         ca = cast_to(<TensorBase>a, rt)
         expanded_view(ca, nd, sizes, &va)
     else:
+        check_scalar_range(a, rt, "where")
         write_scalar(a, rt, &sa, "where")
         scalar_view(&va, nd, sizes, &sa, rt.code)
     if isinstance(b, TensorBase):
         cb = cast_to(<TensorBase>b, rt)
         expanded_view(cb, nd, sizes, &vb)
     else:
+        check_scalar_range(b, rt, "where")
         write_scalar(b, rt, &sb, "where")
         scalar_view(&vb, nd, sizes, &sb, rt.code)
     if rt.is_complex:                   # selects (real, imag) pairs (_complex.pxi)
@@ -362,6 +364,8 @@ def masked_fill(input, mask, value):
         # fill a tensor on another device
         if not (<TensorBase>value)._keys & _VALUE_AS_TENSOR:
             value = item_c(<TensorBase>value)
+    else:
+        check_scalar_range(value, a._dtype, "masked_fill")
     return where_c(m, value, a, a._dtype, None)
 
 

@@ -15,7 +15,7 @@ from ember.core._tensor cimport (
     op_logical_and, op_logical_xor, op_lt, op_mul, op_ne, op_pow, op_remainder, op_sub,
     op_sum, op_trunc, operator_op, prepare_out, raise_kernel_error, reduce_op,
     refuse_limited_named, result_type2, routed, run_copy, scalar_buf, scalar_view, st_name,
-    unary_entry, unary_op, wrap_dim, write_scalar)
+    unary_entry, unary_op, wrap_dim, write_scalar, check_scalar_range)
 from ember.core._views cimport expand_c, reshape_c, squeeze_c, transpose_c, unsqueeze_c
 
 from ember.core._factories import zeros_like

@@ -73,6 +73,56 @@ cdef bint can_cast(dtype src, dtype dst) noexcept:
     return True
 
 
+# PyTorch's names of the C types in "value cannot be converted to type ... without overflow"
+_C_TYPE_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int",
+                 "int64": "int64_t", "uint16": "uint16_t", "uint32": "uint32_t",
+                 "uint64": "uint64_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                 "float32": "float"}
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38,
+              "float32": 3.4028234663852886e38}
+
+
+cdef int check_scalar_range(object value, dtype dt, str op) except -1:
+    """PyTorch's checked conversion of a fill value (fill_, full, masked_fill, where): an
+    integer type takes [min, max] (an unsigned one also -max .. -1, which wraps), a float
+    type any finite value up to its largest, and inf and NaN; bool and the 64-bit floats
+    take anything.  (`where` does not check the half types.)"""
+    cdef type kind = type(value)
+    cdef double f
+    if kind is float:                   # the common fills (0, 1, -inf, a learning rate)
+        f = value
+        if -128.0 <= f <= 127.0 or f != f:
+            return 0
+    elif kind is int and -128 <= value <= 127:
+        return 0
+    if dt.code == EMBER_BOOL or dt.is_complex or isinstance(value, (bool, complex)):
+        return 0
+    name = dt.name
+    if dt.category == CAT_FLOATING:
+        if op == "where" and name in ("float16", "bfloat16"):
+            return 0                    # PyTorch's where checks no half type: inf
+        top = _FLOAT_MAX.get(name)
+        if top is None:
+            return 0
+        f = float(value)
+        if f != f or f == float("inf") or f == float("-inf") or -top <= f <= top:
+            return 0
+    else:
+        if isinstance(value, float) and (value != value or value in (float("inf"),
+                                                                     float("-inf"))):
+            pass                                # raised below, as write_scalar does
+        else:
+            v = int(value)
+            bits = 8 * dt.itemsize
+            if name.startswith("uint"):
+                if -(2 ** bits - 1) <= v < 2 ** bits:
+                    return 0
+            elif -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+                return 0
+    raise RuntimeError(f"{op}: value cannot be converted to type "
+                       f"{_C_TYPE_NAMES.get(name, name)} without overflow")
+
+
 cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1:
     """Store a Python number as one element of ``dt`` (what kernels read for scalars)."""
     cdef int code = dt.code

@@ -210,32 +210,35 @@ cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
         ct = _dtypes.int64                       # integer and bool sums/products widen
     cdef int d = wrap_dim(dim, a._ndim, op.name)
     cdef TensorBase src = a if a._ndim else reshape_c(a, ((1,),))
-    src = cast_to(movedim(src, d, -1) if src._ndim > 1 else src, ct)
+    # the results are contiguous in the input's order of dims (as PyTorch's: a cumsum
+    # along dim 0 can be view()ed); the kernel scans the last dim of views moving `d` there
     cdef TensorBase values = empty_c(src._ndim, src._sizes, ct, a._device)
     cdef TensorBase indices = empty_c(src._ndim, src._sizes, _dtypes.int64, a._device) \
         if extreme else None
+    cdef TensorBase vs = values, ix = indices
+    if src._ndim > 1:
+        src, vs = movedim(src, d, -1), movedim(values, d, -1)
+        ix = movedim(indices, d, -1) if extreme else None
+    src = cast_to(src, ct)
     cdef ember_view vo, vi, va
     cdef ember_ctx ctx
     cdef int rc
     cdef ember_kernel_table* t
     if values.numel_c() and not values._backend.is_meta:
-        values.view_c(&vo)
+        vs.view_c(&vo)
         src.view_c(&va)
         if extreme:
-            indices.view_c(&vi)
+            ix.view_c(&vi)
         t = values._backend.kernels()
         init_ctx(&ctx, values)
         with nogil:
             rc = t.scan(&ctx, op.code, &vo, &vi if extreme else NULL, &va)
         if rc:
             raise_kernel_error(rc, &ctx)
-    results = [values] if not extreme else [values, indices]
-    for i in range(len(results)):        # back to the input's layout of dims
-        r = results[i]
-        if a._ndim > 1:
-            r = movedim(r, -1, d)
-        results[i] = reshape_c(r, (a.shape,)) if a._ndim == 0 else r
-    return results[0] if not extreme else _ValuesIndices(op.name, results[0], results[1])
+    if a._ndim == 0:
+        values = reshape_c(values, (a.shape,))
+        indices = reshape_c(indices, (a.shape,)) if extreme else None
+    return values if not extreme else _ValuesIndices(op.name, values, indices)
 
 
 def _device_sort(TensorBase a, int d, bint descending):

@@ -194,6 +194,7 @@ cdef object read_scalar(const char* p, int code)
 cdef void scalar_view(ember_view* v, int ndim, const int64_t* sizes, scalar_buf* buf,
                       int code) noexcept
 cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
+cdef int check_scalar_range(object value, dtype dt, str op) except -1
 # _limited.pxi
 cdef int refuse_limited_named(str name, dtype dt) except -1
 cdef int refuse_limited(Op op, dtype dt) except -1

@@ -11,6 +11,7 @@ are re-exported at the end.
 include "_core_cimports.pxi"
 
 import operator
+import sys
 
 cdef type _tensor_cls = TensorBase
 
@@ -272,7 +273,7 @@ cdef class TensorBase:
         return binary_dunder(op_add, self, other, True)
 
     def __iadd__(self, other):
-        return binary_inplace(op_add, self, other, 1)
+        return inplace_dunder(op_add, self, other)
 
     def __sub__(self, other):
         return binary_dunder(op_sub, self, other, False)
@@ -281,7 +282,7 @@ cdef class TensorBase:
         return binary_dunder(op_sub, self, other, True)
 
     def __isub__(self, other):
-        return binary_inplace(op_sub, self, other, 1)
+        return inplace_dunder(op_sub, self, other)
 
     def __mul__(self, other):
         return binary_dunder(op_mul, self, other, False)
@@ -290,7 +291,7 @@ cdef class TensorBase:
         return binary_dunder(op_mul, self, other, True)
 
     def __imul__(self, other):
-        return binary_inplace(op_mul, self, other, 1)
+        return inplace_dunder(op_mul, self, other)
 
     def __truediv__(self, other):
         return binary_dunder(op_div, self, other, False)
@@ -299,7 +300,7 @@ cdef class TensorBase:
         return binary_dunder(op_div, self, other, True)
 
     def __itruediv__(self, other):
-        return binary_inplace(op_div, self, other, 1)
+        return inplace_dunder(op_div, self, other)
 
     def __neg__(self):
         return unary_op(op_neg, self, None)
@@ -332,7 +333,7 @@ cdef class TensorBase:
         return binary_dunder(op_pow, self, other, True)
 
     def __ipow__(self, other):
-        return binary_inplace(op_pow, self, other, 1)
+        return inplace_dunder(op_pow, self, other)
 
     def __pos__(self):
         return self
@@ -769,7 +770,12 @@ cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):
 
 
 _PY_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-                 "div": operator.truediv, "pow": operator.pow, None: operator.matmul}
+                 "div": operator.truediv, "pow": operator.pow, None: operator.matmul,
+                 "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,
+                 "gt": operator.gt, "ge": operator.ge, "floor_divide": operator.floordiv,
+                 "remainder": operator.mod, "bitwise_and": operator.and_,
+                 "bitwise_or": operator.or_, "bitwise_xor": operator.xor,
+                 "bitwise_left_shift": operator.lshift, "bitwise_right_shift": operator.rshift}
 
 
 # The op modules have set this module's hooks (_tensor.pxd): a missing one fails the import

@@ -35,7 +35,7 @@ cdef inline int mask_dims(object ix) noexcept:
 
 cdef inline bint has_advanced(tuple items):
     for ix in items:
-        if isinstance(ix, (list, bool)) or is_index_tensor(ix) or is_array(ix):
+        if isinstance(ix, (list, bool, range)) or is_index_tensor(ix) or is_array(ix):
             return True
     return False
 

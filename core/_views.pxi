@@ -446,9 +446,7 @@ cdef TensorBase index_view(TensorBase t, tuple index, list adv):
     cdef bint ellipsis = False
     for ix in index:
         if ix is Ellipsis:
-            if ellipsis:
-                raise IndexError("an index can only have a single ellipsis ('...')")
-            ellipsis = True
+            pass
         elif ix is not None:
             consumed += mask_dims(ix) if adv is not None else 1
     if consumed > t._ndim:
@@ -458,7 +456,11 @@ cdef TensorBase index_view(TensorBase t, tuple index, list adv):
     cdef int64_t start, stop, step, size
     for ix in index:
         if ix is Ellipsis:
-            d += t._ndim - consumed
+            # the first `...` stands for every dim the other indices leave; a later one, for
+            # none (PyTorch's rule: x[..., 0, ...] is x[..., 0])
+            if not ellipsis:
+                d += t._ndim - consumed
+            ellipsis = True
         elif ix is None:
             r = unsqueeze_c(r, d)
             d += 1
@@ -515,9 +517,16 @@ cdef object getitem(TensorBase t, object index):
 
 
 cdef object setitem(TensorBase t, object index, object value):
-    cdef tuple items = index_items(index)
+    cdef tuple items
     cdef TensorBase v
     cdef int lead = 0
+    if type(index) is bool:
+        # x[True] = v is PyTorch's basic copy into x[None] (v cast to x's dtype); x[False] = v
+        # writes nothing and checks nothing
+        if index:
+            setitem(t, None, value)
+        return
+    items = index_items(index)
     if isinstance(value, TensorBase):
         # a value's leading size-1 dims are dropped first (PyTorch's slicePrefix1sSize):
         # x[0] = ones(1, 1, n) writes a row
@@ -527,8 +536,7 @@ cdef object setitem(TensorBase t, object index, object value):
         if lead:
             value = view_c(v, (tuple(v.shape[lead:]),))
     if has_advanced(items):
-        if len(items) == 1 and isinstance(items[0], TensorBase) and \
-                (<TensorBase>items[0])._dtype.code == EMBER_BOOL and \
+        if len(items) == 1 and is_bool_mask(items[0]) and \
                 isinstance(value, TensorBase) and (<TensorBase>value).numel_c() == 1 and \
                 (<TensorBase>value)._dtype is not t._dtype:
             # x[mask] = one-element tensor: PyTorch's masked_fill path, which casts it
@@ -540,6 +548,15 @@ cdef object setitem(TensorBase t, object index, object value):
         copy_into(dst, <TensorBase>value, "copy_")
     else:
         fill_c(dst, value)
+
+
+cdef bint is_bool_mask(object ix):
+    """A boolean mask index: a bool tensor, a list of Python bools, a bool array."""
+    if isinstance(ix, TensorBase):
+        return (<TensorBase>ix)._dtype.code == EMBER_BOOL
+    if type(ix) is list:
+        return len(ix) > 0 and all(type(b) is bool for b in ix)
+    return is_array(ix) and str(getattr(ix, "dtype", "")) == "bool"
 
 
 # function forms (torch.reshape, torch.permute, ...)
