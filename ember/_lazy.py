@@ -134,7 +134,9 @@ def resolve(name):
                       FutureWarning, stacklevel=3)
         return getattr(ember, DEPRECATED[name])
     if name in FUNCTIONS:
-        return getattr(importlib.import_module(f"ember.{FUNCTIONS[name]}"), name)
+        value = getattr(importlib.import_module(f"ember.{FUNCTIONS[name]}"), name)
+        setattr(ember, name, value)     # later reads (a graph's ember.ops...) skip this hook
+        return value
     for prefix, module in PREFIXES.items():
         if name.startswith(prefix):
             found = getattr(importlib.import_module(f"ember.{module}"), name, None)

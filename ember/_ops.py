@@ -69,6 +69,7 @@ class _OpNamespace:
                 raise AttributeError(f"'_OpNamespace' '{self._name}' object has no attribute "
                                      f"'{name}'") from None
             ov = self._cache[name] = OpOverload(op)
+        setattr(self, name, ov)             # later lookups skip __getattr__
         return ov
 
     def __dir__(self):
