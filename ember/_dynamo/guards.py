@@ -31,8 +31,17 @@ def dispatch_state():
 
 
 def _inference_mode():
-    from ember.core.grad_mode import is_inference_mode_enabled
-    return is_inference_mode_enabled()
+    return _late("ember.core.grad_mode").is_inference_mode_enabled()
+
+
+def _late(name, _modules={}):
+    """Module ``name``, imported on the first call (the guards run on every compiled call:
+    an import statement there costs microseconds)."""
+    mod = _modules.get(name)
+    if mod is None:
+        import importlib
+        mod = _modules[name] = importlib.import_module(name)
+    return mod
 
 
 def autocast_state():
@@ -46,9 +55,9 @@ def autocast_state():
 
 def _module_epoch():
     """Moves when a Module attribute is assigned or a hook is added or removed anywhere."""
-    from ember.core.hooks import RemovableHandle
-    from ember.nn.modules.module import Module
-    return (Module._attribute_epoch, RemovableHandle.next_id, RemovableHandle.removed)
+    handle = _late("ember.core.hooks").RemovableHandle
+    return (_late("ember.nn.modules.module").Module._attribute_epoch, handle.next_id,
+            handle.removed)
 
 
 def _is_guardable_constant(v):

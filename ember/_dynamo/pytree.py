@@ -4,10 +4,6 @@ dicts and namedtuples; everything else is a leaf)."""
 __all__ = ["spec_str", "tree_flatten", "tree_unflatten"]
 
 
-def _is_namedtuple(x):
-    return isinstance(x, tuple) and hasattr(type(x), "_fields")
-
-
 def tree_flatten(tree):
     """(leaves, spec): ``spec`` is hashable and compares equal for equal structures."""
     leaves = []
@@ -16,13 +12,11 @@ def tree_flatten(tree):
 
 def _flatten(x, leaves):
     t = type(x)
-    if t is tuple or t is list:
-        return (t, tuple(_flatten(v, leaves) for v in x))
-    if _is_namedtuple(x):
-        return (t, tuple(_flatten(v, leaves) for v in x))
+    if t is tuple or t is list or (issubclass(t, tuple) and hasattr(t, "_fields")):
+        return (t, tuple([_flatten(v, leaves) for v in x]))     # a list: no generator frame
     if t is dict:
         keys = tuple(x)
-        return (dict, keys, tuple(_flatten(x[k], leaves) for k in keys))
+        return (dict, keys, tuple([_flatten(x[k], leaves) for k in keys]))
     leaves.append(x)
     return None
 
