@@ -17,7 +17,8 @@ from .radam import RAdam as RAdam
 from .rmsprop import RMSprop as RMSprop
 from .rprop import Rprop as Rprop
 from .sgd import SGD as SGD
+from .sparse_adam import SparseAdam as SparseAdam
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "AdamW", "Adamax", "LBFGS",
-           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "lr_scheduler",
-           "swa_utils", "swap_in_optimizer_params_and_state"]
+           "Muon", "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SGD", "SparseAdam",
+           "lr_scheduler", "swa_utils", "swap_in_optimizer_params_and_state"]

@@ -2,9 +2,9 @@
 of a matrix kept as row and column factors, relative step sizes."""
 import ember
 
-from .optimizer import Optimizer, _step_tensor, _to_scalar
+from .optimizer import Optimizer, _functional_step, _step_tensor, _to_scalar
 
-__all__ = ["Adafactor"]
+__all__ = ["Adafactor", "adafactor"]
 
 
 class Adafactor(Optimizer):
@@ -41,9 +41,9 @@ class Adafactor(Optimizer):
     __module__ = "ember.optim"          # PyTorch's (torch.optim.Adafactor)
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False)
 
-    def _grad(self, p, group):
+    def _grad(self, p, grad, group):
         # weight decay here is decoupled and scaled by lr, inside the update
-        return -p.grad if group["maximize"] else p.grad
+        return -grad if group["maximize"] else grad
 
     def _init_state(self, p, group):
         if p.is_complex():
@@ -84,3 +84,17 @@ class Adafactor(Optimizer):
         update = estimate.clamp_(min=eps1 * eps1).rsqrt_().mul_(grad)
         denom = max(1.0, update.norm(2).item() / ((update.numel() ** 0.5) * group["d"]))
         p.add_(update, alpha=-alpha / denom)
+
+
+def adafactor(params, grads, row_vars, col_vars, variances, state_steps, foreach=None,
+              grad_scale=None, found_inf=None, has_complex=False, *, d, lr, beta2_decay,
+              weight_decay, eps1, eps2, maximize):
+    """Functional Adafactor (``torch.optim._adafactor.adafactor``): one step of
+    :class:`Adafactor`, updating ``params`` and the state lists in place (a parameter of
+    more than one dimension uses its ``row_vars``/``col_vars`` entries, others their
+    ``variances`` entry; the unused ones may be None)."""
+    group = dict(lr=lr, beta2_decay=beta2_decay, eps=(eps1, eps2), d=d,
+                 weight_decay=weight_decay, maximize=maximize)
+    _functional_step(Adafactor, params, grads, group,
+                     dict(step=state_steps, row_var=row_vars, col_var=col_vars,
+                          variance=variances), grad_scale, found_inf)

@@ -53,7 +53,9 @@ class MultiplicativeLR(_LambdasLR):
 
     def get_lr(self):
         _warn_get_lr(self)
-        if self.last_epoch > 0:
+        # only the constructor's step leaves the lr alone: a later step(0), or SequentialLR
+        # restarting this scheduler at its milestone, multiplies by lr_lambda(0)
+        if not self._is_initial:
             return [g["lr"] * fn(self.last_epoch)
                     for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
         return self._unchanged()
@@ -106,10 +108,22 @@ class CyclicLR(LRScheduler):
         if self._scale_fn_custom is not None:
             return self._scale_fn_custom(x)
         if self.mode == "triangular":
-            return 1.0
+            return self._triangular_scale_fn(x)
         if self.mode == "triangular2":
-            return 1 / (2.0 ** (x - 1))
-        return self.gamma ** x
+            return self._triangular2_scale_fn(x)
+        return self._exp_range_scale_fn(self.gamma, x)
+
+    @staticmethod
+    def _triangular_scale_fn(x):
+        return 1.0
+
+    @staticmethod
+    def _triangular2_scale_fn(x):
+        return 1 / (2.0 ** (x - 1))
+
+    @staticmethod
+    def _exp_range_scale_fn(gamma, x):
+        return gamma ** x
 
     def get_lr(self):
         _warn_get_lr(self)

@@ -82,8 +82,8 @@ class Muon(Optimizer):
                 ember._check_value(p.dim() == 2, lambda: f"Muon only supports 2D parameters "
                                    f"whereas we found a parameter with size: {p.size()}")
 
-    def _grad(self, p, group):
-        return p.grad                   # decay is decoupled, in the update
+    def _grad(self, p, grad, group):
+        return grad                     # decay is decoupled, in the update
 
     def _init_state(self, p, group):
         if p.is_complex():

@@ -2,9 +2,16 @@
 import ember
 
 from ._updates import addcmul_
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["Adadelta"]
+__all__ = ["Adadelta", "adadelta"]
 
 
 class Adadelta(Optimizer):
@@ -19,6 +26,7 @@ class Adadelta(Optimizer):
         weight_decay (float): L2 penalty added to the gradient (default 0).
         foreach, capturable, differentiable: accepted; one per-tensor update serves all
             (``differentiable=True`` runs ``step`` with grad mode on).
+            (``capturable=True`` refuses parameters on the CPU at ``step``, as torch.)
         maximize (bool): maximize the objective instead of minimizing it.
     """
 
@@ -34,6 +42,7 @@ class Adadelta(Optimizer):
 
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone"]    # torch's, without xla
 
     def _init_state(self, p, group):
         return dict(step=_step_tensor(), square_avg=ember.zeros_like(p),
@@ -47,3 +56,13 @@ class Adadelta(Optimizer):
         delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
         addcmul_(acc_delta.mul_(rho), delta, delta, 1 - rho)
         p.add_(delta, alpha=-_to_scalar(group["lr"]))
+
+
+def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=False,
+             foreach=None, differentiable=False, has_complex=False, *, lr, rho, eps,
+             weight_decay, maximize):
+    """Functional Adadelta (``torch.optim.adadelta.adadelta``): one step of
+    :class:`Adadelta`, updating ``params`` and the state lists in place."""
+    group = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize)
+    _functional_step(Adadelta, params, grads, group,
+                     dict(step=state_steps, square_avg=square_avgs, acc_delta=acc_deltas))

@@ -2,9 +2,16 @@
 import ember
 
 from ._updates import addcdiv_, addcmul_
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):
@@ -43,11 +50,24 @@ class Adagrad(Optimizer):
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, fused=None)
 
     def _init_state(self, p, group):
-        return dict(step=_step_tensor(),
-                    sum=ember.full_like(p, group["initial_accumulator_value"]))
+        init = group["initial_accumulator_value"]
+        if p.is_complex():      # the update sees real and imaginary parts as two reals
+            init = complex(init, init)
+        return dict(step=_step_tensor(), sum=ember.full_like(p, init))
 
     def _update(self, p, grad, state, group):
         step = state["step"].item()
         clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
         std = addcmul_(state["sum"], grad, grad).sqrt().add_(group["eps"])
         addcdiv_(p, grad, std, -clr)
+
+
+def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None,
+            found_inf=None, has_sparse_grad=False, foreach=None, differentiable=False,
+            has_complex=False, *, lr, weight_decay, lr_decay, eps, maximize):
+    """Functional Adagrad (``torch.optim.adagrad.adagrad``): one step of :class:`Adagrad`,
+    updating ``params``, ``state_sums`` and ``state_steps`` in place."""
+    group = dict(lr=lr, weight_decay=weight_decay, lr_decay=lr_decay, eps=eps,
+                 maximize=maximize)
+    _functional_step(Adagrad, params, grads, group, dict(step=state_steps, sum=state_sums),
+                     grad_scale, found_inf)

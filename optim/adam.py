@@ -4,9 +4,26 @@ from ember.core._tensor import _fused_adam
 import ember
 
 from ._updates import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
+
+
+def _check_tensor_for_foreach(value, name, foreach, capturable):
+    """torch's refusal of a tensor ``value`` with ``foreach=True`` and
+    ``capturable=False`` (ValueError); True when ``value`` is a tensor."""
+    if not isinstance(value, ember.Tensor):
+        return False
+    ember._check_value(capturable or not foreach, lambda: (
+        f"{name} as a Tensor is not supported for capturable=False and foreach=True"))
+    return True
 
 
 class Adam(Optimizer):
@@ -24,13 +41,16 @@ class Adam(Optimizer):
             same per-tensor update (ember has no multi-tensor kernels yet).
         maximize (bool): maximize the objective instead of minimizing it.
         capturable, differentiable (bool): accepted; ``differentiable=True`` runs ``step``
-            with grad mode on, as in PyTorch.
+            with grad mode on, and ``capturable=True`` refuses parameters on the CPU at
+            ``step``, as in PyTorch.
         decoupled_weight_decay (bool): apply weight decay to the parameter (AdamW).
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False):
+        # torch's multi-tensor step cannot take tensor hyperparameters unless capturable
+        _check_tensor_for_foreach(lr, "lr", foreach, capturable)
         _check_lr(lr)
         _check_nonneg(eps, "epsilon value")
         for i in (0, 1):
@@ -40,6 +60,10 @@ class Adam(Optimizer):
         tensors = [isinstance(b, ember.Tensor) for b in betas]
         ember._check_value(all(tensors) or all(isinstance(b, float) for b in betas),
                            "betas must be either both floats or both Tensors")
+        for i in (0, 1):
+            if _check_tensor_for_foreach(betas[i], f"betas[{i}]", foreach, capturable):
+                ember._check_value(betas[i].numel() == 1,
+                                   lambda: f"Tensor betas[{i}] must be 1-element")
         defaults = dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                         capturable=capturable, differentiable=differentiable, fused=fused,
@@ -81,8 +105,10 @@ class Adam(Optimizer):
         it has one and every parameter is at the same step: False means "do it per tensor".
         The arithmetic is the per-tensor loop's, element for element (maximize and weight
         decay included, so the kernel takes the raw gradients)."""
-        if group["differentiable"] or isinstance(group["lr"], ember.Tensor):
-            # a tensor lr: the per-tensor ops round lr's arithmetic in its dtype
+        if (group["differentiable"] or group["capturable"]
+                or isinstance(group["lr"], ember.Tensor)):
+            # a tensor lr: the per-tensor ops round lr's arithmetic in its dtype;
+            # capturable: the per-tensor walk checks the devices
             return False
         params = [p for p in group["params"] if p.grad is not None]
         states = [self._state(p, group) for p in params]
@@ -106,6 +132,22 @@ class Adam(Optimizer):
                 s["step"] += 1
         return done
 
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None,
+         capturable=False, differentiable=False, fused=None, grad_scale=None, found_inf=None,
+         has_complex=False, decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr,
+         weight_decay, eps, maximize):
+    """Functional Adam (``torch.optim.adam.adam``): one step of :class:`Adam` on
+    ``params``, updating them, the moment lists and the ``state_steps`` tensors in place
+    (``max_exp_avg_sqs`` is used with ``amsgrad``).  ``foreach``, ``fused``,
+    ``capturable``, ``differentiable`` and ``has_complex`` are accepted; one per-tensor
+    update serves them all."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
+                 amsgrad=amsgrad, maximize=maximize,
+                 decoupled_weight_decay=decoupled_weight_decay)
+    _functional_step(Adam, params, grads, group,
+                     dict(step=state_steps, exp_avg=exp_avgs, exp_avg_sq=exp_avg_sqs,
+                          max_exp_avg_sq=max_exp_avg_sqs), grad_scale, found_inf)
 
 
 def __getattr__(name):

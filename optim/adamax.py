@@ -2,9 +2,16 @@
 import ember
 
 from ._updates import addcdiv_, lerp_
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["Adamax"]
+__all__ = ["Adamax", "adamax"]
 
 
 def _check_betas(betas):
@@ -25,6 +32,7 @@ class Adamax(Optimizer):
         eps (float): added to the infinity norm (default 1e-8).
         weight_decay (float): L2 penalty added to the gradient (default 0).
         foreach, capturable, differentiable: accepted; one per-tensor update serves all.
+            (``capturable=True`` refuses parameters on the CPU at ``step``, as torch.)
         maximize (bool): maximize the objective instead of minimizing it.
     """
 
@@ -54,3 +62,14 @@ class Adamax(Optimizer):
         # a tensor lr keeps its dtype through the scalar arithmetic, as in torch
         clr = _to_scalar(group["lr"] / (1 - beta1 ** state["step"].item()))
         addcdiv_(p, exp_avg, exp_inf, -clr)
+
+
+def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximize=False,
+           differentiable=False, capturable=False, has_complex=False, *, eps, beta1, beta2,
+           lr, weight_decay):
+    """Functional Adamax (``torch.optim.adamax.adamax``): one step of :class:`Adamax`,
+    updating ``params`` and the state lists in place."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
+                 maximize=maximize)
+    _functional_step(Adamax, params, grads, group,
+                     dict(step=state_steps, exp_avg=exp_avgs, exp_inf=exp_infs))

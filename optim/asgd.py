@@ -1,9 +1,16 @@
 """ASGD: averaged stochastic gradient descent (Polyak & Juditsky), PyTorch's algorithm."""
 import ember
 
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["ASGD"]
+__all__ = ["ASGD", "asgd"]
 
 
 class ASGD(Optimizer):
@@ -17,6 +24,7 @@ class ASGD(Optimizer):
         t0 (float): the step at which averaging starts (default 1e6).
         weight_decay (float): L2 penalty added to the gradient (default 0).
         foreach, capturable, differentiable: accepted; one per-tensor update serves all.
+            (``capturable=True`` refuses parameters on the CPU at ``step``, as torch.)
         maximize (bool): maximize the objective instead of minimizing it.
     The running average is in ``state['ax']``."""
 
@@ -30,6 +38,8 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     _GROUP_DEFAULTS = dict(foreach=None, maximize=False, differentiable=False, capturable=False)
+    _SCALAR_STATE = ("step", "eta", "mu")
+    _CAPTURABLE_WHAT = "params, mus, etas, and state_steps"
 
     def _init_state(self, p, group):
         dtype = _step_tensor().dtype
@@ -51,3 +61,15 @@ class ASGD(Optimizer):
             ax.copy_(p)
         state["eta"].fill_(lr / ((1 + lambd * lr * step) ** group["alpha"]))
         state["mu"].fill_(1 / max(1, step - group["t0"]))
+
+
+def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=False,
+         differentiable=False, capturable=False, has_complex=False, *, lambd, lr, t0, alpha,
+         weight_decay):
+    """Functional ASGD (``torch.optim.asgd.asgd``): one step of :class:`ASGD`, updating
+    ``params``, the averages ``axs`` and the scalar tensors ``mus``, ``etas`` and
+    ``state_steps`` in place."""
+    group = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
+                 maximize=maximize)
+    _functional_step(ASGD, params, grads, group,
+                     dict(step=state_steps, eta=etas, mu=mus, ax=axs))

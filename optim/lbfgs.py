@@ -146,20 +146,28 @@ class LBFGS(Optimizer):
         self._params = self.param_groups[0]["params"]
         self._numel_cache = None
 
+    # a complex parameter takes part as its real and imaginary parts (torch's view_as_real)
     def _numel(self):
         if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
+            self._numel_cache = sum(2 * p.numel() if p.is_complex() else p.numel()
+                                    for p in self._params)
         return self._numel_cache
 
     def _gather_flat_grad(self):
-        """All gradients as one flat tensor (zeros for a parameter without one)."""
-        return ember.cat([ember.zeros(p.numel(), dtype=p.dtype, device=p.device)
-                          if p.grad is None else p.grad.reshape(-1) for p in self._params], 0)
+        """All gradients as one flat real tensor (zeros for a parameter without one)."""
+        views = []
+        for p in self._params:
+            view = (ember.zeros(p.numel(), dtype=p.dtype, device=p.device) if p.grad is None
+                    else p.grad.reshape(-1))
+            views.append(ember.view_as_real(view).reshape(-1) if view.is_complex() else view)
+        return ember.cat(views, 0)
 
     def _add_grad(self, step_size, update):
         """``p += step_size * update`` for the slice of the flat ``update`` each p owns."""
         offset = 0
         for p in self._params:
+            if p.is_complex():
+                p = ember.view_as_real(p)
             numel = p.numel()
             p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
             offset += numel

@@ -3,9 +3,11 @@
 Each scheduler's ``get_lr`` uses PyTorch's recursive (chainable) form, which updates the
 current ``group["lr"]``, so sequences match torch's step for step, including when several
 schedulers drive one optimizer."""
+import functools
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 
@@ -51,6 +53,27 @@ def _check_optimizer(optimizer):
                       lambda: f"{type(optimizer).__name__} is not an Optimizer")
 
 
+def _track_step_calls(optimizer):
+    """Wrap ``optimizer.step`` (on the instance, once) so that it records a call in
+    ``optimizer._opt_called``: the order warning only counts steps taken since a scheduler
+    was built, and notices a ``step`` the user replaced afterwards.  The wrapper holds the
+    optimizer weakly, so it makes no reference cycle."""
+    step = optimizer.step
+    if hasattr(step, "_wrapped_by_lr_sched"):
+        return
+    func = getattr(step, "__func__", None)
+    opt_ref = weakref.ref(optimizer)
+
+    @functools.wraps(func or step)
+    def wrapper(*args, **kwargs):
+        opt = opt_ref()
+        opt._opt_called = True
+        return (func.__get__(opt, type(opt)) if func is not None else step)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    optimizer.step = wrapper
+
+
 class LRScheduler:
     """Base class of the schedulers: PyTorch's ``torch.optim.lr_scheduler.LRScheduler``.
 
@@ -79,6 +102,7 @@ class LRScheduler:
                                "(not recommended)")
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        _track_step_calls(optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -109,7 +133,14 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance the schedule by one epoch (call it after ``optimizer.step()``) and write
         the new learning rates into the optimizer's groups."""
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+        if self._step_count == 1 and not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+            warnings.warn(
+                "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                "initialization. Please, make sure to call `optimizer.step()` before "
+                "`lr_scheduler.step()`. See more details at "
+                "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                UserWarning, stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
                 "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
                 "1.1.0 and later, you should call them in the opposite order: "
@@ -344,15 +375,18 @@ class SequentialLR(LRScheduler):
         self.optimizer = optimizer
         for group in optimizer.param_groups:
             _set_group_value(group, "lr", group["initial_lr"])
-        self._undo_steps(self)      # the children's constructors each took a step
+        self.recursive_undo()       # the children's constructors each took a step
         first = schedulers[bisect_right(milestones, 0)]
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
-    def _undo_steps(self, sched):
+    def recursive_undo(self, sched=None):
+        """Take back the step each scheduler under ``sched`` (default: this one) took when
+        it was built: ``last_epoch`` goes back by one, through nested ``_schedulers``."""
+        sched = self if sched is None else sched
         if hasattr(sched, "_schedulers"):
             for s in sched._schedulers:
-                self._undo_steps(s)
+                self.recursive_undo(s)
         elif hasattr(sched, "last_epoch"):
             sched.last_epoch -= 1
 
@@ -479,9 +513,27 @@ class OneCycleLR(LRScheduler):
                                              last_epoch)[0]
         super().__init__(optimizer, last_epoch)
 
-    def _anneal(self, start, end, pct):
-        if self._anneal_func_type == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+    def _anneal_func(self, start, end, pct):
+        """The value ``pct`` of the way from ``start`` to ``end`` under the anneal
+        strategy (an object saved before ``_anneal_func_type`` existed keeps its own
+        ``anneal_func``)."""
+        kind = getattr(self, "_anneal_func_type", None)
+        if kind == "cos":
+            return self._annealing_cos(start, end, pct)
+        if kind == "linear":
+            return self._annealing_linear(start, end, pct)
+        if kind is None:
+            return self.anneal_func(start, end, pct)
+        raise ValueError(f"Unknown _anneal_func_type: {kind}")
+
+    @staticmethod
+    def _annealing_cos(start, end, pct):
+        """Cosine annealing from ``start`` (pct 0) to ``end`` (pct 1)."""
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    @staticmethod
+    def _annealing_linear(start, end, pct):
+        """Linear annealing from ``start`` (pct 0) to ``end`` (pct 1)."""
         return (end - start) * pct + start
 
     def get_lr(self):
@@ -497,9 +549,9 @@ class OneCycleLR(LRScheduler):
                 end, lr0, lr1, m0, m1 = (phase[k] for k in _PHASE_KEYS)
                 if step <= end or i == len(self._schedule_phases) - 1:
                     pct = (step - start) / (end - start)
-                    lrs.append(self._anneal(group[lr0], group[lr1], pct))
+                    lrs.append(self._anneal_func(group[lr0], group[lr1], pct))
                     if self.cycle_momentum:
-                        _set_momentum(group, self._anneal(group[m0], group[m1], pct),
+                        _set_momentum(group, self._anneal_func(group[m0], group[m1], pct),
                                       self.use_beta1)
                     break
                 start = end

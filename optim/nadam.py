@@ -3,9 +3,16 @@ import ember
 
 from ._updates import addcdiv_, addcmul_, lerp_
 from .adamax import _check_betas
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["NAdam"]
+__all__ = ["NAdam", "nadam"]
 
 
 class NAdam(Optimizer):
@@ -22,6 +29,7 @@ class NAdam(Optimizer):
         decoupled_weight_decay (bool): decay the parameter (AdamW-style, "NAdamW") instead
             of adding the L2 penalty to the gradient.
         foreach, capturable, differentiable: accepted; one per-tensor update serves all.
+            (``capturable=True`` refuses parameters on the CPU at ``step``, as torch.)
         maximize (bool): maximize the objective instead of minimizing it.
     """
 
@@ -42,6 +50,8 @@ class NAdam(Optimizer):
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(maximize=False, foreach=None, capturable=False, differentiable=False,
                            decoupled_weight_decay=False)
+    _SCALAR_STATE = ("step", "mu_product")
+    _CAPTURABLE_WHAT = "params, mu_products and state_steps"
 
     def _init_state(self, p, group):
         # mu_product is a scalar tensor like step, so the product rounds as torch's does
@@ -64,3 +74,17 @@ class NAdam(Optimizer):
         denom = exp_avg_sq.div(bias_correction2).sqrt_().add_(group["eps"])
         addcdiv_(p, grad, denom, _to_scalar(-lr * (1.0 - mu) / (1.0 - mu_product)))
         addcdiv_(p, exp_avg, denom, _to_scalar((-lr * mu_next) / (1.0 - mu_product * mu_next)))
+
+
+def nadam(params, grads, exp_avgs, exp_avg_sqs, mu_products, state_steps,
+          decoupled_weight_decay=False, foreach=None, capturable=False, differentiable=False,
+          has_complex=False, maximize=False, *, beta1, beta2, lr, weight_decay, momentum_decay,
+          eps):
+    """Functional NAdam (``torch.optim.nadam.nadam``): one step of :class:`NAdam`,
+    updating ``params`` and the state lists (``mu_products`` included) in place."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
+                 momentum_decay=momentum_decay, maximize=maximize,
+                 decoupled_weight_decay=decoupled_weight_decay)
+    _functional_step(NAdam, params, grads, group,
+                     dict(step=state_steps, mu_product=mu_products, exp_avg=exp_avgs,
+                          exp_avg_sq=exp_avg_sqs))

@@ -10,7 +10,12 @@ from ember.core.hooks import RemovableHandle
 
 import ember
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook",
+           "required"]
+
+# step hooks every optimizer runs: global pre hooks before its own, global post hooks after
+_global_optimizer_pre_hooks = OrderedDict()
+_global_optimizer_post_hooks = OrderedDict()
 
 
 class _RequiredParameter:
@@ -34,16 +39,19 @@ def _step_tensor():
     return ember.tensor(0.0, dtype=dtype)
 
 
-def _check_lr(lr):
-    """torch's checks on ``lr``: a 1-element tensor or a non-negative number."""
+def _check_lr(lr, nan_ok=False):
+    """torch's checks on ``lr``: a 1-element tensor or a non-negative number (NaN refused
+    unless ``nan_ok``: SGD's ``lr < 0`` test lets it through)."""
     if isinstance(lr, ember.Tensor):
         ember._check_value(lr.numel() == 1, "Tensor lr must be 1-element")
-    ember._check_value(not lr < 0.0, lambda: f"Invalid learning rate: {lr}")
+    _check_nonneg(lr, "learning rate", nan_ok)
 
 
-def _check_nonneg(value, what):
-    """``Invalid {what}: {value}`` (ValueError) unless ``value >= 0``, as torch words it."""
-    ember._check_value(not value < 0.0, lambda: f"Invalid {what}: {value}")
+def _check_nonneg(value, what, nan_ok=False):
+    """``Invalid {what}: {value}`` (ValueError) unless ``value >= 0``, as torch words it;
+    NaN fails too unless ``nan_ok``."""
+    ok = not value < 0.0 if nan_ok else 0.0 <= value
+    ember._check_value(ok, lambda: f"Invalid {what}: {value}")
 
 
 def _check_fused_foreach(fused, foreach, differentiable):
@@ -52,28 +60,34 @@ def _check_fused_foreach(fused, foreach, differentiable):
 
 
 def _run_step_with_hooks(step):
-    """Wrap a class's ``step`` so that step pre/post hooks run around it (once per call,
-    even when a subclass's ``step`` calls ``super().step()``)."""
+    """Wrap a class's ``step`` so that the global and the optimizer's step pre/post hooks
+    run around it (once per call, even when a subclass's ``step`` calls ``super().step()``).
+    As in torch, hooks see ``args`` with the optimizer first and may replace them."""
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
         if getattr(self, "_in_step", False):
             return step(self, *args, **kwargs)
-        for hook in list(self._optimizer_step_pre_hooks.values()):
-            result = hook(self, args, kwargs)
-            if result is not None:
-                ember._check(isinstance(result, tuple) and len(result) == 2, lambda: (
-                    "optimizer step pre hook must return None or a tuple of (new_args, "
-                    f"new_kwargs), but got {result}."))
-                args, kwargs = result
-        self._opt_called = True          # read by lr_scheduler's order warning
+        args = (self, *args)
+        if _global_optimizer_pre_hooks or self._optimizer_step_pre_hooks:
+            for hook in [*_global_optimizer_pre_hooks.values(),
+                         *self._optimizer_step_pre_hooks.values()]:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{_step_repr(self, step)} must return None or "
+                                           "a tuple of (new_args, new_kwargs), but got "
+                                           f"{result}.")
+                    args, kwargs = result
         self._in_step = True
         try:
-            out = step(self, *args, **kwargs)
+            out = step(*args, **kwargs)
         finally:
             self._in_step = False
-        for hook in list(self._optimizer_step_post_hooks.values()):
-            hook(self, args, kwargs)
+        if self._optimizer_step_post_hooks or _global_optimizer_post_hooks:
+            for hook in [*self._optimizer_step_post_hooks.values(),
+                         *_global_optimizer_post_hooks.values()]:
+                hook(self, args, kwargs)
         return out
 
     wrapper._hooked = True
@@ -86,6 +100,26 @@ def _register(hooks, hook, prepend):
     if prepend:
         hooks.move_to_end(handle.id, last=False)
     return handle
+
+
+def _step_repr(opt, step):
+    """How torch names the hooked ``step`` in its messages: the function of the class that
+    defines it, where ember's optimizers inherit the base's (``<function SGD.step ...>``)."""
+    owner = next(c for c in type(opt).__mro__
+                 if "step" in c.__dict__ or c.__module__.split(".")[:2] == ["ember", "optim"])
+    return f"<function {owner.__qualname__}.step at {hex(id(step))}>"
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register ``hook(optimizer, args, kwargs) -> None or (new_args, new_kwargs)`` to run
+    before the ``step`` of every optimizer; returns a handle whose ``remove()`` drops it."""
+    return _register(_global_optimizer_pre_hooks, hook, False)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)`` to run after the ``step`` of every
+    optimizer; returns a handle whose ``remove()`` drops it."""
+    return _register(_global_optimizer_post_hooks, hook, False)
 
 
 class Optimizer:
@@ -130,25 +164,46 @@ class Optimizer:
                 "param_groups": self.param_groups}
 
     _GROUP_DEFAULTS = {}        # keys (with defaults) a subclass's param groups always hold
+    # state entries torch < 1.12 saved as Python numbers; loading makes them scalar tensors
+    _SCALAR_STATE = ("step",)
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for group in self.__dict__.get("param_groups", ()):
-            for key, default in self._GROUP_DEFAULTS.items():
-                group.setdefault(key, default)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                      "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
                      "_optimizer_load_state_dict_pre_hooks",
                      "_optimizer_load_state_dict_post_hooks"):
             self.__dict__.setdefault(name, OrderedDict())
+        per_param = self.__dict__.get("state", {})
+        for group in self.__dict__.get("param_groups", ()):
+            for key, default in self._GROUP_DEFAULTS.items():
+                group.setdefault(key, default)
+            for p in group["params"]:
+                p_state = per_param.get(p)
+                if p_state:
+                    self._tensor_scalars(p, p_state, group)
+
+    def _tensor_scalars(self, p, p_state, group):
+        """Turn an old checkpoint's number-valued ``_SCALAR_STATE`` entries into scalar
+        tensors, placed and typed as a fresh state's (on ``p``'s device, and float32 for
+        fused, when the group is capturable or fused)."""
+        for key in self._SCALAR_STATE:
+            value = p_state.get(key)
+            if value is None or isinstance(value, ember.Tensor):
+                continue
+            if group.get("capturable") or group.get("fused"):
+                dtype = ember.float32 if group.get("fused") else _step_tensor().dtype
+                p_state[key] = ember.tensor(float(value), dtype=dtype, device=p.device)
+            else:
+                p_state[key] = _step_tensor().fill_(float(value))
 
     def __repr__(self):
-        lines = [self.__class__.__name__ + " ("]
+        text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            lines += [f"    {key}: {group[key]}" for key in sorted(group) if key != "params"]
-        lines.append(")")
-        return "\n".join(lines)
+            text += f"\nParameter Group {i}\n"
+            text += "".join(f"    {key}: {group[key]}\n" for key in sorted(group)
+                            if key != "params")
+        return text + ")"
 
     def add_param_group(self, param_group):
         """Add a parameter group (a dict with ``"params"`` and optional options) to
@@ -217,6 +272,9 @@ class Optimizer:
     def step(self, closure=None):
         """Perform one optimization step (``_update_group`` on every group);
         ``closure`` re-evaluates the model and returns the loss."""
+        cls = type(self)
+        if cls._update is Optimizer._update and cls._update_group is Optimizer._update_group:
+            raise NotImplementedError       # torch's abstract step: no update to run
         loss = self._closure_loss(closure)
         with ember.set_grad_enabled(self.defaults.get("differentiable", False)):
             for group in self.param_groups:
@@ -230,17 +288,44 @@ class Optimizer:
     # or, when the group's ``decoupled_weight_decay`` is set, the parameter scaled by
     # ``1 - lr * weight_decay``), makes the state on first use and counts its ``step``
     # before the update.  A subclass that takes a group at once (Adam's fused kernel)
-    # overrides ``_update_group`` and calls the base's for what it leaves.
+    # overrides ``_update_group`` and calls the base's for what it leaves.  The functional
+    # forms (``ember.optim.adam.adam``, ...) run the same ``_walk`` over their lists.
+
+    # torch updates a complex parameter (and its state) through view_as_real, so that the
+    # real and imaginary parts are two independent reals; SGD, whose update is linear (and
+    # which stores a buffer made during the update), works on the complex tensors themselves
+    _REAL_VIEWS = True
 
     def _update_group(self, group):
         """Step every parameter of ``group`` that has a gradient."""
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self._state(p, group)
+        params = [p for p in group["params"] if p.grad is not None]
+        states = [self._state(p, group) for p in params]
+        if group.get("capturable"):
+            self._check_capturable(params)
+        self._walk(group, params, [p.grad for p in params], states)
+
+    # torch's graph-capturable device types, and how its message names what must live there
+    _CAPTURABLE_DEVICES = ["cuda", "xpu", "hpu", "privateuseone", "xla"]
+    _CAPTURABLE_WHAT = "params and state_steps"
+
+    def _check_capturable(self, params):
+        """torch's AssertionError for ``capturable=True`` with a parameter on a device that
+        cannot be graph-captured (the CPU)."""
+        devices = self._CAPTURABLE_DEVICES
+        if not all(p.device.type in devices for p in params):
+            raise AssertionError(f"If capturable=True, {self._CAPTURABLE_WHAT} must be on "
+                                 f"supported devices: {devices}.")
+
+    def _walk(self, group, params, grads, states):
+        """Update each parameter from its gradient and state (a None state: keeps none)."""
+        real_views = self._REAL_VIEWS
+        for p, grad, state in zip(params, grads, states):
             if state is not None and "step" in state:
                 state["step"] += 1
-            self._update(p, self._grad(p, group), state, group)
+            grad = self._grad(p, grad, group)
+            if real_views and p.is_complex():
+                p, grad, state = _real_views(p, grad, state)
+            self._update(p, grad, state, group)
 
     def _state(self, p, group):
         """``p``'s state, made by ``_init_state`` when it has none yet (None when the
@@ -252,10 +337,11 @@ class Optimizer:
                 self.state[p] = state
         return state
 
-    def _grad(self, p, group):
-        """``p``'s gradient as the update uses it: negated under ``maximize``, with weight
-        decay applied (decoupled decay scales ``p`` itself)."""
-        grad = -p.grad if group["maximize"] else p.grad
+    def _grad(self, p, grad, group):
+        """``p``'s gradient ``grad`` as the update uses it: negated under ``maximize``, with
+        weight decay applied (decoupled decay scales ``p`` itself)."""
+        if group["maximize"]:
+            grad = -grad
         wd = group.get("weight_decay", 0)
         if wd != 0:
             if group.get("decoupled_weight_decay", False):
@@ -331,8 +417,9 @@ class Optimizer:
         return result
 
     def load_state_dict(self, state_dict):
-        """Load a ``state_dict()`` result: group options are replaced, state is copied and
-        cast to each parameter's dtype and device (``step`` keeps its own dtype)."""
+        """Load a ``state_dict()`` result: group options are replaced; state tensors are
+        cast to each parameter's dtype and device (``step`` keeps its own dtype) and, as in
+        torch, the very tensors of ``state_dict`` where no cast is needed."""
         state_dict = state_dict.copy()
         for hook in self._optimizer_load_state_dict_pre_hooks.values():
             out = hook(self, state_dict)
@@ -348,12 +435,15 @@ class Optimizer:
             "optimizer's group")
         id_map = {i: p for g, s in zip(groups, saved_groups)
                   for i, p in zip(s["params"], g["params"])}
+        # where ``step`` lives follows the saved group's capturable/fused flags
+        on_device = {i: bool(s.get("capturable") or s.get("fused"))
+                     for s in saved_groups for i in s["params"]}
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
-                state[id_map[k]] = _cast_state(id_map[k], v)
+                state[id_map[k]] = _cast_state(id_map[k], v, on_device[k])
             else:
-                state[k] = copy.deepcopy(v)
+                state[k] = v
         new_groups = []
         for group, saved in zip(groups, saved_groups):
             saved["params"] = group["params"]
@@ -368,18 +458,47 @@ class Optimizer:
 Optimizer.step = _run_step_with_hooks(Optimizer.step)    # subclasses that inherit it too
 
 
-def _cast_state(param, value, key=None):
-    """A deep copy of one parameter's saved state; tensors move to the parameter's device
-    and, when floating point, to its dtype — except ``step``, which keeps its dtype."""
+def _real_views(p, grad, state):
+    """``p``, ``grad`` and ``p``'s complex state tensors as real views (a trailing
+    dimension of 2), so an update through them writes the complex tensors."""
+    if state is not None:
+        state = {k: ember.view_as_real(v) if isinstance(v, ember.Tensor) and v.is_complex()
+                 else v for k, v in state.items()}
+    return ember.view_as_real(p), ember.view_as_real(grad), state
+
+
+def _functional_step(cls, params, grads, group, state_lists, grad_scale=None, found_inf=None):
+    """Run ``cls``'s per-parameter update over explicit lists, as torch's functional forms
+    (``torch.optim.adam.adam``, ...) do.  ``state_lists`` maps a state key to one entry per
+    parameter (an empty list: the key is unused); entries the update replaces (SGD's first
+    momentum buffer) are written back into the lists.  Only torch's single-tensor path
+    exists here, which takes no ``grad_scale``/``found_inf``."""
+    if grad_scale is not None or found_inf is not None:
+        raise AssertionError("Expected grad_scale and found_inf to be None")
+    if not all(isinstance(t, ember.Tensor) for t in state_lists.get("step", ())):
+        raise RuntimeError("API has changed, `state_steps` argument must contain a list of "
+                           "singleton tensors")
+    keys = [k for k, values in state_lists.items() if len(values)]
+    states = [{k: state_lists[k][i] for k in keys} for i in range(len(params))]
+    cls.__new__(cls)._walk(group, params, grads, states)     # reads no instance state
+    for i, state in enumerate(states):
+        for k in keys:
+            state_lists[k][i] = state[k]
+
+
+def _cast_state(param, value, on_device, key=None):
+    """One parameter's saved state, as torch loads it: containers are rebuilt, tensors move
+    to the parameter's device (and to its dtype when it is floating point) and are shared,
+    not copied, when they already match; ``step`` keeps its dtype and place unless
+    ``on_device`` (a capturable or fused group: float32 on the parameter's device)."""
     if isinstance(value, ember.Tensor):
         if key == "step":
-            return value.detach().clone()
-        dtype = param.dtype if param.is_floating_point() else value.dtype
-        if value.dtype == dtype and value.device == param.device:
-            return value.detach().clone()
-        return value.detach().to(dtype=dtype, device=param.device)
+            return value.to(dtype=ember.float32, device=param.device) if on_device else value
+        if param.is_floating_point():
+            return value.to(dtype=param.dtype, device=param.device)
+        return value.to(device=param.device)
     if isinstance(value, dict):
-        return {k: _cast_state(param, v, k) for k, v in value.items()}
+        return {k: _cast_state(param, v, on_device, k) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return type(value)(_cast_state(param, v) for v in value)
-    return copy.deepcopy(value)
+        return type(value)(_cast_state(param, v, on_device) for v in value)
+    return value

@@ -4,9 +4,16 @@ import ember
 
 from ._updates import addcmul_, lerp_
 from .adamax import _check_betas
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["RAdam"]
+__all__ = ["RAdam", "radam"]
 
 
 class RAdam(Optimizer):
@@ -22,6 +29,7 @@ class RAdam(Optimizer):
         decoupled_weight_decay (bool): decay the parameter (AdamW-style) instead of adding
             the L2 penalty to the gradient.
         foreach, capturable, differentiable: accepted; one per-tensor update serves all.
+            (``capturable=True`` refuses parameters on the CPU at ``step``, as torch.)
         maximize (bool): maximize the objective instead of minimizing it.
     """
 
@@ -64,3 +72,14 @@ class RAdam(Optimizer):
                     / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
             update.mul_(adaptive).mul_(rect)
         p.sub_(update)
+
+
+def radam(params, grads, exp_avgs, exp_avg_sqs, state_steps, decoupled_weight_decay=False,
+          foreach=None, differentiable=False, capturable=False, has_complex=False,
+          maximize=False, *, beta1, beta2, lr, weight_decay, eps):
+    """Functional RAdam (``torch.optim.radam.radam``): one step of :class:`RAdam`,
+    updating ``params`` and the state lists in place."""
+    group = dict(lr=lr, betas=(beta1, beta2), eps=eps, weight_decay=weight_decay,
+                 maximize=maximize, decoupled_weight_decay=decoupled_weight_decay)
+    _functional_step(RAdam, params, grads, group,
+                     dict(step=state_steps, exp_avg=exp_avgs, exp_avg_sq=exp_avg_sqs))

@@ -2,9 +2,16 @@
 import ember
 
 from ._updates import addcdiv_, addcmul_, lerp_
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _step_tensor, _to_scalar
+from .optimizer import (
+    Optimizer,
+    _check_lr,
+    _check_nonneg,
+    _functional_step,
+    _step_tensor,
+    _to_scalar,
+)
 
-__all__ = ["RMSprop"]
+__all__ = ["RMSprop", "rmsprop"]
 
 
 class RMSprop(Optimizer):
@@ -20,6 +27,7 @@ class RMSprop(Optimizer):
         centered (bool): normalise by the estimated variance instead of the raw second
             moment.
         capturable, foreach, differentiable: accepted; one per-tensor update serves all.
+            (``capturable=True`` refuses parameters on the CPU at ``step``, as torch.)
         maximize (bool): maximize the objective instead of minimizing it.
     """
 
@@ -62,3 +70,16 @@ class RMSprop(Optimizer):
             p.add_(buf, alpha=-lr)
         else:
             addcdiv_(p, grad, avg, -lr)
+
+
+def rmsprop(params, grads, square_avgs, grad_avgs, momentum_buffer_list, state_steps,
+            foreach=None, maximize=False, differentiable=False, capturable=False,
+            has_complex=False, *, lr, alpha, eps, weight_decay, momentum, centered):
+    """Functional RMSprop (``torch.optim.rmsprop.rmsprop``): one step of :class:`RMSprop`,
+    updating ``params`` and the state lists in place (``grad_avgs`` is used when
+    ``centered``, ``momentum_buffer_list`` when ``momentum > 0``)."""
+    group = dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
+                 centered=centered, maximize=maximize)
+    _functional_step(RMSprop, params, grads, group,
+                     dict(step=state_steps, square_avg=square_avgs, grad_avg=grad_avgs,
+                          momentum_buffer=momentum_buffer_list))

@@ -3,9 +3,9 @@ from ember.core._tensor import _fused_sgd
 
 import ember
 
-from .optimizer import Optimizer, _check_lr, _check_nonneg, _to_scalar
+from .optimizer import Optimizer, _check_lr, _check_nonneg, _functional_step, _to_scalar
 
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
 
 
 class SGD(Optimizer):
@@ -28,9 +28,10 @@ class SGD(Optimizer):
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, *, maximize=False, foreach=None, differentiable=False,
                  fused=None):
-        _check_lr(lr)
-        _check_nonneg(momentum, "momentum value")
-        _check_nonneg(weight_decay, "weight_decay value")
+        # torch's SGD tests ``x < 0``, which a NaN passes
+        _check_lr(lr, nan_ok=True)
+        _check_nonneg(momentum, "momentum value", nan_ok=True)
+        _check_nonneg(weight_decay, "weight_decay value", nan_ok=True)
         defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
                         weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
                         foreach=foreach, differentiable=differentiable, fused=fused)
@@ -41,6 +42,7 @@ class SGD(Optimizer):
     # group keys an older state_dict may lack (Optimizer.__setstate__ fills them)
     _GROUP_DEFAULTS = dict(nesterov=False, maximize=False, foreach=None, differentiable=False,
                            fused=False)
+    _REAL_VIEWS = False         # linear in the gradient: complex tensors update as they are
 
     def _init_state(self, p, group):
         # a momentum buffer only (made from the first gradient), as torch: no step count
@@ -83,8 +85,7 @@ class SGD(Optimizer):
                     states[i]["momentum_buffer"] = b
             else:
                 left += [params[i] for i in idx]
-        for p in left:
-            self._update(p, self._grad(p, group), self._state(p, group), group)
+        self._walk(group, left, [p.grad for p in left], [self._state(p, group) for p in left])
         return True
 
     def _update(self, p, grad, state, group):
@@ -97,3 +98,15 @@ class SGD(Optimizer):
                 buf.mul_(momentum).add_(grad, alpha=1 - group["dampening"])
             grad = grad.add(buf, alpha=momentum) if group["nesterov"] else buf
         p.add_(grad, alpha=-_to_scalar(group["lr"]))
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None,
+        fused=None, grad_scale=None, found_inf=None, *, weight_decay, momentum, lr, dampening,
+        nesterov, maximize):
+    """Functional SGD (``torch.optim.sgd.sgd``): one step of :class:`SGD` on ``params``
+    from the gradients ``d_p_list``; a None entry of ``momentum_buffer_list`` is replaced by
+    the buffer the step makes (when ``momentum`` is nonzero)."""
+    group = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                 nesterov=nesterov, maximize=maximize)
+    _functional_step(SGD, params, d_p_list, group,
+                     dict(momentum_buffer=momentum_buffer_list), grad_scale, found_inf)

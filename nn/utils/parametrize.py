@@ -48,17 +48,18 @@ def _set(dest, src):
     dest.data = src
 
 
-def _check_same(new, old, what, unsafe_hint=True):
+def _check_same(new, shape, dtype, what, unsafe_hint=True):
+    """ValueError unless ``new`` is a tensor of the unparametrized ``shape`` and ``dtype``."""
     hint = ", unless `unsafe` flag is enabled" if unsafe_hint else ""
     if not isinstance(new, Tensor):
         raise ValueError(f"A parametrization must return a tensor. Got {type(new).__name__}.")
-    if new.dtype != old.dtype:
+    if new.dtype != dtype:
         raise ValueError(f"Registering a parametrization may not change the dtype of the "
-                         f"tensor{hint}.\n{what}unparametrized dtype: {old.dtype}\n"
+                         f"tensor{hint}.\n{what}unparametrized dtype: {dtype}\n"
                          f"parametrized dtype: {new.dtype}")
-    if tuple(new.shape) != tuple(old.shape):
+    if tuple(new.shape) != tuple(shape):
         raise ValueError(f"Registering a parametrization may not change the shape of the "
-                         f"tensor{hint}.\n{what}unparametrized shape: {old.shape}\n"
+                         f"tensor{hint}.\n{what}unparametrized shape: {shape}\n"
                          f"parametrized shape: {new.shape}")
 
 
@@ -71,6 +72,9 @@ class ParametrizationList(ModuleList):
             raise ValueError("ParametrizationList requires one or more modules.")
         super().__init__(modules)
         self.unsafe = unsafe
+        # the consistency check compares against the tensor as registered: ``original``
+        # itself takes right_inverse's value below
+        shape, dtype = original.shape, original.dtype
         new = original
         with no_grad():
             for module in reversed(self):
@@ -89,6 +93,10 @@ class ParametrizationList(ModuleList):
                 raise ValueError(f"When `right_inverse` outputs one tensor, it may not change "
                                  f"the dtype.\noriginal.dtype: {original.dtype}\n"
                                  f"right_inverse(original).dtype: {new.dtype}")
+            if original.device != new.device:
+                raise ValueError(f"When `right_inverse` outputs one tensor, it may not change "
+                                 f"the device.\noriginal.device: {original.device}\n"
+                                 f"right_inverse(original).device: {new.device}")
             with no_grad():
                 _set(original, new)
             _register_parameter_or_buffer(self, "original", original)
@@ -104,7 +112,7 @@ class ParametrizationList(ModuleList):
                     tensor = set_requires_grad(tensor.detach(), original.requires_grad)
                 _register_parameter_or_buffer(self, f"original{i}", tensor)
         if not self.unsafe:
-            _check_same(self(), original, "")
+            _check_same(self(), shape, dtype, "")
 
     def right_inverse(self, value):
         """Set the original tensor(s) so that the parametrized tensor is ``value``."""
@@ -201,13 +209,13 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
         if not unsafe:
             current = getattr(module, tensor_name)
             new = parametrization(current)
-            _check_same(new, current, "")
+            _check_same(new, current.shape, current.dtype, "")
             if hasattr(parametrization, "right_inverse"):
                 back = parametrization.right_inverse(new)
                 if not isinstance(back, Tensor):
                     raise ValueError(f"parametrization.right_inverse must return a tensor. "
                                      f"Got: {type(back).__name__}")
-                _check_same(back, current, "")
+                _check_same(back, current.shape, current.dtype, "")
         plist = module.parametrizations[tensor_name]
         plist.append(parametrization)
         plist.unsafe |= unsafe

@@ -11,9 +11,9 @@ from ember.core._dtype import _dtype_by_name
 from ember.core.shapes import cat, stack
 from ember.core.tensor import Tensor
 
-__all__ = ["PackedSequence", "PackedSequence_", "bind", "invert_permutation",
-           "pack_padded_sequence", "pack_sequence", "pad_packed_sequence", "pad_sequence",
-           "unpack_sequence", "unpad_sequence"]
+# PackedSequence_ and bind exist (as in torch) but, as there, are not exported
+__all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pack_sequence",
+           "pad_packed_sequence", "pad_sequence", "unpack_sequence", "unpad_sequence"]
 
 
 PackedSequence_ = namedtuple("PackedSequence_",
@@ -195,8 +195,12 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
                            "dimension, but got a 0-dim tensor")
     steps = max(s.shape[0] for s in sequences)
     rest = tuple(sequences[0].shape[1:])
+    # torch fills an output made like the first sequence: its dtype wins, with no promotion
+    dtype = sequences[0].dtype
     padded = []
     for s in sequences:
+        if s.dtype != dtype:
+            s = s.to(dtype)
         if tuple(s.shape[1:]) != rest:      # torch copies into the output: broadcasting
             for d, (want, got) in enumerate(zip(rest, s.shape[1:])):
                 if got not in (want, 1):

@@ -4,9 +4,11 @@ power iteration on the ``name_u``/``name_v`` buffers tracks while training."""
 from ember.nn._functional.activation import normalize
 from ember.nn.parameter import Parameter
 
+import ember
 from ember.autograd.grad_mode import no_grad
 
-__all__ = ["SpectralNorm", "remove_spectral_norm", "spectral_norm"]
+__all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
+           "remove_spectral_norm", "spectral_norm"]
 
 
 class SpectralNorm:
@@ -55,6 +57,13 @@ class SpectralNorm:
         setattr(module, self.name,
                 self.compute_weight(module, do_power_iteration=module.training))
 
+    def _solve_v_and_rescale(self, weight_mat, u, target_sigma):
+        """A ``v`` with ``u = normalize(W @ v)`` and ``u @ W @ v = target_sigma`` (the
+        least-squares solution of ``W v = u``, through a pseudo-inverse in case W^T W is
+        singular), for state dicts saved before ``v`` was."""
+        v = ember.linalg.pinv(weight_mat.t().mm(weight_mat)).mm(weight_mat.t()).mv(u)
+        return v.mul_(target_sigma / u.dot(weight_mat.mv(v)))
+
     @staticmethod
     def apply(module, name, n_power_iterations, dim, eps):
         for hook in module._forward_pre_hooks.values():
@@ -74,7 +83,54 @@ class SpectralNorm:
         module.register_buffer(fn.name + "_u", u)
         module.register_buffer(fn.name + "_v", v)
         module.register_forward_pre_hook(fn)
+        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
         return fn
+
+
+class SpectralNormLoadStateDictPreHook:
+    """Load-time hook that upgrades a state dict saved before SpectralNorm version 1 (it
+    held ``name`` and no ``name_v``): ``name_v`` is solved from the saved tensors."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                 unexpected_keys, error_msgs):
+        fn = self.fn
+        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version", None)
+        if version is not None and version >= 1:
+            return
+        key = prefix + fn.name
+        if version is None and key not in state_dict and all(
+                key + s in state_dict for s in ("_orig", "_u", "_v")):
+            return      # a current state dict that lost its metadata (hand-made)
+        absent = [key + s for s in ("_orig", "", "_u") if key + s not in state_dict]
+        if absent:
+            if strict:
+                missing_keys.extend(absent)
+            return
+        with no_grad():
+            weight_orig = state_dict[key + "_orig"]
+            sigma = (weight_orig / state_dict.pop(key)).mean()
+            weight_mat = fn.reshape_weight_to_matrix(weight_orig)
+            state_dict[key + "_v"] = fn._solve_v_and_rescale(
+                weight_mat, state_dict[key + "_u"], sigma)
+
+
+class SpectralNormStateDictHook:
+    """state_dict hook that records the SpectralNorm version of ``fn.name`` in the
+    module's metadata (``local_metadata['spectral_norm'][name + '.version']``)."""
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, module, state_dict, prefix, local_metadata):
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.fn.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = self.fn._version
 
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
@@ -95,5 +151,13 @@ def remove_spectral_norm(module, name="weight"):
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+            break
+    else:
+        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    for table, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
+                        (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
+        for key, hook in list(table.items()):
+            if isinstance(hook, kind) and hook.fn.name == name:
+                del table[key]
+                break
+    return module

@@ -1,6 +1,7 @@
 """functional_call (``torch.nn.utils.stateless``): call a module with some of its
 parameters and buffers replaced, leaving the module as it was afterwards."""
 import contextlib
+import warnings
 
 __all__ = ["functional_call"]
 
@@ -71,21 +72,18 @@ def _reparametrize(module, tensors, tie_weights, strict):
 _MISSING = object()
 
 
-def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
-    """``module(*args, **kwargs)`` with the parameters and buffers named in
-    ``parameter_and_buffer_dicts`` (a dict, or a sequence of dicts) replaced by the given
-    tensors for this call only."""
-    if isinstance(parameter_and_buffer_dicts, dict):
-        tensors = dict(parameter_and_buffer_dicts)
-    else:
-        tensors = {}
-        for d in parameter_and_buffer_dicts:
-            overlap = set(tensors) & set(d)
-            if overlap:
-                raise ValueError(f"{sorted(overlap)} appeared in multiple dictionaries; "
-                                 f"behavior of functional call is ambiguous")
-            tensors.update(d)
+    """``module(*args, **kwargs)`` with the parameters and buffers named in the dict
+    ``parameters_and_buffers`` replaced by the given tensors for this call only.
+
+    Deprecated (a FutureWarning) as in PyTorch 2.0: :func:`ember.func.functional_call` is
+    the drop-in replacement, which also takes a sequence of dicts."""
+    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch "
+                  "2.0 and will be removed in a future version of PyTorch. Please use "
+                  "`torch.func.functional_call` instead which is a drop-in replacement.",
+                  FutureWarning, stacklevel=2)
+    tensors = {k: parameters_and_buffers[k] for k in parameters_and_buffers.keys()}
     if kwargs is None:
         kwargs = {}
     if args is None:
