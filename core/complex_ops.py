@@ -10,6 +10,7 @@ import math
 
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
+from ember.core.shape_rules import _wrap
 
 _more = _T.table_functions()          # the table-made functions: atan2, cosh, sinh, ...
 
@@ -17,9 +18,26 @@ _more = _T.table_functions()          # the table-made functions: atan2, cosh, s
 _REAL_RESULT = frozenset(["abs"])
 
 
+# PyTorch's kernel names where they are not the op's
+_KERNELS = {"floor_divide": "div_floor"}
+# ops whose complex refusal is a RuntimeError of its own wording (no order on complex)
+_UNORDERED = frozenset(["maximum", "minimum", "fmax", "fmin"])
+
+
 def _unsupported(op, dtype):
-    return NotImplementedError(f'"{op}_cpu" not implemented for '
+    if op in _UNORDERED:
+        return RuntimeError(f"{op} not implemented for complex tensors.")
+    return NotImplementedError(f'"{_KERNELS.get(op, op)}_cpu" not implemented for '
                                f"'{_T._st_name(dtype)}'")
+
+
+def _nonzero(x):
+    """The truth of each element of an operand (a complex one: either part nonzero)."""
+    if not isinstance(x, TensorBase):
+        return bool(x)
+    if x.dtype.is_complex:
+        return _T.logical_or(_T.ne(_T._real(x), 0), _T.ne(_T._imag(x), 0))
+    return _T.ne(x, 0)
 
 
 def _parts(x, ct):
@@ -48,16 +66,22 @@ def _mul_parts(ar, ai, br, bi):
 
 
 def _div_parts(ar, ai, br, bi):
-    """(ar + i ai) / (br + i bi) by Smith's algorithm (no overflow from |b|^2)."""
+    """(ar + i ai) / (br + i bi) by Smith's algorithm (no overflow from |b|^2); a zero
+    divisor gives ar / |0| + i ai / |0| (inf or NaN parts), as c10::complex does."""
     if bi is None:
         return ar / br, (None if ai is None else ai / br)
     ai = 0.0 if ai is None else ai
     if not isinstance(br, TensorBase) and not isinstance(bi, TensorBase):
+        if br == 0 and bi == 0:
+            return ar / abs(br), ai / abs(bi)
         return _smith(ar, ai, br, bi, abs(br) >= abs(bi))      # a scalar divisor
     # both branches elementwise, each taken where it is the safe one
-    wide = _T._abs(_tensor_like(br, bi)) >= _T._abs(_tensor_like(bi, br))
+    abs_r, abs_i = _T._abs(_tensor_like(br, bi)), _T._abs(_tensor_like(bi, br))
+    wide = abs_r >= abs_i
     (re1, im1), (re2, im2) = _smith(ar, ai, br, bi, True), _smith(ar, ai, br, bi, False)
-    return _T.where(wide, re1, re2), _T.where(wide, im1, im2)
+    zero = (abs_r == 0) & (abs_i == 0)
+    return (_T.where(zero, ar / abs_r, _T.where(wide, re1, re2)),
+            _T.where(zero, ai / abs_i, _T.where(wide, im1, im2)))
 
 
 def _smith(ar, ai, br, bi, wide):
@@ -107,6 +131,11 @@ def binary(op, a, b, alpha, out, ct):
             im = f(ai, bi)
     elif op == "mul":
         re, im = _mul_parts(ar, ai, br, bi)
+    elif op == "div" and not isinstance(a, TensorBase):
+        # torch divides a number by a tensor as tensor.reciprocal() * number: a complex
+        # product, whose NaN parts (1 / 0j is inf + nanj) carry through
+        rr, ri = _div_parts(1.0, None, br, bi)
+        re, im = _mul_parts(rr, 0.0 if ri is None else ri, ar, 0.0 if ai is None else ai)
     elif op == "div":
         re, im = _div_parts(ar, ai, br, bi)
     elif op == "pow":
@@ -120,6 +149,9 @@ def binary(op, a, b, alpha, out, ct):
         elif ai != bi:
             same = _T.zeros_like(same)
         res = same if op == "eq" else _T.logical_not(same)
+        return res if out is None else out.copy_(res)
+    elif op in ("logical_and", "logical_or", "logical_xor"):
+        res = getattr(_T, op)(_nonzero(a), _nonzero(b))
         return res if out is None else out.copy_(res)
     else:
         raise _unsupported(op, ct)
@@ -228,29 +260,75 @@ def unary(op, a, out):
 
 
 def reduce(op, a, dim, keepdim, dtype, out):
-    """sum and mean of a complex tensor, part by part."""
+    """sum, mean and prod of a complex tensor: sum and mean part by part, prod by halving
+    products.  A real ``dtype`` reduces the real parts (PyTorch casts first)."""
     ct = a.dtype if dtype is None else dtype
-    if op not in ("sum", "mean"):
+    if op not in ("sum", "mean", "prod"):
         raise _unsupported(op, a.dtype)
+    kw = {} if dim is None else {"dim": dim}
     if not getattr(ct, "is_complex", False):
-        raise RuntimeError(f"{op}(): the dtype of a complex input must be complex, got {ct}")
+        return getattr(_T, op)(a.to(ct), keepdim=keepdim, out=out, **kw)
     if ct is not a.dtype:
         a = a.to(ct)
-    f = _T.sum if op == "sum" else _T.mean
-    kw = {} if dim is None else {"dim": dim}
-    re = f(_T._real(a), keepdim=keepdim, **kw)
-    im = f(_T._imag(a), keepdim=keepdim, **kw)
+    if op == "prod":
+        re, im = _prod_parts(a, dim, keepdim)
+    else:
+        f = _T.sum if op == "sum" else _T.mean
+        re = f(_T._real(a), keepdim=keepdim, **kw)
+        im = f(_T._imag(a), keepdim=keepdim, **kw)
     return _T._complex_out(re, im, ct, out, op)
 
 
+def _prod_parts(a, dim, keepdim):
+    """(re, im) of the product of the complex ``a`` over ``dim`` (an int, a sequence, or
+    None for all): the reduced dims flattened last, then halved by pairwise complex
+    products, log2(n) steps of the float kernels."""
+    nd = a.dim()
+    every = dim is None or isinstance(dim, (tuple, list)) and not dim
+    dims = set(range(nd)) if every else {
+        _wrap(d, max(nd, 1), "prod") for d in (dim if isinstance(dim, (tuple, list)) else (dim,))}
+    dims &= set(range(nd))                       # a 0-d input has no dim to reduce
+    kept = [d for d in range(nd) if d not in dims]
+    n = math.prod(a.shape[d] for d in dims)
+    x = a.permute(kept + sorted(dims)).reshape([a.shape[d] for d in kept] + [n])
+    re, im = _T._real(x), _T._imag(x)
+    if n == 0:                                   # the empty product
+        re, im = _T.ones_like(re.sum(-1, keepdim=True)), None
+    while re.shape[-1] > 1:
+        h, odd = re.shape[-1] // 2, re.shape[-1] % 2
+        pr, pi = _mul_parts(re.narrow(-1, 0, h), im.narrow(-1, 0, h) if im is not None else None,
+                            re.narrow(-1, h, h), im.narrow(-1, h, h) if im is not None else None)
+        if odd:                                  # the unpaired last factor carries over
+            pr = _T._cat([pr, re.narrow(-1, 2 * h, 1)], -1, None)
+            pi = _T._cat([pi, im.narrow(-1, 2 * h, 1)], -1, None)
+        re, im = pr, pi
+    shape = [1 if d in dims else a.shape[d] for d in range(nd)] if keepdim else \
+        [a.shape[d] for d in kept]
+    return re.reshape(shape), (None if im is None else im.reshape(shape))
+
+
 def scan(op, a, dim, dtype):
-    """cumsum of a complex tensor, part by part (cumprod, cummax, cummin: unsupported)."""
-    if op != "cumsum":
+    """cumsum (part by part) and cumprod (a doubling scan of complex products) of a complex
+    tensor; a real ``dtype`` scans the real parts.  cummax, cummin: unsupported."""
+    if op not in ("cumsum", "cumprod"):
         raise _unsupported(op, a.dtype)
     if dtype is not None and dtype is not a.dtype:
         a = a.to(dtype)
-    return _T._complex_out(_T.cumsum(_T._real(a), dim), _T.cumsum(_T._imag(a), dim), a.dtype,
-                           None, op)
+        if not a.dtype.is_complex:
+            return getattr(_T, op)(a, dim)
+    if op == "cumsum":
+        return _T._complex_out(_T.cumsum(_T._real(a), dim), _T.cumsum(_T._imag(a), dim),
+                               a.dtype, None, op)
+    d = _wrap(dim, max(a.dim(), 1), op)
+    x = a if a.dim() else a.reshape(1)
+    re, im, n, k = _T._real(x), _T._imag(x), x.shape[d], 1
+    while k < n:            # each position takes the product of the k before it
+        pr, pi = _mul_parts(re.narrow(d, k, n - k), im.narrow(d, k, n - k),
+                            re.narrow(d, 0, n - k), im.narrow(d, 0, n - k))
+        re = _T._cat([re.narrow(d, 0, k), pr], d, None)
+        im = _T._cat([im.narrow(d, 0, k), pi], d, None)
+        k *= 2
+    return _T._complex_out(re.reshape(a.shape), im.reshape(a.shape), a.dtype, None, op)
 
 
 def matmul(a, b, out):
@@ -259,3 +337,23 @@ def matmul(a, b, out):
     re = _T.matmul(ar, br) - _T.matmul(ai, bi)
     im = _T.matmul(ar, bi) + _T.matmul(ai, br)
     return _T._complex_out(re, im, a.dtype, out, "matmul")
+
+
+def logaddexp(a, b):
+    """log(exp(a) + exp(b)) of complex tensors as PyTorch computes it (and its logcumsumexp
+    scan): the operand with the larger real part plus log1p(exp(other - it)).  When the
+    real parts tie at -inf the result is the operand taken as smaller; NaN anywhere gives
+    NaN+NaNj."""
+    from ember.core.complex_functions import complex as parts
+    from ember.core.elementwise import isinf, isnan
+    b_wins = b.real >= a.real
+    hi, lo = _T.where(b_wins, b, a), _T.where(b_wins, a, b)
+    diff = lo - hi
+    w = _T.where(isinf(diff.real) & (diff.real < 0), 0.0, _T.exp(diff))
+    u, v = w.real, w.imag
+    # log1p(u + iv) = log|1 + w| + i arg(1 + w), with |1 + w|^2 - 1 formed without cancelling
+    r = hi + parts(0.5 * (u * (2 + u) + v * v).log1p(), _more["atan2"](v, 1 + u))
+    tie = isinf(lo.real) & (lo.real == hi.real)
+    r = _T.where(tie & (lo.real < 0), lo, r)
+    r = _T.where(tie & (lo.real > 0), _T.log(_T.exp(lo) + _T.exp(hi)), r)
+    return _T.where(isnan(a) | isnan(b), complex(math.nan, math.nan), r)

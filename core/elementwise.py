@@ -12,10 +12,17 @@ import math
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
+from ember.core import complex_ops
 from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, where
-from ember.core.elementwise_nodes import CopysignNumber, CopysignTensor, Hypot
+from ember.core.elementwise_nodes import (
+    _CLAMP_NODES,
+    CopysignNumber,
+    CopysignTensor,
+    Hypot,
+    _clamp_kernels,
+)
 from ember.core.function import Function, without_derivative, zero_derivative
 from ember.core.shapes import broadcast_tensors
 from ember.core.sorting import sort
@@ -92,18 +99,39 @@ def _check_bound(x, bound):
                            "without overflow")
 
 
-def _clamp_kernels(x, lo, hi):
-    r = x
-    if lo is not None:
-        r = _T._maximum_scalar(r, lo)
-    if hi is not None:
-        r = _T._minimum_scalar(r, hi)
-    return r
+_NO_COMPLEX_CLAMP = "clamp is not supported for complex types"
+
+
+def _real_bound(x, bound):
+    """A complex number bound as torch takes it: a double for a floating ``x`` (so its
+    imaginary part must be 0); for an integer ``x`` the result would be complex, which has
+    no clamp."""
+    if not isinstance(bound, complex):
+        return bound
+    if not x.is_floating_point():
+        raise NotImplementedError(_NO_COMPLEX_CLAMP)
+    if bound.imag:
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return bound.real
 
 
 def _clamp(x, lo, hi, kind):
     """clamp, clamp_min (hi None) and clamp_max (lo None): the maximum/minimum kernels'
-    values, with torch's derivative (_Clamp) when autograd or forward AD tracks an input."""
+    values, with torch's derivative (elementwise_nodes._Clamp) when autograd or forward AD
+    tracks an input."""
+    if kind == "clamp":
+        if x.is_complex():
+            raise NotImplementedError(_NO_COMPLEX_CLAMP)
+        lo, hi = _real_bound(x, lo), _real_bound(x, hi)
+    elif not isinstance(lo if hi is None else hi, TensorBase) and (
+            x.is_complex() or isinstance(lo if hi is None else hi, complex)):
+        # (a tensor bound goes to the maximum/minimum kernel, which refuses complex itself)
+        raise NotImplementedError(_NO_COMPLEX_CLAMP)
+    for bound, kernel in ((lo, "maximum"), (hi, "minimum")):
+        # a complex tensor bound reaches torch's maximum/minimum kernels, named as such
+        if isinstance(bound, TensorBase) and (bound.is_complex() or x.is_complex()):
+            raise NotImplementedError(f'"{kernel}_cpu" not implemented for '
+                                      f"'{_T._st_name(_T.result_type(x, bound))}'")
     _check_bound(x, lo)
     _check_bound(x, hi)
     if not any(_ag._tracked(t) for t in (x, lo, hi) if isinstance(t, TensorBase)):
@@ -112,78 +140,15 @@ def _clamp(x, lo, hi, kind):
     return _CLAMP_NODES[kind, tensor_bounds].apply(x, lo, hi, kind)
 
 
-def _clamp_gradients(x, lo, hi, g):
-    """torch's clamp_backward / clamp_backward_min_max: the input's gradient passes where
-    lo <= x <= hi (bounds included: maximum's rule would halve it at a tie), a tensor
-    bound's where x lies beyond it (min's only while min < max)."""
-    ge = None if lo is None else x >= lo
-    le = None if hi is None else x <= hi
-    keep = le if ge is None else ge if le is None else ge & le
-    gx = where(keep, g, 0.0)
-    glo = ghi = None
-    if isinstance(lo, TensorBase):
-        past = x < lo if hi is None else (x < lo) & (lo < hi)
-        glo = where(past, g, 0.0)
-    if isinstance(hi, TensorBase):
-        past = x > hi if lo is None else (x > hi) | (hi < lo)
-        ghi = where(past, g, 0.0)
-    return gx, glo, ghi
-
-
-class _Clamp(Function):
-    """clamp's node (one subclass per torch node name, _CLAMP_NODES)."""
-
-    @staticmethod
-    def forward(ctx, x, lo, hi, kind):
-        ctx.save_for_backward(x, *(b for b in (lo, hi) if isinstance(b, TensorBase)))
-        ctx.lo, ctx.hi, ctx.kind = lo, hi, kind
-        return _clamp_kernels(x, lo, hi)
-
-    @staticmethod
-    def _operands(ctx):
-        x, *bounds = ctx.saved_tensors
-        lo = bounds.pop(0) if isinstance(ctx.lo, TensorBase) else ctx.lo
-        hi = bounds.pop(0) if isinstance(ctx.hi, TensorBase) else ctx.hi
-        return x, lo, hi
-
-    @staticmethod
-    def backward(ctx, g):
-        return (*_clamp_gradients(*_Clamp._operands(ctx), g), None)
-
-    @staticmethod
-    def jvp(ctx, tx, tlo, thi, _):
-        x, lo, hi = _Clamp._operands(ctx)
-        if not (isinstance(lo, TensorBase) or isinstance(hi, TensorBase)):
-            return _clamp_gradients(x, lo, hi, tx)[0]      # number bounds: elementwise
-        tlo = 0.0 if tlo is None else tlo
-        thi = 0.0 if thi is None else thi
-        # torch's clamp_jvp, and clamp_min/clamp_max's own (ties take the input's)
-        if ctx.kind == "clamp_min":
-            return where(x >= lo, tx, tlo)
-        if ctx.kind == "clamp_max":
-            return where(x <= hi, tx, thi)
-        if hi is None:
-            return where(x > lo, tx, tlo)
-        if lo is None:
-            return where(x < hi, tx, thi)
-        return where(lo > hi, thi, where(x < lo, tlo, where(x > hi, thi, tx)))
-
-
-# torch's node names: Backward0 for tensor bounds of clamp, Backward1 for number bounds
-# (the reverse for clamp_min / clamp_max)
-_CLAMP_NODES = {
-    (kind, tensors): type(title, (_Clamp,), {"_node_name": f"{title}Backward{number}"})
-    for kind, title, numbers in (("clamp", "Clamp", (1, 0)), ("clamp_min", "ClampMin", (0, 1)),
-                                 ("clamp_max", "ClampMax", (0, 1)))
-    for tensors, number in ((False, numbers[0]), (True, numbers[1]))}
-
-
 clip = clamp
 
 
 def sign(input):
     """-1, 0 or 1 by the sign of each element (bool stays bool)."""
     _tensor_arg(input, "sign")
+    if input.is_complex():
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
     if input.dtype.name == "bool":
         return input.clone()
     return zero_derivative("sign", _sign, input)
@@ -210,17 +175,18 @@ def _ternary_operands(op, kernel, input, tensor1, tensor2, value):
     rt = _common_dtype(input, tensor1, tensor2)
     if rt.name == "bool":
         raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-    value = value if rt.is_floating_point else int(value)
+    value = value if rt.is_floating_point or rt.is_complex else int(value)
     return input.to(rt), tensor1.to(rt), tensor2.to(rt), value
 
 
 _C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16"}
+              "bfloat16": "c10::BFloat16", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
 
 
 def lerp(input, end, weight):
     """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
-    floating dtype."""
+    floating or complex dtype."""
     _tensor_arg(input, "lerp")
     _tensor_arg(end, "lerp", "end")
     kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
@@ -231,8 +197,15 @@ def lerp(input, end, weight):
             got = _C10_NAMES.get(x.dtype.name, x.dtype.name)
             raise RuntimeError(f"expected dtype {_C10_NAMES.get(input.dtype.name)} for "
                                f"`{arg}` but got dtype {got}")
+    if isinstance(weight, complex) and not input.is_complex():
+        # a number weight converts to input's dtype: no imaginary part fits a real one
+        if weight.imag:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_C10_NAMES.get(_opmath(input.dtype).name)} without "
+                               f"overflow")
+        weight = weight.real
     rt = _common_dtype(input, end, weight) if isinstance(weight, TensorBase) else input.dtype
-    if not rt.is_floating_point:
+    if not rt.is_floating_point and not rt.is_complex:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_T._st_name(rt)}\'')
     if rt != input.dtype or (isinstance(weight, TensorBase) and weight.dtype != rt):
         input, end = input.to(rt), end.to(rt)
@@ -260,7 +233,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     """input + value * tensor1 / tensor2 (true division)."""
     for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
         _tensor_arg(x, "addcdiv", arg)
-    if not tensor1.is_floating_point() and not tensor2.is_floating_point():
+    if not any(t.is_floating_point() or t.is_complex() for t in (tensor1, tensor2)):
         raise RuntimeError("Integer division with addcdiv is no longer supported, and in a "
                            "future release addcdiv will perform a true division of tensor1 and "
                            "tensor2. The historic addcdiv behavior can be implemented as "
@@ -340,6 +313,8 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     s = test_elements if isinstance(test_elements, TensorBase) else \
         _T.tensor(test_elements, device=ref.device)
     dt = promote_types(e.dtype, s.dtype)
+    if dt.is_complex:
+        raise RuntimeError(f"Unsupported input type encountered for isin(): {_T._st_name(dt)}")
     _T._refuse_limited("isin", dt)
     e, s = e.to(dt), s.reshape(-1).to(dt)
     if s.numel() == 0:
@@ -376,7 +351,7 @@ def arctan2(input, other, *, out=None):
 def positive(input):
     """``input`` itself (an error for bool, as PyTorch)."""
     if _tensor_arg(input, "positive").dtype == _BOOL:
-        raise TypeError("The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
 
 
@@ -422,6 +397,9 @@ def _float_power_dtype(input, exponent):
 def _binary_float(op, input, other):
     """input and other as their common floating dtype (integers: the default dtype)."""
     _tensor_arg(input, op)
+    if _T.result_type(input, other).is_complex:
+        raise NotImplementedError(f"\"{op}_cpu\" not implemented for "
+                                  f"'{_T._st_name(_T.result_type(input, other))}'")
     dt = _floating(input, other)
     return _as_float(input, dt), _as_float(other, dt), dt
 
@@ -429,7 +407,14 @@ def _binary_float(op, input, other):
 def hypot(input, other, *, out=None):
     """sqrt(input^2 + other^2), scaled by the larger magnitude so it does not overflow."""
     dt = _float_kernel_dtype("hypot", input, other)
-    return _out(Hypot.apply(_as_float(input, dt), _as_float(other, dt)), out)
+    ct = _opmath(dt)
+    return _out(Hypot.apply(_as_float(input, ct), _as_float(other, ct)).to(dt), out)
+
+
+def _opmath(dt):
+    """The dtype PyTorch's kernels compute ``dt`` in: float32 for float16 and bfloat16 (one
+    rounding at the end, not one per step)."""
+    return _dtype_by_name["float32"] if dt.name in ("float16", "bfloat16") else dt
 
 
 def _float_kernel_dtype(op, input, other):
@@ -441,12 +426,15 @@ def _float_kernel_dtype(op, input, other):
 
 
 def _logaddexp(op, input, other, exp_fn, log1p_scale):
+    if op == "logaddexp" and _T.result_type(_tensor_arg(input, op), other).is_complex:
+        ct = _T.result_type(input, other)
+        return complex_ops.logaddexp(_as_float(input, ct), _as_float(other, ct))
     dt = _float_kernel_dtype(op, input, other)
-    a, b = _as_float(input, dt), _as_float(other, dt)
+    a, b = _as_float(input, _opmath(dt)), _as_float(other, _opmath(dt))
     hi = _T.maximum(a, b)
     d = _T._abs(a - b)
     r = hi + _log1p(exp_fn(-d)) * log1p_scale
-    return _T.where(isinf(hi) & (a == b), hi, r)         # inf + inf: no NaN from inf - inf
+    return _T.where(isinf(hi) & (a == b), hi, r).to(dt)   # inf + inf: no NaN from inf - inf
 
 
 def logaddexp(input, other, *, out=None):
@@ -500,6 +488,8 @@ def heaviside(input, values, *, out=None):
     """0 where input < 0, ``values`` where input == 0, 1 where input > 0."""
     _tensor_arg(input, "heaviside")
     _tensor_arg(values, "heaviside", "values")
+    if input.is_complex() or values.is_complex():
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
     if input.dtype != values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
     r = without_derivative("heaviside", _heaviside, input, values)
@@ -515,9 +505,11 @@ def sinc(input, *, out=None):
     x = _tensor_arg(input, "sinc")
     if not x.is_floating_point() and not x.is_complex():
         x = x.to(_T._state_default_dtype())
+    dt = x.dtype
+    x = _as_float(x, _opmath(dt))
     zero = x == 0
     px = math.pi * _T.where(zero, 1.0, x)
-    return _out(_T.where(zero, 1.0, _T.sin(px) / px), out)
+    return _out(_T.where(zero, 1.0, _T.sin(px) / px).to(dt), out)
 
 
 def _scale_float(op, input, factor, out):
@@ -685,11 +677,32 @@ def frexp(input, *, out=None):
 
 
 def ldexp(input, other, *, out=None):
-    """input * 2**other."""
-    _tensor_arg(input, "ldexp", position=1)
-    base = input if input.is_floating_point() else input.to(_floating(input))
-    scale = _T.full((), 2.0, dtype=base.dtype, device=base.device).pow(other)
-    return _out(base * scale, out)
+    """input * 2**other: for a floating ``input`` and an integer ``other`` in input's dtype,
+    otherwise in the dtype of ``input * pow(2.0, other)``."""
+    x = _tensor_arg(input, "ldexp", position=1)
+    integral = not isinstance(other, (float, complex)) and not (
+        isinstance(other, TensorBase) and (other.is_floating_point() or other.is_complex()))
+    if x.is_floating_point() and integral:
+        # an integer exponent scales exactly (torch's kernel: C's ldexp), so 1e-30 * 2**200
+        # does not overflow on the way
+        if isinstance(other, TensorBase) and other.dtype == _BOOL:
+            raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+        e = other if isinstance(other, TensorBase) else _T.tensor(other, device=x.device)
+        return _out(_exact_ldexp(x, e).to(x.dtype), out)
+    return _out(x * (2.0 ** other), out)
+
+
+def _exact_ldexp(x, e):
+    """x * 2**e for a floating x and an integer tensor e, rounded once: float64 holds every
+    scaled float32/16/bfloat16 exactly; float64 itself scales in three normal factors
+    (past +-2200 every finite nonzero float64 overflows or underflows anyway)."""
+    two = _T.full((), 2.0, dtype=_FLOAT64, device=x.device)
+    if x.dtype != _FLOAT64:
+        # |e| > 400 overflows (or flushes) every float32 as surely as 400 does
+        return x.to(_FLOAT64) * two.pow(clamp(e.long(), -400, 400))
+    e = clamp(e.long(), -2200, 2200)
+    third = e.div(3, rounding_mode="trunc")
+    return x * two.pow(third) * two.pow(third) * two.pow(e - 2 * third)
 
 
 # -- gcd / lcm ----------------------------------------------------------------------------------

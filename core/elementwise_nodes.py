@@ -1,11 +1,12 @@
 """Autograd nodes of elementwise composites whose PyTorch derivative is not what the chain
 rule through their composition gives: hypot (g * x / result, NaN at the origin, where the
-overflow-safe composite would give 0) and copysign (g * result / input for the input, NaN
-at inf/NaN; a zero gradient, not None, for ``other``).  core/elementwise.py calls them."""
+overflow-safe composite would give 0), copysign (g * result / input for the input, NaN
+at inf/NaN; a zero gradient, not None, for ``other``) and clamp (the bounds included, not
+split at a tie as maximum's rule would).  core/elementwise.py calls them."""
 import math
 
 from ember.core import _tensor as _T
-from ember.core._tensor import TensorBase
+from ember.core._tensor import TensorBase, where
 from ember.core.function import Function
 
 
@@ -64,3 +65,78 @@ class _Copysign(Function):
 # torch's node names: Backward0 for a tensor ``other``, Backward1 for a number
 CopysignTensor = type("Copysign", (_Copysign,), {"_node_name": "CopysignBackward0"})
 CopysignNumber = type("Copysign", (_Copysign,), {"_node_name": "CopysignBackward1"})
+
+
+def _clamp_kernels(x, lo, hi):
+    r = x
+    if lo is not None:
+        r = _T._maximum_scalar(r, lo)
+    if hi is not None:
+        r = _T._minimum_scalar(r, hi)
+    return r
+
+
+def _clamp_gradients(x, lo, hi, g):
+    """torch's clamp_backward / clamp_backward_min_max: the input's gradient passes where
+    lo <= x <= hi (bounds included: maximum's rule would halve it at a tie), a tensor
+    bound's where x lies beyond it (min's only while min < max)."""
+    ge = None if lo is None else x >= lo
+    le = None if hi is None else x <= hi
+    keep = le if ge is None else ge if le is None else ge & le
+    gx = where(keep, g, 0.0)
+    glo = ghi = None
+    if isinstance(lo, TensorBase):
+        past = x < lo if hi is None else (x < lo) & (lo < hi)
+        glo = where(past, g, 0.0)
+    if isinstance(hi, TensorBase):
+        past = x > hi if lo is None else (x > hi) | (hi < lo)
+        ghi = where(past, g, 0.0)
+    return gx, glo, ghi
+
+
+class _Clamp(Function):
+    """clamp's node (one subclass per torch node name, _CLAMP_NODES)."""
+
+    @staticmethod
+    def forward(ctx, x, lo, hi, kind):
+        ctx.save_for_backward(x, *(b for b in (lo, hi) if isinstance(b, TensorBase)))
+        ctx.lo, ctx.hi, ctx.kind = lo, hi, kind
+        return _clamp_kernels(x, lo, hi)
+
+    @staticmethod
+    def _operands(ctx):
+        x, *bounds = ctx.saved_tensors
+        lo = bounds.pop(0) if isinstance(ctx.lo, TensorBase) else ctx.lo
+        hi = bounds.pop(0) if isinstance(ctx.hi, TensorBase) else ctx.hi
+        return x, lo, hi
+
+    @staticmethod
+    def backward(ctx, g):
+        return (*_clamp_gradients(*_Clamp._operands(ctx), g), None)
+
+    @staticmethod
+    def jvp(ctx, tx, tlo, thi, _):
+        x, lo, hi = _Clamp._operands(ctx)
+        if not (isinstance(lo, TensorBase) or isinstance(hi, TensorBase)):
+            return _clamp_gradients(x, lo, hi, tx)[0]      # number bounds: elementwise
+        tlo = 0.0 if tlo is None else tlo
+        thi = 0.0 if thi is None else thi
+        # torch's clamp_jvp, and clamp_min/clamp_max's own (ties take the input's)
+        if ctx.kind == "clamp_min":
+            return where(x >= lo, tx, tlo)
+        if ctx.kind == "clamp_max":
+            return where(x <= hi, tx, thi)
+        if hi is None:
+            return where(x > lo, tx, tlo)
+        if lo is None:
+            return where(x < hi, tx, thi)
+        return where(lo > hi, thi, where(x < lo, tlo, where(x > hi, thi, tx)))
+
+
+# torch's node names: Backward0 for tensor bounds of clamp, Backward1 for number bounds
+# (the reverse for clamp_min / clamp_max)
+_CLAMP_NODES = {
+    (kind, tensors): type(title, (_Clamp,), {"_node_name": f"{title}Backward{number}"})
+    for kind, title, numbers in (("clamp", "Clamp", (1, 0)), ("clamp_min", "ClampMin", (0, 1)),
+                                 ("clamp_max", "ClampMax", (0, 1)))
+    for tensors, number in ((False, numbers[0]), (True, numbers[1]))}

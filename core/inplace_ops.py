@@ -6,12 +6,14 @@ and applies autograd's in-place rules (leaf errors, rebasing the history).  When
 takes part in autograd the op reads a clone, so the values it saved are not the ones
 being overwritten."""
 import math
+import numbers
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core import elementwise, products, shapes, special
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
+from ember.core._tensor import TensorBase
 from ember.core.method_table import method_table
 from ember.core.typeinfo import iinfo
 
@@ -28,27 +30,42 @@ def _writeback(self, result, op):
     if tuple(result.shape) != tuple(self.shape):
         raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                            f"shape {list(result.shape)}")
-    if not _castable(result.dtype, self.dtype):
-        raise RuntimeError(f"result type {_T._st_name(result.dtype)} can't be cast to the "
-                           f"desired output type {_T._st_name(self.dtype)}")
+    _check_cast(result.dtype, self)
     return self.copy_(result)
 
 
-def _castable(src, dst):
-    if src.is_floating_point and not dst.is_floating_point:
-        return False
-    return not (dst == _BOOL and src != _BOOL)
+def _check_cast(src, self):
+    """PyTorch's can_cast for an in-place result: no float (or complex) into an integer
+    dtype, no complex into a real one, nothing but bool into bool."""
+    if (src.is_floating_point or src.is_complex) and not (self.dtype.is_floating_point
+                                                          or self.dtype.is_complex) \
+            or src.is_complex and not self.dtype.is_complex \
+            or self.dtype == _BOOL and src != _BOOL:
+        raise RuntimeError(f"result type {_T._st_name(src)} can't be cast to the desired "
+                           f"output type {_T._st_name(self.dtype)}")
 
 
 def _source(self, op):
     _tensor_arg(self, op)
-    return self.clone() if self.requires_grad and _ag.is_grad_enabled() else self
+    if self.requires_grad and _ag.is_grad_enabled():
+        if self.is_leaf:            # autograd's check comes before the kernel's (torch)
+            raise RuntimeError(_LEAF_INPLACE)
+        return self.clone()
+    return self
 
 
-def _inplace(fn, name):
-    """The in-place method ``name`` of the out-of-place ``fn(self, *args, **kwargs)``."""
+_LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+
+
+def _inplace(fn, name, promoted=False):
+    """The in-place method ``name`` of the out-of-place ``fn(self, *args, **kwargs)``.
+    ``promoted``: fn's result has the promoted dtype of (self, other), which is checked
+    first, as PyTorch refuses `int_t.bitwise_and_(2.5)` for the cast, not the kernel."""
     def method(self, *args, **kwargs):
-        return _writeback(self, fn(_source(self, name), *args, **kwargs), name)
+        source = _source(self, name)
+        if promoted and args and isinstance(args[0], (TensorBase, numbers.Number)):
+            _check_cast(_T.result_type(self, args[0]), self)
+        return _writeback(self, fn(source, *args, **kwargs), name)
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place {fn.__name__}: self = {fn.__name__}(self, ...)."
     return method
@@ -97,8 +114,7 @@ rad2deg_ = INPLACE_METHODS["rad2deg_"]
 def _inplace_view(name):
     def method(self, *args, **kwargs):
         if self.requires_grad and self.is_leaf and _ag.is_grad_enabled():
-            raise RuntimeError("a leaf Variable that requires grad is being used in an "
-                               "in-place operation.")
+            raise RuntimeError(_LEAF_INPLACE)
         # the view is taken of an alias: a backward formula that reads its input's geometry
         # (as_strided's) must not see self's new one
         alias = self.view(self.shape)

@@ -28,6 +28,10 @@ _INPLACE_OF = tuple(d.name for d in optable.BINARY.ops if "inplace" in d.forms) 
     "logical_not", "logit", "renorm", "gcd", "lcm", "ldexp", "nextafter", "conj_physical",
     "true_divide", "multiply", "negative", "subtract", "index_reduce")
 
+# ... of which these compute in the operands' promoted dtype (not bool, as the comparisons)
+_PROMOTED = frozenset(d.name for d in optable.BINARY.ops if "inplace" in d.forms) - {
+    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"}
+
 # in-place methods that PyTorch also spells torch.<name>(input, ...): the op table's unary
 # rows with that form (and their aliases), and these
 _FUNCTION_OF_METHOD = tuple(f"{n}_" for d in optable.UNARY.ops if "inplace_function" in d.forms
@@ -364,7 +368,7 @@ class LegacyMethods:
         return self.to("xpu" if device is None else device)
 
     is_sparse = is_sparse_csr = is_nested = is_xla = is_ipu = is_maia = is_mtia = \
-        property(_false)
+        is_quantized = property(_false)
     is_mps = property(lambda self: self.device.type == "mps")
     is_xpu = property(lambda self: self.device.type == "xpu")
     layout = property(lambda self: _strided())
@@ -386,7 +390,7 @@ def method_forms(*bases):
             forms[alias] = method(target)
     for name in _INPLACE_OF:
         if method(name + "_") is None:
-            forms[name + "_"] = _inplace(method(name), name + "_")
+            forms[name + "_"] = _inplace(method(name), name + "_", name in _PROMOTED)
     for alias, target in ALIASES.items():
         if method(target + "_") is not None and alias != "moveaxis":
             forms[alias + "_"] = method(target + "_")

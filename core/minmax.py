@@ -4,6 +4,7 @@ own: the names shadow Python's builtins.)"""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
+from ember.core._results import values_indices
 from ember.core._tensor import TensorBase
 
 __all__ = ["max", "min"]
@@ -19,6 +20,11 @@ def _extreme(name, input, dim, keepdim, other, other_fn, full_fn, pos_fn):
         dim = other
     if isinstance(dim, TensorBase):                      # max(input, other)
         return other_fn(input, dim)
+    if input.is_complex():                               # complex numbers have no order
+        if dim is None:
+            raise NotImplementedError(f'"{name}_all" not implemented for '
+                                      f"'{_T._st_name(input.dtype)}'")
+        raise RuntimeError(f"{name}(): does not support complex input")
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
@@ -30,8 +36,8 @@ def _extreme(name, input, dim, keepdim, other, other_fn, full_fn, pos_fn):
     if input.requires_grad and input.dim() and _ag.is_grad_enabled():
         # the gradient goes to the chosen element alone (torch), not split between ties
         picked = input.gather(dim, indices if keepdim else indices.unsqueeze(dim))
-        return _T._ValuesIndices(name, picked if keepdim else picked.squeeze(dim), indices)
-    return _T._ValuesIndices(name, full_fn(input, dim, keepdim), indices)
+        return values_indices(name, picked if keepdim else picked.squeeze(dim), indices)
+    return values_indices(name, full_fn(input, dim, keepdim), indices)
 
 
 def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):

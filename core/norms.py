@@ -137,7 +137,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 def dist(input, other, p=2):
     """The p-norm of input - other (broadcast)."""
     d = _tensor_arg(input, "dist") - _tensor_arg(other, "dist", "other")
-    if not d.is_floating_point():
+    if not d.is_floating_point() and not d.is_complex():
         raise RuntimeError(f"norm(): input dtype should be either floating point or complex. "
                            f"Got {_T._st_name(d.dtype)} instead.")
     return vector_norm(d.reshape(-1), p)

@@ -42,14 +42,14 @@ def _tensors(args, op):
 
 # --- joining, repeating and triangular ops: views + copy_ / where, so every device has them
 
-def _joined(op, tensors, dim, axis, empty_message):
+def _joined(op, tensors, dim, axis, empty_message, empty_error=RuntimeError):
     """(dim, tensors as a list) of a joining op: NumPy's ``axis`` alias resolved, an empty
-    sequence refused with PyTorch's message."""
+    sequence refused with PyTorch's message and exception type."""
     if axis is not None:
         dim, _ = _T._numpy_names(op, dim, False, axis, None, 0)
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError(empty_message)
+        raise empty_error(empty_message)
     return dim, tensors
 
 
@@ -57,7 +57,7 @@ def cat(tensors, dim=0, *, out=None, axis=None):
     """Concatenate ``tensors`` along ``dim`` (1-D empty tensors are skipped, as PyTorch).
     One autograd node whose backward hands each input a view of the gradient."""
     dim, tensors = _joined("cat", tensors, dim, axis,
-                           "torch.cat(): expected a non-empty list of Tensors")
+                           "torch.cat(): expected a non-empty list of Tensors", ValueError)
     for i, t in enumerate(tensors):
         if not isinstance(t, TensorBase):          # the message only when it is needed
             _tensor_arg(t, "cat", f"tensors[{i}]")

@@ -5,12 +5,14 @@ They run on the host through NumPy (the op catalogue allows NumPy for sort/topk/
 and copy the result back to the tensor's device, so every device has them.  NumPy is
 imported on first use: `import ember` stays free of it.  They are composite ops, so vmap
 runs them sample by sample (it cannot hand the host one sample's memory)."""
+import operator
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
+from ember.core._results import values_indices, values_indices_out
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "randperm", "sort", "topk",
            "unique", "unique_consecutive"]
@@ -24,11 +26,21 @@ def _numpy():
 
 
 def _axis(t, dim, op):
+    dim = _int_dim(dim, op)
     n = max(t.dim(), 1)
     if not -n <= dim < n:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
                          f"but got {dim})")
     return dim % n
+
+
+def _int_dim(dim, op):
+    """``dim`` as an int (anything with __index__), else torch's TypeError."""
+    try:
+        return operator.index(dim)
+    except TypeError:
+        raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}") \
+            from None
 
 
 def _back(t, values, indices, name, axis=None, keepdim=True):
@@ -49,7 +61,7 @@ def _chosen(t, vals, idx, name, axis=None, keepdim=True):
         else:
             vals = t.gather(axis, idx if keepdim else idx.unsqueeze(axis))
             vals = vals if keepdim else vals.squeeze(axis)
-    return _T._ValuesIndices(name, vals, idx)
+    return values_indices(name, vals, idx)
 
 
 def _recording(t):
@@ -77,8 +89,9 @@ def _order(arr, axis, descending):
 
 
 @composite("sort")
-def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
-    """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest."""
+def sort(input, dim=-1, descending=False, stable=False, *, axis=None, out=None):
+    """(values, indices) of ``input`` sorted along ``dim``; NaN sorts as the largest;
+    ``out``: a (values, indices) pair to write them into."""
     if axis is not None:
         dim, _ = _T._numpy_names("sort", dim, False, axis, None, -1)
     np = _numpy()
@@ -87,11 +100,13 @@ def sort(input, dim=-1, descending=False, stable=False, *, axis=None):
     on_device = _T._device_sort(t, axis, descending)       # the device's kernel (ABI 6.1)
     if on_device is not None:
         values, idx = on_device
-        return _chosen(t, None if _recording(t) else values, idx, "sort", axis)
+        return values_indices_out("sort", t, _chosen(t, None if _recording(t) else values,
+                                                     idx, "sort", axis), out)
     arr = np.atleast_1d(_T._to_host(t))
     idx = _order(arr, axis, descending)
     values = np.take_along_axis(arr, idx, axis)
-    return _back(t, values.reshape(t.shape), idx.reshape(t.shape), "sort", axis)
+    return values_indices_out("sort", t, _back(t, values.reshape(t.shape),
+                                               idx.reshape(t.shape), "sort", axis), out)
 
 
 def msort(input, *, out=None):
@@ -109,8 +124,9 @@ def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
 
 
 @composite("topk")
-def topk(input, k, dim=-1, largest=True, sorted=True):
-    """(values, indices) of the ``k`` largest (or smallest) elements along ``dim``."""
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+    """(values, indices) of the ``k`` largest (or smallest) elements along ``dim`` (into the
+    pair ``out`` if given)."""
     np = _numpy()
     t = _no_complex(_tensor_arg(input, "topk"), " topk does not support complex dtypes on CPU")
     _T._refuse_limited("topk", t.dtype)
@@ -125,7 +141,8 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
     shape[axis] = k
     if not t.dim():
         shape = []
-    return _back(t, values.reshape(shape), idx.reshape(shape), "topk", axis)
+    return values_indices_out("topk", t, _back(t, values.reshape(shape), idx.reshape(shape),
+                                               "topk", axis), out)
 
 
 def _top_indices(np, arr, k, axis, largest):
@@ -157,8 +174,9 @@ def _top_indices(np, arr, k, axis, largest):
 
 
 @composite("kthvalue")
-def kthvalue(input, k, dim=-1, keepdim=False):
-    """(values, indices) of the ``k``-th smallest element (1-based) along ``dim``."""
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+    """(values, indices) of the ``k``-th smallest element (1-based) along ``dim`` (into the
+    pair ``out`` if given)."""
     np = _numpy()
     t = _tensor_arg(input, "kthvalue")
     axis = _axis(t, dim, "kthvalue")
@@ -167,7 +185,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         raise IndexError(f"kthvalue(): selected number k out of range for dimension {dim}")
     arr = np.atleast_1d(_T._to_host(t))
     idx = np.take(np.argsort(arr, axis=axis, kind="stable"), [k - 1], axis=axis)
-    return _picked(t, arr, idx, axis, keepdim, "kthvalue")
+    return values_indices_out("kthvalue", t, _picked(t, arr, idx, axis, keepdim, "kthvalue"),
+                              out)
 
 
 def _picked(t, arr, idx, axis, keepdim, op):
@@ -199,18 +218,32 @@ def _evenly_distributed(t, value):
     return _T.where(t == value, t, float("-inf")).amax()
 
 
+# the value torch's median of no elements holds: NaN, which an integer dtype receives as the
+# x86 conversion of NaN leaves it (the 32- or 64-bit "indefinite integer", truncated)
+_NAN_AS_INTEGER = {"int32": -2 ** 31, "int64": -2 ** 63, "uint64": 2 ** 63}
+
+
+def _empty_median(t):
+    nan = t.dtype.is_floating_point or t.dtype.is_complex or t.dtype.name == "bool"
+    value = float("nan") if nan else _NAN_AS_INTEGER.get(t.dtype.name, 0)
+    return _T.full((), value, dtype=t.dtype, device=t.device)
+
+
 @composite("median")
-def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    """The lower median: of all elements (dim=None), or (values, indices) along ``dim``."""
+def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
+    """The lower median: of all elements (dim=None), or (values, indices) along ``dim`` (into
+    the pair ``out`` if given)."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("median", dim, keepdim, axis, keepdims)
     t = _tensor_arg(input, "median")
     if dim is None:
+        if out is not None:                  # torch: out= belongs to the dim overload only
+            raise TypeError('median() missing 1 required positional arguments: "dim"')
         flat = t.reshape(-1)
         k = (flat.numel() + 1) // 2
         nan = flat != flat
         if flat.numel() == 0:
-            value = _T.full((), float("nan"), dtype=t.dtype, device=t.device)
+            value = _empty_median(t)
         elif bool(nan.any()):                     # torch: any NaN makes the median NaN
             value = flat.detach().masked_select(nan)[0]
         else:
@@ -227,7 +260,7 @@ def median(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     nan = arr != arr
     first_nan = np.argmax(nan, axis=axis).reshape(idx.shape)
     idx = np.where(nan.any(axis=axis).reshape(idx.shape), first_nan, idx)
-    return _picked(t, arr, idx, axis, keepdim, "median")
+    return values_indices_out("median", t, _picked(t, arr, idx, axis, keepdim, "median"), out)
 
 
 @composite("unique")
@@ -282,9 +315,10 @@ def _unique_result(t, values, inverse, counts, return_inverse, return_counts):
 
 
 @composite("mode")
-def mode(input, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False, *, out=None):
     """(values, indices): the most frequent value along ``dim`` (the smallest of equally
-    frequent ones) and the position of its last occurrence."""
+    frequent ones) and the position of its last occurrence (into the pair ``out`` if
+    given)."""
     np = _numpy()
     t = _tensor_arg(input, "mode")
     axis = _axis(t, dim, "mode")
@@ -305,11 +339,108 @@ def mode(input, dim=-1, keepdim=False):
     values = s[np.arange(len(s)), run.argmax(axis=1)]
     hits = rows == values[:, None]
     indices = n - 1 - hits[:, ::-1].argmax(axis=1)
+    if s.dtype.kind == "f":
+        for r in np.flatnonzero(np.isnan(s[:, -1])):       # rows holding a NaN
+            values[r], indices[r] = _mode_of_row(rows[r].tolist())
     shape = list(lead)
     if keepdim and t.dim():
         shape.insert(axis, 1)
-    return _back(t, values.reshape(shape), indices.reshape(shape), "mode", axis,
-                 keepdim)
+    return values_indices_out("mode", t, _back(t, values.reshape(shape),
+                                               indices.reshape(shape), "mode", axis, keepdim),
+                              out)
+
+
+# -- mode of a row holding NaN ---------------------------------------------------------------
+# torch's CPU mode sorts (value, position) pairs with C++'s std::sort and `<`, then takes the
+# first longest run of `!=`-equal neighbours.  `<` is no order once NaN takes part: where NaN
+# lands, and so which runs form, is whatever GCC's introsort does, so it is replayed here.
+
+def _mode_of_row(row):
+    """(value, position) of torch's mode of ``row`` (a list of floats)."""
+    pairs = [(x, i) for i, x in enumerate(row)]
+    _introsort(pairs, 0, len(pairs), 2 * (len(pairs).bit_length() - 1))
+    _insertion_sort(pairs, 0, len(pairs))
+    best, length = pairs[0], 0
+    run = 0
+    for i, (x, _) in enumerate(pairs):
+        run += 1
+        if i + 1 == len(pairs) or x != pairs[i + 1][0]:
+            if run > length:
+                best, length = pairs[i], run
+            run = 0
+    return best
+
+
+def _insertion_sort(v, lo, hi):
+    """GCC's final pass: a guarded insertion sort of the first 16, unguarded after them."""
+    for i in range(lo + 1, hi):
+        x = v[i]
+        if i < lo + 16 and x[0] < v[lo][0]:
+            v[lo + 1:i + 1] = v[lo:i]
+            v[lo] = x
+            continue
+        j = i - 1
+        while j >= lo and x[0] < v[j][0]:
+            v[j + 1] = v[j]
+            j -= 1
+        v[j + 1] = x
+
+
+def _introsort(v, lo, hi, depth):
+    """GCC's introsort loop: median-of-three quicksort down to runs of 16, heapsort past
+    the depth limit."""
+    while hi - lo > 16:
+        if depth == 0:
+            _heapsort(v, lo, hi)
+            return
+        depth -= 1
+        a, b, c = v[lo + 1][0], v[lo + (hi - lo) // 2][0], v[hi - 1][0]
+        if a < b:
+            m = lo + (hi - lo) // 2 if b < c else hi - 1 if a < c else lo + 1
+        else:
+            m = lo + 1 if a < c else hi - 1 if b < c else lo + (hi - lo) // 2
+        v[lo], v[m] = v[m], v[lo]
+        pivot, f, last = v[lo][0], lo + 1, hi
+        while True:
+            while v[f][0] < pivot:
+                f += 1
+            last -= 1
+            while pivot < v[last][0]:
+                last -= 1
+            if f >= last:
+                break
+            v[f], v[last] = v[last], v[f]
+            f += 1
+        _introsort(v, f, hi, depth)
+        hi = f
+
+
+def _sift(v, lo, hole, n, x):
+    """GCC's __adjust_heap: sink the hole to a leaf along larger children, then push x up."""
+    top, child = hole, hole
+    while child < (n - 1) // 2:
+        child = 2 * child + 2
+        if v[lo + child][0] < v[lo + child - 1][0]:
+            child -= 1
+        v[lo + hole], hole = v[lo + child], child
+    if n % 2 == 0 and child == (n - 2) // 2:
+        child = 2 * child + 2
+        v[lo + hole], hole = v[lo + child - 1], child - 1
+    parent = (hole - 1) // 2
+    while hole > top and v[lo + parent][0] < x[0]:
+        v[lo + hole], hole = v[lo + parent], parent
+        parent = (hole - 1) // 2
+    v[lo + hole] = x
+
+
+def _heapsort(v, lo, hi):
+    n = hi - lo
+    for p in range((n - 2) // 2, -1, -1):
+        _sift(v, lo, p, n, v[lo + p])
+    while n > 1:
+        n -= 1
+        x, v[lo + n] = v[lo + n], v[lo]
+        _sift(v, lo, 0, n, x)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

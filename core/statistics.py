@@ -4,7 +4,6 @@ quantile/nanquantile (all of torch's interpolation modes), cov, corrcoef, trapez
 cumulative_trapezoid.  Sorted values are read back with gather from the sort's indices, so
 they carry gradients.  (The norms are in core/norms.py, sort/median/mode in
 core/sorting.py.)"""
-import collections
 import math
 import warnings
 
@@ -12,12 +11,14 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _scalar_name, _tensor_arg
+from ember.core._results import result_type, values_indices
 from ember.core._tensor import TensorBase
 from ember.core.complex_functions import complex as _complex
+from ember.core.complex_ops import logaddexp as _complex_logaddexp
 from ember.core.elementwise import _out, isinf, isnan, lerp, logaddexp
 from ember.core.shape_rules import _wrap
 from ember.core.shapes import cat
-from ember.core.sorting import _evenly_distributed, sort
+from ember.core.sorting import _empty_median, _evenly_distributed, _int_dim, sort
 from ember.core.typeinfo import finfo
 
 __all__ = ["aminmax", "corrcoef", "count_nonzero", "cov", "cumulative_trapezoid",
@@ -26,15 +27,14 @@ __all__ = ["aminmax", "corrcoef", "count_nonzero", "cov", "cumulative_trapezoid"
 
 
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
-_MinMax = collections.namedtuple("aminmax", ["min", "max"])
-_MinMax.__module__ = "ember.return_types"
+_MinMax = result_type("aminmax", ("min", "max"))
 
 
 def _var(input, dim, correction, keepdim, op):
     x = _tensor_arg(input, op)
     if not x.is_floating_point() and not x.is_complex():
-        raise RuntimeError(f"{op}(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {_scalar_name(x)}")
+        raise RuntimeError(f"{'std and var' if op in ('var', 'std') else op} only support "
+                           f"floating point and complex dtypes")
     mean = x.mean(dim, keepdim=True)
     if x.is_complex():          # E|z - mean|^2: real, the parts' squared deviations summed
         d = x - mean
@@ -214,23 +214,8 @@ def logcumsumexp(input, dim=None, *, out=None, axis=None):
             acc = xi if acc is None else logaddexp(acc, xi)
             parts.append(acc)
         return _out(cat(parts, d), out)
-    return _out(_T.log(_T.cumsum(_T.exp(shifted), dim)) + m, out)
-
-
-def _complex_logaddexp(a, b):
-    """log(exp(a) + exp(b)) for complex a (the running total) and b: the operand with the
-    larger real part plus log1p(exp(smaller - larger)), as torch's scan does.  On a tie
-    the total is the smaller one; a NaN anywhere gives NaN+NaNj."""
-    b_hi = b.real >= a.real
-    hi, lo = _T.where(b_hi, b, a), _T.where(b_hi, a, b)
-    diff = lo - hi
-    w = _T.where(isinf(diff.real) & (diff.real < 0), 0.0, _T.exp(diff))
-    u, v = w.real, w.imag                      # log1p(u + iv), accurate for small |w|
-    r = hi + _complex(0.5 * (u * (2 + u) + v * v).log1p(), v.atan2(1 + u))
-    tie_inf = isinf(lo.real) & (lo.real == hi.real)
-    r = _T.where(tie_inf & (lo.real < 0), lo, r)
-    r = _T.where(tie_inf & (lo.real > 0), _T.log(_T.exp(lo) + _T.exp(hi)), r)
-    return _T.where(isnan(a) | isnan(b), complex(math.nan, math.nan), r)
+    # contiguous in the input's order of dims (cumsum along a leading dim may not be)
+    return _out((_T.log(_T.cumsum(_T.exp(shifted), dim)) + m).contiguous(), out)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -330,10 +315,10 @@ def nanmedian(input, dim=None, keepdim=False):
     """The lower median of the non-NaN values; with ``dim``, (values, indices)."""
     x = _tensor_arg(input, "nanmedian")
     if dim is None:
-        value = _T.full((), math.nan, dtype=x.dtype, device=x.device) if x.numel() == 0 \
+        value = _empty_median(x) if x.numel() == 0 \
             else nanmedian(x.detach().reshape(-1), 0).values
         return _evenly_distributed(x, value)
-    d = _wrap(dim, max(x.dim(), 1), "nanmedian")
+    d = _wrap(_int_dim(dim, "nanmedian"), max(x.dim(), 1), "nanmedian")
     rows = x.movedim(d, -1) if x.dim() else x.reshape(1)
     if rows.shape[-1] == 0:
         raise IndexError(f"nanmedian(): Expected reduction dim {d} to have non-zero size.")
@@ -346,7 +331,7 @@ def nanmedian(input, dim=None, keepdim=False):
         v, i = v.movedim(-1, d), i.movedim(-1, d)
     else:
         v, i = v.squeeze(-1), i.squeeze(-1)
-    return _T._ValuesIndices("nanmedian", v, i)
+    return values_indices("nanmedian", v, i)
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

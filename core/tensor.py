@@ -1,4 +1,6 @@
 """ember.Tensor: the Python-level tensor class (the Cython TensorBase does the work)."""
+import numbers
+
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _ops
 from ember.core import (
@@ -19,6 +21,7 @@ from ember.core import (
     statistics,
     storages,
 )
+from ember.core._sym import SymBool, SymFloat, SymInt
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
 from ember.core.linalg import legacy as _linalg_legacy
 from ember.core.method_table import method_table
@@ -281,6 +284,29 @@ def _int_list(method, name, args, kwargs):
         return kwargs[name]
     return args[0] if len(args) == 1 and isinstance(args[0], (list, tuple)) else args
 
+
+def _augmented(op):
+    """The in-place operator dunder ``__i<op>__``: ``self.<method>(other)``, which writes
+    into self and returns it; an operand the method rejects with TypeError gives
+    NotImplemented, so that Python tries the binary operator next (as PyTorch's do)."""
+    method, symbol = _AUGMENTED[op]
+
+    def dunder(self, other):
+        try:
+            return getattr(self, method)(other)
+        except TypeError:
+            return NotImplemented
+    dunder.__name__ = dunder.__qualname__ = f"__i{op}__"
+    dunder.__doc__ = f"``self {symbol}= other``: ``self.{method}(other)``."
+    return dunder
+
+
+_AUGMENTED = {"floordiv": ("floor_divide_", "//"), "mod": ("remainder_", "%"),
+              "and": ("bitwise_and_", "&"), "or": ("bitwise_or_", "|"),
+              "xor": ("bitwise_xor_", "^"), "lshift": ("bitwise_left_shift_", "<<"),
+              "rshift": ("bitwise_right_shift_", ">>")}
+
+
 class Tensor(TensorBase, method_forms.method_forms(TensorBase, method_forms.LegacyMethods,
                                                     CompositeMethods),
              method_forms.LegacyMethods, CompositeMethods):
@@ -313,6 +339,35 @@ class Tensor(TensorBase, method_forms.method_forms(TensorBase, method_forms.Lega
         ``inputs``) of its graph; see ember.autograd.backward."""
         from ember.core.gradients import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    # the augmented assignments that TensorBase leaves out (`t //= x` must write into t, so
+    # that views and autograd see it); PyTorch has no __imatmul__: `a @= b` rebinds a
+    __ifloordiv__ = _augmented("floordiv")
+    __imod__ = _augmented("mod")
+    __iand__ = _augmented("and")
+    __ior__ = _augmented("or")
+    __ixor__ = _augmented("xor")
+    __ilshift__ = _augmented("lshift")
+    __irshift__ = _augmented("rshift")
+
+    def __contains__(self, element):
+        """``element in self``: whether any element of self equals ``element`` (a tensor,
+        broadcast against self, or a number)."""
+        if isinstance(element, (TensorBase, numbers.Number, SymInt, SymFloat, SymBool)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                           f"passed in a {type(element)}.")
+
+    def __array_wrap__(self, array, context=None, return_scalar=False):
+        """A NumPy ufunc applied to a tensor (``np.exp(t)``) gives a tensor, sharing the
+        result's memory; a bool result comes back as uint8, as PyTorch's does."""
+        if array.dtype == bool:
+            array = array.astype("uint8")
+        return _ops.from_numpy(array)
+
+    def __reversed__(self):
+        """self flipped along dim 0 (a 0-d tensor is returned as is)."""
+        return self if self.dim() == 0 else self.flip(0)
 
     def type(self, dtype=None, non_blocking=False, **kwargs):
         """The legacy type name ('ember.FloatTensor'), or the tensor converted to ``dtype``

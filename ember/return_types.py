@@ -4,11 +4,8 @@ __all__ = []
 
 
 def __getattr__(name):
-    from ember.core.linalg import _common
-    found = _common._result_types.get(name)
-    if found is None:
-        from ember.core import statistics
-        found = getattr(statistics, "_result_types", {}).get(name)
+    from ember.core._results import _result_types
+    found = _result_types.get(name)
     if found is None:
         raise AttributeError(f"module 'ember.return_types' has no attribute '{name}' (no op "
                              f"has returned it yet)")

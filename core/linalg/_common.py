@@ -7,6 +7,7 @@ device.  NumPy and SciPy are imported on first use: `import ember` stays free of
 
 from ember.core import _tensor as _T
 from ember.core._errors import _scalar_name, _tensor_arg
+from ember.core._results import named_result
 
 __all__ = ["LinAlgError"]
 
@@ -179,16 +180,8 @@ def _singular(k):
             f"the input matrix is singular.")
 
 
-_result_types = {}
-
-
-def _result(name, fields, *values):
-    """torch.return_types.<name>: a named tuple of the op's outputs."""
-    cls = _result_types.get(name)
-    if cls is None:
-        from collections import namedtuple
-        cls = _result_types[name] = namedtuple(name, fields)
-    return cls(*values)
+# torch.return_types.<name>: a named tuple of the op's outputs
+_result = named_result
 
 
 def _fill_out(name, result, out):

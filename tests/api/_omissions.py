@@ -49,7 +49,7 @@ OMITTED = {
          "torch.Q*Storage", "torch.ao", "torch.quantization", "torch.nn.quantized",
          "torch.nn.qat", "torch.nn.intrinsic", "torch.nn.quantizable",
          "torch.Tensor.q_*", "torch.Tensor.qscheme", "torch.Tensor.int_repr",
-         "torch.Tensor.dequantize", "torch.Tensor.is_quantized"]),
+         "torch.Tensor.dequantize"]),
     "sparse-layouts": (
         "sparse COO/CSR/CSC/BSR/BSC tensors and their kernels: ember tensors are strided "
         "(dense) only.",
@@ -59,7 +59,7 @@ OMITTED = {
          "torch.Tensor.indices", "torch.Tensor.values", "torch.Tensor.*_indices",
          "torch.Tensor.sparse_*", "torch.Tensor.to_sparse*", "torch.Tensor.resize_as_sparse_",
          "torch.Tensor.smm", "torch.Tensor.sspaddmm", "torch.cuda.sparse",
-         "torch.Tensor.dense_dim", "torch.optim.SparseAdam"]),
+         "torch.Tensor.dense_dim"]),
     "nested-tensors": (
         "nested (jagged) tensors: ember has no ragged layout.",
         ["torch.nested", "torch.jagged", "torch.Tensor.to_padded_tensor"]),

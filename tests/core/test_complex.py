@@ -368,8 +368,8 @@ def test_comparisons_and_closeness():
         ember.testing.assert_close(e, e + 1e-2j)
 
 
-@pytest.mark.parametrize("call", ["a < a", "a >= 1", "ember.maximum(a, a)", "a.prod()",
-                                  "ember.amax(a)", "ember.asin(a)", "a.cumprod(0)"])
+@pytest.mark.parametrize("call", ["a < a", "a >= 1", "ember.amax(a)", "ember.asin(a)",
+                                  "a.cummax(0)"])
 def test_unsupported_ops_name_the_dtype(call):
     a = ember.tensor([1 + 1j, 2])
     with pytest.raises((NotImplementedError, RuntimeError), match="ComplexFloat"):

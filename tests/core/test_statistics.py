@@ -33,7 +33,7 @@ def test_var_mean_and_std_mean(device, oracle):
 
 
 def test_var_of_integers(device):
-    with pytest.raises(RuntimeError, match="var\\(\\): could not infer output dtype"):
+    with pytest.raises(RuntimeError, match="std and var only support floating point"):
         ember.var(ember.tensor([1, 2], device=device))
 
 

@@ -5,8 +5,8 @@ jvp) inside the vmap records them as the ops' own derivative does."""
 import inspect
 
 from ember.core import _autograd as _ag
-from ember.core import _tensor as _T
 from ember.core._dispatch import DispatchKey
+from ember.core._results import values_indices
 from ember.core.mode_keys import redispatch_below
 from ember.func import _levels
 from ember.func._batching import MODE_RULES, _level_of
@@ -66,7 +66,7 @@ class _Selection:
                 values = values.squeeze(dim)
         if flat:
             return values
-        return _T._ValuesIndices(name, values, idx)
+        return values_indices(name, values, idx)
 
 
 for _name in _DIM_DEFAULT:
