@@ -506,6 +506,11 @@ cdef object unary_op(Op op, TensorBase a, object out):
     cdef dtype ct = a._dtype
     if ct.is_complex:
         return complex_ops().unary(op.name, a, out)
+    if ct.code == EMBER_BOOL:
+        if op.code == EMBER_UNARY_SQUARE:     # PyTorch's pow(x, 2): bool promotes to int64
+            return unary_op(op, cast_to(a, _dtypes.int64), out)
+        if op.code == EMBER_UNARY_RELU:
+            raise RuntimeError("Boolean inputs not supported for relu")
     if not unary_to_float(op.code):
         refuse_limited(op, ct)
     if op.code == EMBER_UNARY_NEG and ct.code == EMBER_BOOL:
@@ -577,7 +582,7 @@ def div(input, other, *, rounding_mode=None, out=None):
                                                                  None), input, other)
         return binary_op(op_floor_divide, input, other, 1, out)
     if rounding_mode != "trunc":
-        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or "
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                          f"'floor' but found '{rounding_mode}'")
     if result_type2(input, other, "div").is_floating_point:
         return unary_op(op_trunc, binary_op(op_div, input, other, 1, None), out)

@@ -142,9 +142,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     else:
         d = _dtypes.int64
     refuse_limited_named("arange", d)
-    if not d.is_floating_point and not d.is_complex:
-        # an integer result takes its bounds and step cast to its type (0.5 -> 0), as
-        # PyTorch's kernel does
+    if d.code == EMBER_INT64:
+        # PyTorch's int64 kernel casts the bounds and step first (0.5 -> 0: refused)
         if step != 0 and int(step) == 0:
             raise ValueError("step must be nonzero")
         start, end, step = int(start), int(end), int(step)
@@ -153,8 +152,13 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if (step > 0 and end < start) or (step < 0 and end > start):
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     import math
+    # the length from the bounds as given (in double when any is a float), as PyTorch's
     n = math.ceil((end - start) / step) if d.is_floating_point or isinstance(start, float) \
         or isinstance(end, float) or isinstance(step, float) else -((start - end) // step)
+    if not d.is_floating_point and not d.is_complex:
+        # the narrower integer kernels cast start and step for the values only (0.5 -> 0:
+        # arange(-1., 1., .5, dtype=int32) repeats -1)
+        start, step = int(start), int(step)
     np = numpy()
     if d.is_floating_point:
         host = start + np.arange(n, dtype=np.float64) * step

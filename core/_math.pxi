@@ -268,7 +268,14 @@ cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
         | (b._keys if isinstance(b, TensorBase) else 0)))
     if (op_where._kernel_mask >> k) & 1:
         return op_where._table[k](cond, a, b, out=out, dtype=rt)
-    if cond._dtype.code != EMBER_BOOL:
+    if cond._dtype.code == EMBER_UINT8:
+        # PyTorch still takes a byte mask, with a deprecation warning
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated "
+                      "and will be removed in a future version of PyTorch. Use a boolean "
+                      "condition instead.", UserWarning, stacklevel=2)
+        cond = cast_to(cond, _dtypes.bool)
+    elif cond._dtype.code != EMBER_BOOL:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {st_name(cond._dtype)}")
     cdef int64_t sizes[MAX_DIM]

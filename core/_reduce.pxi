@@ -32,6 +32,10 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
         return op._table[k](a, dim, keepdim, dtype=dtype_arg, out=out)
     if a._dtype.is_complex:
         return complex_ops().reduce(op.name, a, dim, keepdim, dtype_arg, out)
+    if dtype_arg is not None and (<dtype>as_dtype(dtype_arg, op.name, "dtype")).is_complex:
+        # a real input summed (averaged, multiplied) into a complex dtype: cast it first
+        return reduce_op(op, cast_to(a, as_dtype(dtype_arg, op.name, "dtype")), dim, keepdim,
+                         dtype_arg, out)
     refuse_limited(op, a._dtype)
     cdef dtype ct
     if dtype_arg is not None:
@@ -203,6 +207,8 @@ cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
         return op._table[k](a, dim, dtype=dtype_arg)
     if a._dtype.is_complex:
         return complex_ops().scan(op.name, a, dim, dtype_arg)
+    if dtype_arg is not None and (<dtype>as_dtype(dtype_arg, op.name, "dtype")).is_complex:
+        return scan_op(op, cast_to(a, as_dtype(dtype_arg, op.name, "dtype")), dim, dtype_arg)
     refuse_limited(op, a._dtype)
     cdef bint extreme = op.code == EMBER_SCAN_CUMMAX or op.code == EMBER_SCAN_CUMMIN
     cdef dtype ct = a._dtype if dtype_arg is None else as_dtype(dtype_arg, op.name, "dtype")
@@ -278,15 +284,10 @@ def _device_sort(TensorBase a, int d, bint descending):
 
 
 def _ValuesIndices(name, values, indices):
-    """PyTorch's torch.return_types.<name>(values, indices) named tuple."""
-    cls = _return_types.get(name)
-    if cls is None:
-        from collections import namedtuple
-        cls = _return_types[name] = namedtuple(name, ["values", "indices"])
-    return cls(values, indices)
-
-
-cdef dict _return_types = {}
+    """PyTorch's torch.return_types.<name>(values, indices) named tuple (one class per op
+    name, core/_results.py's: the classes ember.return_types holds, printed as torch's)."""
+    from ember.core._results import values_indices
+    return values_indices(name, values, indices)
 
 
 def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):

@@ -243,10 +243,10 @@ cdef class TensorBase:
     # int(t), float(t), complex(t) refuse other sizes with ValueError, t.item() with
     # RuntimeError (one_element), as PyTorch's
     def __int__(self):
-        return int(item_c(python_number_of(self)))
+        return int(real_number(item_c(python_number_of(self)), "int64_t"))
 
     def __float__(self):
-        return float(item_c(python_number_of(self)))
+        return float(real_number(item_c(python_number_of(self)), "double"))
 
     def __index__(self):
         if self._dtype.is_floating_point or self._dtype.is_complex or self.numel_c() != 1:
@@ -478,7 +478,10 @@ cdef class TensorBase:
         return to_c(self, None, dtype, False)
 
     def copy_(self, src, non_blocking=False):
-        """Copy ``src`` (broadcast, cast, from any device) into self; returns self."""
+        """Copy ``src`` (broadcast, cast, from any device; a Python number fills, as
+        PyTorch's copy_ takes one) into self; returns self."""
+        if not isinstance(src, TensorBase) and is_scalar(src):
+            src = tensor(src)
         copy_into(self, as_tensor_arg(src, "copy_", "src"), "copy_")
         return self
 
@@ -767,6 +770,16 @@ cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):
         fn = _PY_OPERATORS[None if op is None else op.name]
         return from_numpy(np.asarray(fn(other, mine) if reflected else fn(mine, other)))
     return NotImplemented
+
+
+cdef object real_number(object v, str ctype):
+    """int()/float() of a complex element: its real part when the imaginary one is 0, else
+    PyTorch's RuntimeError."""
+    if type(v) is complex:
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v.real
+    return v
 
 
 _PY_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,

@@ -19,7 +19,9 @@ _REAL_RESULT = frozenset(["abs"])
 
 
 # PyTorch's kernel names where they are not the op's
-_KERNELS = {"floor_divide": "div_floor"}
+_KERNELS = {"floor_divide": "div_floor", "amax": "max_values", "amin": "min_values"}
+# ops that refuse a complex input up front, in PyTorch's words
+_NO_COMPLEX_INPUT = frozenset(["argmax", "argmin"])
 # ops whose complex refusal is a RuntimeError of its own wording (no order on complex)
 _UNORDERED = frozenset(["maximum", "minimum", "fmax", "fmin"])
 
@@ -27,6 +29,8 @@ _UNORDERED = frozenset(["maximum", "minimum", "fmax", "fmin"])
 def _unsupported(op, dtype):
     if op in _UNORDERED:
         return RuntimeError(f"{op} not implemented for complex tensors.")
+    if op in _NO_COMPLEX_INPUT:
+        return RuntimeError(f"{op}(): does not support complex input")
     return NotImplementedError(f'"{_KERNELS.get(op, op)}_cpu" not implemented for '
                                f"'{_T._st_name(dtype)}'")
 

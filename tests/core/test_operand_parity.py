@@ -120,3 +120,27 @@ def test_python_bool_indices_in_assignments(stmt):
         except RuntimeError as e:
             out.append(type(e))
     assert out[0] == out[1]
+
+
+@pytest.mark.parametrize("expr", [
+    "lib.where(lib.tensor([1, 0], dtype=lib.uint8), lib.tensor([1., 2.]), lib.tensor([3., 4.]))",
+    "lib.zeros(2).copy_(5)", "lib.zeros(2, dtype=lib.int32).copy_(2.7)",
+    "lib.arange(-1.0, 1.0, 0.5, dtype=lib.int32)", "lib.arange(0, 5.5, 1.5, dtype=lib.int16)",
+    "lib.arange(0, 5.5, 1.5, dtype=lib.int64)", "lib.arange(-1.0, 1.0, 0.5, dtype=lib.int64)",
+    "lib.tensor([True, False]).square()", "lib.relu(lib.tensor([True, False]))",
+    "lib.div(lib.ones(2), 2, rounding_mode='bad')", "int(lib.tensor(1 + 1j))",
+    "float(lib.tensor(1 + 0j))", "int(lib.tensor(2 + 0j))",
+    "lib.tensor([1, 2]).sum(dtype=lib.complex64)", "lib.tensor([1., 2.]).mean(dtype=lib.complex64)",
+    "lib.tensor([1, 2]).cumsum(0, dtype=lib.complex128)", "lib.tensor([1 + 1j]).argmax()",
+    "lib.tensor([1 + 1j]).amax()"])
+def test_more_edges_as_torch(expr):
+    out = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                r = eval(expr, {"lib": lib})
+                out.append(r.tolist() if hasattr(r, "tolist") else r)
+            except (RuntimeError, ValueError, TypeError, NotImplementedError) as e:
+                out.append(type(e))
+    assert out[0] == out[1]
