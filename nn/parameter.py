@@ -2,7 +2,6 @@
 import inspect
 
 from ember.core._autograd import set_requires_grad
-from ember.core._errors import _arg_type_message, _check_type
 from ember.core.tensor import Tensor
 
 __all__ = ["Buffer", "Parameter", "UninitializedBuffer", "UninitializedParameter", "is_lazy"]
@@ -13,20 +12,43 @@ def _empty():
     return empty(0)
 
 
-class Parameter(Tensor):
+def _check_data(data):
+    # PyTorch calls data.detach() first: a non-tensor fails there
+    if not isinstance(data, Tensor):
+        raise AttributeError(f"'{type(data).__name__}' object has no attribute 'detach'")
+
+
+class _ParameterMeta(type):
+    # a tensor subclass instance made a parameter keeps its class and is marked `_is_param`:
+    # isinstance(t, Parameter) looks for the mark
+    def __instancecheck__(cls, instance):
+        if cls is Parameter and isinstance(instance, Tensor) \
+                and getattr(instance, "_is_param", False):
+            return True
+        return super().__instancecheck__(instance)
+
+
+class Parameter(Tensor, metaclass=_ParameterMeta):
     """A Tensor that a Module registers as a parameter when assigned as its attribute.
 
     ``Parameter(data=None, requires_grad=True)`` shares ``data``'s storage and is a leaf;
-    results of ops on a Parameter are plain Tensors, as in PyTorch."""
+    results of ops on a Parameter are plain Tensors, as in PyTorch. ``data`` of a Tensor
+    subclass gives an instance of that subclass marked as a parameter."""
 
     __module__ = "ember.nn.parameter"
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
             data = _empty()
-        _check_type(isinstance(data, Tensor), lambda: _arg_type_message(data, "Parameter", "data"))
-        param = Tensor._make_subclass(cls, data)
+        _check_data(data)
+        if requires_grad and not (data.dtype.is_floating_point or data.dtype.is_complex):
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        subclass = type(data) not in (Tensor, Parameter)
+        param = Tensor._make_subclass(type(data) if subclass else cls, data)
         param.requires_grad = bool(requires_grad)
+        if subclass:
+            param._is_param = True
         return param
 
     def __init__(self, data=None, requires_grad=True):
@@ -72,7 +94,7 @@ class Buffer(Tensor, metaclass=_BufferMeta):
     def __new__(cls, data=None, *, persistent=True):
         if data is None:
             data = _empty()
-        _check_type(isinstance(data, Tensor), lambda: _arg_type_message(data, "Buffer", "data"))
+        _check_data(data)
         t = set_requires_grad(data.detach(), data.requires_grad)
         t.persistent = persistent
         t._is_buffer = True

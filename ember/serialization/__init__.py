@@ -38,7 +38,8 @@ from ember.serialization._allowlist import (
     safe_globals,
 )
 from ember.serialization._container import CorruptCheckpoint
-from ember.serialization._locations import (
+from ember.serialization._locations import (  # noqa: F401  (_get_restore_location: private)
+    _get_restore_location,
     default_restore_location,
     location_tag,
     register_package,
@@ -159,6 +160,53 @@ def _atomic_write(path, write):
             os.close(dir_fd)
 
 
+def _default_to_weights_only(pickle_module):
+    # load's default for weights_only: True unless a pickle_module is given
+    return pickle_module is None
+
+
+def _is_path(name_or_buffer):
+    return isinstance(name_or_buffer, (str, os.PathLike))
+
+
+class _opener:
+    """A context manager yielding ``file_like`` (PyTorch's private file helpers)."""
+
+    def __init__(self, file_like):
+        self.file_like = file_like
+
+    def __enter__(self):
+        return self.file_like
+
+    def __exit__(self, *exc):
+        pass
+
+
+class _open_file(_opener):
+    def __init__(self, name, mode):
+        super().__init__(open(name, mode))
+
+    def __exit__(self, *exc):
+        self.file_like.close()
+
+
+class _open_buffer_writer(_opener):
+    def __exit__(self, *exc):
+        self.file_like.flush()
+
+
+def _open_file_like(name_or_buffer, mode):
+    """A context manager giving a binary file: ``name_or_buffer`` opened with ``mode`` when it
+    is a path (closed on exit), else the buffer itself (flushed on exit when writing)."""
+    if _is_path(name_or_buffer):
+        return _open_file(name_or_buffer, mode)
+    if "w" in mode:
+        return _open_buffer_writer(name_or_buffer)
+    if "r" in mode:
+        return _opener(name_or_buffer)
+    raise RuntimeError(f"Expected 'r' or 'w' in mode but got {mode}")
+
+
 def _describe(f):
     if isinstance(f, (str, os.PathLike)):
         return f"'{os.fspath(f)}'"
@@ -193,9 +241,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     map_location: where storages go -- None (the device they were saved on), a device or
     string (``'cpu'``, ``'meta'``: no data is read), a dict remapping saved locations
     (``{'cuda:1': 'cuda:0'}``), or a callable ``fn(storage, location)`` given each storage as
-    read on the CPU (a 1-D uint8 tensor of its bytes; in ember's safetensors format, each
-    tensor as read) and its saved location string, returning it moved (``storage.cuda(1)``)
-    or None for the default placement.
+    read on the CPU (an UntypedStorage; in ember's safetensors format, each tensor's) and its
+    saved location string, returning it moved (``storage.cuda(1)``) or None for the default
+    placement.
 
     pickle_module: the module whose Unpickler reads the object (``weights_only=False`` only).
 
@@ -213,7 +261,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     A corrupt or truncated file raises RuntimeError naming the file and the problem; a
     damaged pickle raises pickle.UnpicklingError."""
     if weights_only is None:
-        weights_only = pickle_module is None
+        weights_only = _default_to_weights_only(pickle_module)
     if weights_only and pickle_module is not None:
         raise RuntimeError("Can not safely load weights when explicit pickle_module is "
                            "specified")

@@ -1,16 +1,19 @@
 """Where storages go: PyTorch's location tags, its package registry and ``map_location``.
 
 A checkpoint tags each storage with the device it was saved from (``"cpu"``, ``"cuda:0"``).
-Loading reads a storage on the CPU -- as a 1-D uint8 tensor of its bytes, which plays the part
-of PyTorch's untyped storage: ``.to()``, ``.cuda()``, ``.device`` and ``.nbytes`` work on
-it -- and hands it to the restore function ``map_location`` asks for. The default one runs the
+Loading reads a storage on the CPU -- as a 1-D uint8 tensor of its bytes -- and hands it to
+the restore function ``map_location`` asks for (a callable ``map_location`` gets it as an
+UntypedStorage, as in PyTorch). The default one runs the
 deserializers of ``register_package`` in priority order; ember registers the CPU, meta and
 every device a plugin provides.
 """
 import re
 
+from ember.core import _dtype as _dtypes
 from ember.core._device import device as _device
 from ember.core._tensor import TensorBase, empty
+
+_UINT8 = _dtypes.uint8
 
 __all__ = ["default_restore_location", "location_tag", "register_package", "restore_function",
            "validate_cuda_device", "validate_hpu_device"]
@@ -48,10 +51,26 @@ def location_tag(storage):
     raise RuntimeError(f"don't know how to determine data location of {_typename(storage)}")
 
 
+def _is_storage(obj):
+    from ember.core.storages import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+def _as_bytes(storage):
+    """A storage's bytes as the 1-D uint8 tensor loading works with (a tensor as it is)."""
+    if not _is_storage(storage):
+        return storage
+    untyped = storage.untyped()
+    return empty(0, dtype=_UINT8, device=untyped.device).set_(untyped)
+
+
 def default_restore_location(storage, location):
     """Restores ``storage`` using a deserializer function registered for ``location``, trying
     them in priority order until one returns something else than None; raises RuntimeError
     when none does."""
+    if _is_storage(storage):        # what a map_location callable was given: hand one back
+        return _as_bytes(default_restore_location(_as_bytes(storage), location)) \
+            .untyped_storage()
     for _, _, fn in _package_registry:
         result = fn(storage, location)
         if result is not None:
@@ -144,9 +163,10 @@ def is_meta_location(map_location):
 
 
 def restore_function(map_location):
-    """``restore(storage, location)`` for ``ember.load``'s ``map_location``: None (where it was
+    """``restore(tensor, location)`` for ``ember.load``'s ``map_location``: None (where it was
     saved), a device or string (everything there), a dict remapping location tags, or a
-    callable ``fn(storage, location)`` returning the restored storage or None (the default)."""
+    callable ``fn(storage, location)`` given the tensor's UntypedStorage and returning the
+    restored storage or None (the default)."""
     if map_location is None:
         return default_restore_location
     if isinstance(map_location, dict):
@@ -157,14 +177,38 @@ def restore_function(map_location):
         target = map_location.decode() if isinstance(map_location, bytes) else str(map_location)
         return lambda storage, location: default_restore_location(storage, target)
     if callable(map_location):
-        def restore(storage, location):
-            result = map_location(storage, location)
+        def restore(t, location):
+            # as PyTorch, the callable gets an UntypedStorage (the same memory) and returns
+            # one; the tensor read is rebuilt over it
+            result = map_location(t.untyped_storage(), location)
             if result is None:
-                return default_restore_location(storage, location)
-            if not isinstance(result, TensorBase):
+                return default_restore_location(t, location)
+            if isinstance(result, TensorBase):          # ember's former contract
+                return result
+            if not _is_storage(result):
                 raise TypeError(f"ember.load: map_location returned {type(result).__name__}, "
-                                f"expected a storage (a Tensor) or None")
-            return result
+                                f"expected a storage or None")
+            untyped = result.untyped()
+            span = t.storage_offset() + 1 + sum((n - 1) * st for n, st in
+                                                zip(t.shape, t.stride()))
+            if t.numel() and untyped.nbytes() < span * t.element_size():
+                raise TypeError(f"ember.load: map_location must return the storage it was "
+                                f"given ({t.untyped_storage().nbytes()} bytes) moved or None, "
+                                f"got {untyped.nbytes()} bytes")
+            return empty(0, dtype=t.dtype, device=untyped.device).set_(
+                untyped, t.storage_offset(), tuple(t.shape), t.stride())
         return restore
     raise TypeError(f"ember.load: map_location must be None, a string, an ember.device, a dict "
                     f"or a callable, not {type(map_location).__name__}")
+
+
+def _get_restore_location(map_location):
+    """PyTorch's private form of restore_function: ``restore(storage, location)`` on storages
+    (a storage in, a storage out)."""
+    restore = restore_function(map_location)
+
+    def restore_storage(storage, location):
+        if not _is_storage(storage):
+            return restore(storage, location)
+        return restore(_as_bytes(storage), location).untyped_storage()
+    return restore_storage

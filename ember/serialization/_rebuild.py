@@ -4,21 +4,24 @@ A ``torch.save`` pickle names each tensor's storage by a persistent id
 ``("storage", <storage type>, key, location, numel)`` and rebuilds the tensor with a call such
 as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)``.
 Loading maps those names to the functions below: every storage of the file becomes one
-``LoadedStorage`` (its bytes as a uint8 ember tensor, placed once per map_location), and every
-tensor is an ``as_strided`` view of it, so tensors that shared a storage when saved share one
-ember storage when loaded. Arguments come from an untrusted file: each is checked here, and
-the core's ``as_strided`` refuses views outside the storage.
+``LoadedStorage`` (its bytes as a uint8 ember tensor, placed once per map_location; a zip
+checkpoint's pickle sees it as an ember TypedStorage, which a storage saved on its own loads
+as), and every tensor is an ``as_strided`` view of it, so tensors that shared a storage when
+saved share one ember storage when loaded. Arguments come from an untrusted file: each is
+checked here, and the core's ``as_strided`` refuses views outside the storage.
 """
 import pickle
 import threading
 
 from ember.core import _dtype as _dtypes
 from ember.core._autograd import set_requires_grad
-from ember.core._tensor import TensorBase, from_numpy
+from ember.core._tensor import TensorBase, empty, from_numpy
 from ember.core.factories import empty_strided
+from ember.core.storages import TypedStorage, UntypedStorage
 from ember.core.tensor import Tensor
 
-__all__ = ["LoadedStorage", "MissingDtype", "StorageType", "dtype_named", "storage_name_of"]
+__all__ = ["LoadedStorage", "MissingDtype", "StorageType", "as_storage", "dtype_named",
+           "storage_name_of"]
 
 # the storage classes of PyTorch's pickles and the dtype each holds
 _STORAGE_DTYPES = {
@@ -112,10 +115,32 @@ def _ints(x, what):
     return tuple(x)
 
 
-def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
-    if not isinstance(storage, LoadedStorage):
+def as_storage(loaded):
+    """The ember TypedStorage over a LoadedStorage's bytes: what loading a storage saved as an
+    object of its own gives, as PyTorch's load gives a TypedStorage."""
+    return TypedStorage(wrap_storage=loaded.flat.untyped_storage(), dtype=loaded.dtype,
+                        _internal=True)
+
+
+def _loaded(storage):
+    # zip checkpoints hand out ember storages (see as_storage); legacy ones LoadedStorages,
+    # which may be views of part of a storage
+    if isinstance(storage, LoadedStorage):
+        return storage
+    hit = getattr(_active, "storages", {}).get(id(storage))
+    if hit is not None:             # one this load handed out: its views are cached there
+        return hit
+    if not isinstance(storage, (TypedStorage, UntypedStorage)):
         raise pickle.UnpicklingError(f"_rebuild_tensor: expected a storage of the checkpoint, "
                                      f"got {type(storage).__name__}")
+    untyped = storage.untyped()
+    flat = empty(0, dtype=_dtypes.uint8, device=untyped.device).set_(untyped)
+    dtype = storage.dtype if isinstance(storage, TypedStorage) else _dtypes.uint8
+    return LoadedStorage("", flat, dtype)
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
+    storage = _loaded(storage)
     if type(storage_offset) is not int:
         raise pickle.UnpicklingError(f"_rebuild_tensor: storage_offset must be an int, got "
                                      f"{storage_offset!r}")
@@ -255,14 +280,16 @@ REBUILD_FUNCTIONS["torch.serialization._get_layout"] = _get_layout
 
 
 class restoring:
-    """While loading: ``_rebuild_device_tensor_*`` place tensors with this restore function."""
+    """While loading: ``_rebuild_device_tensor_*`` place tensors with this restore function;
+    ``storages`` maps id(storage handed out) -> its LoadedStorage (the caller keeps those
+    storages alive)."""
 
-    def __init__(self, restore):
-        self.restore = restore
+    def __init__(self, restore, storages=None):
+        self.restore, self.storages = restore, {} if storages is None else storages
 
     def __enter__(self):
-        self.saved = getattr(_active, "restore", None)
-        _active.restore = self.restore
+        self.saved = (getattr(_active, "restore", None), getattr(_active, "storages", {}))
+        _active.restore, _active.storages = self.restore, self.storages
 
     def __exit__(self, *exc):
-        _active.restore = self.saved
+        _active.restore, _active.storages = self.saved

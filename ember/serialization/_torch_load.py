@@ -129,13 +129,21 @@ def load_zip(f, source, map_location, weights_only, pickle_module, mmap, pickle_
 
     load = storage_loader(read, map_location, order is not None and order != sys.byteorder)
 
+    storages = {}           # key -> the TypedStorage handed out (one per storage)
+    by_id = {}              # id of such a storage -> its LoadedStorage
+
     def persistent_load(pid):
         storage_type, key, location, numel = parse_pid(pid)
-        dtype = storage_type.dtype
-        itemsize = dtype.itemsize if isinstance(dtype, _dtypes.dtype) else 1
-        return load(key, dtype, location, numel * itemsize)
+        st = storages.get(key)
+        if st is None:
+            dtype = storage_type.dtype
+            itemsize = dtype.itemsize if isinstance(dtype, _dtypes.dtype) else 1
+            loaded = load(key, dtype, location, numel * itemsize)
+            st = storages[key] = _rebuild.as_storage(loaded)
+            by_id[id(st)] = loaded
+        return st
 
-    with _rebuild.restoring(load.restore):
+    with _rebuild.restoring(load.restore, by_id):
         obj = load_pickle(reader.record("data.pkl").tobytes(), persistent_load, weights_only,
                           source, pickle_module, **pickle_load_args)
     f.seek(reader.end)              # a later load of the stream reads what follows

@@ -21,7 +21,8 @@ import numpy as np
 from ember.core import _dtype as _dtypes
 from ember.core._device import device as _device
 from ember.core._size import Size
-from ember.core._tensor import TensorBase
+from ember.core._tensor import TensorBase, empty
+from ember.core.storages import TypedStorage, UntypedStorage
 from ember.core.tensor import Tensor
 from ember.serialization import _options
 from ember.serialization._locations import location_tag
@@ -110,6 +111,19 @@ class _Storages:
                                "as different types")
         return ref
 
+    def storage_pid(self, storage):
+        """The persistent id PyTorch writes for a storage saved as an object of its own: a
+        TypedStorage under its legacy class, an UntypedStorage as bytes."""
+        untyped = storage.untyped()
+        typed = isinstance(storage, TypedStorage)
+        dtype = storage.dtype if typed else _dtypes.uint8
+        ref = self.ref(empty(0, dtype=dtype, device=untyped.device).set_(untyped))
+        if typed:
+            return ref.pid()
+        pid = ("storage", _NamedGlobal("torch.storage", "UntypedStorage"), ref.key,
+               ref.location, untyped.nbytes())
+        return pid + (None,) if self.legacy else pid
+
 
 def _tensor_reduce(t, storages):
     """PyTorch's reduction of tensor ``t``: (function, args)."""
@@ -158,7 +172,11 @@ def _pickler_class(pickle_module):
             self._storages = storages
 
         def persistent_id(self, obj):
-            return obj.pid() if type(obj) is _StorageRef else None
+            if type(obj) is _StorageRef:
+                return obj.pid()
+            if isinstance(obj, (UntypedStorage, TypedStorage)):
+                return self._storages.storage_pid(obj)
+            return None
 
         def reducer_override(self, obj):
             if isinstance(obj, TensorBase):

@@ -67,10 +67,16 @@ class Hardsigmoid(_Inplace):
     """relu6(x + 3) / 6."""
     _fn = staticmethod(F.hardsigmoid)
 
+    def extra_repr(self):
+        return ""           # PyTorch's repr leaves out ``inplace`` here
+
 
 class Hardswish(_Inplace):
     """x * relu6(x + 3) / 6."""
     _fn = staticmethod(F.hardswish)
+
+    def extra_repr(self):
+        return ""           # PyTorch's repr leaves out ``inplace`` here
 
 
 class Sigmoid(_Plain):

@@ -1,5 +1,6 @@
 """Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import islice
@@ -8,7 +9,8 @@ from ember.core.tensor import Tensor
 from ember.nn.modules.module import Module, _addindent
 from ember.nn.parameter import Parameter
 
-__all__ = ["ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "Sequential"]
+__all__ = ["Container", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+           "Sequential"]
 
 
 def _abs_index(idx, size):
@@ -17,6 +19,19 @@ def _abs_index(idx, size):
     if not -size <= idx < size:
         raise IndexError(f"index {idx} is out of range")
     return idx % size
+
+
+class Container(Module):
+    """PyTorch's deprecated container: ``Container(**kwargs)`` registers each keyword's
+    module as a child (subclass Module instead)."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class _IndexedModules(Module):
@@ -66,46 +81,18 @@ class _IndexedModules(Module):
         self._modules[str(index)] = module
         return self
 
-    def extend(self, modules):
-        """Append every module of the iterable ``modules``; returns self."""
-        if not isinstance(modules, Iterable):
-            raise TypeError(f"{type(self).__name__}.extend should be called with an "
-                            f"iterable, but got {type(modules).__name__}")
-        for module in list(modules):
-            self.append(module)
-        return self
-
     def pop(self, key):
         """Remove and return the module at index ``key``."""
         module = self[key]
         del self[key]
         return module
 
-    def __iadd__(self, other):
-        return self.extend(other)
 
-    def __add__(self, other):
-        if not isinstance(other, type(self)):
-            raise ValueError(f"add operator supports only objects of {type(self).__name__} "
-                             f"class, but {type(other)} is given.")
-        return type(self)(*self._sliced(slice(None))).extend(other)
-
-    def _repeats(self, other):
-        if not isinstance(other, int):
-            raise TypeError(f"unsupported operand type(s) for *: {type(self)} and "
-                            f"{type(other)}")
-        if other <= 0:
-            raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
-        return list(self) * (other - 1)
-
-    def __mul__(self, other):
-        extra = self._repeats(other)
-        return type(self)(*self._sliced(slice(None))).extend(extra)
-
-    __rmul__ = __mul__
-
-    def __imul__(self, other):
-        return self.extend(self._repeats(other))
+def _check_factor(self, other):
+    if not isinstance(other, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(self)} and {type(other)}")
+    if other <= 0:
+        raise ValueError(f"Non-positive multiplication factor {other} for {type(self)}")
 
 
 class Sequential(_IndexedModules):
@@ -129,6 +116,46 @@ class Sequential(_IndexedModules):
             input = module(input)
         return input
 
+    def extend(self, sequential):
+        """Append every module of the iterable ``sequential``; returns self."""
+        for module in list(sequential):
+            self.append(module)
+        return self
+
+    # the operators build a plain Sequential numbered 0..n-1 (as PyTorch), whatever the
+    # operands' class and child names: keeping names could make two children collide
+    def __add__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        return Sequential(*self, *other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError(f"add operator supports only objects of Sequential class, but "
+                             f"{type(other)} is given.")
+        offset = len(self)
+        for i, module in enumerate(list(other)):
+            self.add_module(str(offset + i), module)
+        return self
+
+    def __mul__(self, other):
+        _check_factor(self, other)
+        return Sequential(*(list(self) * other))
+
+    def __rmul__(self, other):
+        return self.__mul__(other)
+
+    def __imul__(self, other):
+        _check_factor(self, other)
+        n = len(self)
+        # PyTorch looks the copies up by index name: a named Sequential raises KeyError
+        copies = [self._modules[str(i)] for i in range(n)]
+        for k in range(1, other):
+            for i, module in enumerate(copies):
+                self.add_module(str(k * n + i), module)
+        return self
+
 
 class ModuleList(_IndexedModules):
     """A list of modules, registered as children (indexable, iterable, no forward)."""
@@ -140,6 +167,26 @@ class ModuleList(_IndexedModules):
 
     def _sliced(self, idx):
         return (list(self._modules.values())[idx],)
+
+    def extend(self, modules):
+        """Append every module of the iterable ``modules``; returns self."""
+        if not isinstance(modules, Iterable):
+            raise TypeError(f"ModuleList.extend should be called with an iterable, but got "
+                            f"{type(modules).__name__}")
+        for module in list(modules):
+            self.append(module)
+        return self
+
+    def __iadd__(self, modules):
+        return self.extend(modules)
+
+    def __add__(self, other):
+        # any iterable of modules; the result is a plain ModuleList, as in PyTorch
+        return ModuleList(list(self) + list(other))
+
+    def insert(self, index, module):
+        """Insert ``module`` before position ``index``."""
+        super().insert(index, module)
 
     def __repr__(self):
         # runs of identical children print once: "(0-2): 3 x Linear(...)"
@@ -389,6 +436,12 @@ class ParameterDict(Module):
     def __or__(self, other):
         out = self.copy()
         out.update(other)
+        return out
+
+    def __ror__(self, other):
+        # ``dict | ParameterDict``: the left operand's type wins, as for dicts
+        out = other.copy()
+        out.update(self)
         return out
 
     def __ior__(self, other):

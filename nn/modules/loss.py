@@ -255,7 +255,10 @@ class TripletMarginWithDistanceLoss(_Loss):
         if margin <= 0:
             raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater "
                              f"than 0, got {margin} instead")
-        self.distance_function = distance_function or F.pairwise_distance
+        if distance_function is None:      # a module, so it shows as a child (as PyTorch)
+            from ember.nn.modules.distance import PairwiseDistance
+            distance_function = PairwiseDistance()
+        self.distance_function = distance_function
         self.margin, self.swap = margin, swap
 
     def forward(self, anchor, positive, negative):

@@ -4,10 +4,28 @@ Parameters, buffers and submodules live in three ordered dicts that ``__setattr_
 ``__getattr__`` maintain; everything else (walking, conversion, state_dict, repr) is
 built on those. Hooks and state_dict loading are in module_hooks.py / module_state.py."""
 import itertools
+import warnings
+from typing import Any, TypeVar
 
 from ember.core.tensor import Tensor
 from ember.nn.modules import module_hooks as _hooks
 from ember.nn.modules import module_state as _state
+from ember.nn.modules.module_hooks import (  # noqa: F401  (PyTorch's module attributes)
+    _global_backward_hooks,
+    _global_backward_pre_hooks,
+    _global_buffer_registration_hooks,
+    _global_forward_hooks,
+    _global_forward_hooks_always_called,
+    _global_forward_hooks_with_kwargs,
+    _global_forward_pre_hooks,
+    _global_module_registration_hooks,
+    _global_parameter_registration_hooks,
+    _WrappedHook,
+)
+from ember.nn.modules.module_state import (  # noqa: F401
+    _EXTRA_STATE_KEY_SUFFIX,
+    _IncompatibleKeys,
+)
 from ember.nn.parameter import Buffer, Parameter
 
 from ember.autograd.grad_mode import no_grad
@@ -29,9 +47,74 @@ register_module_parameter_registration_hook = \
     _hooks.register_module_parameter_registration_hook
 
 
+T = TypeVar("T", bound="Module")
+
+
+def __getattr__(name):
+    # rebound by module_hooks when a global backward hook is registered: read it there
+    if name == "_global_is_full_backward_hook":
+        return _hooks._global_is_full_backward_hook
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+
+
+def _has_any_global_hook():
+    return bool(_global_backward_pre_hooks or _global_backward_hooks
+                or _global_forward_pre_hooks or _global_forward_hooks
+                or _global_forward_hooks_always_called or _global_forward_hooks_with_kwargs)
+
+
+def _forward_unimplemented(self, *input):
+    """The computation; every subclass overrides it (call the module, not forward)."""
+    raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                              f'"forward" function')
+
+
 def _typename(obj):
     from ember import typename
     return typename(obj)
+
+
+_TO_KEYWORDS = frozenset({"device", "dtype", "non_blocking", "copy", "memory_format"})
+_TO_OVERLOADS = ((), ("device",), ("device", "dtype"), ("dtype",), ("tensor",))
+
+
+def _check_to_arguments(args, kwargs):
+    """TypeError, as PyTorch's argument parser raises, for a call that matches none of
+    to(device=None, dtype=None, non_blocking=False, copy=False), to(dtype, ...),
+    to(tensor, ...)."""
+    from ember import device, dtype
+
+    def kind(a):
+        if isinstance(a, Tensor):
+            return "tensor"
+        if isinstance(a, dtype):
+            return "dtype"
+        if isinstance(a, (str, int, device)) and not isinstance(a, bool):
+            return "device"
+        return None
+
+    def name(a):
+        return {"tensor": "Tensor", "dtype": "ember.dtype"}.get(kind(a), type(a).__name__)
+    # None stands for the device or the dtype of to(device, dtype)
+    kinds = [("device", "dtype")[i] if a is None and i < 2 else kind(a)
+             for i, a in enumerate(args)]
+    flags = 0
+    while len(kinds) > 1 and isinstance(args[len(kinds) - 1], bool):
+        kinds.pop()                  # non_blocking and copy, after the first argument
+        flags += 1
+    if tuple(kinds) in _TO_OVERLOADS and kwargs.keys() <= _TO_KEYWORDS:
+        if flags > 1 or "copy" in kwargs:
+            raise RuntimeError(".to() does not accept copy argument")
+        return
+    got = [name(a) for a in args] + [f"{k}={name(v)}" for k, v in kwargs.items()]
+    raise TypeError("to() received an invalid combination of arguments - got (" +
+                    ", ".join(got) + (", " if kwargs else "") + "), but expected one of:\n"
+                    " * (ember.device device = None, ember.dtype dtype = None, bool "
+                    "non_blocking = False, bool copy = False, *, ember.memory_format "
+                    "memory_format = None)\n * (ember.dtype dtype, bool non_blocking = False, "
+                    "bool copy = False, *, ember.memory_format memory_format = None)\n * (Tensor "
+                    "tensor, bool non_blocking = False, bool copy = False, *, "
+                    "ember.memory_format memory_format = None)\n")
 
 
 def _addindent(text, spaces):
@@ -73,10 +156,12 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         if self.call_super_init:
             super().__init__(*args, **kwargs)
 
-    def forward(self, *input):
-        """The computation; every subclass overrides it (call the module, not forward)."""
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
-                                  f'"forward" function')
+    forward = _forward_unimplemented
+    T_destination = TypeVar("T_destination", bound=dict[str, Any])
+
+    def _slow_forward(self, *input, **kwargs):
+        # PyTorch's forward under JIT tracing; ember has no tracer state, so plain forward
+        return self.forward(*input, **kwargs)
 
     # registration ----------------------------------------------------------------------
     def _check_name(self, kind, name, own):
@@ -122,7 +207,9 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
                                  f"as a function of another Tensor, compute the value in the "
                                  f"forward() method.")
         Module._attribute_epoch += 1
-        self._parameters[name] = _hooks._run_registration_hooks("parameter", self, name, param)
+        if param is not None:       # registration hooks see real parameters only
+            param = _hooks._run_registration_hooks("parameter", self, name, param)
+        self._parameters[name] = param
 
     def add_module(self, name, module):
         """Register ``module`` (or None) as child ``name``."""
@@ -204,6 +291,11 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         # attribute names only: Sequential's children are named "0", "1", ...
         return sorted({k for k in keys if not k[0].isdigit()})
 
+    def __getstate__(self):
+        state = self.__dict__.copy()
+        state.pop("_compiled_call_impl", None)     # a compiled call does not pickle
+        return state
+
     def __setstate__(self, state):
         self.__dict__.update(state)
         self._init_hooks(lambda k, v: self.__dict__.setdefault(k, v))
@@ -223,33 +315,40 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return mod
 
-    def _get_leaf(self, target, store, kind):
+    def _get_leaf(self, target, is_kind, kind):
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
-        if name not in getattr(mod, store):
+        value = getattr(mod, name)
+        if not is_kind(mod, name, value):
             raise AttributeError(f"`{name}` is not {kind}")
-        return getattr(mod, name)
+        return value
 
     def get_parameter(self, target):
         """The parameter at dotted path ``target`` (e.g. "net.0.weight")."""
-        return self._get_leaf(target, "_parameters", "an nn.Parameter")
+        # a parameter registered as None is no Parameter
+        return self._get_leaf(target, lambda mod, name, value: isinstance(value, Parameter),
+                              "an nn.Parameter")
 
     def get_buffer(self, target):
         """The buffer at dotted path ``target``."""
-        return self._get_leaf(target, "_buffers", "a buffer")
+        return self._get_leaf(target, lambda mod, name, value: name in mod._buffers,
+                              "a buffer")
 
     def set_submodule(self, target, module, strict=False):
         """Replace (or, unless ``strict``, add) the submodule at dotted path ``target``."""
         if target == "":
             raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
         path, _, name = target.rpartition(".")
         parent = self.get_submodule(path)
         if strict and not hasattr(parent, name):
             raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
-        if not isinstance(module, Module):
-            raise TypeError(f"`module` is not an nn.Module, found {type(module)}")
+        # only a submodule is replaced, never a parameter or a plain attribute
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
         setattr(parent, name, module)
 
     # walking ---------------------------------------------------------------------------
@@ -389,21 +488,39 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
         tensors only), to(tensor), to(device, dtype, non_blocking); ``memory_format`` lays
         out the 4-D and 5-D ones (channels_last)."""
         from ember.core._tensor import _parse_to
+        _check_to_arguments(args, kwargs)
+        kwargs = dict(kwargs)
         kwargs.pop("non_blocking", None)
+        kwargs.pop("copy", None)
         memory_format = kwargs.pop("memory_format", None)
-        if len(args) > 1 and isinstance(args[-1], bool):        # to(device, dtype, True)
-            args = args[:-1]
+        # to(device, dtype, non_blocking); to(None) is the current device
+        args = tuple(a for a in args if a is not None and not isinstance(a, bool))
         device, dtype = _parse_to(args, kwargs)
-        if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
-                            f"got desired dtype={dtype}")
+        if dtype is not None:
+            if not (dtype.is_floating_point or dtype.is_complex):
+                raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, "
+                                f"but got desired dtype={dtype}")
+            if dtype.is_complex:
+                warnings.warn("Complex modules are a new feature under active development "
+                              "whose design may change, and some modules might not work as "
+                              "expected when using complex tensors as parameters or buffers. "
+                              "Please file an issue at https://github.com/pytorch/pytorch/"
+                              "issues/new?template=bug-report.yml if a complex module does not "
+                              "work as expected.", stacklevel=2)
 
         def convert(t):
             cast = dtype is not None and (t.is_floating_point() or t.is_complex())
             to = [a for a in (device, dtype if cast else None) if a is not None]
-            if memory_format is not None and t.dim() in (4, 5):   # conv weights and the like
-                return t.to(*to, memory_format=memory_format)
-            return t.to(*to)
+            try:
+                if memory_format is not None and t.dim() in (4, 5):   # conv weights and such
+                    return t.to(*to, memory_format=memory_format)
+                return t.to(*to)
+            except NotImplementedError as e:
+                if str(e) != "Cannot copy out of meta tensor; no data!":
+                    raise
+                raise NotImplementedError(f"{e} Please use torch.nn.Module.to_empty() instead "
+                                          f"of torch.nn.Module.to() when moving module from "
+                                          f"meta to a different device.") from None
         return self._apply(convert)
 
     def _cast_floating(self, dtype):
@@ -455,6 +572,30 @@ class Module(_hooks._HookMixin, _state._StateDictMixin):
     def xpu(self, device=None):
         """Move every parameter and buffer to an XPU device."""
         return self._apply(lambda t: t.xpu(device))
+
+    def ipu(self, device=None):
+        """Move every parameter and buffer to an IPU device (ember has no IPU backend: like a
+        PyTorch build without one, it raises once there is a tensor to move)."""
+        def move(t):
+            raise RuntimeError("PyTorch is not linked with support for ipu devices")
+        return self._apply(move)
+
+    def mtia(self, device=None):
+        """Move every parameter and buffer to an MTIA device (ember has no MTIA backend: like
+        a PyTorch build without one, it raises once there is a tensor to move)."""
+        def move(t):
+            raise AssertionError("Torch not compiled with MTIA enabled.")
+        return self._apply(move)
+
+    def _replicate_for_data_parallel(self):
+        # a shallow copy that shares children and buffers and owns no parameters
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     def to_empty(self, *, device, recurse=True):
         """Move parameters and buffers to ``device`` without copying their values (what

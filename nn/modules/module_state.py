@@ -1,5 +1,6 @@
 """Module.state_dict / load_state_dict with PyTorch's key names, metadata, hooks and error
 text; subclasses customise through _save_to_state_dict / _load_from_state_dict."""
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -10,10 +11,13 @@ from ember.autograd.grad_mode import no_grad
 
 __all__ = ["_IncompatibleKeys"]
 
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
     """What load_state_dict returns: the keys it missed and the keys it did not use."""
 
+    __module__ = "ember.nn.modules.module"       # where PyTorch (and pickles) find it
     __slots__ = ()
 
     def __repr__(self):
@@ -52,11 +56,21 @@ class _StateDictMixin:
         return _add(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook):
-        """``hook(module, state_dict, prefix, local_metadata)`` runs after it."""
+        """``hook(module, state_dict, prefix, local_metadata)`` runs after it; it edits the
+        state_dict in place and must return None."""
         from ember.nn.modules.module_hooks import _add
+        # as PyTorch: the mark on the function tells state_dict() to refuse a return value
+        hook._from_public_api = True
         return _add(self._state_dict_hooks, hook)
 
-    _register_state_dict_hook = register_state_dict_post_hook
+    def _register_state_dict_hook(self, hook):
+        # the private form: a value the hook returns replaces the root's state_dict
+        from ember.nn.modules.module_hooks import _add
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook "
+                               "that was previously registered via "
+                               "register_state_dict_post_hook")
+        return _add(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -85,14 +99,22 @@ class _StateDictMixin:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
         if self._has_extra_state("get_extra_state"):
-            destination[prefix + "_extra_state"] = self.get_extra_state()
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An OrderedDict of every parameter and persistent buffer under its dotted name
         (detached unless ``keep_vars``), with per-module ``_metadata``."""
         if args:                       # the old positional form (destination, prefix, keep_vars)
-            destination, prefix, keep_vars = (list(args) + [destination, prefix,
-                                                            keep_vars][len(args):])[:3]
+            warnings.warn("Positional args are being deprecated, use kwargs instead. Refer to "
+                          "https://pytorch.org/docs/main/generated/torch.nn.Module.html"
+                          "#torch.nn.Module.state_dict for details.", FutureWarning,
+                          stacklevel=2)
+            if destination is None:
+                destination = args[0]
+            if len(args) > 1 and prefix == "":
+                prefix = args[1]
+            if len(args) > 2 and keep_vars is False:
+                keep_vars = args[2]
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -108,8 +130,11 @@ class _StateDictMixin:
                                   keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
-            if result is not None:
-                destination = result
+            if result is None:
+                continue
+            if getattr(hook, "_from_public_api", False):
+                raise RuntimeError("state_dict post-hook must return None")
+            destination = result
         return destination
 
     # loading ---------------------------------------------------------------------------
@@ -136,13 +161,19 @@ class _StateDictMixin:
                                   f'torch.Tensor or Tensor-like object from checkpoint but '
                                   f'received {type(value)}')
                 continue
-            if param.dim() == 0 and value.dim() == 1:    # checkpoints of 0.3-era scalars
+            if param.dim() == 0 and value.shape == (1,):    # checkpoints of 0.3-era scalars
                 value = value[0]
             if value.shape != param.shape:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape "
                                   f"{value.shape} from checkpoint, the shape in current model "
                                   f"is {param.shape}.")
                 continue
+            if param.is_meta and not value.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
+                              f"to a meta parameter in the current model, which is a no-op. "
+                              f"(Did you mean to pass `assign=True` to assign items in the "
+                              f"state dictionary to their corresponding key in the module "
+                              f"instead of copying them in place?)", stacklevel=2)
             try:
                 with no_grad():
                     if assign:
@@ -154,7 +185,7 @@ class _StateDictMixin:
                                   f'dimensions in the model are {param.size()} and whose '
                                   f'dimensions in the checkpoint are {value.size()}, an '
                                   f'exception occurred : {ex.args}.')
-        extra_key = prefix + "_extra_state"
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if self._has_extra_state("set_extra_state"):
             if extra_key in state_dict:
                 self.set_extra_state(state_dict[extra_key])
@@ -203,7 +234,7 @@ class _StateDictMixin:
             keys = _IncompatibleKeys(missing, unexpected)
             for hook in module._load_state_dict_post_hooks.values():
                 if hook(module, keys) is not None:
-                    raise RuntimeError("Hooks registered with "
+                    raise AssertionError("Hooks registered with "
                                        "``register_load_state_dict_post_hook`` are not "
                                        "expected to return new values, if incompatible_keys "
                                        "need to be modified, it should be done inplace.")

@@ -31,7 +31,6 @@ OMITTED = {
          "torch.testing.FileCheck", "torch.Benchmark*",
          "torch.ThroughputBenchmark", "torch.AggregationType", "torch.AVG", "torch.SUM",
          "torch.LoggerBase", "torch.LockingLogger", "torch.NoopLogger",
-         "torch.nn.modules.container.Container", "torch.nn.Container", "torch.nn.modules.Container",
          "torch.autograd.NestedIOFunction", "torch.Tensor.module_load"]),
     "vendor-libraries": (
         "entry points of vendor libraries ember does not link: cuDNN, MIOpen, oneDNN "

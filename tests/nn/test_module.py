@@ -391,8 +391,8 @@ def test_parameter_and_buffer_classes():
     assert type(r) is nn.Parameter and r.tag == "x" and ember.equal(r, p)
     with pytest.raises(RuntimeError, match="floating point"):
         nn.Parameter(ember.ones(2, dtype=ember.int64))
-    with pytest.raises(TypeError):
-        nn.Parameter([1.0])
+    with pytest.raises(AttributeError, match="'list' object has no attribute 'detach'"):
+        nn.Parameter([1.0])             # as PyTorch, which calls data.detach() first
     b = nn.Buffer(ember.ones(2), persistent=False)
     assert isinstance(b, nn.Buffer) and not isinstance(ember.ones(2), nn.Buffer)
     assert type(b) is ember.Tensor and b.persistent is False

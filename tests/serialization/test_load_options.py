@@ -70,19 +70,25 @@ def test_mmap_needs_a_path_and_a_zip(tmp_path, torch_file):
         ember.load(legacy, mmap=True)
 
 
-def test_map_location_callable_gets_each_storage_as_bytes(torch_file):
-    seen = []
+def test_map_location_callable_gets_each_storage_as_an_untyped_storage(torch_file):
+    def seen_by(lib):
+        seen = []
 
-    def fn(storage, location):
-        seen.append((location, storage.dtype, tuple(storage.shape), storage.device.type))
-        return storage
-    out = ember.load(torch_file, map_location=fn)
-    assert sorted(seen) == [("cpu", ember.uint8, (24,), "cpu"), ("cpu", ember.uint8, (48,), "cpu")]
+        def fn(storage, location):
+            seen.append((location, type(storage).__name__, storage.size(), storage.nbytes(),
+                         storage.device.type))
+            return storage
+        return seen, lib.load(torch_file, map_location=fn)
+    (seen, out), (want, _) = seen_by(ember), seen_by(torch)
+    assert sorted(seen) == sorted(want) == [("cpu", "UntypedStorage", 24, 24, "cpu"),
+                                            ("cpu", "UntypedStorage", 48, 48, "cpu")]
     assert out["col"].tolist() == [1.0, 5.0, 9.0]
     out = ember.load(torch_file, map_location=lambda storage, loc: None)   # None: the default
     assert out["b"].tolist() == [1.0, 1.0, 1.0]
+    out = ember.load(torch_file, map_location=lambda storage, loc: storage.cpu())
+    assert out["col"].tolist() == [1.0, 5.0, 9.0]
     with pytest.raises(TypeError, match="map_location must return the storage"):
-        ember.load(torch_file, map_location=lambda storage, loc: storage[:3])
+        ember.load(torch_file, map_location=lambda storage, loc: ember.UntypedStorage(3))
 
 
 @pytest.mark.parametrize("where", ["cpu", ember.device("cpu"), {"cpu": "cpu"}, b"cpu"])
@@ -100,7 +106,7 @@ def test_map_location_to_another_device(torch_file):
     dev = "reference"
     if not ember.get_device_module(dev).is_available():
         pytest.skip("the reference plugin (ember-reference) is not installed")
-    for where in (dev, {"cpu": dev}, lambda s, loc: s.to(dev)):
+    for where in (dev, {"cpu": dev}, lambda s, loc: s.to(device=dev)):
         out = ember.load(torch_file, map_location=where)
         assert out["w"].device.type == dev and out["col"].tolist() == [1.0, 5.0, 9.0]
         out["w"].mul_(2)

@@ -261,13 +261,13 @@ def test_map_location_forms(ckpt, fmt):
     assert out["c"].device.type == dev and out["t"].device.type == dev
     seen = []
 
-    def fn(tensor, location):
+    def fn(storage, location):
         seen.append(location)
-        return tensor if location == "cpu" else None
+        return storage if location == "cpu" else None
     out = ckpt.roundtrip(obj, map_location=fn, fmt=fmt)
     assert sorted(seen) == sorted(["cpu", str(t_dev.device)])
     assert out["t"].device.type == dev
-    out = ckpt.roundtrip(obj, map_location=lambda s, loc: s.to(dev), fmt=fmt)
+    out = ckpt.roundtrip(obj, map_location=lambda s, loc: s.to(device=dev), fmt=fmt)
     assert out["c"].device.type == dev
     out = ckpt.roundtrip({"c": t_cpu}, map_location="meta", fmt=fmt)
     assert out["c"].device.type == "meta" and out["c"].shape == (3,)
