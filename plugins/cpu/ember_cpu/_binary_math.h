@@ -1,6 +1,6 @@
 /* Whole-array float32/float64 add, sub, mul and div for the elementwise kernels
- * (_elementwise.pyx): 64 bytes at a time in GCC vector types, built for several instruction
- * sets.  `o` may be `a` or `b` (an in-place op; the core never passes a partial overlap),
+ * (_elementwise.pyx): 32 bytes at a time in GCC vector types (wider ones went through the
+ * stack in the AVX2 clone), built for several instruction sets.  `o` may be `a` or `b` (an in-place op; the core never passes a partial overlap),
  * which sends a plain loop to the scalar branch of its alias check.  Plain IEEE arithmetic:
  * the same bits as a scalar loop. */
 #ifndef EMBER_CPU_BINARY_MATH_H
@@ -11,8 +11,8 @@
 
 #define EMBER_EW_ARITH(T, S, NAME, OP)                                                     \
 EMBER_ROW_CLONES static void ember_##NAME##_##S(T *o, const T *a, const T *b, int64_t n) { \
-    typedef T vec __attribute__((vector_size(64)));                                        \
-    enum { W = 64 / sizeof(T) };                                                           \
+    typedef T vec __attribute__((vector_size(32)));                                        \
+    enum { W = 32 / sizeof(T) };                                                           \
     int64_t i = 0;                                                                         \
     for (; i + W <= n; i += W) {                                                           \
         vec x, y;                                                                          \
@@ -28,8 +28,8 @@ EMBER_ROW_CLONES static void ember_##NAME##_##S(T *o, const T *a, const T *b, in
 #define EMBER_EW_ARITH_SCALAR(T, S, NAME, OP)                                              \
 EMBER_ROW_CLONES static void ember_##NAME##_scalar_##S(T *o, const T *a, T s, int rev,     \
                                                        int64_t n) {                        \
-    typedef T vec __attribute__((vector_size(64)));                                        \
-    enum { W = 64 / sizeof(T) };                                                           \
+    typedef T vec __attribute__((vector_size(32)));                                        \
+    enum { W = 32 / sizeof(T) };                                                           \
     int64_t i = 0;                                                                         \
     for (; i + W <= n; i += W) {                                                           \
         vec x;                                                                             \

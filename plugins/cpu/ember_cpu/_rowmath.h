@@ -122,14 +122,14 @@ static inline float ember_fast_tanhf(float x) {
         OUT = ACC##s;                                                            \
     } while (0)
 
-/* The maximum of a[0..n), n >= 1, 64 bytes at a time in GCC vector types (a `>` select on
+/* The maximum of a[0..n), n >= 1, 32 bytes at a time in GCC vector types (a `>` select on
  * scalars stays scalar: GCC vectorises a max only under -ffinite-math-only).  A NaN may or
  * may not win; that is exact for NaN-free rows and enough for a softmax shift: a NaN
  * element reaches every output through exp(NaN - m) in the row's sum whatever m is. */
 #define EMBER_ROW_MAX_FN(T, NAME)                                                \
 static inline T NAME(const T *a, int64_t n) {                                    \
-    typedef T vec __attribute__((vector_size(64)));                              \
-    enum { W = 64 / sizeof(T) };                                                 \
+    typedef T vec __attribute__((vector_size(32)));                              \
+    enum { W = 32 / sizeof(T) };                                                 \
     T s = a[0];                                                                  \
     int64_t i, nb = n - n % W;                                                   \
     int j;                                                                       \
