@@ -58,6 +58,10 @@ omp = openmp_flag()
 compile_args = ["-O3", "-g0", "-fno-math-errno", "-fno-trapping-math"] + ([omp] if omp else [])
 link_args = [omp] if omp else []
 include_dirs = [ember_include(), numpy.get_include()]
+# the C headers the modules include, several from verbatim C blocks that cythonize does not
+# track: an edited header recompiles every module (a stale _softmax kept an old row max)
+headers = sorted(os.path.join("ember_cpu", f) for f in os.listdir(os.path.join(HERE, "ember_cpu"))
+                 if f.endswith(".h"))
 
 extensions = [
     Extension(
@@ -66,6 +70,7 @@ extensions = [
         include_dirs=include_dirs,
         extra_compile_args=compile_args,
         extra_link_args=link_args,
+        depends=headers,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for name in MODULES
