@@ -188,6 +188,16 @@ cdef int write_scalar(object value, dtype dt, scalar_buf* buf, str op) except -1
     return 0
 
 
+cdef object real_number(object v, str ctype):
+    """int()/float() of a complex element: its real part when the imaginary one is 0, else
+    PyTorch's RuntimeError."""
+    if type(v) is complex:
+        if v.imag != 0:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return v.real
+    return v
+
+
 cdef object read_scalar(const char* p, int code):
     """One element at ``p`` as a Python number."""
     if code == EMBER_COMPLEX64:

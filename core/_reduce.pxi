@@ -32,21 +32,16 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
         return op._table[k](a, dim, keepdim, dtype=dtype_arg, out=out)
     if a._dtype.is_complex:
         return complex_ops().reduce(op.name, a, dim, keepdim, dtype_arg, out)
-    if dtype_arg is not None and (<dtype>as_dtype(dtype_arg, op.name, "dtype")).is_complex:
-        # a real input summed (averaged, multiplied) into a complex dtype: cast it first
-        return reduce_op(op, cast_to(a, as_dtype(dtype_arg, op.name, "dtype")), dim, keepdim,
-                         dtype_arg, out)
-    refuse_limited(op, a._dtype)
     cdef dtype ct
     if dtype_arg is not None:
         ct = as_dtype(dtype_arg, op.name, "dtype")
-    elif (op.code == EMBER_REDUCE_SUM or op.code == EMBER_REDUCE_PROD) \
-            and not a._dtype.is_floating_point:
-        ct = _dtypes.int64                   # integer and bool sums/products widen
-    elif op.code >= EMBER_REDUCE_MAX and dtype_arg is not None:
-        raise TypeError(f"{op.name}() got an unexpected keyword argument 'dtype'")
-    else:
-        ct = a._dtype
+        if ct.is_complex:
+            # a real input summed (averaged, multiplied) into a complex dtype: cast it first
+            return reduce_op(op, cast_to(a, ct), dim, keepdim, dtype_arg, out)
+    refuse_limited(op, a._dtype)
+    if dtype_arg is None:
+        ct = _dtypes.int64 if (op.code == EMBER_REDUCE_SUM or op.code == EMBER_REDUCE_PROD) \
+            and not a._dtype.is_floating_point else a._dtype   # integer sums/products widen
     if op.code == EMBER_REDUCE_MEAN and not ct.is_floating_point:
         raise RuntimeError(f"mean(): could not infer output dtype. "
                            f"{'Optional' if dtype_arg is not None else 'Input'} dtype must be "
@@ -207,11 +202,11 @@ cdef object scan_op(Op op, TensorBase a, object dim, object dtype_arg):
         return op._table[k](a, dim, dtype=dtype_arg)
     if a._dtype.is_complex:
         return complex_ops().scan(op.name, a, dim, dtype_arg)
-    if dtype_arg is not None and (<dtype>as_dtype(dtype_arg, op.name, "dtype")).is_complex:
-        return scan_op(op, cast_to(a, as_dtype(dtype_arg, op.name, "dtype")), dim, dtype_arg)
+    cdef dtype ct = a._dtype if dtype_arg is None else as_dtype(dtype_arg, op.name, "dtype")
+    if ct.is_complex:                   # a real input scanned into a complex dtype
+        return scan_op(op, cast_to(a, ct), dim, dtype_arg)
     refuse_limited(op, a._dtype)
     cdef bint extreme = op.code == EMBER_SCAN_CUMMAX or op.code == EMBER_SCAN_CUMMIN
-    cdef dtype ct = a._dtype if dtype_arg is None else as_dtype(dtype_arg, op.name, "dtype")
     if not extreme and dtype_arg is None and not ct.is_floating_point:
         ct = _dtypes.int64                       # integer and bool sums/products widen
     cdef int d = wrap_dim(dim, a._ndim, op.name)

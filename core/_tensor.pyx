@@ -772,16 +772,6 @@ cdef object binary_dunder(Op op, TensorBase self, object other, bint reflected):
     return NotImplemented
 
 
-cdef object real_number(object v, str ctype):
-    """int()/float() of a complex element: its real part when the imaginary one is 0, else
-    PyTorch's RuntimeError."""
-    if type(v) is complex:
-        if v.imag != 0:
-            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
-        return v.real
-    return v
-
-
 _PY_OPERATORS = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
                  "div": operator.truediv, "pow": operator.pow, None: operator.matmul,
                  "eq": operator.eq, "ne": operator.ne, "lt": operator.lt, "le": operator.le,

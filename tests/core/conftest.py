@@ -1,5 +1,6 @@
 """Shared fixtures for the core tests.  Op tests take a `device` fixture so they can run
 on any backend (EMBER_TEST_DEVICES=cpu,reference): they are the seed of the conformance suite."""
+import math
 import os
 
 import numpy as np
@@ -112,6 +113,32 @@ def outcome(lib, fn):
     return str(r).split(".")[-1] if isinstance(r, lib.dtype) else r
 
 
+def values_equal(a, b, rel=0.0):
+    """Whether two outcomes (nested lists of numbers, or anything else) agree: floats within
+    ``rel`` relative (NaN equals NaN), complex numbers part by part, the rest by ==."""
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(values_equal(x, y, rel) for x, y in zip(a, b))
+    if isinstance(a, complex) or isinstance(b, complex):
+        a, b = complex(a), complex(b)
+        return values_equal(a.real, b.real, rel) and values_equal(a.imag, b.imag, rel)
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
+    return a == b
+
+
+def same_error(call, error, env):
+    """eval(call, env(lib)) raises ``error`` with the same message in ember and in torch."""
+    import torch
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(error) as info:
+            eval(call, env(lib))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+
+
 @pytest.fixture(scope="session")
 def oracle():
     """Helpers comparing ember with PyTorch (tests import nothing from conftest)."""
@@ -121,7 +148,8 @@ def oracle():
                                  tol=tol, ALL_DTYPES=ALL_DTYPES, FLOAT_DTYPES=FLOAT_DTYPES,
                                  NUMERIC_DTYPES=NUMERIC_DTYPES, uniform_pair=uniform_pair,
                                  normal_pair=normal_pair, expr_matches=expr_matches,
-                                 outcome=outcome)
+                                 outcome=outcome, values_equal=values_equal,
+                                 same_error=same_error)
 
 
 # --- one table row against PyTorch: the tables of tests/core/test_elementwise.py,

@@ -14,26 +14,13 @@ import ember
 INF, NAN = math.inf, math.nan
 
 
-def _eq(a, b, rel):
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(_eq(x, y, rel) for x, y in zip(a, b))
-    if isinstance(a, complex) or isinstance(b, complex):
-        a, b = complex(a), complex(b)
-        return _eq(a.real, b.real, rel) and _eq(a.imag, b.imag, rel)
-    if isinstance(a, float) and isinstance(b, float):
-        if math.isnan(a) or math.isnan(b):
-            return math.isnan(a) and math.isnan(b)
-        return a == b or abs(a - b) <= rel * max(abs(a), abs(b))
-    return a == b
-
-
 def _same(oracle, call, rel=1e-6):
     def run(lib):
         env = {"lib": lib, "c": lib.tensor([[1 + 1j, 2, 3j], [3, 1j, 2 - 1j]]),
                "v": lib.tensor([1 + 1j, 2]), "r": lib.tensor([1.0, 2.0]), "INF": INF}
         return eval(call, env)
     got, want = oracle.outcome(ember, run), oracle.outcome(torch, run)
-    assert _eq(got, want, rel), (got, want)
+    assert oracle.values_equal(got, want, rel), (got, want)
 
 
 @pytest.mark.parametrize("call", [
@@ -81,7 +68,7 @@ def test_complex_division_by_zero(oracle, dtype, call):
         x = lib.tensor(_SPECIAL, dtype=getattr(lib, dtype))
         return eval(call, {"lib": lib, "x": x})
     got, want = oracle.outcome(ember, run), oracle.outcome(torch, run)
-    assert _eq(got, want, 1e-6), (got, want)
+    assert oracle.values_equal(got, want, 1e-6), (got, want)
 
 
 @pytest.mark.parametrize("call", [
