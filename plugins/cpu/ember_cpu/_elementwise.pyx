@@ -9,7 +9,7 @@
 # run in their inputs' compute type too, giving 0/1 there, which the store converts to
 # the bool out: that is the one case where out's dtype differs from the inputs'.
 from libc.math cimport (
-    exp, expf, log, logf, sqrt, sqrtf, sin, sinf, cos, cosf, tanh, tanhf, pow, powf, erf,
+    exp, expf, log, sqrt, sqrtf, sin, cos, tanh, tanhf, pow, powf, erf,
     M_SQRT1_2,
 )
 
@@ -91,6 +91,15 @@ cdef extern from "_unary_math.h":
     void ember_gelu_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_gelu_backward_f32(float *o, const float *g, const float *x,
                                  int64_t n) noexcept nogil
+    void ember_log_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_log2_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_log10_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_log1p_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_expm1_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_exp2_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_rsqrt_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_sin_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_cos_f32(float *o, const float *a, int64_t n) noexcept nogil
 
 # each op's name and the dtypes its kernel takes: generated from ember's op table
 cdef extern from "ember/abi_tables.h":
@@ -153,6 +162,24 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         ember_tanh_f32(o, a, n)
     elif ct_t is float and op == EMBER_UNARY_GELU:
         ember_gelu_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_LOG:
+        ember_log_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_LOG2:
+        ember_log2_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_LOG10:
+        ember_log10_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_LOG1P:
+        ember_log1p_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_EXPM1:
+        ember_expm1_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_EXP2:
+        ember_exp2_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_RSQRT:
+        ember_rsqrt_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_SIN:
+        ember_sin_f32(o, a, n)
+    elif ct_t is float and op == EMBER_UNARY_COS:
+        ember_cos_f32(o, a, n)
     elif ct_t is double and op == EMBER_UNARY_GELU:
         for i in range(n):
             o[i] = 0.5 * a[i] * (1 + erf(a[i] * M_SQRT1_2))
@@ -223,18 +250,9 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
             for i in range(n):
                 o[i] = _digamma(a[i])
     elif ct_t is float:
-        if op == EMBER_UNARY_LOG:
-            for i in range(n):
-                o[i] = logf(a[i])
-        elif op == EMBER_UNARY_SQRT:
+        if op == EMBER_UNARY_SQRT:
             for i in range(n):
                 o[i] = sqrtf(a[i])
-        elif op == EMBER_UNARY_SIN:
-            for i in range(n):
-                o[i] = sinf(a[i])
-        elif op == EMBER_UNARY_COS:
-            for i in range(n):
-                o[i] = cosf(a[i])
         elif op == EMBER_UNARY_TANH:
             for i in range(n):
                 o[i] = tanhf(a[i])
@@ -520,13 +538,33 @@ cdef inline int64_t flat_stride(const ember_view *v, const ember_view *out,
 
 
 # views[0] is out (of e.out_dtype), the others the inputs, which must be of e.dtype
+# The parallel cutoff counts elements of the cheapest kernel (an add); an op whose element
+# costs several adds reaches it with fewer elements (measured, 1 thread, float32: exp 3x an
+# add, log/tanh/sin/sigmoid 5-9x, pow and the libm functions 30-80x).
+DEF COSTLY = 8
+
+cdef inline int64_t op_cost(const EwCall *e) noexcept nogil:
+    if e.nin == 1:
+        if e.op == EMBER_UNARY_EXP or e.op == EMBER_UNARY_LOG or e.op == EMBER_UNARY_SIN \
+                or e.op == EMBER_UNARY_COS or e.op == EMBER_UNARY_TANH \
+                or e.op == EMBER_UNARY_SIGMOID or e.op == EMBER_UNARY_GELU \
+                or EMBER_UNARY_EXP2 <= e.op <= EMBER_UNARY_COSH \
+                or EMBER_UNARY_TAN <= e.op <= EMBER_UNARY_DIGAMMA:
+            return COSTLY
+        return 1
+    if e.op == EMBER_BINARY_POW or e.op == EMBER_BINARY_ATAN2 \
+            or e.op == EMBER_BINARY_GELU_BACKWARD:
+        return COSTLY
+    return 1
+
+
 cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
                          const ember_view **views) noexcept nogil:
     cdef StridedIter it
     cdef char *ptrs[3]
     cdef int64_t st[3]
     cdef int k, status
-    cdef int64_t n = 0
+    cdef int64_t n = 0, cost = op_cost(e)
     cdef bint contiguous = True
     for k in range(1, e.nin + 1):
         if views[k].dtype != e.dtype:
@@ -539,7 +577,7 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     # small calls whose operands are each contiguous or a broadcast scalar are one row:
     # no iterator (the per-call cost of a 10-element add is a few tens of ns)
     if (e.itemsize != 0 and e.out_itemsize != 0 and flat_stride(views[0], views[0], &n) == 1
-            and n < parallel_cutoff()):
+            and n * cost < parallel_cutoff()):
         for k in range(e.nin + 1):
             st[k] = flat_stride(views[k], views[0], &n)
             if st[k] < 0:
@@ -553,7 +591,7 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     status = iter_init(&it, ctx, name, e.nin + 1, views, True)
     if status != EMBER_OK:
         return status
-    return iter_run(&it, ew_row, e, it.numel)
+    return iter_run(&it, ew_row, e, it.numel * cost)
 
 
 # which dtypes an op takes (as PyTorch: the op table's); bool computes in int64 and stores

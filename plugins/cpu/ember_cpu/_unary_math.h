@@ -1,9 +1,11 @@
-/* Whole-array float32 exp, erf, tanh and sigmoid for the elementwise kernels (_elementwise.pyx):
- * libm-free loops that vectorise, built for several instruction sets.  exp is within float
- * rounding of the exact value (1-2 ulp), erf within 3 ulp; GELU with PyTorch's erf. */
+/* Whole-array float32 math for the elementwise kernels (_elementwise.pyx): libm-free loops
+ * that vectorise, built for several instruction sets.  exp is within float rounding of the
+ * exact value (1-2 ulp), erf within 3 ulp, GELU with PyTorch's erf; the logs, expm1, exp2,
+ * sin and cos are computed in double (_vecmath.h). */
 #ifndef EMBER_CPU_UNARY_MATH_H
 #define EMBER_CPU_UNARY_MATH_H
 #include "_rowmath.h"
+#include "_vecmath.h"
 
 EMBER_ROW_CLONES static void ember_exp_f32(float *o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) o[i] = ember_fast_expf(a[i]);
@@ -17,6 +19,38 @@ EMBER_ROW_CLONES static void ember_tanh_f32(float *o, const float *a, int64_t n)
 EMBER_ROW_CLONES static void ember_sigmoid_f32(float *o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ember_fast_expf(-a[i]));
 }
+#define EMBER_UNARY_ROW(NAME, EXPR)                                                       \
+EMBER_ROW_CLONES static void ember_##NAME##_f32(float *o, const float *a, int64_t n) {    \
+    for (int64_t i = 0; i < n; i++) o[i] = EXPR(a[i]);                                    \
+}
+#define EMBER_RSQRTF(x) (1.0f / sqrtf(x))
+EMBER_UNARY_ROW(log, ember_fast_logf)
+EMBER_UNARY_ROW(log2, ember_fast_log2f)
+EMBER_UNARY_ROW(log10, ember_fast_log10f)
+EMBER_UNARY_ROW(log1p, ember_fast_log1pf)
+EMBER_UNARY_ROW(expm1, ember_fast_expm1f)
+EMBER_UNARY_ROW(exp2, ember_fast_exp2f)
+EMBER_UNARY_ROW(rsqrt, EMBER_RSQRTF)
+
+/* sin and cos by chunks: a chunk whose arguments are all within the fast range runs the
+ * double-precision polynomial, any other (a huge argument, NaN, inf) libm; the test comes
+ * before any store, so o may alias a */
+#define EMBER_TRIG_CHUNK 256
+#define EMBER_TRIG_ROW(NAME, FAST, LIBM)                                                  \
+EMBER_ROW_CLONES static void ember_##NAME##_f32(float *o, const float *a, int64_t n) {    \
+    for (int64_t i0 = 0; i0 < n; i0 += EMBER_TRIG_CHUNK) {                                \
+        int64_t m = n - i0 < EMBER_TRIG_CHUNK ? n - i0 : EMBER_TRIG_CHUNK, j;             \
+        int fast = 1;                                                                     \
+        for (j = 0; j < m; j++) fast &= fabsf(a[i0 + j]) < EMBER_FAST_TRIG_LIMIT;         \
+        if (fast)                                                                         \
+            for (j = 0; j < m; j++) o[i0 + j] = FAST(a[i0 + j]);                          \
+        else                                                                              \
+            for (j = 0; j < m; j++) o[i0 + j] = LIBM(a[i0 + j]);                          \
+    }                                                                                     \
+}
+EMBER_TRIG_ROW(sin, ember_fast_sinf, sinf)
+EMBER_TRIG_ROW(cos, ember_fast_cosf, cosf)
+
 /* exp(x) for x <= 0 as GELU's tails need it: arguments below -87 give exp(-87) (GELU adds
  * it to or multiplies it by values it cannot change), so one power-of-two scale serves
  * where ember_fast_expf needs two; degree 6, within 2e-7 relative.  A third cheaper than

@@ -10,9 +10,9 @@ last of their arguments, so a cached kernel fits every machine); a row kernel ru
 in parallel when there are enough of them, else runs each row's loops in parallel
 (reductions as fixed-size blocks combined in order: the same bits for any thread count).
 Values that do not change along a row are computed once per row.  float32 exp, erf,
-sigmoid and GELU use the same vectorising functions as the eager kernels (``_rowmath.h``);
-sin and cos use double precision polynomials (``_codegen_math.h``) and recompute blocks
-with out-of-range arguments with libm.
+tanh, sigmoid, the logs, expm1 and exp2 use the same vectorising functions as the eager
+kernels (``_rowmath.h``, ``_vecmath.h``); so do sin and cos, whose kernels recompute
+blocks with out-of-range arguments with libm.
 """
 import ctypes
 import os
@@ -49,11 +49,11 @@ KEEP_MAX = 16384        # elements of a row whose costly values are kept between
 # float32 / float64 spellings of the unary ops (the argument is {0})
 _UNARY = {
     "exp": ("ember_fast_expf({0})", "exp({0})"),
-    "log": ("logf({0})", "log({0})"),
+    "log": ("ember_fast_logf({0})", "log({0})"),
     "sin": ("sinf({0})", "sin({0})"),
     "cos": ("cosf({0})", "cos({0})"),
     "tan": ("tanf({0})", "tan({0})"),
-    "tanh": ("tanhf({0})", "tanh({0})"),
+    "tanh": ("ember_fast_tanhf({0})", "tanh({0})"),
     "sigmoid": ("(1.0f / (1.0f + ember_fast_expf(-{0})))", "(1.0 / (1.0 + exp(-{0})))"),
     "sqrt": ("sqrtf({0})", "sqrt({0})"),
     "rsqrt": ("(1.0f / sqrtf({0}))", "(1.0 / sqrt({0}))"),
@@ -63,11 +63,11 @@ _UNARY = {
     "ceil": ("ceilf({0})", "ceil({0})"),
     "trunc": ("truncf({0})", "trunc({0})"),
     "round": ("nearbyintf({0})", "nearbyint({0})"),
-    "exp2": ("exp2f({0})", "exp2({0})"),
-    "expm1": ("expm1f({0})", "expm1({0})"),
-    "log2": ("log2f({0})", "log2({0})"),
-    "log10": ("log10f({0})", "log10({0})"),
-    "log1p": ("log1pf({0})", "log1p({0})"),
+    "exp2": ("ember_fast_exp2f({0})", "exp2({0})"),
+    "expm1": ("ember_fast_expm1f({0})", "expm1({0})"),
+    "log2": ("ember_fast_log2f({0})", "log2({0})"),
+    "log10": ("ember_fast_log10f({0})", "log10({0})"),
+    "log1p": ("ember_fast_log1pf({0})", "log1p({0})"),
     "erf": ("ember_fast_erff({0})", "erf({0})"),
     "erfc": ("erfcf({0})", "erfc({0})"),
     "gelu": ("(0.5f * {0} * (1.0f + ember_fast_erff({0} * 0.70710678118654752f)))",

@@ -1,0 +1,167 @@
+/* float32 log, log2, log10, log1p, expm1, exp2, sin and cos without libm calls, so that the
+ * loops calling them vectorise (glibc's scalar calls ran 3-9x slower than PyTorch's SLEEF
+ * loops).  Each is computed in double precision from a float argument, so the result is the
+ * exact value rounded once to float but for ~1e-12 relative: correctly rounded save rare
+ * double-rounding ties.  Shared by the eager kernels (_unary_math.h) and the C that
+ * ember.compile generates (_codegen_math.h), so compiled and eager results agree bit for
+ * bit.  Only 64-bit logical shifts and integer/double bit moves are used: AVX2 has no
+ * 64-bit arithmetic shift or int64 <-> double conversion, which would scalarise the loops. */
+#ifndef EMBER_CPU_VECMATH_H
+#define EMBER_CPU_VECMATH_H
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#define EMBER_LN2 0.69314718055994530942
+#define EMBER_LOG2E 1.44269504088896340736
+#define EMBER_LOG10_2 0.30102999566398119521
+#define EMBER_LOG10E 0.43429448190325182765
+#define EMBER_ROUND_D 6755399441055744.0          /* 1.5 * 2^52: x + it rounds x to an integer */
+
+static inline double ember_bits_to_d(uint64_t b) {
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static inline uint64_t ember_d_to_bits(double d) {
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+/* log(u) for a positive normal double u, as e + log(m) with u = 2^e m, m in [sqrt(1/2),
+ * sqrt(2)): log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716, odd series to s^15
+ * (truncation below 1e-13 relative); `e` comes back separately for log2 and log10. */
+static inline double ember_log_parts(double u, double *e) {
+    uint64_t b = ember_d_to_bits(u);
+    /* the biased exponent as a double: its 11 bits in the mantissa of 2^52, minus 2^52 */
+    double ex = ember_bits_to_d((b >> 52) | 0x4330000000000000ULL) - 4503599627371519.0;
+    double m = ember_bits_to_d((b & 0x000FFFFFFFFFFFFFULL) | 0x3FF0000000000000ULL);
+    int big = m > 1.41421356237309504880;
+    m = big ? m * 0.5 : m;
+    *e = big ? ex + 1.0 : ex;
+    double s = (m - 1.0) / (m + 1.0), z = s * s;
+    double p = 2.0 / 15;
+    p = p * z + 2.0 / 13;
+    p = p * z + 2.0 / 11;
+    p = p * z + 2.0 / 9;
+    p = p * z + 2.0 / 7;
+    p = p * z + 2.0 / 5;
+    p = p * z + 2.0 / 3;
+    p = p * z + 2.0;
+    return s * p;
+}
+
+/* e^r - 1 for |r| <= ln(2)/2: Taylor to r^13 (truncation below 2e-17) */
+static inline double ember_expm1_core(double r) {
+    double p = 1.0 / 6227020800.0;
+    p = p * r + 1.0 / 479001600.0;
+    p = p * r + 1.0 / 39916800.0;
+    p = p * r + 1.0 / 3628800.0;
+    p = p * r + 1.0 / 362880.0;
+    p = p * r + 1.0 / 40320.0;
+    p = p * r + 1.0 / 5040.0;
+    p = p * r + 1.0 / 720.0;
+    p = p * r + 1.0 / 120.0;
+    p = p * r + 1.0 / 24.0;
+    p = p * r + 1.0 / 6.0;
+    p = p * r + 0.5;
+    p = p * r + 1.0;
+    return p * r;
+}
+
+/* 2^n for an integral double n in [-1022, 1023]: n + 1023 in the low bits of t, shifted
+ * into the exponent field (the bits above it fall off) */
+static inline double ember_pow2i(double n) {
+    return ember_bits_to_d(ember_d_to_bits(n + (1023.0 + EMBER_ROUND_D)) << 52);
+}
+
+/* log: -inf at +-0, NaN below 0 and at NaN, inf at inf */
+static inline float ember_fast_logf(float x) {
+    double e, l = ember_log_parts((double)x, &e);
+    float r = (float)(e * EMBER_LN2 + l);
+    r = x == INFINITY ? x : r;
+    r = x == 0.0f ? -INFINITY : r;
+    return x < 0.0f || x != x ? NAN : r;
+}
+
+static inline float ember_fast_log2f(float x) {
+    double e, l = ember_log_parts((double)x, &e);
+    float r = (float)(e + l * EMBER_LOG2E);          /* exact at powers of two */
+    r = x == INFINITY ? x : r;
+    r = x == 0.0f ? -INFINITY : r;
+    return x < 0.0f || x != x ? NAN : r;
+}
+
+static inline float ember_fast_log10f(float x) {
+    double e, l = ember_log_parts((double)x, &e);
+    float r = (float)(e * EMBER_LOG10_2 + l * EMBER_LOG10E);
+    r = x == INFINITY ? x : r;
+    r = x == 0.0f ? -INFINITY : r;
+    return x < 0.0f || x != x ? NAN : r;
+}
+
+/* log1p: u = 1 + x in double is exact unless |x| < 2^-29, and log(u) x / (u - 1) corrects
+ * the rounding then; x itself where u rounds to 1 (so -0 stays -0) */
+static inline float ember_fast_log1pf(float x) {
+    double xd = (double)x, u = 1.0 + xd, e;
+    double um = u > 0.0 ? u : 1.0;                   /* keeps the core on its domain */
+    double l = ember_log_parts(um, &e);
+    l = e * EMBER_LN2 + l;
+    double d = u - 1.0;
+    float r = (float)(u == 1.0 ? xd : l * (xd / (d == 0.0 ? 1.0 : d)));
+    r = x == INFINITY ? x : r;
+    r = x == -1.0f ? -INFINITY : r;
+    return x < -1.0f || x != x ? NAN : r;
+}
+
+/* expm1: n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts, n ln2_hi exact), then
+ * 2^n (e^r - 1) + (2^n - 1); x is clamped to [-104, 89], beyond which float gives -1 / inf */
+static inline float ember_fast_expm1f(float x) {
+    double xd = (double)(x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
+    double n = (xd * EMBER_LOG2E + EMBER_ROUND_D) - EMBER_ROUND_D;
+    double r = (xd - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+    double s = ember_pow2i(n);
+    float res = (float)(s * ember_expm1_core(r) + (s - 1.0));
+    return x != x || x == 0.0f ? x : res;           /* -0 stays -0 */
+}
+
+/* exp2: n = round(x), 2^n e^((x - n) ln 2); x clamped to [-152, 129] (0 and inf beyond) */
+static inline float ember_fast_exp2f(float x) {
+    double xd = (double)(x < -152.0f ? -152.0f : (x > 129.0f ? 129.0f : x));
+    double n = (xd + EMBER_ROUND_D) - EMBER_ROUND_D;
+    double s = ember_pow2i(n);
+    float res = (float)(s + s * ember_expm1_core((xd - n) * EMBER_LN2));
+    return x != x ? x : res;
+}
+
+/* sin/cos: the argument reduced in double by a multiple n of pi/2 (pi/2 in three parts,
+ * Cody-Waite; exact for |x| < EMBER_FAST_TRIG_LIMIT), then the Taylor polynomials of sin
+ * and cos on [-pi/4, pi/4] in double.  The quadrant comes from the low bits of
+ * n + 1.5 * 2^52 (a bit move, not a conversion).  Callers send arguments outside the range
+ * (and NaN, inf) to libm. */
+#define EMBER_FAST_TRIG_LIMIT 1e5f
+
+static inline double ember_trig_core(float xf, int64_t shift) {
+    double x = (double)xf;
+    double t = x * 0.63661977236758134308 + EMBER_ROUND_D;
+    int64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    double n = t - EMBER_ROUND_D;
+    double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11)
+               - n * 2.02226624871116645580e-21;
+    int64_t q = bits + shift;
+    double r2 = r * r;
+    double s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (
+        1.0 / 362880 + r2 * (-1.0 / 39916800 + r2 * (1.0 / 6227020800.0))))));
+    double c = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (
+        -1.0 / 3628800 + r2 * (1.0 / 479001600 + r2 * (-1.0 / 87178291200.0)))))));
+    double v = (q & 1) ? c : s;
+    return (q & 2) ? -v : v;
+}
+
+static inline float ember_fast_sinf(float x) { return (float)ember_trig_core(x, 0); }
+static inline float ember_fast_cosf(float x) { return (float)ember_trig_core(x, 1); }
+
+#endif
