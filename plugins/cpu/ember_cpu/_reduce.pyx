@@ -8,7 +8,7 @@
 #   in row-major order, are cut into blocks of BLOCK; a block is cut into leaves of LEAF
 #   summed with 8 interleaved accumulators (vectorizes without -ffast-math); leaves and
 #   then blocks are combined pairwise by a binary-counter cascade.  A float sum's block is
-#   one leaf of 64-byte vector accumulators built per instruction set (_sum_block.h).
+#   one leaf of 32-byte vector accumulators built per instruction set (_sum_block.h).
 #   Few outputs over many elements: threads share the blocks of one output; many outputs:
 #   threads share outputs.
 # * "outer" layout (the kept dim is the contiguous one, e.g. sum(dim=0) of a row-major
@@ -45,12 +45,16 @@ cdef extern from *:
 cdef extern from "_sum_block.h":
     float ember_sum_block_f32(const float *x, int64_t n) noexcept nogil
     double ember_sum_block_f64(const double *x, int64_t n) noexcept nogil
+    void ember_col_sum_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
+                           int64_t w, int first) noexcept nogil
+    void ember_col_sum_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
+                           int64_t w, int first) noexcept nogil
 
 cdef enum:
     LEAF = 128          # elements per leaf (8 accumulators x 16)
     BLOCK = 2048        # elements per block (16 leaves): the unit threads share
     ROW_BLOCK = 64      # outer layout: rows accumulated in sequence before cascading
-    TILE = 1024         # outer layout: kept elements per tile (whole rows stream through)
+    TILE = 2048         # outer layout: kept elements per tile (whole rows stream through)
     LEVELS = 64         # cascade depth bound (an entry at level d stands for 2^d parts)
     FEW_OUTPUTS = 4     # fewer than FEW_OUTPUTS * threads outputs: threads share blocks
 
@@ -329,8 +333,18 @@ cdef void row_comb(int op, ct_t *dst, const ct_t *x, const ct_t *y, int64_t w) n
         _row_comb(EMBER_REDUCE_MAX, dst, x, y, w)
     elif op == EMBER_REDUCE_MIN:
         _row_comb(EMBER_REDUCE_MIN, dst, x, y, w)
-    else:
+    elif ct_t is int64_t or dst != y:
         _row_comb(EMBER_REDUCE_SUM, dst, x, y, w)
+    else:       # the cascade's acc = level + acc, as acc += level (the same bits)
+        col_sum(dst, x, 0, 1, w, False)
+
+
+cdef inline void col_sum(ct_t *acc, const ct_t *x, int64_t rstride, int64_t rows, int64_t w,
+                         bint first) noexcept nogil:
+    if ct_t is float:
+        ember_col_sum_f32(acc, x, rstride, rows, w, first)
+    elif ct_t is double:
+        ember_col_sum_f64(acc, x, rstride, rows, w, first)
 
 
 cdef inline void _copy_row(ct_t *dst, const ct_t *src, int64_t w) noexcept nogil:
@@ -345,20 +359,30 @@ cdef void outer_rows(OuterState *s, const char *ptr, int64_t rstride, int64_t n,
     cdef const ReducePlan *p = s.p
     cdef ct_t *levels = <ct_t *>s.levels
     cdef const ct_t *x
-    cdef int64_t e, j, c
+    cdef int64_t e = 0, j, c, k
     cdef int d
     cdef bint direct = is_native(p.dtype) and s.kstride == 1
-    for e in range(n):
+    cdef bint float_sum = direct and ct_t is not int64_t and (
+        p.op == EMBER_REDUCE_SUM or p.op == EMBER_REDUCE_MEAN)
+    while e < n:
         j = index + e
-        if direct:
-            x = <const ct_t *>(ptr + e * rstride * p.itemsize)
+        if float_sum:       # the block's rows in one call
+            k = min(n - e, ROW_BLOCK - j % ROW_BLOCK)
+            col_sum(acc, <const ct_t *>(ptr + e * rstride * p.itemsize), rstride, k, s.w,
+                    j % ROW_BLOCK == 0)
+            j += k - 1
+            e += k
         else:
-            load(<ct_t *>s.row, ptr + e * rstride * p.itemsize, p.dtype, s.w, s.kstride)
-            x = <const ct_t *>s.row
-        if j % ROW_BLOCK == 0:
-            _copy_row(acc, x, s.w)
-        else:
-            row_comb(p.op, acc, acc, x, s.w)
+            if direct:
+                x = <const ct_t *>(ptr + e * rstride * p.itemsize)
+            else:
+                load(<ct_t *>s.row, ptr + e * rstride * p.itemsize, p.dtype, s.w, s.kstride)
+                x = <const ct_t *>s.row
+            if j % ROW_BLOCK == 0:
+                _copy_row(acc, x, s.w)
+            else:
+                row_comb(p.op, acc, acc, x, s.w)
+            e += 1
         if (j + 1) % ROW_BLOCK == 0 or j + 1 == p.nred:
             d = s.depth
             c = 1

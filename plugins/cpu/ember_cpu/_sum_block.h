@@ -40,4 +40,25 @@ EMBER_ROW_CLONES static T ember_sum_block_##S(const T *x, int64_t n) {          
 EMBER_SUM_BLOCK(float, f32)
 EMBER_SUM_BLOCK(double, f64)
 
+/* A tile of the outer-layout sum (_reduce.pyx): rows x[r] (rstride elements apart) added
+ * in sequence into acc, which the first of them sets when `first`; acc[i] += y[i] with
+ * one row is the cascade's step.  One add per element in row order, so the bits do not
+ * depend on the clone; C and cloned because the Cython module's own loops build for SSE2
+ * and a call per row cost more than the adds on narrow tiles. */
+#define EMBER_COL_SUM(T, S)                                                               \
+EMBER_ROW_CLONES static void ember_col_sum_##S(T *restrict acc, const T *restrict x,      \
+                                               int64_t rstride, int64_t rows, int64_t w,  \
+                                               int first) {                               \
+    int64_t r = 0, i;                                                                     \
+    if (first && rows > 0) {                                                              \
+        memcpy(acc, x, (size_t)w * sizeof(T));                                            \
+        r = 1;                                                                            \
+    }                                                                                     \
+    for (; r < rows; r++)                                                                 \
+        for (i = 0; i < w; i++) acc[i] += x[r * rstride + i];                             \
+}
+
+EMBER_COL_SUM(float, f32)
+EMBER_COL_SUM(double, f64)
+
 #endif

@@ -1018,6 +1018,44 @@ def test_float_sum_block_runs_its_documented_order(name, n, rng):
     assert out.tobytes() == np.asarray(_block_sum_in_order(x), name).tobytes()
 
 
+def _outer_sum_in_order(a):
+    """The outer layout's order for sum over dim 0, one IEEE add at a time: rows added in
+    sequence within blocks of 64, the blocks' partial rows combined by a binary-counter
+    cascade (an entry merging into its equal-sized predecessor), then the stack from the
+    top down."""
+    stack = []                      # (partial row, rows it stands for, in blocks)
+    for b0 in range(0, a.shape[0], 64):
+        acc = a[b0].copy()
+        for r in range(b0 + 1, min(b0 + 64, a.shape[0])):
+            acc = acc + a[r]
+        c = 1
+        while stack and stack[-1][1] == c:
+            acc = stack.pop()[0] + acc
+            c *= 2
+        stack.append((acc, c))
+    acc = stack[-1][0]
+    for part, _ in reversed(stack[:-1]):
+        acc = part + acc
+    return acc
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("rows,cols", [(1, 9), (63, 40), (64, 8), (65, 2100), (700, 1974),
+                                       (1000, 128), (200, 4500)])
+def test_outer_sum_runs_its_documented_order(name, rows, cols, rng, threads):
+    # sum over the non-contiguous dim: whole blocks of rows go to one cloned loop, and tiles
+    # of kept elements are cut for the cache; neither may change a bit
+    a = (rng.uniform(-1, 1, (rows, cols)) * 1000).astype(name)
+    want = _outer_sum_in_order(a).tobytes()
+    for n in (1, 2):
+        threads(n)
+        out = np.zeros(cols, name)
+        run_reduce("sum", out, a.T, 1, name)
+        assert out.tobytes() == want
+        run_reduce("mean", out, a.T, 1, name)
+        np.testing.assert_allclose(out, a.astype(np.float64).mean(0), rtol=1e-5, atol=1e-3)
+
+
 def test_integer_sum_wraps_like_the_dtype():
     a = np.full(1000, 100, np.int8)
     out = np.zeros((), np.int8)
