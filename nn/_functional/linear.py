@@ -19,6 +19,10 @@ def linear(input, weight, bias=None):
         _tensor_arg(bias, "linear", "bias", 3)
         if input.dim() == 2 and weight.dim() == 2:     # one BLAS call with the bias folded in
             return addmm(bias, input, weight.t())
+        if weight.dim() == 2 and bias.dim() == 1 and input.dim() > 0 and input.is_contiguous():
+            # PyTorch's folding of any other contiguous input: addmm over its rows, a view back
+            rows = addmm(bias, input.view(-1, input.shape[-1]), weight.t())
+            return rows.view(tuple(input.shape[:-1]) + (weight.shape[0],))
     out = _T.matmul(input, weight.t())
     return out if bias is None else out + bias
 

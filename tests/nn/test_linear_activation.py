@@ -56,6 +56,27 @@ def test_linear_matches_torch(bridge, bias):
         e(ember.ones(2, 4))
 
 
+def test_linear_folds_contiguous_3d_input_like_torch(bridge):
+    # a contiguous input of other than 2 dims with a 1-D bias: one addmm over the rows, then
+    # a view, as PyTorch (a transposed input keeps matmul + add); values and gradients agree
+    t, e = torch.nn.Linear(6, 4), nn.Linear(6, 4)
+    bridge.copy_weights(t, e)
+    base = torch.randn(3, 5, 6)
+    for make in [lambda x: x, lambda x: x.transpose(0, 1), lambda x: x.reshape(3, 5, 2, 3)
+                 .transpose(2, 3).reshape(3, 5, 6), lambda x: x.reshape(1, 3, 5, 6),
+                 lambda x: x[0, 0], lambda x: x[:, :0]]:
+        xt = make(base.clone().requires_grad_())
+        xe = make(bridge.from_torch(base).requires_grad_())
+        yt, ye = t(xt), e(xe)
+        assert ye.grad_fn.name() == yt.grad_fn.name()
+        bridge.close(ye, yt)
+        g = torch.randn(yt.shape)
+        yt.backward(g)
+        ye.backward(bridge.from_torch(g))
+    bridge.close(e.weight.grad, t.weight.grad, 1e-4)
+    bridge.close(e.bias.grad, t.bias.grad, 1e-4)
+
+
 def test_linear_default_init_bounds():
     m = nn.Linear(400, 300)
     bound = 1 / math.sqrt(400)          # kaiming_uniform_(a=sqrt(5)) gives 1/sqrt(fan_in)
