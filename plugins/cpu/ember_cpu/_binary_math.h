@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "_rowmath.h"
+#include "_vecmath.h"
 
 #define EMBER_EW_ARITH(T, S, NAME, OP)                                                     \
 EMBER_ROW_CLONES static void ember_##NAME##_##S(T *o, const T *a, const T *b, int64_t n) { \
@@ -70,5 +71,32 @@ EMBER_EW_EXTREMUM_SCALAR(double, f64, maximum, >) EMBER_EW_EXTREMUM_SCALAR(doubl
 
 EMBER_EW_EACH(EMBER_EW_ARITH)
 EMBER_EW_EACH(EMBER_EW_ARITH_SCALAR)
+
+/* float32 fmod, remainder and floor_divide by chunks: a chunk whose operands all suit the
+ * exact double-precision fmod takes it (_vecmath.h), any other libm's fmodf; the bits are
+ * libm's either way.  The test comes before any store, so o may alias a or b. */
+#define EMBER_FMOD_ROW(NAME, EXPR)                                                        \
+EMBER_ROW_CLONES static void ember_##NAME##_row_f32(float *o, const float *a,             \
+                                                    const float *b, int64_t n) {          \
+    for (int64_t i0 = 0; i0 < n; i0 += EMBER_LIBM_CHUNK) {                                \
+        int64_t m = n - i0 < EMBER_LIBM_CHUNK ? n - i0 : EMBER_LIBM_CHUNK, j;             \
+        int fast = 1;                                                                     \
+        for (j = 0; j < m; j++) fast &= EMBER_FMOD_FAST_OK(a[i0 + j], b[i0 + j]);         \
+        if (fast)                                                                         \
+            for (j = 0; j < m; j++) {                                                     \
+                float x = a[i0 + j], y = b[i0 + j], r = ember_fast_fmodf(x, y);           \
+                o[i0 + j] = EXPR;                                                         \
+            }                                                                             \
+        else                                                                              \
+            for (j = 0; j < m; j++) {                                                     \
+                float x = a[i0 + j], y = b[i0 + j], r = fmodf(x, y);                      \
+                o[i0 + j] = EXPR;                                                         \
+            }                                                                             \
+    }                                                                                     \
+}
+
+EMBER_FMOD_ROW(fmod, r)
+EMBER_FMOD_ROW(remainder, ember_remainder_f32(y, r))
+EMBER_FMOD_ROW(floor_divide, ember_floor_divide_f32(x, y, r))
 
 #endif

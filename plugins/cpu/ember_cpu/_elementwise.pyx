@@ -78,6 +78,11 @@ cdef extern from "_binary_math.h":
                               int64_t n) noexcept nogil
     void ember_div_scalar_f64(double *o, const double *a, double s, int rev,
                               int64_t n) noexcept nogil
+    void ember_fmod_row_f32(float *o, const float *a, const float *b, int64_t n) noexcept nogil
+    void ember_remainder_row_f32(float *o, const float *a, const float *b,
+                                 int64_t n) noexcept nogil
+    void ember_floor_divide_row_f32(float *o, const float *a, const float *b,
+                                    int64_t n) noexcept nogil
 
 cdef extern from "_compare_rows.h":
     int ember_compare_row(int dtype, int op, uint8_t *o, const void *a, int64_t sa,
@@ -334,7 +339,14 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
             for i in range(n):
                 if b[i] == 0:
                     return EMBER_ERR_RUNTIME
-        if op == EMBER_BINARY_FMOD:
+        if ct_t is float:     # vectorising loops (_binary_math.h)
+            if op == EMBER_BINARY_FMOD:
+                ember_fmod_row_f32(o, a, b, n)
+            elif op == EMBER_BINARY_REMAINDER:
+                ember_remainder_row_f32(o, a, b, n)
+            else:
+                ember_floor_divide_row_f32(o, a, b, n)
+        elif op == EMBER_BINARY_FMOD:
             for i in range(n):
                 o[i] = _fmod(a[i], b[i])
         elif op == EMBER_BINARY_REMAINDER:

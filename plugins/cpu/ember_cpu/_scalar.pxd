@@ -10,6 +10,12 @@ from libc.math cimport (
 from libc.stdint cimport int64_t, uint64_t
 from ember_cpu._strided cimport ct_t
 
+cdef extern from "_vecmath.h":
+    float ember_remainder_f32(float b, float r) noexcept nogil
+    double ember_remainder_f64(double b, double r) noexcept nogil
+    float ember_floor_divide_f32(float a, float b, float r) noexcept nogil
+    double ember_floor_divide_f64(double a, double b, double r) noexcept nogil
+
 
 cdef inline ct_t _add(ct_t x, ct_t y) noexcept nogil:
     if ct_t is int64_t:
@@ -154,38 +160,31 @@ cdef inline ct_t _fmod(ct_t x, ct_t y) noexcept nogil:
     else:
         return fmod(x, y)
 
-# Python %: the divisor's sign (torch.remainder)
+# Python %: the divisor's sign (torch.remainder); floats through _vecmath.h's formula, which
+# the float32 row loops share
 cdef inline ct_t _remainder(ct_t x, ct_t y) noexcept nogil:
     cdef ct_t r = _fmod(x, y)
+    if ct_t is float:
+        return ember_remainder_f32(y, r)
+    elif ct_t is double:
+        return ember_remainder_f64(y, r)
     if (r != 0) and ((r < 0) != (y < 0)):
         r += y
     return r
 
 # rounds toward -inf; floats as PyTorch's div_floor_floating
 cdef inline ct_t _floor_divide(ct_t x, ct_t y) noexcept nogil:
-    cdef ct_t q, r, d, f
+    cdef ct_t q, r
     if ct_t is int64_t:
         if y == -1:
             return _neg(x)
         q = x / y
         r = x % y
         return q - 1 if (r != 0) and ((r < 0) != (y < 0)) else q
+    elif ct_t is float:
+        return ember_floor_divide_f32(x, y, fmodf(x, y))
     else:
-        if y == 0:
-            return x / y
-        r = _fmod(x, y)
-        d = (x - r) / y
-        if (r != 0) and ((y < 0) != (r < 0)):
-            d -= 1
-        if d != 0:
-            f = _floor(d)
-            if d - f > <ct_t>0.5:
-                f += 1
-            return f
-        if ct_t is float:
-            return copysignf(0, x / y)
-        else:
-            return copysign(0, x / y)
+        return ember_floor_divide_f64(x, y, fmod(x, y))
 
 # C fmax/fmin: a NaN loses to a number; integers: max/min
 cdef inline ct_t _fmax(ct_t x, ct_t y) noexcept nogil:

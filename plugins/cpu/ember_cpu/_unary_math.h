@@ -35,11 +35,10 @@ EMBER_UNARY_ROW(rsqrt, EMBER_RSQRTF)
 /* sin and cos by chunks: a chunk whose arguments are all within the fast range runs the
  * double-precision polynomial, any other (a huge argument, NaN, inf) libm; the test comes
  * before any store, so o may alias a */
-#define EMBER_TRIG_CHUNK 256
 #define EMBER_TRIG_ROW(NAME, FAST, LIBM)                                                  \
 EMBER_ROW_CLONES static void ember_##NAME##_f32(float *o, const float *a, int64_t n) {    \
-    for (int64_t i0 = 0; i0 < n; i0 += EMBER_TRIG_CHUNK) {                                \
-        int64_t m = n - i0 < EMBER_TRIG_CHUNK ? n - i0 : EMBER_TRIG_CHUNK, j;             \
+    for (int64_t i0 = 0; i0 < n; i0 += EMBER_LIBM_CHUNK) {                                \
+        int64_t m = n - i0 < EMBER_LIBM_CHUNK ? n - i0 : EMBER_LIBM_CHUNK, j;             \
         int fast = 1;                                                                     \
         for (j = 0; j < m; j++) fast &= fabsf(a[i0 + j]) < EMBER_FAST_TRIG_LIMIT;         \
         if (fast)                                                                         \

@@ -1,4 +1,4 @@
-/* float32 log, log2, log10, log1p, expm1, exp2, sin and cos without libm calls, so that the
+/* float32 log, log2, log10, log1p, expm1, exp2, sin, cos and fmod without libm calls, so that the
  * loops calling them vectorise (glibc's scalar calls ran 3-9x slower than PyTorch's SLEEF
  * loops).  Each is computed in double precision from a float argument, so the result is the
  * exact value rounded once to float but for ~1e-12 relative: correctly rounded save rare
@@ -142,6 +142,7 @@ static inline float ember_fast_exp2f(float x) {
  * n + 1.5 * 2^52 (a bit move, not a conversion).  Callers send arguments outside the range
  * (and NaN, inf) to libm. */
 #define EMBER_FAST_TRIG_LIMIT 1e5f
+#define EMBER_LIBM_CHUNK 256        /* elements a row loop tests before taking the fast path */
 
 static inline double ember_trig_core(float xf, int64_t shift) {
     double x = (double)xf;
@@ -163,5 +164,36 @@ static inline double ember_trig_core(float xf, int64_t shift) {
 
 static inline float ember_fast_sinf(float x) { return (float)ember_trig_core(x, 0); }
 static inline float ember_fast_cosf(float x) { return (float)ember_trig_core(x, 1); }
+
+/* fmod of floats, exactly (as libm): when |a / b| < 2^28 the double quotient truncates to
+ * the true one (a non-integral quotient of two floats is 2^-24 or more from an integer,
+ * beyond its rounding error), n b and a - n b are exact in double, and the result takes a's
+ * sign (-0 included).  Callers send other chunks (b zero, inf or NaN, a inf or NaN, huge
+ * quotients) to libm. */
+#define EMBER_FMOD_FAST_OK(a, b) ((fabsf(a) < 0x1p28f * fabsf(b)) & (fabsf(b) < INFINITY))
+
+static inline float ember_fast_fmodf(float a, float b) {
+    double ad = (double)a, bd = (double)b;
+    double n = trunc(ad / bd);
+    return (float)copysign(ad - n * bd, ad);
+}
+
+/* torch.remainder (the divisor's sign) and floor_divide of floats, from r = fmod(a, b):
+ * PyTorch's div_floor_floating, in selects rather than branches so loops vectorise */
+#define EMBER_FLOOR_MOD(T, S, FLOOR, COPYSIGN)                                            \
+static inline T ember_remainder_##S(T b, T r) {                                           \
+    return ((r != 0) & ((r < 0) != (b < 0))) ? r + b : r;                                 \
+}                                                                                         \
+static inline T ember_floor_divide_##S(T a, T b, T r) {                                   \
+    T d = (a - r) / b;                                                                    \
+    d = ((r != 0) & ((b < 0) != (r < 0))) ? d - 1 : d;                                    \
+    T f = FLOOR(d);                                                                       \
+    f = d - f > (T)0.5 ? f + 1 : f;                                                       \
+    T res = d != 0 ? f : COPYSIGN((T)0, a / b);                                           \
+    return b == 0 ? a / b : res;                                                          \
+}
+
+EMBER_FLOOR_MOD(float, f32, floorf, copysignf)
+EMBER_FLOOR_MOD(double, f64, floor, copysign)
 
 #endif

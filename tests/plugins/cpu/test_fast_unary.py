@@ -168,3 +168,55 @@ def test_matmul_of_one_row_matches_numpy(dtype):
             out = ember.empty(300, 2, dtype=dtype).t()[:1]           # a strided output row
             ember.matmul(x, m, out=out)
             np.testing.assert_allclose(out.numpy(), want, rtol=rtol, atol=rtol)
+
+
+def _fmod_operands():
+    """Random pairs over many magnitudes, exact multiples, signed zeros, infinities, NaN,
+    subnormals, and quotients past 2^28 (those chunks go to libm)."""
+    g = np.random.default_rng(6)
+    a = (g.standard_normal(20_000) * 10.0 ** g.uniform(-8, 8, 20_000)).astype(np.float32)
+    b = (g.standard_normal(20_000) * 10.0 ** g.uniform(-8, 8, 20_000)).astype(np.float32)
+    ints = g.integers(-50, 50, 4000).astype(np.float32)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3e38, 7.0, -7.0,
+                        0.5, -0.5], np.float32)
+    sa, sb = np.meshgrid(special, special)
+    a = np.concatenate([a, ints * 3, ints, sa.ravel(), [1e30, -5e20, 2.5e9]])
+    b = np.concatenate([b, np.where(ints == 0, 1, ints), np.full(4000, 3, np.float32),
+                        sb.ravel(), [3.0, 7.0, 0.1]])
+    return a.astype(np.float32), b.astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["fmod", "remainder", "floor_divide"])
+def test_fmod_family_bits_match_torch(name):
+    # fmod is exact, so the fast path must give libm's bits; remainder and floor_divide then
+    # follow PyTorch's formulas from it
+    a, b = _fmod_operands()
+    got = getattr(ember, name)(ember.tensor(a), ember.tensor(b)).numpy()
+    ref = getattr(torch, name)(torch.tensor(a), torch.tensor(b)).numpy()
+    same = (got.view(np.uint32) == ref.view(np.uint32)) | (np.isnan(got) & np.isnan(ref))
+    # PyTorch's vectorised fmod gives NaN for a subnormal divisor and for quotients past
+    # 2^24 (3e38 fmod 0.5); libm and NumPy give the exact remainder, as ember
+    with np.errstate(all="ignore"):
+        q = np.abs(a.astype(np.float64) / b.astype(np.float64))
+    torch_exact = ~((b != 0) & (np.abs(b) < np.finfo(np.float32).tiny)) & \
+        ~(np.isfinite(q) & (q >= 2.0 ** 24))
+    assert (same | ~torch_exact).all()
+    if name == "fmod":
+        with np.errstate(all="ignore"):
+            want = np.fmod(a, b)
+        assert np.array_equal(got.view(np.uint32)[~np.isnan(want)],
+                              want.view(np.uint32)[~np.isnan(want)])
+        assert np.array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_fmod_in_place_and_broadcast_scalar():
+    a, b = _fmod_operands()
+    t = ember.tensor(a)
+    t.remainder_(ember.tensor(b))
+    assert np.array_equal(t.numpy(), ember.remainder(ember.tensor(a), ember.tensor(b)).numpy(),
+                          equal_nan=True)
+    x = ember.tensor(a[:5000])
+    assert np.array_equal((x % 2.5).numpy(), (torch.tensor(a[:5000]) % 2.5).numpy(),
+                          equal_nan=True)
+    assert np.array_equal((x // -0.75).numpy(), (torch.tensor(a[:5000]) // -0.75).numpy(),
+                          equal_nan=True)
