@@ -45,9 +45,21 @@ cdef extern from *:
 cdef extern from "_sum_block.h":
     float ember_sum_block_f32(const float *x, int64_t n) noexcept nogil
     double ember_sum_block_f64(const double *x, int64_t n) noexcept nogil
+    float ember_max_block_f32(const float *x, int64_t n) noexcept nogil
+    float ember_min_block_f32(const float *x, int64_t n) noexcept nogil
+    double ember_max_block_f64(const double *x, int64_t n) noexcept nogil
+    double ember_min_block_f64(const double *x, int64_t n) noexcept nogil
     void ember_col_sum_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
                            int64_t w, int first) noexcept nogil
     void ember_col_sum_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
+                           int64_t w, int first) noexcept nogil
+    void ember_col_max_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
+                           int64_t w, int first) noexcept nogil
+    void ember_col_max_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
+                           int64_t w, int first) noexcept nogil
+    void ember_col_min_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
+                           int64_t w, int first) noexcept nogil
+    void ember_col_min_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
                            int64_t w, int first) noexcept nogil
 
 cdef enum:
@@ -104,37 +116,12 @@ cdef inline ct_t finish(int op, const ct_t *vals, int depth) noexcept nogil:
     return r
 
 
-# max/min of a floating leaf: 32 column accumulators updated by a 32-trip loop, which the
-# compiler does not unroll into straight-line code but vectorizes as a loop, selects
-# included (the 8-accumulator form below stays scalar for NaN-aware max/min)
-cdef inline ct_t leaf_extremum(int op, const ct_t *x, int64_t n) noexcept nogil:
-    cdef ct_t acc[32]
-    cdef ct_t r = x[0]
-    cdef int64_t i = 1, j
-    if n >= 32:
-        for j in range(32):
-            acc[j] = x[j]
-        i = 32
-        while i + 32 <= n:
-            for j in range(32):
-                acc[j] = comb(op, acc[j], x[i + j])
-            i += 32
-        r = acc[0]
-        for j in range(1, 32):
-            r = comb(op, r, acc[j])
-    while i < n:
-        r = comb(op, r, x[i])
-        i += 1
-    return r
-
-
+# a leaf with 8 interleaved accumulators (a float sum and a floating max/min run whole
+# blocks in _sum_block.h instead)
 cdef inline ct_t leaf(int op, const ct_t *x, int64_t n) noexcept nogil:
     cdef ct_t acc[8]
     cdef ct_t r
     cdef int64_t i, j
-    if ct_t is not int64_t:
-        if op == EMBER_REDUCE_MAX or op == EMBER_REDUCE_MIN:
-            return leaf_extremum(op, x, n)
     if n < 8:
         r = x[0]
         for i in range(1, n):
@@ -167,7 +154,8 @@ cdef inline ct_t _block(int op, const ct_t *x, int64_t n) noexcept nogil:
 
 
 # 1 <= n <= BLOCK contiguous elements; each branch inlines _block with a constant op, so
-# every op gets its own vectorized leaf loop; a float sum runs a leaf built per instruction set
+# every op gets its own vectorized leaf loop; a float sum and a floating max/min run a block
+# function built per instruction set
 cdef ct_t block_reduce(int op, const ct_t *x, int64_t n) noexcept nogil:
     if op == EMBER_REDUCE_SUM or op == EMBER_REDUCE_MEAN:
         if ct_t is float:
@@ -176,6 +164,16 @@ cdef ct_t block_reduce(int op, const ct_t *x, int64_t n) noexcept nogil:
             return ember_sum_block_f64(x, n)
     if op == EMBER_REDUCE_PROD:
         return _block(EMBER_REDUCE_PROD, x, n)
+    if ct_t is float:
+        if op == EMBER_REDUCE_MAX:
+            return ember_max_block_f32(x, n)
+        if op == EMBER_REDUCE_MIN:
+            return ember_min_block_f32(x, n)
+    elif ct_t is double:
+        if op == EMBER_REDUCE_MAX:
+            return ember_max_block_f64(x, n)
+        if op == EMBER_REDUCE_MIN:
+            return ember_min_block_f64(x, n)
     if op == EMBER_REDUCE_MAX:
         return _block(EMBER_REDUCE_MAX, x, n)
     if op == EMBER_REDUCE_MIN:
@@ -336,15 +334,26 @@ cdef void row_comb(int op, ct_t *dst, const ct_t *x, const ct_t *y, int64_t w) n
     elif ct_t is int64_t or dst != y:
         _row_comb(EMBER_REDUCE_SUM, dst, x, y, w)
     else:       # the cascade's acc = level + acc, as acc += level (the same bits)
-        col_sum(dst, x, 0, 1, w, False)
+        col_reduce(EMBER_REDUCE_SUM, dst, x, 0, 1, w, False)
 
 
-cdef inline void col_sum(ct_t *acc, const ct_t *x, int64_t rstride, int64_t rows, int64_t w,
-                         bint first) noexcept nogil:
+# rows of a float sum/mean/max/min folded into acc in order (_sum_block.h)
+cdef inline void col_reduce(int op, ct_t *acc, const ct_t *x, int64_t rstride, int64_t rows,
+                            int64_t w, bint first) noexcept nogil:
     if ct_t is float:
-        ember_col_sum_f32(acc, x, rstride, rows, w, first)
+        if op == EMBER_REDUCE_MAX:
+            ember_col_max_f32(acc, x, rstride, rows, w, first)
+        elif op == EMBER_REDUCE_MIN:
+            ember_col_min_f32(acc, x, rstride, rows, w, first)
+        else:
+            ember_col_sum_f32(acc, x, rstride, rows, w, first)
     elif ct_t is double:
-        ember_col_sum_f64(acc, x, rstride, rows, w, first)
+        if op == EMBER_REDUCE_MAX:
+            ember_col_max_f64(acc, x, rstride, rows, w, first)
+        elif op == EMBER_REDUCE_MIN:
+            ember_col_min_f64(acc, x, rstride, rows, w, first)
+        else:
+            ember_col_sum_f64(acc, x, rstride, rows, w, first)
 
 
 cdef inline void _copy_row(ct_t *dst, const ct_t *src, int64_t w) noexcept nogil:
@@ -362,13 +371,12 @@ cdef void outer_rows(OuterState *s, const char *ptr, int64_t rstride, int64_t n,
     cdef int64_t e = 0, j, c, k
     cdef int d
     cdef bint direct = is_native(p.dtype) and s.kstride == 1
-    cdef bint float_sum = direct and ct_t is not int64_t and (
-        p.op == EMBER_REDUCE_SUM or p.op == EMBER_REDUCE_MEAN)
+    cdef bint whole_rows = direct and ct_t is not int64_t and p.op != EMBER_REDUCE_PROD
     while e < n:
         j = index + e
-        if float_sum:       # the block's rows in one call
+        if whole_rows:      # the block's rows in one call
             k = min(n - e, ROW_BLOCK - j % ROW_BLOCK)
-            col_sum(acc, <const ct_t *>(ptr + e * rstride * p.itemsize), rstride, k, s.w,
+            col_reduce(p.op, acc, <const ct_t *>(ptr + e * rstride * p.itemsize), rstride, k, s.w,
                     j % ROW_BLOCK == 0)
             j += k - 1
             e += k

@@ -40,25 +40,77 @@ EMBER_ROW_CLONES static T ember_sum_block_##S(const T *x, int64_t n) {          
 EMBER_SUM_BLOCK(float, f32)
 EMBER_SUM_BLOCK(double, f64)
 
-/* A tile of the outer-layout sum (_reduce.pyx): rows x[r] (rstride elements apart) added
- * in sequence into acc, which the first of them sets when `first`; acc[i] += y[i] with
- * one row is the cascade's step.  One add per element in row order, so the bits do not
- * depend on the clone; C and cloned because the Cython module's own loops build for SSE2
- * and a call per row cost more than the adds on narrow tiles. */
-#define EMBER_COL_SUM(T, S)                                                               \
-EMBER_ROW_CLONES static void ember_col_sum_##S(T *restrict acc, const T *restrict x,      \
-                                               int64_t rstride, int64_t rows, int64_t w,  \
-                                               int first) {                               \
+/* max/min of a reduction block of floats (_reduce.pyx), at most BLOCK contiguous elements:
+ * four 32-byte vectors of accumulators over the whole groups, combined (a0 . a1) . (a2 . a3),
+ * then lane j takes lane j + w for w = W/2 .. 1, then the tail in order; each step keeps x
+ * when x CMP y or x is NaN, else y (_scalar.pxd's _max/_min).  The order depends only on n,
+ * so the result does not depend on the clone or the thread count; order decides only which
+ * of +0 and -0 (or which NaN) comes back.  Held in registers as vector types: an array of
+ * 32 accumulators went through the stack on every call. */
+#define EMBER_EXTREMUM_BLOCK(T, I, S, NAME, CMP)                                          \
+static inline T ember_##NAME##_pick_##S(T x, T y) { return ((x CMP y) | (x != x)) ? x : y; } \
+EMBER_ROW_CLONES static T ember_##NAME##_block_##S(const T *x, int64_t n) {               \
+    typedef T vec __attribute__((vector_size(32)));                                       \
+    typedef I ivec __attribute__((vector_size(32)));                                      \
+    enum { V = 32 / sizeof(T) };                                                          \
+    T lane[V], r = x[0];                                                                  \
+    int64_t i = 1;                                                                        \
+    int j, k;                                                                             \
+    if (n >= 4 * V) {                                                                     \
+        vec a[4], v;                                                                      \
+        ivec keep;                                                                        \
+        memcpy(a, x, sizeof a);                                                           \
+        for (i = 4 * V; i + 4 * V <= n; i += 4 * V)                                       \
+            for (k = 0; k < 4; k++) {                                                     \
+                memcpy(&v, x + i + k * V, sizeof v);                                      \
+                keep = (a[k] CMP v) | (a[k] != a[k]);                                     \
+                a[k] = (vec)(((ivec)a[k] & keep) | ((ivec)v & ~keep));                    \
+            }                                                                             \
+        for (k = 0; k < 4; k += 2) {                                                      \
+            keep = (a[k] CMP a[k + 1]) | (a[k] != a[k]);                                  \
+            a[k] = (vec)(((ivec)a[k] & keep) | ((ivec)a[k + 1] & ~keep));                 \
+        }                                                                                 \
+        keep = (a[0] CMP a[2]) | (a[0] != a[0]);                                          \
+        a[0] = (vec)(((ivec)a[0] & keep) | ((ivec)a[2] & ~keep));                         \
+        memcpy(lane, &a[0], sizeof lane);                                                 \
+        for (k = V / 2; k > 0; k /= 2)                                                    \
+            for (j = 0; j < k; j++) lane[j] = ember_##NAME##_pick_##S(lane[j], lane[j + k]); \
+        r = lane[0];                                                                      \
+    }                                                                                     \
+    for (; i < n; i++) r = ember_##NAME##_pick_##S(r, x[i]);                              \
+    return r;                                                                             \
+}
+
+EMBER_EXTREMUM_BLOCK(float, int32_t, f32, max, >)
+EMBER_EXTREMUM_BLOCK(float, int32_t, f32, min, <)
+EMBER_EXTREMUM_BLOCK(double, int64_t, f64, max, >)
+EMBER_EXTREMUM_BLOCK(double, int64_t, f64, min, <)
+
+/* A tile of an outer-layout reduction (_reduce.pyx: sum over a non-contiguous dim, every
+ * Linear's bias gradient): rows x[r] (rstride elements apart) folded in sequence into acc
+ * (acc = STEP(acc, row)), which the first of them sets when `first`.  One step per element
+ * in row order, so the bits do not depend on the clone; C and cloned because the Cython
+ * module's own loops build for SSE2 and a call per row cost more than the work on narrow
+ * tiles. */
+#define EMBER_COL_REDUCE(T, S, NAME, STEP)                                                \
+EMBER_ROW_CLONES static void ember_col_##NAME##_##S(T *restrict acc, const T *restrict x, \
+                                                    int64_t rstride, int64_t rows,        \
+                                                    int64_t w, int first) {               \
     int64_t r = 0, i;                                                                     \
     if (first && rows > 0) {                                                              \
         memcpy(acc, x, (size_t)w * sizeof(T));                                            \
         r = 1;                                                                            \
     }                                                                                     \
     for (; r < rows; r++)                                                                 \
-        for (i = 0; i < w; i++) acc[i] += x[r * rstride + i];                             \
+        for (i = 0; i < w; i++) acc[i] = STEP(acc[i], x[r * rstride + i]);                \
 }
 
-EMBER_COL_SUM(float, f32)
-EMBER_COL_SUM(double, f64)
+#define EMBER_ADD_STEP(a, v) ((a) + (v))
+EMBER_COL_REDUCE(float, f32, sum, EMBER_ADD_STEP)
+EMBER_COL_REDUCE(double, f64, sum, EMBER_ADD_STEP)
+EMBER_COL_REDUCE(float, f32, max, ember_max_pick_f32)
+EMBER_COL_REDUCE(double, f64, max, ember_max_pick_f64)
+EMBER_COL_REDUCE(float, f32, min, ember_min_pick_f32)
+EMBER_COL_REDUCE(double, f64, min, ember_min_pick_f64)
 
 #endif

@@ -1056,6 +1056,30 @@ def test_outer_sum_runs_its_documented_order(name, rows, cols, rng, threads):
         np.testing.assert_allclose(out, a.astype(np.float64).mean(0), rtol=1e-5, atol=1e-3)
 
 
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("n", [31, 32, 33, 64, 1000, 2048, 2049, 5000])
+def test_float_extremum_blocks_find_the_value_and_any_nan(name, op, n, rng, threads):
+    # the vector accumulators, their tree and the tail, along a row (inner layout) and
+    # down a column (outer layout); a NaN anywhere wins, and threads never change a bit
+    a = rng.standard_normal((3, n)).astype(name)
+    a[1, n // 2] = np.nan                   # in the vectorised groups (or the tail if short)
+    a[2, n - 1] = np.nan                    # in the tail
+    want = getattr(np, op)(a, axis=1)
+    for view, nred_axis in ((a, 1), (np.ascontiguousarray(a.T).T, 1)):
+        results = []
+        for nt in (1, 2):
+            threads(nt)
+            out = np.zeros(3, name)
+            run_reduce(op, out, view, 1, name)
+            results.append(out.tobytes())
+        assert results[0] == results[1]
+        np.testing.assert_array_equal(np.frombuffer(results[0], name), want)
+    cols = np.zeros(n, name)
+    run_reduce(op, cols, np.ascontiguousarray(a.T), 1, name)     # rows of three elements
+    np.testing.assert_array_equal(cols, getattr(np, op)(a, axis=0))
+
+
 def test_integer_sum_wraps_like_the_dtype():
     a = np.full(1000, 100, np.int8)
     out = np.zeros((), np.int8)
