@@ -94,8 +94,6 @@ cdef extern from "_unary_math.h":
     void ember_sigmoid_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_tanh_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_gelu_f32(float *o, const float *a, int64_t n) noexcept nogil
-    void ember_gelu_backward_f32(float *o, const float *g, const float *x,
-                                 int64_t n) noexcept nogil
     void ember_log_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_log2_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_log10_f32(float *o, const float *a, int64_t n) noexcept nogil
@@ -105,6 +103,28 @@ cdef extern from "_unary_math.h":
     void ember_rsqrt_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_sin_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_cos_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_neg_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_abs_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_relu_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_square_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_reciprocal_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_sqrt_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_floor_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_ceil_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_trunc_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_round_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_neg_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_abs_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_relu_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_square_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_reciprocal_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_sqrt_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_floor_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_ceil_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_trunc_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_round_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_gelu_backward_f32(float *o, const float *g, const float *x,
+                                 int64_t n) noexcept nogil
 
 # each op's name and the dtypes its kernel takes: generated from ember's op table
 cdef extern from "ember/abi_tables.h":
@@ -133,8 +153,63 @@ ctypedef struct EwCall:
 
 # -- contiguous loops ---------------------------------------------------------------------
 
+# the float ops with a loop in C (_unary_math.h), by op code (NULL: unary_loop's own):
+# libm-free and cloned per instruction set, where this module's loops build for SSE2
+ctypedef void (*f32_row)(float *o, const float *a, int64_t n) noexcept nogil
+ctypedef void (*f64_row)(double *o, const double *a, int64_t n) noexcept nogil
+cdef f32_row F32_ROWS[EMBER_UNARY_COUNT + 1]
+cdef f64_row F64_ROWS[EMBER_UNARY_COUNT + 1]
+
+
+cdef void init_rows() noexcept nogil:
+    F32_ROWS[EMBER_UNARY_EXP] = ember_exp_f32
+    F32_ROWS[EMBER_UNARY_ERF] = ember_erf_f32
+    F32_ROWS[EMBER_UNARY_SIGMOID] = ember_sigmoid_f32
+    F32_ROWS[EMBER_UNARY_TANH] = ember_tanh_f32
+    F32_ROWS[EMBER_UNARY_GELU] = ember_gelu_f32
+    F32_ROWS[EMBER_UNARY_LOG] = ember_log_f32
+    F32_ROWS[EMBER_UNARY_LOG2] = ember_log2_f32
+    F32_ROWS[EMBER_UNARY_LOG10] = ember_log10_f32
+    F32_ROWS[EMBER_UNARY_LOG1P] = ember_log1p_f32
+    F32_ROWS[EMBER_UNARY_EXPM1] = ember_expm1_f32
+    F32_ROWS[EMBER_UNARY_EXP2] = ember_exp2_f32
+    F32_ROWS[EMBER_UNARY_RSQRT] = ember_rsqrt_f32
+    F32_ROWS[EMBER_UNARY_SIN] = ember_sin_f32
+    F32_ROWS[EMBER_UNARY_COS] = ember_cos_f32
+    F32_ROWS[EMBER_UNARY_NEG] = ember_neg_f32
+    F32_ROWS[EMBER_UNARY_ABS] = ember_abs_f32
+    F32_ROWS[EMBER_UNARY_RELU] = ember_relu_f32
+    F32_ROWS[EMBER_UNARY_SQUARE] = ember_square_f32
+    F32_ROWS[EMBER_UNARY_RECIPROCAL] = ember_reciprocal_f32
+    F32_ROWS[EMBER_UNARY_SQRT] = ember_sqrt_f32
+    F32_ROWS[EMBER_UNARY_FLOOR] = ember_floor_f32
+    F32_ROWS[EMBER_UNARY_CEIL] = ember_ceil_f32
+    F32_ROWS[EMBER_UNARY_TRUNC] = ember_trunc_f32
+    F32_ROWS[EMBER_UNARY_ROUND] = ember_round_f32
+    F64_ROWS[EMBER_UNARY_NEG] = ember_neg_f64
+    F64_ROWS[EMBER_UNARY_ABS] = ember_abs_f64
+    F64_ROWS[EMBER_UNARY_RELU] = ember_relu_f64
+    F64_ROWS[EMBER_UNARY_SQUARE] = ember_square_f64
+    F64_ROWS[EMBER_UNARY_RECIPROCAL] = ember_reciprocal_f64
+    F64_ROWS[EMBER_UNARY_SQRT] = ember_sqrt_f64
+    F64_ROWS[EMBER_UNARY_FLOOR] = ember_floor_f64
+    F64_ROWS[EMBER_UNARY_CEIL] = ember_ceil_f64
+    F64_ROWS[EMBER_UNARY_TRUNC] = ember_trunc_f64
+    F64_ROWS[EMBER_UNARY_ROUND] = ember_round_f64
+
+
+init_rows()
+
 cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
     cdef int64_t i
+    if ct_t is float:
+        if F32_ROWS[op] != NULL:
+            F32_ROWS[op](o, a, n)
+            return EMBER_OK
+    elif ct_t is double:
+        if F64_ROWS[op] != NULL:
+            F64_ROWS[op](o, a, n)
+            return EMBER_OK
     if op == EMBER_UNARY_NEG:
         for i in range(n):
             o[i] = _neg(a[i])
@@ -157,34 +232,6 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == OP_LOGICAL_NOT:
             for i in range(n):
                 o[i] = a[i] == 0
-    elif ct_t is float and op == EMBER_UNARY_EXP:     # libm-free loops that vectorise
-        ember_exp_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_ERF:
-        ember_erf_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_SIGMOID:
-        ember_sigmoid_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_TANH:
-        ember_tanh_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_GELU:
-        ember_gelu_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_LOG:
-        ember_log_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_LOG2:
-        ember_log2_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_LOG10:
-        ember_log10_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_LOG1P:
-        ember_log1p_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_EXPM1:
-        ember_expm1_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_EXP2:
-        ember_exp2_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_RSQRT:
-        ember_rsqrt_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_SIN:
-        ember_sin_f32(o, a, n)
-    elif ct_t is float and op == EMBER_UNARY_COS:
-        ember_cos_f32(o, a, n)
     elif ct_t is double and op == EMBER_UNARY_GELU:
         for i in range(n):
             o[i] = 0.5 * a[i] * (1 + erf(a[i] * M_SQRT1_2))

@@ -19,10 +19,11 @@ EMBER_ROW_CLONES static void ember_tanh_f32(float *o, const float *a, int64_t n)
 EMBER_ROW_CLONES static void ember_sigmoid_f32(float *o, const float *a, int64_t n) {
     for (int64_t i = 0; i < n; i++) o[i] = 1.0f / (1.0f + ember_fast_expf(-a[i]));
 }
-#define EMBER_UNARY_ROW(NAME, EXPR)                                                       \
-EMBER_ROW_CLONES static void ember_##NAME##_f32(float *o, const float *a, int64_t n) {    \
+#define EMBER_UNARY_ROW_T(T, S, NAME, EXPR)                                               \
+EMBER_ROW_CLONES static void ember_##NAME##_##S(T *o, const T *a, int64_t n) {            \
     for (int64_t i = 0; i < n; i++) o[i] = EXPR(a[i]);                                    \
 }
+#define EMBER_UNARY_ROW(NAME, EXPR) EMBER_UNARY_ROW_T(float, f32, NAME, EXPR)
 #define EMBER_RSQRTF(x) (1.0f / sqrtf(x))
 EMBER_UNARY_ROW(log, ember_fast_logf)
 EMBER_UNARY_ROW(log2, ember_fast_log2f)
@@ -31,6 +32,27 @@ EMBER_UNARY_ROW(log1p, ember_fast_log1pf)
 EMBER_UNARY_ROW(expm1, ember_fast_expm1f)
 EMBER_UNARY_ROW(exp2, ember_fast_exp2f)
 EMBER_UNARY_ROW(rsqrt, EMBER_RSQRTF)
+
+/* the cheap float ops, one IEEE operation each (the same bits as _scalar.pxd's): cloned
+ * because the module's own loops build for SSE2, which has no rounding instruction (floor
+ * and round were a libm call an element, 10-15x PyTorch's time) */
+#define EMBER_NEG(x) (-(x))
+#define EMBER_RELU(x) ((x) < 0 ? 0 : (x))
+#define EMBER_SQUARE(x) ((x) * (x))
+#define EMBER_RECIP(x) (1 / (x))
+#define EMBER_CHEAP_ROWS(T, S, FABS, SQRT, FLOOR, CEIL, TRUNC, NEARBYINT)                 \
+EMBER_UNARY_ROW_T(T, S, neg, EMBER_NEG)                                                   \
+EMBER_UNARY_ROW_T(T, S, abs, FABS)                                                        \
+EMBER_UNARY_ROW_T(T, S, relu, EMBER_RELU)                                                 \
+EMBER_UNARY_ROW_T(T, S, square, EMBER_SQUARE)                                             \
+EMBER_UNARY_ROW_T(T, S, reciprocal, EMBER_RECIP)                                          \
+EMBER_UNARY_ROW_T(T, S, sqrt, SQRT)                                                       \
+EMBER_UNARY_ROW_T(T, S, floor, FLOOR)                                                     \
+EMBER_UNARY_ROW_T(T, S, ceil, CEIL)                                                       \
+EMBER_UNARY_ROW_T(T, S, trunc, TRUNC)                                                     \
+EMBER_UNARY_ROW_T(T, S, round, NEARBYINT)
+EMBER_CHEAP_ROWS(float, f32, fabsf, sqrtf, floorf, ceilf, truncf, nearbyintf)
+EMBER_CHEAP_ROWS(double, f64, fabs, sqrt, floor, ceil, trunc, nearbyint)
 
 /* sin and cos by chunks: a chunk whose arguments are all within the fast range runs the
  * double-precision polynomial, any other (a huge argument, NaN, inf) libm; the test comes

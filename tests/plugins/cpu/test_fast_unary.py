@@ -220,3 +220,30 @@ def test_fmod_in_place_and_broadcast_scalar():
                           equal_nan=True)
     assert np.array_equal((x // -0.75).numpy(), (torch.tensor(a[:5000]) // -0.75).numpy(),
                           equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,ref", [
+    ("neg", np.negative), ("abs", np.abs), ("relu", lambda v: np.where(v < 0, 0, v)),
+    ("square", np.square), ("reciprocal", np.reciprocal), ("sqrt", np.sqrt),
+    ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc), ("round", np.round),
+])
+def test_cheap_float_rows_bit_for_bit(dtype, name, ref):
+    # one IEEE operation each in a cloned loop: NumPy's bits, halves rounding to even,
+    # signed zeros, infinities and NaN included, contiguous, strided and in place
+    g = np.random.default_rng(8)
+    x = np.concatenate([g.standard_normal(5000) * 100, np.arange(-5, 5.5, 0.5),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -2.5e-45]]).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = ref(x).astype(dtype)
+    bits = np.uint32 if dtype == "float32" else np.uint64
+
+    def same(got):
+        return np.array_equal(got.view(bits)[~np.isnan(want)], want.view(bits)[~np.isnan(want)]) \
+            and np.array_equal(np.isnan(got), np.isnan(want))
+
+    t = ember.tensor(x)
+    assert same(getattr(ember, name)(t).numpy())
+    assert same(getattr(ember, name)(ember.tensor(np.repeat(x, 2))[::2]).numpy())
+    getattr(t, name + "_")()
+    assert same(t.numpy())
