@@ -99,4 +99,18 @@ EMBER_FMOD_ROW(fmod, r)
 EMBER_FMOD_ROW(remainder, ember_remainder_f32(y, r))
 EMBER_FMOD_ROW(floor_divide, ember_floor_divide_f32(x, y, r))
 
+/* float32 atan2 by chunks: finite chunks in double (_vecmath.h), others libm's atan2f */
+EMBER_ROW_CLONES static void ember_atan2_row_f32(float *o, const float *a, const float *b,
+                                                 int64_t n) {
+    for (int64_t i0 = 0; i0 < n; i0 += EMBER_LIBM_CHUNK) {
+        int64_t m = n - i0 < EMBER_LIBM_CHUNK ? n - i0 : EMBER_LIBM_CHUNK, j;
+        int fast = 1;
+        for (j = 0; j < m; j++) fast &= EMBER_ATAN2_FAST_OK(a[i0 + j], b[i0 + j]);
+        if (fast)
+            for (j = 0; j < m; j++) o[i0 + j] = ember_fast_atan2f(a[i0 + j], b[i0 + j]);
+        else
+            for (j = 0; j < m; j++) o[i0 + j] = atan2f(a[i0 + j], b[i0 + j]);
+    }
+}
+
 #endif

@@ -83,6 +83,7 @@ cdef extern from "_binary_math.h":
                                  int64_t n) noexcept nogil
     void ember_floor_divide_row_f32(float *o, const float *a, const float *b,
                                     int64_t n) noexcept nogil
+    void ember_atan2_row_f32(float *o, const float *a, const float *b, int64_t n) noexcept nogil
 
 cdef extern from "_compare_rows.h":
     int ember_compare_row(int dtype, int op, uint8_t *o, const void *a, int64_t sa,
@@ -103,6 +104,12 @@ cdef extern from "_unary_math.h":
     void ember_rsqrt_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_sin_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_cos_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_tan_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_cosh_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_sinh_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_acos_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_asin_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_atan_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_neg_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_abs_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_relu_f32(float *o, const float *a, int64_t n) noexcept nogil
@@ -176,6 +183,12 @@ cdef void init_rows() noexcept nogil:
     F32_ROWS[EMBER_UNARY_RSQRT] = ember_rsqrt_f32
     F32_ROWS[EMBER_UNARY_SIN] = ember_sin_f32
     F32_ROWS[EMBER_UNARY_COS] = ember_cos_f32
+    F32_ROWS[EMBER_UNARY_TAN] = ember_tan_f32
+    F32_ROWS[EMBER_UNARY_COSH] = ember_cosh_f32
+    F32_ROWS[EMBER_UNARY_SINH] = ember_sinh_f32
+    F32_ROWS[EMBER_UNARY_ACOS] = ember_acos_f32
+    F32_ROWS[EMBER_UNARY_ASIN] = ember_asin_f32
+    F32_ROWS[EMBER_UNARY_ATAN] = ember_atan_f32
     F32_ROWS[EMBER_UNARY_NEG] = ember_neg_f32
     F32_ROWS[EMBER_UNARY_ABS] = ember_abs_f32
     F32_ROWS[EMBER_UNARY_RELU] = ember_relu_f32
@@ -409,7 +422,9 @@ cdef int binary_loop(int op, ct_t *o, const ct_t *a, const ct_t *b, int64_t n) n
         for i in range(n):
             o[i] = _fmin(a[i], b[i])
     elif op == EMBER_BINARY_ATAN2:
-        if ct_t is not int64_t:       # floating dtypes only
+        if ct_t is float:
+            ember_atan2_row_f32(o, a, b, n)
+        elif ct_t is double:          # floating dtypes only
             for i in range(n):
                 o[i] = _atan2(a[i], b[i])
     elif op == EMBER_BINARY_GELU_BACKWARD:

@@ -32,6 +32,11 @@ EMBER_UNARY_ROW(log1p, ember_fast_log1pf)
 EMBER_UNARY_ROW(expm1, ember_fast_expm1f)
 EMBER_UNARY_ROW(exp2, ember_fast_exp2f)
 EMBER_UNARY_ROW(rsqrt, EMBER_RSQRTF)
+EMBER_UNARY_ROW(atan, ember_fast_atanf)
+EMBER_UNARY_ROW(asin, ember_fast_asinf)
+EMBER_UNARY_ROW(acos, ember_fast_acosf)
+EMBER_UNARY_ROW(sinh, ember_fast_sinhf)
+EMBER_UNARY_ROW(cosh, ember_fast_coshf)
 
 /* the cheap float ops, one IEEE operation each (the same bits as _scalar.pxd's): cloned
  * because the module's own loops build for SSE2, which has no rounding instruction (floor
@@ -71,6 +76,7 @@ EMBER_ROW_CLONES static void ember_##NAME##_f32(float *o, const float *a, int64_
 }
 EMBER_TRIG_ROW(sin, ember_fast_sinf, sinf)
 EMBER_TRIG_ROW(cos, ember_fast_cosf, cosf)
+EMBER_TRIG_ROW(tan, ember_fast_tanf, tanf)
 
 /* exp(x) for x <= 0 as GELU's tails need it: arguments below -87 give exp(-87) (GELU adds
  * it to or multiplies it by values it cannot change), so one power-of-two scale serves

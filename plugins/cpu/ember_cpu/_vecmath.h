@@ -1,5 +1,5 @@
-/* float32 log, log2, log10, log1p, expm1, exp2, sin, cos and fmod without libm calls, so that the
- * loops calling them vectorise (glibc's scalar calls ran 3-9x slower than PyTorch's SLEEF
+/* float32 log, log2, log10, log1p, expm1, exp2, sin, cos, tan, atan, atan2, asin, acos, sinh,
+ * cosh and fmod without libm calls, so that the loops calling them vectorise (glibc's scalar calls ran 3-9x slower than PyTorch's SLEEF
  * loops).  Each is computed in double precision from a float argument, so the result is the
  * exact value rounded once to float but for ~1e-12 relative: correctly rounded save rare
  * double-rounding ties.  Shared by the eager kernels (_unary_math.h) and the C that
@@ -116,15 +116,35 @@ static inline float ember_fast_log1pf(float x) {
     return x < -1.0f || x != x ? NAN : r;
 }
 
-/* expm1: n = round(x / ln 2), r = x - n ln 2 (ln 2 in two parts, n ln2_hi exact), then
- * 2^n (e^r - 1) + (2^n - 1); x is clamped to [-104, 89], beyond which float gives -1 / inf */
-static inline float ember_fast_expm1f(float x) {
-    double xd = (double)(x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x));
-    double n = (xd * EMBER_LOG2E + EMBER_ROUND_D) - EMBER_ROUND_D;
-    double r = (xd - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
+/* e^x - 1 for a double x in [-104, 100]: n = round(x / ln 2), r = x - n ln 2 (ln 2 in two
+ * parts, n ln2_hi exact), then 2^n (e^r - 1) + (2^n - 1) */
+static inline double ember_expm1_d(double x) {
+    double n = (x * EMBER_LOG2E + EMBER_ROUND_D) - EMBER_ROUND_D;
+    double r = (x - n * 6.93147180369123816490e-01) - n * 1.90821492927058770002e-10;
     double s = ember_pow2i(n);
-    float res = (float)(s * ember_expm1_core(r) + (s - 1.0));
+    return s * ember_expm1_core(r) + (s - 1.0);
+}
+
+/* expm1: x clamped to [-104, 89], beyond which float gives -1 / inf */
+static inline float ember_fast_expm1f(float x) {
+    float res = (float)ember_expm1_d((double)(x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x)));
     return x != x || x == 0.0f ? x : res;           /* -0 stays -0 */
+}
+
+/* sinh and cosh from m = e^|x| - 1 (no cancellation near 0): sinh = (m + m / (m + 1)) / 2,
+ * cosh = (m + 1 + 1 / (m + 1)) / 2; |x| clamped to 100 (float overflows from ~89.4) */
+static inline float ember_fast_sinhf(float x) {
+    float ax = fabsf(x);
+    double m = ember_expm1_d((double)(ax > 100.0f ? 100.0f : ax));
+    float r = (float)(0.5 * (m + m / (m + 1.0)));
+    return x != x ? x : copysignf(r, x);
+}
+
+static inline float ember_fast_coshf(float x) {
+    float ax = fabsf(x);
+    double e = ember_expm1_d((double)(ax > 100.0f ? 100.0f : ax)) + 1.0;
+    float r = (float)(0.5 * (e + 1.0 / e));
+    return x != x ? x : r;
 }
 
 /* exp2: n = round(x), 2^n e^((x - n) ln 2); x clamped to [-152, 129] (0 and inf beyond) */
@@ -164,6 +184,83 @@ static inline double ember_trig_core(float xf, int64_t shift) {
 
 static inline float ember_fast_sinf(float x) { return (float)ember_trig_core(x, 0); }
 static inline float ember_fast_cosf(float x) { return (float)ember_trig_core(x, 1); }
+
+/* tan: the same reduction, sin r / cos r in quadrants 0 and 2, -cos r / sin r in 1 and 3 */
+static inline float ember_fast_tanf(float xf) {
+    double x = (double)xf;
+    double t = x * 0.63661977236758134308 + EMBER_ROUND_D;
+    int64_t bits;
+    memcpy(&bits, &t, sizeof bits);
+    double n = t - EMBER_ROUND_D;
+    double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11)
+               - n * 2.02226624871116645580e-21;
+    double r2 = r * r;
+    double s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (
+        1.0 / 362880 + r2 * (-1.0 / 39916800 + r2 * (1.0 / 6227020800.0))))));
+    double c = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (
+        -1.0 / 3628800 + r2 * (1.0 / 479001600 + r2 * (-1.0 / 87178291200.0)))))));
+    return (float)((bits & 1) ? -c / s : s / c);
+}
+
+/* atan of a double u in [0, 1]: above tan(pi/8), pi/4 + atan((u - 1) / (u + 1)); then the
+ * odd Taylor series to v^27 on |v| <= tan(pi/8) (truncation below 2e-12 relative) */
+static inline double ember_atan_unit(double u) {
+    int big = u > 0.41421356237309504880;
+    double v = big ? (u - 1.0) / (u + 1.0) : u, z = v * v;
+    double p = -1.0 / 27;
+    p = p * z + 1.0 / 25;
+    p = p * z - 1.0 / 23;
+    p = p * z + 1.0 / 21;
+    p = p * z - 1.0 / 19;
+    p = p * z + 1.0 / 17;
+    p = p * z - 1.0 / 15;
+    p = p * z + 1.0 / 13;
+    p = p * z - 1.0 / 11;
+    p = p * z + 1.0 / 9;
+    p = p * z - 1.0 / 7;
+    p = p * z + 1.0 / 5;
+    p = p * z - 1.0 / 3;
+    p = p * z + 1.0;
+    return (big ? 0.78539816339744830962 : 0.0) + v * p;
+}
+
+/* atan2 of finite doubles: the angle of min(|x|, |y|) / max(|x|, |y|), then the octant
+ * (pi/2 - a above the diagonal, pi - a for x < 0 or x = -0, y's sign); callers send
+ * infinities and NaN to libm */
+static inline double ember_atan2_d(double y, double x) {
+    double ay = fabs(y), ax = fabs(x);
+    double hi = ay > ax ? ay : ax, lo = ay > ax ? ax : ay;
+    double a = ember_atan_unit(hi == 0.0 ? 0.0 : lo / hi);
+    a = ay > ax ? 1.57079632679489661923 - a : a;
+    a = (int64_t)ember_d_to_bits(x) < 0 ? 3.14159265358979323846 - a : a;     /* sign bit */
+    return copysign(a, y);
+}
+
+/* atan: as atan2(x, 1); its limits at +-inf (pi/2, rounded to float) come out of 1 / |x| */
+static inline float ember_fast_atanf(float x) {
+    double ax = fabs((double)x);
+    double a = ax > 1.0 ? 1.57079632679489661923 - ember_atan_unit(1.0 / ax) : ember_atan_unit(ax);
+    return x != x ? x : (float)copysign(a, (double)x);
+}
+
+/* asin and acos of |x| <= 1 as atan2 with sqrt((1 - x)(1 + x)), exact operands in double;
+ * NaN outside [-1, 1] */
+static inline float ember_fast_asinf(float x) {
+    double xd = (double)x, q = (1.0 - xd) * (1.0 + xd), c = sqrt(q > 0.0 ? q : 0.0);
+    float r = (float)ember_atan2_d(xd, c);
+    return fabsf(x) <= 1.0f ? r : NAN;
+}
+
+static inline float ember_fast_acosf(float x) {
+    double xd = (double)x, q = (1.0 - xd) * (1.0 + xd), s = sqrt(q > 0.0 ? q : 0.0);
+    float r = (float)ember_atan2_d(s, xd);
+    return fabsf(x) <= 1.0f ? r : NAN;
+}
+
+#define EMBER_ATAN2_FAST_OK(y, x) ((fabsf(y) < INFINITY) & (fabsf(x) < INFINITY))
+static inline float ember_fast_atan2f(float y, float x) {
+    return (float)ember_atan2_d((double)y, (double)x);
+}
 
 /* fmod of floats, exactly (as libm): when |a / b| < 2^28 the double quotient truncates to
  * the true one (a non-integral quotient of two floats is 2^-24 or more from an integer,

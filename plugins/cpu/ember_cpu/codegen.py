@@ -10,8 +10,8 @@ last of their arguments, so a cached kernel fits every machine); a row kernel ru
 in parallel when there are enough of them, else runs each row's loops in parallel
 (reductions as fixed-size blocks combined in order: the same bits for any thread count).
 Values that do not change along a row are computed once per row.  float32 exp, erf,
-tanh, sigmoid, the logs, expm1 and exp2 use the same vectorising functions as the eager
-kernels (``_rowmath.h``, ``_vecmath.h``); so do sin and cos, whose kernels recompute
+tanh, sigmoid, the logs, expm1, exp2, atan, asin, acos, sinh and cosh use the same
+vectorising functions as the eager kernels (``_rowmath.h``, ``_vecmath.h``); so do sin and cos, whose kernels recompute
 blocks with out-of-range arguments with libm.
 """
 import ctypes
@@ -72,11 +72,11 @@ _UNARY = {
     "erfc": ("erfcf({0})", "erfc({0})"),
     "gelu": ("(0.5f * {0} * (1.0f + ember_fast_erff({0} * 0.70710678118654752f)))",
              "(0.5 * {0} * (1.0 + erf({0} * M_SQRT1_2)))"),
-    "asin": ("asinf({0})", "asin({0})"),
-    "acos": ("acosf({0})", "acos({0})"),
-    "atan": ("atanf({0})", "atan({0})"),
-    "sinh": ("sinhf({0})", "sinh({0})"),
-    "cosh": ("coshf({0})", "cosh({0})"),
+    "asin": ("ember_fast_asinf({0})", "asin({0})"),
+    "acos": ("ember_fast_acosf({0})", "acos({0})"),
+    "atan": ("ember_fast_atanf({0})", "atan({0})"),
+    "sinh": ("ember_fast_sinhf({0})", "sinh({0})"),
+    "cosh": ("ember_fast_coshf({0})", "cosh({0})"),
 }
 _BINARY_FLOAT = {"pow": ("powf({0}, {1})", "pow({0}, {1})"),
                  "atan2": ("atan2f({0}, {1})", "atan2({0}, {1})"),
