@@ -202,9 +202,12 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
     if not c_ok:
         set_contiguous(&C, tc, N)
     cdef int saved[MAX_BLAS_LIBS]
-    cdef bint small = B * M * N * K < SMALL_GEMM
+    cdef bint small = (B * M * N * K < SMALL_GEMM) or (B > 1 and M * N * K < SMALL_GEMM // 4)
     # a small product runs on one BLAS thread (waking OpenBLAS's pool costs more than it
-    # saves); a big one uses OpenBLAS's threads, which set_num_threads caps.  Splitting
+    # saves), and so does a batch of products under 2^20 multiply-adds each, however many
+    # (each call would wake the pool: attention's 64 products of 64x64x32 took 1.3-1.5x
+    # their one-thread time at 2 threads); a big one uses OpenBLAS's threads, which
+    # set_num_threads caps.  Splitting
     # rows over our OpenMP team with one BLAS thread each measured 2-4x slower on an idle
     # machine: concurrent OpenBLAS calls contend inside the library.
     if small:
