@@ -1,9 +1,10 @@
 """A sweep of everyday ops outside the big kernels (random draws, GELU, scans, comparisons,
-masks, flips, top-k) through the public API: ember against NumPy and PyTorch at 1 and 2
+masks, flips, top-k, float math functions, rounding, fmod, max reductions, attention's
+batched products) through the public API: ember against NumPy and PyTorch at 1 and 2
 threads, interleaved, medians of rounds; ratios < 1 mean ember takes less time.  Not a
 test:
 
-    .venv/bin/python benchmarks/bench_op_sweep.py [--rounds 5]
+    .venv/bin/python benchmarks/bench_op_sweep.py [--rounds 5] [--match log,atan2]
 """
 import argparse
 import statistics
@@ -19,6 +20,10 @@ X = RNG.standard_normal(1_000_000).astype(np.float32)
 M = X.reshape(1000, 1000)
 I64 = RNG.integers(0, 100, 1_000_000)
 COL, ROW = np.arange(1000), np.arange(1000).reshape(1000, 1)
+POS = np.abs(X) + np.float32(0.1)
+Y = RNG.standard_normal(1_000_000).astype(np.float32)
+BIAS_GRAD = RNG.standard_normal((700, 1974)).astype(np.float32)       # an LSTM decoder's
+QK = RNG.standard_normal((64, 64, 32)).astype(np.float32)             # attention heads
 
 
 def _cases():
@@ -26,7 +31,7 @@ def _cases():
     def gelu_fb(m, x):
         x = x.detach().requires_grad_()
         m.nn.functional.gelu(x).backward(m.ones_like(x))
-    return {
+    cases = {
         "randn 1M float32": (lambda m, d: m.randn(1_000_000),
                              lambda d: RNG.standard_normal(1_000_000, dtype=np.float32)),
         "rand 1M float32": (lambda m, d: m.rand(1_000_000),
@@ -50,12 +55,33 @@ def _cases():
         "topk 10 of [1000,1000]": (lambda m, d: m.topk(d["m"], 10),
                                    lambda d: np.partition(d["m"], -10, 1)[:, -10:]),
     }
+    unary = {"log": np.log, "log1p": np.log1p, "sin": np.sin, "tan": np.tan, "atan": np.arctan,
+             "asin": None, "floor": np.floor, "round": np.round, "reciprocal": np.reciprocal}
+    for name, np_fn in unary.items():
+        arg = "u" if name == "asin" else "p"
+        cases[f"{name} 1M float32"] = (
+            lambda m, d, name=name, arg=arg: getattr(m, name)(d[arg]),
+            None if np_fn is None else lambda d, f=np_fn: f(d["p"]))
+    cases.update({
+        "atan2 1M float32": (lambda m, d: m.atan2(d["x"], d["y"]),
+                             lambda d: np.arctan2(d["x"], d["y"])),
+        "fmod 1M float32": (lambda m, d: m.fmod(d["x"], d["p"]), lambda d: np.fmod(d["x"], d["p"])),
+        "remainder 1M float32": (lambda m, d: m.remainder(d["x"], d["p"]),
+                                 lambda d: np.remainder(d["x"], d["p"])),
+        "amax [1000,1000] dim 1": (lambda m, d: m.amax(d["m"], 1), lambda d: d["m"].max(1)),
+        "amax [1000,1000] dim 0": (lambda m, d: m.amax(d["m"], 0), lambda d: d["m"].max(0)),
+        "sum [700,1974] dim 0": (lambda m, d: m.sum(d["g"], 0), lambda d: d["g"].sum(0)),
+        "bmm [64,64,32]x[64,32,64]": (lambda m, d: m.bmm(d["q"], d["q"].transpose(1, 2)),
+                                      lambda d: d["q"] @ d["q"].transpose(0, 2, 1)),
+    })
+    return cases
 
 
 def _inputs(lib):
     to = (lambda a: ember.tensor(a)) if lib is ember else (lambda a: torch.tensor(a))
     return {"x": to(X), "m": to(M), "i": to(I64), "i2": to(I64[::-1].copy()),
-            "col": to(COL), "row": to(ROW)}
+            "col": to(COL), "row": to(ROW), "p": to(POS), "y": to(Y), "u": to(np.tanh(X)),
+            "g": to(BIAS_GRAD), "q": to(QK)}
 
 
 def _time(fn, number):
@@ -69,8 +95,11 @@ def _time(fn, number):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--match", default="", help="comma-separated substrings of op names")
     args = parser.parse_args()
-    nd = {"x": X, "m": M, "i": I64, "i2": I64[::-1].copy(), "col": COL, "row": ROW}
+    nd = {"x": X, "m": M, "i": I64, "i2": I64[::-1].copy(), "col": COL, "row": ROW, "p": POS,
+          "y": Y, "u": np.tanh(X), "g": BIAS_GRAD, "q": QK}
+    wanted = [w for w in args.match.split(",") if w]
     print(f"ember {ember.__version__}, NumPy {np.__version__}, PyTorch {torch.__version__}; "
           f"medians of {args.rounds} interleaved rounds")
     for threads in (1, 2):
@@ -80,6 +109,8 @@ def main():
         print(f"\n{threads} thread(s)  {'op':28s} {'ember':>10s} {'numpy':>10s} {'torch':>10s}"
               f" {'e/np':>6s} {'e/torch':>8s}")
         for name, (call, np_call) in _cases().items():
+            if wanted and not any(w in name for w in wanted):
+                continue
             runs = {"e": [], "n": [], "t": []}
             for _ in range(args.rounds):
                 runs["e"].append(_time(lambda: call(ember, ed), 5))
