@@ -30,6 +30,14 @@ static inline uint64_t ember_d_to_bits(double d) {
     return b;
 }
 
+/* c[0] x^(n-1) + ... + c[n-1] by Horner's rule (n is a constant where it is called, so the
+ * loop unrolls and the coefficients become vector constants) */
+static inline double ember_horner(double x, const double *c, int n) {
+    double p = c[0];
+    for (int i = 1; i < n; i++) p = p * x + c[i];
+    return p;
+}
+
 /* log(u) for a positive normal double u, as e + log(m) with u = 2^e m, m in [sqrt(1/2),
  * sqrt(2)): log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716, odd series to s^15
  * (truncation below 1e-13 relative); `e` comes back separately for log2 and log10. */
@@ -41,34 +49,18 @@ static inline double ember_log_parts(double u, double *e) {
     int big = m > 1.41421356237309504880;
     m = big ? m * 0.5 : m;
     *e = big ? ex + 1.0 : ex;
-    double s = (m - 1.0) / (m + 1.0), z = s * s;
-    double p = 2.0 / 15;
-    p = p * z + 2.0 / 13;
-    p = p * z + 2.0 / 11;
-    p = p * z + 2.0 / 9;
-    p = p * z + 2.0 / 7;
-    p = p * z + 2.0 / 5;
-    p = p * z + 2.0 / 3;
-    p = p * z + 2.0;
-    return s * p;
+    static const double c[] = {2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9, 2.0 / 7, 2.0 / 5,
+                               2.0 / 3, 2.0};
+    double s = (m - 1.0) / (m + 1.0);
+    return s * ember_horner(s * s, c, 8);
 }
 
 /* e^r - 1 for |r| <= ln(2)/2: Taylor to r^13 (truncation below 2e-17) */
 static inline double ember_expm1_core(double r) {
-    double p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    return p * r;
+    static const double c[] = {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0,
+                               1.0 / 3628800.0, 1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0,
+                               1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5, 1.0};
+    return ember_horner(r, c, 13) * r;
 }
 
 /* 2^n for an integral double n in [-1022, 1023]: n + 1023 in the low bits of t, shifted
@@ -77,29 +69,26 @@ static inline double ember_pow2i(double n) {
     return ember_bits_to_d(ember_d_to_bits(n + (1023.0 + EMBER_ROUND_D)) << 52);
 }
 
-/* log: -inf at +-0, NaN below 0 and at NaN, inf at inf */
-static inline float ember_fast_logf(float x) {
-    double e, l = ember_log_parts((double)x, &e);
-    float r = (float)(e * EMBER_LN2 + l);
+/* the logs' special values around r: -inf at +-0, NaN below 0 and at NaN, inf at inf */
+static inline float ember_log_specials(float x, float r) {
     r = x == INFINITY ? x : r;
     r = x == 0.0f ? -INFINITY : r;
     return x < 0.0f || x != x ? NAN : r;
+}
+
+static inline float ember_fast_logf(float x) {
+    double e, l = ember_log_parts((double)x, &e);
+    return ember_log_specials(x, (float)(e * EMBER_LN2 + l));
 }
 
 static inline float ember_fast_log2f(float x) {
     double e, l = ember_log_parts((double)x, &e);
-    float r = (float)(e + l * EMBER_LOG2E);          /* exact at powers of two */
-    r = x == INFINITY ? x : r;
-    r = x == 0.0f ? -INFINITY : r;
-    return x < 0.0f || x != x ? NAN : r;
+    return ember_log_specials(x, (float)(e + l * EMBER_LOG2E));    /* exact at powers of 2 */
 }
 
 static inline float ember_fast_log10f(float x) {
     double e, l = ember_log_parts((double)x, &e);
-    float r = (float)(e * EMBER_LOG10_2 + l * EMBER_LOG10E);
-    r = x == INFINITY ? x : r;
-    r = x == 0.0f ? -INFINITY : r;
-    return x < 0.0f || x != x ? NAN : r;
+    return ember_log_specials(x, (float)(e * EMBER_LOG10_2 + l * EMBER_LOG10E));
 }
 
 /* log1p: u = 1 + x in double is exact unless |x| < 2^-29, and log(u) x / (u - 1) corrects
@@ -206,22 +195,11 @@ static inline float ember_fast_tanf(float xf) {
  * odd Taylor series to v^27 on |v| <= tan(pi/8) (truncation below 2e-12 relative) */
 static inline double ember_atan_unit(double u) {
     int big = u > 0.41421356237309504880;
-    double v = big ? (u - 1.0) / (u + 1.0) : u, z = v * v;
-    double p = -1.0 / 27;
-    p = p * z + 1.0 / 25;
-    p = p * z - 1.0 / 23;
-    p = p * z + 1.0 / 21;
-    p = p * z - 1.0 / 19;
-    p = p * z + 1.0 / 17;
-    p = p * z - 1.0 / 15;
-    p = p * z + 1.0 / 13;
-    p = p * z - 1.0 / 11;
-    p = p * z + 1.0 / 9;
-    p = p * z - 1.0 / 7;
-    p = p * z + 1.0 / 5;
-    p = p * z - 1.0 / 3;
-    p = p * z + 1.0;
-    return (big ? 0.78539816339744830962 : 0.0) + v * p;
+    static const double c[] = {-1.0 / 27, 1.0 / 25, -1.0 / 23, 1.0 / 21, -1.0 / 19, 1.0 / 17,
+                               -1.0 / 15, 1.0 / 13, -1.0 / 11, 1.0 / 9, -1.0 / 7, 1.0 / 5,
+                               -1.0 / 3, 1.0};
+    double v = big ? (u - 1.0) / (u + 1.0) : u;
+    return (big ? 0.78539816339744830962 : 0.0) + v * ember_horner(v * v, c, 14);
 }
 
 /* atan2 of finite doubles: the angle of min(|x|, |y|) / max(|x|, |y|), then the octant
