@@ -54,20 +54,22 @@ cdef object like_draw(object factory, object input, object lead, object dtype,
         device=input.device if device is None else device)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None, pin_memory=False):
     if in_vmap():
         return with_grad(_vmap_random("uniform_", lambda lead: like_draw(
             rand_like, input, lead, dtype, device), None), requires_grad)
     return with_grad(random_fill(op_uniform, new_like(input, dtype, device, "rand_like", memory_format),
-                                 0.0, 1.0, None), requires_grad)
+                                 0.0, 1.0, generator), requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None, pin_memory=False):
     if in_vmap():
         return with_grad(_vmap_random("normal_", lambda lead: like_draw(
             randn_like, input, lead, dtype, device), None), requires_grad)
     return with_grad(random_fill(op_normal, new_like(input, dtype, device, "randn_like", memory_format),
-                                 0.0, 1.0, None), requires_grad)
+                                 0.0, 1.0, generator), requires_grad)
 
 
 def _shuffled_range(TensorBase u):

@@ -507,24 +507,31 @@ cdef class TensorBase:
     def normal_(self, mean=0.0, std=1.0, *, generator=None):
         return _fill_normal(self, mean, std, generator)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        size = factory_size(size, kwargs, "new_empty")      # size=, layout=, pin_memory=
         if self._bt is not None:          # a vmap wrapper's: one per sample (functorch's)
-            return batched_like(self, size, dtype, device, "new_empty")
-        return new_empty(size, self._dtype if dtype is None else dtype,
-                         own_device(self) if device is None else device, "new_empty")
+            return with_grad(batched_like(self, size, dtype, device, "new_empty"), requires_grad)
+        return with_grad(new_empty(size, self._dtype if dtype is None else dtype,
+                                   own_device(self) if device is None else device,
+                                   "new_empty"), requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self.new_empty(*size, dtype=dtype, device=device).zero_()
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        t = self.new_empty(*size, dtype=dtype, device=device, **kwargs).zero_()
+        return with_grad(t, requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self.new_empty(*size, dtype=dtype, device=device).fill_(1)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, **kwargs):
+        return with_grad(self.new_empty(*size, dtype=dtype, device=device, **kwargs).fill_(1),
+                         requires_grad)
 
-    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-        return self.new_empty(size, dtype=dtype, device=device).fill_(fill_value)
+    def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+                 **kwargs):
+        t = self.new_empty(size, dtype=dtype, device=device, **kwargs).fill_(fill_value)
+        return with_grad(t, requires_grad)
 
     def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
         return tensor(data, dtype=self._dtype if dtype is None else dtype,
-                      device=own_device(self) if device is None else device)
+                      device=own_device(self) if device is None else device,
+                      requires_grad=requires_grad)
 
     # math (_elementwise.pxi, _reduce.pxi, _matmul.pxi) -----------------------------------
     def add(self, other, *, alpha=1, out=None):

@@ -37,15 +37,19 @@ def randint(*args, generator=None, dtype=None, device=None, requires_grad=False,
                          float(high - low), generator)
     exact = not dtype.is_floating_point and dtype is not _dtype_by_name["bool"]
     r = u.to(dtype) if exact else u.floor_().to(dtype)
-    return r.add_(low) if low else r
+    r = r.add_(low) if low else r
+    return r.requires_grad_() if requires_grad else r     # integer dtypes refuse, as torch
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False, memory_format=None, layout=None, pin_memory=False):
     """randint with ``input``'s shape (and dtype and device unless given)."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=input.dtype if dtype is None else dtype,
-                   device=input.device if device is None else device)
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=input.dtype if dtype is None else dtype,
+                   device=input.device if device is None else device,
+                   requires_grad=requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,

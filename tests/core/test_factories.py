@@ -128,3 +128,34 @@ def test_size_as_a_keyword(name):
             getattr(m, name)(2, size=(2,))
     with pytest.raises(TypeError, match="unexpected keyword argument 'shape'"):
         getattr(ember, name)(shape=(2,))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a: a.new_zeros(2, 3, requires_grad=True),
+    lambda m, a: a.new_ones((2,), requires_grad=True),
+    lambda m, a: a.new_empty(4, requires_grad=True),
+    lambda m, a: a.new_full((2,), 7.0, requires_grad=True),
+    lambda m, a: a.new_tensor([1.0, 2.0], requires_grad=True),
+    lambda m, a: a.new_ones(size=(3,), layout=m.strided, pin_memory=False),
+    lambda m, a: a.new_zeros(2, dtype=m.float64, requires_grad=False),
+])
+def test_new_factories_take_requires_grad_and_keywords(call):
+    # requires_grad= was taken and dropped (a leaf without grad, no error)
+    a = ember.ones(2, dtype=ember.float16)
+    t = torch.ones(2, dtype=torch.float16)
+    e, r = call(ember, a), call(torch, t)
+    assert (e.requires_grad, e.is_leaf, tuple(e.shape), str(e.dtype).split(".")[1]) == \
+        (r.requires_grad, r.is_leaf, tuple(r.shape), str(r.dtype).split(".")[1])
+
+
+def test_random_like_factories_take_generator_and_requires_grad():
+    a = ember.ones(3, 2)
+    for fn in (ember.rand_like, ember.randn_like):
+        x = fn(a, generator=ember.Generator().manual_seed(4))
+        y = fn(a, generator=ember.Generator().manual_seed(4), layout=ember.strided)
+        assert np.array_equal(x.numpy(), y.numpy())
+    r = ember.randint_like(a, 5, generator=ember.Generator().manual_seed(4), requires_grad=True)
+    assert r.requires_grad and r.dtype == ember.float32 and r.shape == (3, 2)
+    assert r.detach().ge(0).all() and r.detach().lt(5).all()
+    with pytest.raises(RuntimeError, match="floating point"):
+        ember.randint(0, 5, (2,), requires_grad=True)

@@ -11,8 +11,8 @@ in parallel when there are enough of them, else runs each row's loops in paralle
 (reductions as fixed-size blocks combined in order: the same bits for any thread count).
 Values that do not change along a row are computed once per row.  float32 exp, erf,
 tanh, sigmoid, the logs, expm1, exp2, atan, asin, acos, sinh and cosh use the same
-vectorising functions as the eager kernels (``_rowmath.h``, ``_vecmath.h``); so do sin and cos, whose kernels recompute
-blocks with out-of-range arguments with libm.
+vectorising functions as the eager kernels (``_rowmath.h``, ``_vecmath.h``); so do sin
+and cos, whose kernels recompute blocks with out-of-range arguments with libm.
 """
 import ctypes
 import os
