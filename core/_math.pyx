@@ -19,7 +19,7 @@ from ember.core._tensor cimport (
 from ember.core._views cimport expand_c, reshape_c, squeeze_c, transpose_c, unsqueeze_c
 
 from ember.core._factories import zeros_like
-from ember.core._tensor import _dim_or_axis, _numpy_names
+from ember.core._tensor import _dim_or_axis, _numpy_names, _result_out
 
 
 include "_math.pxi"

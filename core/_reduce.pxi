@@ -159,24 +159,26 @@ def amin(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     return reduce_op(op_amin, a, dim, keepdim, None, out)
 
 
-def argmax(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def argmax(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Index of the first maximum over ``dim`` (of the flattened input when None)."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _numpy_names("argmax", dim, keepdim, axis, keepdims)
     cdef TensorBase a = as_tensor_arg(input, "argmax", "input")
     if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
         raise RuntimeError("argmax(): does not support bool input")
-    return arg_reduce(op_argmax, a, dim, keepdim)
+    r = arg_reduce(op_argmax, a, dim, keepdim)
+    return r if out is None else _result_out(r, out, "argmax")
 
 
-def argmin(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def argmin(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Index of the first minimum over ``dim`` (of the flattened input when None)."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _numpy_names("argmin", dim, keepdim, axis, keepdims)
     cdef TensorBase a = as_tensor_arg(input, "argmin", "input")
     if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
         raise RuntimeError("argmin(): does not support bool input")
-    return arg_reduce(op_argmin, a, dim, keepdim)
+    r = arg_reduce(op_argmin, a, dim, keepdim)
+    return r if out is None else _result_out(r, out, "argmin")
 
 
 cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):

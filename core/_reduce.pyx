@@ -16,7 +16,7 @@ from ember.core._views cimport reshape_c
 from ember.core._factories import zeros
 from ember.core._indexing import scatter_add
 from ember.core._math import where
-from ember.core._tensor import _dim_or_axis, _numpy_names
+from ember.core._tensor import _dim_or_axis, _numpy_names, _result_out
 from ember.core._views import movedim
 
 include "_reduce.pxi"

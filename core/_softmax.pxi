@@ -123,20 +123,22 @@ cdef object softmax_backward(Op op, object grad_output, object output, object di
     return softmax_op(op, g, o, wrap_dim(dim, g._ndim, op.name), g._dtype, rt)
 
 
-def softmax(input, dim=None, dtype=None, *, axis=None):
+def softmax(input, dim=None, dtype=None, *, out=None, axis=None):
     """exp(input) / sum(exp(input)) along ``dim`` (``axis``), computed stably (the row
     maximum is subtracted first); ``dtype`` casts ``input`` before the op."""
     if dim is None or axis is not None:
         dim = _dim_or_axis("softmax", dim, axis)
-    return softmax_forward(op_softmax, input, dim, dtype)
+    r = softmax_forward(op_softmax, input, dim, dtype)
+    return r if out is None else _result_out(r, out, "softmax")
 
 
-def log_softmax(input, dim=None, dtype=None, *, axis=None):
+def log_softmax(input, dim=None, dtype=None, *, out=None, axis=None):
     """log(softmax(input)) along ``dim`` (``axis``), computed stably; ``dtype`` casts
     ``input`` first."""
     if dim is None or axis is not None:
         dim = _dim_or_axis("log_softmax", dim, axis)
-    return softmax_forward(op_log_softmax, input, dim, dtype)
+    r = softmax_forward(op_log_softmax, input, dim, dtype)
+    return r if out is None else _result_out(r, out, "log_softmax")
 
 
 def _softmax_backward_data(grad_output, output, dim, input_dtype):

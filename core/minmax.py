@@ -40,17 +40,35 @@ def _extreme(name, input, dim, keepdim, other, other_fn, full_fn, pos_fn):
     return values_indices(name, full_fn(input, dim, keepdim), indices)
 
 
-def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+def _written(name, r, out):
+    """``r``, or ``out`` holding it (checked and resized as PyTorch's out= does): a
+    (values, indices) pair of tensors for the reduction over a dim."""
+    if out is None:
+        return r
+    if isinstance(r, TensorBase):
+        return _T._result_out(r, out, name)
+    if not isinstance(out, (tuple, list)) or len(out) != 2:
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    return values_indices(name, _T._result_out(r[0], out[0], name),
+                          _T._result_out(r[1], out[1], name))
+
+
+def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=None,
+        keepdims=None):
     """max(input) -> the largest element; max(input, dim, keepdim=False) -> (values, indices);
     max(input, other) -> the elementwise maximum."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("max", dim, keepdim, axis, keepdims)
-    return _extreme("max", input, dim, keepdim, other, _T.maximum, _T.amax, _T.argmax)
+    r = _extreme("max", input, dim, keepdim, other, _T.maximum, _T.amax, _T.argmax)
+    return _written("max", r, out)
 
 
-def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=None,
+        keepdims=None):
     """min(input) -> the smallest element; min(input, dim, keepdim=False) -> (values, indices);
     min(input, other) -> the elementwise minimum."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("min", dim, keepdim, axis, keepdims)
-    return _extreme("min", input, dim, keepdim, other, _T.minimum, _T.amin, _T.argmin)
+    r = _extreme("min", input, dim, keepdim, other, _T.minimum, _T.amin, _T.argmin)
+    return _written("min", r, out)

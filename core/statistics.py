@@ -154,7 +154,7 @@ def count_nonzero(input, dim=None, *, axis=None):
     return (input != 0).sum(dim)
 
 
-def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def logsumexp(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """log(sum(exp(input))) over ``dim`` (``axis``), stable for large values and
     infinities."""
     dim = _T._dim_or_axis("logsumexp", dim, axis)
@@ -178,7 +178,8 @@ def logsumexp(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
         e = _T.where(x.imag == 0, _T.exp(re - m), e)
         e = _T.where(isinf(re) & (re < 0), 0.0, e)
     r = _T.log(e.sum(dim, keepdim=True)) + m
-    return r if keepdim else r.squeeze(dim)
+    r = r if keepdim else r.squeeze(dim)
+    return r if out is None else _T._result_out(r, out, "logsumexp")
 
 
 @composite("logcumsumexp")

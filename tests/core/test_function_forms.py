@@ -248,3 +248,34 @@ def test_a_number_first_as_pytorch_takes_it(name, number, dtype):
         except Exception as e:              # noqa: BLE001 - the type is what is compared
             outcome.append(type(e).__name__)
     assert outcome[0] == outcome[1]
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, a, o: m.max(a, 1, out=(o(0), o(0, dtype=m.int64))),
+    lambda m, a, o: m.min(a, 0, True, out=(o(4, 4), o(0, dtype=m.int64))),
+    lambda m, a, o: m.max(a, out=o(())),
+    lambda m, a, o: m.min(a, a.flip(0), out=o(3, 4)),
+    lambda m, a, o: m.argmax(a, 1, out=o(3, dtype=m.int64)),
+    lambda m, a, o: m.argmin(a, out=o((), dtype=m.int64)),
+    lambda m, a, o: m.softmax(a, 1, out=o(0)),
+    lambda m, a, o: m.log_softmax(a, 0, out=o(3, 4)),
+    lambda m, a, o: m.logsumexp(a, 1, out=o(0)),
+    lambda m, a, o: m.max(a, 1, out=None),
+])
+def test_reductions_and_softmax_write_out_as_torch(call):
+    # out= is written (resized when its shape differs) and is what comes back
+    x = np.random.default_rng(3).standard_normal((3, 4)).astype(np.float32)
+    results = []
+    for m in (ember, torch):
+        outs = []
+
+        def make(*shape, dtype=None, m=m):
+            outs.append(m.empty(*shape, dtype=dtype or m.float32))
+            return outs[-1]
+        r = call(m, m.tensor(x), make)
+        parts = tuple(r) if isinstance(r, tuple) else (r,)
+        assert all(p is o for p, o in zip(parts, outs))
+        results.append([p.numpy() for p in parts])
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, rtol=1e-6)
+        assert e.shape == t.shape and e.dtype == t.dtype
