@@ -119,7 +119,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
                 raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                                    f"{' '.join(map(str, dim))}")
             r = matrix_norm(x, "nuc", dim, keepdim, dtype=dtype)
-            return r if out is None else out.copy_(r)
+            return r if out is None else _T._result_out(r, out, "norm")
         if p != "fro":
             raise RuntimeError(f"norm(): unsupported p {p!r}: expected 'fro', 'nuc' or a number")
         if dim is not None and len(dim) > 2:
@@ -131,7 +131,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
         raise TypeError(f"norm(): argument 'p' must be a number or 'fro', not "
                         f"{type(p).__name__}")
     r = vector_norm(x, p, dim, keepdim, dtype=dtype)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "norm")
 
 
 def dist(input, other, p=2):

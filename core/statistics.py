@@ -143,7 +143,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None, axis=None,
         x = x.to(dtype)
     count = (x == x).sum(dim, keepdim, dtype=x.dtype)       # the non-NaN elements
     r = _T.sum(_zero_nans(x), dim, keepdim) / count
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "nanmean")
 
 
 def count_nonzero(input, dim=None, *, axis=None):
@@ -303,13 +303,13 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     """The ``q``-quantiles of ``input`` over ``dim`` (all elements by default); a NaN makes
     its row NaN.  A 1-D ``q`` adds a leading dim."""
     r = _quantile("quantile", input, q, dim, keepdim, interpolation, False)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "quantile")
 
 
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """quantile ignoring NaN (a row of only NaN gives NaN)."""
     r = _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "nanquantile")
 
 
 def nanmedian(input, dim=None, keepdim=False):

@@ -303,7 +303,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
         dim, keepdim = None, dim
     dim = (-2, -1) if dim is None else tuple(dim)
     result = ember.linalg.matrix_norm(input, "nuc", dim, keepdim)
-    return result if out is None else out.copy_(result)
+    return result if out is None else ember.core._tensor._result_out(result, out, "nuclear_norm")
 
 
 def native_norm(input, p=2, dim=None, keepdim=False, dtype=None):

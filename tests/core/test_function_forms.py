@@ -261,6 +261,12 @@ def test_a_number_first_as_pytorch_takes_it(name, number, dtype):
     lambda m, a, o: m.log_softmax(a, 0, out=o(3, 4)),
     lambda m, a, o: m.logsumexp(a, 1, out=o(0)),
     lambda m, a, o: m.max(a, 1, out=None),
+    # these wrote a 0-d result into an empty out without resizing it (a 0-element result)
+    lambda m, a, o: m.norm(a, out=o(0)),
+    lambda m, a, o: m.nanmean(a, out=o(0)),
+    lambda m, a, o: m.quantile(a, 0.5, out=o(0)),
+    lambda m, a, o: m.nanquantile(a, 0.25, 1, out=o(0)),
+    lambda m, a, o: m.nuclear_norm(a, out=o(0)),
 ])
 def test_reductions_and_softmax_write_out_as_torch(call):
     # out= is written (resized when its shape differs) and is what comes back
