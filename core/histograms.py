@@ -91,7 +91,7 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     return _result("histogramdd", ["hist", "bin_edges"], hist, edges)
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """(hist, bin_edges) of the values of ``input``: ``bins`` equal bins over ``range``
     (default: the data's min and max) or the given edges; ``weight`` per value;
     ``density`` normalises to unit integral."""

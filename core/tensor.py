@@ -219,7 +219,7 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     igamma_ = inplace_ops._inplace(igamma, "igamma_")
     igammac_ = inplace_ops._inplace(igammac, "igammac_")
 
-    def histogram(self, bins, *, range=None, weight=None, density=False):
+    def histogram(self, bins=100, *, range=None, weight=None, density=False):
         """ember.histogram(self, ...)."""
         from ember.core.histograms import histogram
         return histogram(self, bins, range=range, weight=weight, density=density)

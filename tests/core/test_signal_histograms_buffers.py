@@ -149,3 +149,11 @@ def test_frombuffer_and_from_file(tmp_path):
     s[0] = 5.0
     del s
     assert np.frombuffer(path.read_bytes(), dtype=np.float32)[0] == 5.0
+
+
+def test_histogram_defaults_to_100_bins_as_torch():
+    x = np.random.default_rng(2).standard_normal(500).astype(np.float32)
+    e, t = ember.histogram(ember.tensor(x)), torch.histogram(torch.tensor(x))
+    np.testing.assert_array_equal(e.hist.numpy(), t.hist.numpy())
+    np.testing.assert_allclose(e.bin_edges.numpy(), t.bin_edges.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(ember.tensor(x).histogram().hist) == 100
