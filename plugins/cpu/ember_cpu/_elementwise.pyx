@@ -9,7 +9,7 @@
 # run in their inputs' compute type too, giving 0/1 there, which the store converts to
 # the bool out: that is the one case where out's dtype differs from the inputs'.
 from libc.math cimport (
-    exp, expf, log, sqrt, sqrtf, sin, cos, tanh, tanhf, pow, powf, erf,
+    exp, log, sin, cos, tanh, pow, powf, erf,
     M_SQRT1_2,
 )
 
@@ -314,29 +314,13 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == EMBER_UNARY_DIGAMMA:
             for i in range(n):
                 o[i] = _digamma(a[i])
-    elif ct_t is float:
-        if op == EMBER_UNARY_SQRT:
-            for i in range(n):
-                o[i] = sqrtf(a[i])
-        elif op == EMBER_UNARY_TANH:
-            for i in range(n):
-                o[i] = tanhf(a[i])
-        elif op == EMBER_UNARY_SIGMOID:
-            for i in range(n):
-                o[i] = 1 / (1 + expf(-a[i]))
-        elif op == EMBER_UNARY_RECIPROCAL:
-            for i in range(n):
-                o[i] = 1 / a[i]
-    elif ct_t is double:
+    elif ct_t is double:      # float32's are all in F32_ROWS
         if op == EMBER_UNARY_EXP:
             for i in range(n):
                 o[i] = exp(a[i])
         elif op == EMBER_UNARY_LOG:
             for i in range(n):
                 o[i] = log(a[i])
-        elif op == EMBER_UNARY_SQRT:
-            for i in range(n):
-                o[i] = sqrt(a[i])
         elif op == EMBER_UNARY_SIN:
             for i in range(n):
                 o[i] = sin(a[i])
@@ -349,9 +333,6 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
         elif op == EMBER_UNARY_SIGMOID:
             for i in range(n):
                 o[i] = 1 / (1 + exp(-a[i]))
-        elif op == EMBER_UNARY_RECIPROCAL:
-            for i in range(n):
-                o[i] = 1 / a[i]
     return EMBER_OK
 
 
