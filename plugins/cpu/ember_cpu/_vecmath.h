@@ -153,7 +153,8 @@ static inline float ember_fast_exp2f(float x) {
 #define EMBER_FAST_TRIG_LIMIT 1e5f
 #define EMBER_LIBM_CHUNK 256        /* elements a row loop tests before taking the fast path */
 
-static inline double ember_trig_core(float xf, int64_t shift) {
+/* sin r and cos r of the argument reduced by n pi/2; returns n's low bits (the quadrant) */
+static inline int64_t ember_trig_parts(float xf, double *s, double *c) {
     double x = (double)xf;
     double t = x * 0.63661977236758134308 + EMBER_ROUND_D;
     int64_t bits;
@@ -161,12 +162,17 @@ static inline double ember_trig_core(float xf, int64_t shift) {
     double n = t - EMBER_ROUND_D;
     double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11)
                - n * 2.02226624871116645580e-21;
-    int64_t q = bits + shift;
     double r2 = r * r;
-    double s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (
+    *s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (
         1.0 / 362880 + r2 * (-1.0 / 39916800 + r2 * (1.0 / 6227020800.0))))));
-    double c = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (
+    *c = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (
         -1.0 / 3628800 + r2 * (1.0 / 479001600 + r2 * (-1.0 / 87178291200.0)))))));
+    return bits;
+}
+
+static inline double ember_trig_core(float xf, int64_t shift) {
+    double s, c;
+    int64_t q = ember_trig_parts(xf, &s, &c) + shift;
     double v = (q & 1) ? c : s;
     return (q & 2) ? -v : v;
 }
@@ -175,20 +181,9 @@ static inline float ember_fast_sinf(float x) { return (float)ember_trig_core(x, 
 static inline float ember_fast_cosf(float x) { return (float)ember_trig_core(x, 1); }
 
 /* tan: the same reduction, sin r / cos r in quadrants 0 and 2, -cos r / sin r in 1 and 3 */
-static inline float ember_fast_tanf(float xf) {
-    double x = (double)xf;
-    double t = x * 0.63661977236758134308 + EMBER_ROUND_D;
-    int64_t bits;
-    memcpy(&bits, &t, sizeof bits);
-    double n = t - EMBER_ROUND_D;
-    double r = ((x - n * 1.57079632673412561417e+00) - n * 6.07710050630396597660e-11)
-               - n * 2.02226624871116645580e-21;
-    double r2 = r * r;
-    double s = r + r * r2 * (-1.0 / 6 + r2 * (1.0 / 120 + r2 * (-1.0 / 5040 + r2 * (
-        1.0 / 362880 + r2 * (-1.0 / 39916800 + r2 * (1.0 / 6227020800.0))))));
-    double c = 1.0 + r2 * (-0.5 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40320 + r2 * (
-        -1.0 / 3628800 + r2 * (1.0 / 479001600 + r2 * (-1.0 / 87178291200.0)))))));
-    return (float)((bits & 1) ? -c / s : s / c);
+static inline float ember_fast_tanf(float x) {
+    double s, c;
+    return (float)((ember_trig_parts(x, &s, &c) & 1) ? -c / s : s / c);
 }
 
 /* atan of a double u in [0, 1]: above tan(pi/8), pi/4 + atan((u - 1) / (u + 1)); then the
