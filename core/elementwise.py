@@ -143,15 +143,15 @@ def _clamp(x, lo, hi, kind):
 clip = clamp
 
 
-def sign(input):
+def sign(input, *, out=None):
     """-1, 0 or 1 by the sign of each element (bool stays bool)."""
     _tensor_arg(input, "sign")
     if input.is_complex():
         raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
                                   "numbers. Please use torch.sgn instead.")
     if input.dtype.name == "bool":
-        return input.clone()
-    return zero_derivative("sign", _sign, input)
+        return _out(input.clone(), out)
+    return _out(zero_derivative("sign", _sign, input), out)
 
 
 def _sign(x):
@@ -184,9 +184,13 @@ _C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
               "complex128": "c10::complex<double>"}
 
 
-def lerp(input, end, weight):
+def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
     floating or complex dtype."""
+    return _out(_lerp(input, end, weight), out)
+
+
+def _lerp(input, end, weight):
     _tensor_arg(input, "lerp")
     _tensor_arg(end, "lerp", "end")
     kernel = "lerp_kernel_tensor" if isinstance(weight, TensorBase) else "lerp_kernel_scalar"
@@ -213,7 +217,7 @@ def lerp(input, end, weight):
     if rt.name in ("float16", "bfloat16"):           # torch computes these in float32
         f32 = _dtype_by_name["float32"]
         w = weight.to(f32) if isinstance(weight, TensorBase) else weight
-        return lerp(input.to(f32), end.to(f32), w).to(rt)
+        return _lerp(input.to(f32), end.to(f32), w).to(rt)
     # torch's two-sided formula: from ``end`` for |weight| >= 1/2, so weight 1 gives end
     # exactly (input + 1 * (end - input) loses end when |input| >> |end|)
     diff = end - input
@@ -222,14 +226,14 @@ def lerp(input, end, weight):
     return where(weight.abs() < 0.5, input + weight * diff, end - diff * (1 - weight))
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
+def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2, in the three tensors' promoted dtype."""
     input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
                                                        tensor1, tensor2, value)
-    return input + value * (tensor1 * tensor2)
+    return _out(input + value * (tensor1 * tensor2), out)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 / tensor2 (true division)."""
     for x, arg in ((input, "input"), (tensor1, "tensor1"), (tensor2, "tensor2")):
         _tensor_arg(x, "addcdiv", arg)
@@ -243,7 +247,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
     input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
                                                        tensor1, tensor2, value)
-    return input + value * (tensor1 / tensor2)
+    return _out(input + value * (tensor1 / tensor2), out)
 
 
 def rsub(input, other, *, alpha=1):
@@ -365,14 +369,14 @@ def sgn(input, *, out=None):
     return _out(zero_derivative("sgn", _sign, x) if x.dtype.is_floating_point else x.sign(), out)
 
 
-def clamp_min(input, min):
+def clamp_min(input, min, *, out=None):
     """max(input, min): clamp with only a lower bound (a number or a tensor)."""
-    return _clamp(_tensor_arg(input, "clamp_min"), min, None, "clamp_min")
+    return _out(_clamp(_tensor_arg(input, "clamp_min"), min, None, "clamp_min"), out)
 
 
-def clamp_max(input, max):
+def clamp_max(input, max, *, out=None):
     """min(input, max): clamp with only an upper bound (a number or a tensor)."""
-    return _clamp(_tensor_arg(input, "clamp_max"), None, max, "clamp_max")
+    return _out(_clamp(_tensor_arg(input, "clamp_max"), None, max, "clamp_max"), out)
 
 
 def float_power(input, exponent, *, out=None):
