@@ -1,8 +1,9 @@
 /* Whole-array float32/float64 add, sub, mul and div for the elementwise kernels
  * (_elementwise.pyx): 32 bytes at a time in GCC vector types (wider ones went through the
- * stack in the AVX2 clone), built for several instruction sets.  `o` may be `a` or `b` (an in-place op; the core never passes a partial overlap),
- * which sends a plain loop to the scalar branch of its alias check.  Plain IEEE arithmetic:
- * the same bits as a scalar loop. */
+ * stack in the AVX2 clone), built for several instruction sets.  `o` may be `a` or `b`
+ * (an in-place op; the core never passes a partial overlap), which sends a plain loop to
+ * the scalar branch of its alias check.  Plain IEEE arithmetic: the same bits as a scalar
+ * loop.  Below them, float32 fmod, remainder, floor_divide and atan2 by chunks. */
 #ifndef EMBER_CPU_BINARY_MATH_H
 #define EMBER_CPU_BINARY_MATH_H
 #include <string.h>
@@ -72,45 +73,35 @@ EMBER_EW_EXTREMUM_SCALAR(double, f64, maximum, >) EMBER_EW_EXTREMUM_SCALAR(doubl
 EMBER_EW_EACH(EMBER_EW_ARITH)
 EMBER_EW_EACH(EMBER_EW_ARITH_SCALAR)
 
-/* float32 fmod, remainder and floor_divide by chunks: a chunk whose operands all suit the
- * exact double-precision fmod takes it (_vecmath.h), any other libm's fmodf; the bits are
- * libm's either way.  The test comes before any store, so o may alias a or b. */
-#define EMBER_FMOD_ROW(NAME, EXPR)                                                        \
+/* float32 binary rows by chunks: a chunk whose operands all pass OK takes FAST, computed in
+ * double (_vecmath.h), any other libm's SLOW; r is that result, EXPR the row's value from x,
+ * y and r.  fmod is exact either way, so remainder and floor_divide (PyTorch's formulas on
+ * top of it) keep libm's bits.  The test comes before any store, so o may alias a or b. */
+#define EMBER_CHUNKED_ROW(NAME, OK, FAST, SLOW, EXPR)                                     \
 EMBER_ROW_CLONES static void ember_##NAME##_row_f32(float *o, const float *a,             \
                                                     const float *b, int64_t n) {          \
     for (int64_t i0 = 0; i0 < n; i0 += EMBER_LIBM_CHUNK) {                                \
         int64_t m = n - i0 < EMBER_LIBM_CHUNK ? n - i0 : EMBER_LIBM_CHUNK, j;             \
         int fast = 1;                                                                     \
-        for (j = 0; j < m; j++) fast &= EMBER_FMOD_FAST_OK(a[i0 + j], b[i0 + j]);         \
+        for (j = 0; j < m; j++) fast &= OK(a[i0 + j], b[i0 + j]);                         \
         if (fast)                                                                         \
             for (j = 0; j < m; j++) {                                                     \
-                float x = a[i0 + j], y = b[i0 + j], r = ember_fast_fmodf(x, y);           \
+                float x = a[i0 + j], y = b[i0 + j], r = FAST(x, y);                       \
                 o[i0 + j] = EXPR;                                                         \
             }                                                                             \
         else                                                                              \
             for (j = 0; j < m; j++) {                                                     \
-                float x = a[i0 + j], y = b[i0 + j], r = fmodf(x, y);                      \
+                float x = a[i0 + j], y = b[i0 + j], r = SLOW(x, y);                       \
                 o[i0 + j] = EXPR;                                                         \
             }                                                                             \
     }                                                                                     \
 }
 
-EMBER_FMOD_ROW(fmod, r)
-EMBER_FMOD_ROW(remainder, ember_remainder_f32(y, r))
-EMBER_FMOD_ROW(floor_divide, ember_floor_divide_f32(x, y, r))
-
-/* float32 atan2 by chunks: finite chunks in double (_vecmath.h), others libm's atan2f */
-EMBER_ROW_CLONES static void ember_atan2_row_f32(float *o, const float *a, const float *b,
-                                                 int64_t n) {
-    for (int64_t i0 = 0; i0 < n; i0 += EMBER_LIBM_CHUNK) {
-        int64_t m = n - i0 < EMBER_LIBM_CHUNK ? n - i0 : EMBER_LIBM_CHUNK, j;
-        int fast = 1;
-        for (j = 0; j < m; j++) fast &= EMBER_ATAN2_FAST_OK(a[i0 + j], b[i0 + j]);
-        if (fast)
-            for (j = 0; j < m; j++) o[i0 + j] = ember_fast_atan2f(a[i0 + j], b[i0 + j]);
-        else
-            for (j = 0; j < m; j++) o[i0 + j] = atan2f(a[i0 + j], b[i0 + j]);
-    }
-}
+EMBER_CHUNKED_ROW(fmod, EMBER_FMOD_FAST_OK, ember_fast_fmodf, fmodf, r)
+EMBER_CHUNKED_ROW(remainder, EMBER_FMOD_FAST_OK, ember_fast_fmodf, fmodf,
+                  ember_remainder_f32(y, r))
+EMBER_CHUNKED_ROW(floor_divide, EMBER_FMOD_FAST_OK, ember_fast_fmodf, fmodf,
+                  ember_floor_divide_f32(x, y, r))
+EMBER_CHUNKED_ROW(atan2, EMBER_ATAN2_FAST_OK, ember_fast_atan2f, atan2f, r)
 
 #endif

@@ -207,9 +207,9 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
     # saves), and so does a batch of products under 2^20 multiply-adds each, however many
     # (each call would wake the pool: attention's 64 products of 64x64x32 took 1.3-1.5x
     # their one-thread time at 2 threads); a big one uses OpenBLAS's threads, which
-    # set_num_threads caps.  Splitting
-    # rows over our OpenMP team with one BLAS thread each measured 2-4x slower on an idle
-    # machine: concurrent OpenBLAS calls contend inside the library.
+    # set_num_threads caps.  Splitting rows (or a batch's entries) over our OpenMP team with
+    # one BLAS thread each measured 2-4x slower on an idle machine (no faster for the
+    # batch): concurrent OpenBLAS calls contend inside the library.
     if small:
         blas_single(saved)
     for i in range(B):

@@ -49,18 +49,10 @@ cdef extern from "_sum_block.h":
     float ember_min_block_f32(const float *x, int64_t n) noexcept nogil
     double ember_max_block_f64(const double *x, int64_t n) noexcept nogil
     double ember_min_block_f64(const double *x, int64_t n) noexcept nogil
-    void ember_col_sum_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
-                           int64_t w, int first) noexcept nogil
-    void ember_col_sum_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
-                           int64_t w, int first) noexcept nogil
-    void ember_col_max_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
-                           int64_t w, int first) noexcept nogil
-    void ember_col_max_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
-                           int64_t w, int first) noexcept nogil
-    void ember_col_min_f32(float *acc, const float *x, int64_t rstride, int64_t rows,
-                           int64_t w, int first) noexcept nogil
-    void ember_col_min_f64(double *acc, const double *x, int64_t rstride, int64_t rows,
-                           int64_t w, int first) noexcept nogil
+    void ember_col_reduce_f32(int kind, float *acc, const float *x, int64_t rstride,
+                              int64_t rows, int64_t w, int first) noexcept nogil
+    void ember_col_reduce_f64(int kind, double *acc, const double *x, int64_t rstride,
+                              int64_t rows, int64_t w, int first) noexcept nogil
 
 cdef enum:
     LEAF = 128          # elements per leaf (8 accumulators x 16)
@@ -340,20 +332,11 @@ cdef void row_comb(int op, ct_t *dst, const ct_t *x, const ct_t *y, int64_t w) n
 # rows of a float sum/mean/max/min folded into acc in order (_sum_block.h)
 cdef inline void col_reduce(int op, ct_t *acc, const ct_t *x, int64_t rstride, int64_t rows,
                             int64_t w, bint first) noexcept nogil:
+    cdef int kind = 1 if op == EMBER_REDUCE_MAX else (-1 if op == EMBER_REDUCE_MIN else 0)
     if ct_t is float:
-        if op == EMBER_REDUCE_MAX:
-            ember_col_max_f32(acc, x, rstride, rows, w, first)
-        elif op == EMBER_REDUCE_MIN:
-            ember_col_min_f32(acc, x, rstride, rows, w, first)
-        else:
-            ember_col_sum_f32(acc, x, rstride, rows, w, first)
+        ember_col_reduce_f32(kind, acc, x, rstride, rows, w, first)
     elif ct_t is double:
-        if op == EMBER_REDUCE_MAX:
-            ember_col_max_f64(acc, x, rstride, rows, w, first)
-        elif op == EMBER_REDUCE_MIN:
-            ember_col_min_f64(acc, x, rstride, rows, w, first)
-        else:
-            ember_col_sum_f64(acc, x, rstride, rows, w, first)
+        ember_col_reduce_f64(kind, acc, x, rstride, rows, w, first)
 
 
 cdef inline void _copy_row(ct_t *dst, const ct_t *src, int64_t w) noexcept nogil:

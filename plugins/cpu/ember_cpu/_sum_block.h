@@ -113,4 +113,18 @@ EMBER_COL_REDUCE(double, f64, max, ember_max_pick_f64)
 EMBER_COL_REDUCE(float, f32, min, ember_min_pick_f32)
 EMBER_COL_REDUCE(double, f64, min, ember_min_pick_f64)
 
+/* one entry per type: kind > 0 max, < 0 min, 0 sum */
+#define EMBER_COL_REDUCE_KIND(T, S)                                                       \
+static inline void ember_col_reduce_##S(int kind, T *acc, const T *x, int64_t rstride,    \
+                                        int64_t rows, int64_t w, int first) {             \
+    if (kind > 0)                                                                         \
+        ember_col_max_##S(acc, x, rstride, rows, w, first);                               \
+    else if (kind < 0)                                                                    \
+        ember_col_min_##S(acc, x, rstride, rows, w, first);                               \
+    else                                                                                  \
+        ember_col_sum_##S(acc, x, rstride, rows, w, first);                               \
+}
+EMBER_COL_REDUCE_KIND(float, f32)
+EMBER_COL_REDUCE_KIND(double, f64)
+
 #endif

@@ -1,7 +1,8 @@
 /* Whole-array float32 math for the elementwise kernels (_elementwise.pyx): libm-free loops
  * that vectorise, built for several instruction sets.  exp is within float rounding of the
  * exact value (1-2 ulp), erf within 3 ulp, GELU with PyTorch's erf; the logs, expm1, exp2,
- * sin and cos are computed in double (_vecmath.h). */
+ * the trigonometric and hyperbolic functions are computed in double (_vecmath.h); the cheap
+ * ops (neg ... round) are one IEEE operation each. */
 #ifndef EMBER_CPU_UNARY_MATH_H
 #define EMBER_CPU_UNARY_MATH_H
 #include "_rowmath.h"
