@@ -1,6 +1,6 @@
 """A sweep of everyday ops outside the big kernels (random draws, GELU, scans, comparisons,
 masks, flips, top-k, float math functions, rounding, fmod, max reductions, attention's
-batched products) through the public API: ember against NumPy and PyTorch at 1 and 2
+batched products, clamp and the activations of nn.functional) through the public API: ember against NumPy and PyTorch at 1 and 2
 threads, interleaved, medians of rounds; ratios < 1 mean ember takes less time.  Not a
 test:
 
@@ -73,7 +73,23 @@ def _cases():
         "sum [700,1974] dim 0": (lambda m, d: m.sum(d["g"], 0), lambda d: d["g"].sum(0)),
         "bmm [64,64,32]x[64,32,64]": (lambda m, d: m.bmm(d["q"], d["q"].transpose(1, 2)),
                                       lambda d: d["q"] @ d["q"].transpose(0, 2, 1)),
+        "clamp(-0.5, 0.5) 1M": (lambda m, d: m.clamp(d["x"], -0.5, 0.5),
+                                lambda d: np.clip(d["x"], -0.5, 0.5)),
     })
+    # the activations of nn.functional, forward and forward + backward
+    activations = {"leaky_relu": {"negative_slope": 0.1}, "hardtanh": {}, "relu6": {},
+                   "hardsigmoid": {}, "hardswish": {}, "silu": {}, "elu": {}, "selu": {},
+                   "softplus": {}, "logsigmoid": {}, "mish": {}, "softshrink": {}}
+
+    def forward_backward(m, x, name, kwargs):
+        x = x.detach().requires_grad_()
+        getattr(m.nn.functional, name)(x, **kwargs).backward(m.ones_like(x))
+    for name, kwargs in activations.items():
+        cases[f"{name} 1M"] = (
+            lambda m, d, name=name, kw=kwargs: getattr(m.nn.functional, name)(d["x"], **kw),
+            None)
+        cases[f"{name} fwd+bwd 1M"] = (
+            lambda m, d, name=name, kw=kwargs: forward_backward(m, d["x"], name, kw), None)
     return cases
 
 

@@ -62,3 +62,4 @@ cdef enum:
     FAMILY_NLL = 14
     FAMILY_CONV = 15        # conv and pooling (optional `conv`/`pool` entries)
     FAMILY_POOL = 16
+    FAMILY_ACTIVATION = 17  # pointwise activations (optional `activation` entry)

@@ -183,10 +183,12 @@ cdef extern from *:
     #define EMBER_TABLE_SIZE_6_0 offsetof(ember_kernel_table, sort)
     #define EMBER_TABLE_SIZE_6_1 offsetof(ember_kernel_table, rnn)
     #define EMBER_TABLE_SIZE_6_2 offsetof(ember_kernel_table, sgd)
+    #define EMBER_TABLE_SIZE_6_3 offsetof(ember_kernel_table, activation)
     """
     size_t EMBER_TABLE_SIZE_6_0
     size_t EMBER_TABLE_SIZE_6_1
     size_t EMBER_TABLE_SIZE_6_2
+    size_t EMBER_TABLE_SIZE_6_3
 
 
 cdef size_t table_size_for_minor(int minor) noexcept:
@@ -197,6 +199,8 @@ cdef size_t table_size_for_minor(int minor) noexcept:
         return EMBER_TABLE_SIZE_6_1
     if minor == 2:
         return EMBER_TABLE_SIZE_6_2
+    if minor == 3:
+        return EMBER_TABLE_SIZE_6_3
     return sizeof(ember_kernel_table)
 
 

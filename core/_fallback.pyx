@@ -498,12 +498,14 @@ def unknown_op_answers(backend):
     s0 = f
     s0.ndim = 0
     cdef int32_t bad = 0x7FFF0000          # no family has this many op codes
+    cdef double params[3]
+    params[0] = params[1] = params[2] = 0.0
     answers = {}
     try:
         if t.from_host(&ctx, buf, zeros, 64):
             raise RuntimeError(ctx.error.decode("utf-8", "replace"))
         for name in ("unary", "binary", "reduce", "random", "scan", "index", "search",
-                     "softmax"):
+                     "softmax", "activation"):
             ctx.error[0] = 0
             if name == "unary" and t.unary != NULL:
                 rc = t.unary(&ctx, bad, &f, &f)
@@ -521,6 +523,8 @@ def unknown_op_answers(backend):
                 rc = t.search(&ctx, bad, &i, &f, &f)
             elif name == "softmax" and t.softmax != NULL:
                 rc = t.softmax(&ctx, bad, &f, &f, NULL)
+            elif name == "activation" and t.activation != NULL:
+                rc = t.activation(&ctx, bad, params, &f, &f, NULL)
             else:
                 continue
             answers[name] = (rc, ctx.error.decode("utf-8", "replace"))

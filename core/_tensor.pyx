@@ -703,7 +703,7 @@ from ember.core._norm_loss import (
     native_layer_norm_backward, nll_loss_backward, nll_loss_forward)
 from ember.core._fused import (
     _fused_adam, _fused_rnn, _fused_sgd, _gelu, _gelu_backward, _has_fused_rnn,
-    _plain_operands, RNN_LSTM, RNN_LSTM_BACKWARD)
+    _activation, _activation_kernel, _plain_operands, RNN_LSTM, RNN_LSTM_BACKWARD)
 from ember.core._indexing import (
     adv_getitem, adv_setitem, _d_gather, _d_index, _d_index_add, _d_index_copy,
     _d_index_fill, _d_index_put, _d_index_select, _d_put, _d_scatter, _d_scatter_add,

@@ -5,6 +5,7 @@ torch.nn.functional / torch."""
 import math
 
 from ember.core import _autograd as _ag
+from ember.core import _fused
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
@@ -26,6 +27,53 @@ def _float_input(x, op, kernel=None):
 
 def _inplace(input, r, inplace):
     return input.copy_(r) if inplace else r
+
+
+# --- the backend's fused kernels (core/_activation.pxi), and their derivatives in
+# differentiable ops for a recorded backward (create_graph) and forward AD ---
+
+def _fused_activation(name, x, *params):
+    """Activation ``name`` of ``x`` as the backend's one kernel (and one graph node), or None
+    where it does not apply (the caller's composite runs): see core/_activation.pxi."""
+    if all(type(p) in (int, float) for p in params):
+        return _fused._activation(name, x, *params)
+    return None
+
+
+_SIXTH = 0.1666666716337204       # PyTorch's hardsigmoid slope, float32(1/6) even for double
+
+
+def _between(x, lo, hi):
+    return (x >= lo) & (x <= hi)
+
+
+DERIVATIVES = {           # (x, grad, p0, p1, p2) -> grad * f'(x), abi.h's formulas
+    "leaky_relu": lambda x, g, p0, p1, p2: _T.where(x > 0, g, g * p0),
+    "hardtanh": lambda x, g, p0, p1, p2: _T.where((x <= p0) | (x >= p1), 0.0, g),
+    "clamp": lambda x, g, p0, p1, p2: _T.where(_between(x, p0, p1), g, 0.0),
+    "hardsigmoid": lambda x, g, p0, p1, p2: _T.where((x > -3) & (x < 3), g * _SIXTH, 0.0),
+    "hardswish": lambda x, g, p0, p1, p2: _T.where(
+        x <= -3, 0.0, _T.where(x < 3, g * (x / 3 + 0.5), g)),
+    "silu": lambda x, g, p0, p1, p2: _silu_slope(x) * g,
+    "elu": lambda x, g, p0, p1, p2: _T.where(
+        x <= 0, g * (p0 * p1 * p2) * _T.exp(_T.where(x <= 0, x, 0.0) * p2), g * p1),
+    "softplus": lambda x, g, p0, p1, p2: _T.where(x * p0 > p1, g, g * _T.sigmoid(x * p0)),
+    "log_sigmoid": lambda x, g, p0, p1, p2: g * _T.sigmoid(-x),
+    "hardshrink": lambda x, g, p0, p1, p2: _T.where(_between(x, -p0, p0), 0.0, g),
+    "softshrink": lambda x, g, p0, p1, p2: _T.where(_between(x, -p0, p0), 0.0, g),
+    "mish": lambda x, g, p0, p1, p2: _mish_slope(x) * g,
+}
+
+
+def _silu_slope(x):
+    s = _T.sigmoid(x)
+    return s * (1 + x * (1 - s))
+
+
+def _mish_slope(x):
+    t = _T.tanh(_softplus(x, 1, 20))
+    return t + x * _T.sigmoid(x) * (1 - t * t)
+
 
 
 def _source(input, inplace):
@@ -95,6 +143,11 @@ def _gelu_function():
 def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     x = _float_input(input, "softplus")
+    r = _fused_activation("softplus", x, beta, threshold)
+    return _softplus(x, beta, threshold) if r is None else r
+
+
+def _softplus(x, beta, threshold):
     bx = x * beta
     # the log1p branch sees bx capped at the threshold: where() sends zero gradient to the
     # branch it does not pick, and exp(bx) = inf there would make that zero nan (a where,
@@ -106,13 +159,15 @@ def softplus(input, beta=1, threshold=20):
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
     x = _source(_float_input(input, "silu"), inplace)
-    return _inplace(input, x * _T.sigmoid(x), inplace)
+    r = _fused_activation("silu", x)
+    return _inplace(input, x * _T.sigmoid(x) if r is None else r, inplace)
 
 
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
     x = _source(_float_input(input, "mish"), inplace)
-    return _inplace(input, x * _T.tanh(softplus(x)), inplace)
+    r = _fused_activation("mish", x)
+    return _inplace(input, x * _T.tanh(_softplus(x, 1, 20)) if r is None else r, inplace)
 
 
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
@@ -125,7 +180,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         raise ValueError("min_val cannot be greater than max_val")
     if not input.is_floating_point():          # the bounds take the input's integer dtype
         min_val, max_val = int(min_val), int(max_val)
-    return _inplace(input, _hardtanh(input, min_val, max_val), inplace)
+    x = _source(input, inplace)
+    r = _fused_activation("hardtanh", x, min_val, max_val)
+    return _inplace(input, _hardtanh(x, min_val, max_val) if r is None else r, inplace)
 
 
 def _hardtanh(x, lo, hi):
@@ -136,19 +193,23 @@ def _hardtanh(x, lo, hi):
 
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha (exp(x) - 1)."""
-    return _inplace(input, _elu_kernel(_float_input(input, "elu", "elu_cpu"), alpha), inplace)
+    x = _source(_float_input(input, "elu", "elu_cpu"), inplace)
+    return _inplace(input, _elu_kernel(x, alpha), inplace)
 
 
-def _elu_kernel(x, alpha, scale=1.0, input_divisor=1.0):
-    """scale * x where x > 0, else scale * alpha * expm1(x / input_divisor): PyTorch's one
+def _elu_kernel(x, alpha, scale=1.0, input_scale=1.0, name="elu"):
+    """scale * x where x > 0, else scale * alpha * expm1(x * input_scale): PyTorch's one
     kernel behind elu, selu and celu, which computes half inputs in float32."""
     half = x.dtype.name in ("float16", "bfloat16")
     v = x.float() if half else x
+    r = _fused_activation(name, v, alpha, scale, input_scale)
+    if r is not None:
+        return r.to(x.dtype) if half else r
     pos = v > 0
     # the exp branch where() discards is fed 0, not x: for large x it would overflow to inf
     # and its backward's 0 * inf would put NaN into the gradient
     arg = _T.where(pos, 0, v)
-    neg = _F["expm1"](arg if input_divisor == 1.0 else arg / input_divisor) * (alpha * scale)
+    neg = _F["expm1"](arg if input_scale == 1.0 else arg * input_scale) * (alpha * scale)
     r = _T.where(pos, v if scale == 1.0 else v * scale, neg)
     return r.to(x.dtype) if half else r
 
@@ -156,7 +217,9 @@ def _elu_kernel(x, alpha, scale=1.0, input_divisor=1.0):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
     x = _source(_float_input(input, "leaky_relu"), inplace)
-    return _inplace(input, _T.where(x > 0, x, x * negative_slope), inplace)
+    r = _fused_activation("leaky_relu", x, negative_slope)
+    return _inplace(input, _T.where(x > 0, x, x * negative_slope) if r is None else r,
+                    inplace)
 
 
 def logit(input, eps=None):
@@ -218,7 +281,9 @@ def _logit_function():
 def hardshrink(input, lambd=0.5):
     """input where |input| > lambd, else 0."""
     _tensor_arg(input, "hardshrink", position=1)
-    return _T.where(_T._abs(input) > lambd, input, 0.0)
+    r = _fused_activation("hardshrink", input, lambd)
+    # NaN is not inside [-lambd, lambd]: it passes, as in PyTorch
+    return _T.where(_between(input, -lambd, lambd), 0.0, input) if r is None else r
 
 
 @composite("prelu")

@@ -7,7 +7,7 @@ import math
 
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase, where
-from ember.core.function import Function
+from ember.core.function import Function, differentiating_backward
 
 
 class Hypot(Function):
@@ -67,7 +67,24 @@ CopysignTensor = type("Copysign", (_Copysign,), {"_node_name": "CopysignBackward
 CopysignNumber = type("Copysign", (_Copysign,), {"_node_name": "CopysignBackward1"})
 
 
+def _number_bounds(lo, hi):
+    """(lo, hi) for the fused kernel (abi.h's ACTIVATION_CLAMP, -inf/inf for no bound) when
+    both are None or plain non-NaN numbers; None otherwise (a NaN bound makes the result
+    NaN, which the kernel's comparisons would not)."""
+    if any(b is not None and (type(b) not in (int, float) or b != b) for b in (lo, hi)):
+        return None
+    try:
+        return (-math.inf if lo is None else float(lo)), (math.inf if hi is None else float(hi))
+    except OverflowError:                 # an int past double's range: the composite's say
+        return None
+
+
 def _clamp_kernels(x, lo, hi):
+    bounds = _number_bounds(lo, hi)
+    if bounds is not None:                # one pass instead of a maximum and a minimum
+        r = _T._activation_kernel("clamp", x, None, *bounds)
+        if r is not None:
+            return r
     r = x
     if lo is not None:
         r = _T._maximum_scalar(r, lo)
@@ -80,6 +97,11 @@ def _clamp_gradients(x, lo, hi, g):
     """torch's clamp_backward / clamp_backward_min_max: the input's gradient passes where
     lo <= x <= hi (bounds included: maximum's rule would halve it at a tie), a tensor
     bound's where x lies beyond it (min's only while min < max)."""
+    bounds = _number_bounds(lo, hi)
+    if bounds is not None and not differentiating_backward(x, g):   # one pass
+        gx = _T._activation_kernel("clamp", x, g, *bounds)
+        if gx is not None:
+            return gx, None, None
     ge = None if lo is None else x >= lo
     le = None if hi is None else x <= hi
     keep = le if ge is None else ge if le is None else ge & le

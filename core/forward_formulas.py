@@ -22,8 +22,8 @@ ForwardCtx: ``args`` (the primals), ``kwargs``, ``result``, ``tangents`` (one pe
 positional argument: None where there is none, a list for a list argument), ``level``.
 """
 from ember.core import _autograd as _ag
+from ember.core import _fused, optable
 from ember.core import _tensor as _T
-from ember.core import optable
 from ember.core._dispatch import get_op
 from ember.core._tensor import TensorBase
 
@@ -176,6 +176,17 @@ def _convolution_backward(ctx):
         add(1, _T.convolution_backward(g, tx, w, stride, padding, dilation, groups,
                                        (False, True, False))[1])
     return tuple(out)
+
+
+def _activation(kernel):
+    """The tangent of a fused activation (core/_activation.pxi): t * f'(x), f' the
+    composite derivative of core/activations.py."""
+    def jvp(ctx):
+        from ember.core.activations import DERIVATIVES
+        x, p0, p1, p2 = (tuple(ctx.args) + (0.0, 0.0, 0.0))[:4]
+        t = ctx.tangents[0]
+        return None if t is None else DERIVATIVES[kernel](x, t, p0, p1, p2)
+    return jvp
 
 
 def _softmax(ctx):
@@ -453,6 +464,7 @@ FORWARD_FORMULAS.update({
     "matmul": _matmul,
     "convolution": _convolution,
     "convolution_backward": _convolution_backward,
+    **{name: _activation(kernel) for name, kernel in _fused.ACTIVATION_KERNELS.items()},
     "softmax": _softmax, "log_softmax": _log_softmax,
     "_softmax_backward_data": _softmax_backward_data,
     "_log_softmax_backward_data": _log_softmax_backward_data,

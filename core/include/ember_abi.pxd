@@ -104,6 +104,14 @@ cdef extern from "ember/abi.h":
     enum:
         EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD, EMBER_RNN_COUNT
 
+    # ---- ABI 6.4: pointwise activations ----
+    enum:
+        EMBER_ACTIVATION_LEAKY_RELU, EMBER_ACTIVATION_HARDTANH, EMBER_ACTIVATION_CLAMP,
+        EMBER_ACTIVATION_HARDSIGMOID, EMBER_ACTIVATION_HARDSWISH, EMBER_ACTIVATION_SILU,
+        EMBER_ACTIVATION_ELU, EMBER_ACTIVATION_SOFTPLUS, EMBER_ACTIVATION_LOG_SIGMOID,
+        EMBER_ACTIVATION_HARDSHRINK, EMBER_ACTIVATION_SOFTSHRINK, EMBER_ACTIVATION_MISH,
+        EMBER_ACTIVATION_COUNT
+
     ctypedef struct ember_adam_params:
         double lr, beta1, beta2, eps, weight_decay
         double step_size, bias_correction2_sqrt
@@ -187,6 +195,8 @@ cdef extern from "ember/abi.h":
                    int32_t reverse) noexcept nogil
         int (*sgd)(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *v,
                    int64_t n) noexcept nogil
+        int (*activation)(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
+                          const ember_view *a, const ember_view *b) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

@@ -66,7 +66,7 @@ def tanh(input):
 
 def selu(input, inplace=False):
     """scale * elu(input, alpha) with SELU's fixed constants."""
-    x = _A._float_input(input, "selu", "elu_cpu")
+    x = _A._source(_A._float_input(input, "selu", "elu_cpu"), inplace)
     return _finish(input, _A._elu_kernel(x, _SELU_ALPHA, _SELU_SCALE), inplace)
 
 
@@ -75,7 +75,8 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     x = _A._source(_A._float_input(input, "celu", "elu_cpu"), inplace)
-    return _finish(input, _A._elu_kernel(x, alpha, input_divisor=alpha), inplace)
+    return _finish(input, _A._elu_kernel(x, alpha, input_scale=1 / alpha, name="celu"),
+                   inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -89,14 +90,17 @@ _threshold = threshold        # for threshold_, whose argument of that name shad
 
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (its gradient 1/6 only where -3 < x < 3)."""
-    x = _A._float_input(input, "hardsigmoid")
-    return _finish(input, _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
+    x = _A._source(_A._float_input(input, "hardsigmoid"), inplace)
+    r = _A._fused_activation("hardsigmoid", x)
+    return _finish(input, _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0 if r is None else r, inplace)
 
 
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6: gradient 0 for x <= -3, x / 3 + 1/2 below 3, then 1."""
     x = _A._source(_A._float_input(input, "hardswish"), inplace)
-    return _finish(input, x * _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0, inplace)
+    r = _A._fused_activation("hardswish", x)
+    return _finish(input, x * _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0 if r is None else r,
+                   inplace)
 
 
 def softshrink(input, lambd=0.5):
@@ -104,6 +108,9 @@ def softshrink(input, lambd=0.5):
     _tensor_arg(input, "softshrink", position=1)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    r = _A._fused_activation("softshrink", input, lambd)
+    if r is not None:
+        return r
     # masks rather than input - clamp(input): no gradient at +-lambd itself, as PyTorch's
     # softshrink_backward (the clamp's ties would pass half); nan passes through
     inside = _T._abs(input) <= lambd
@@ -123,6 +130,9 @@ def tanhshrink(input):
 def logsigmoid(input):
     """log(sigmoid(x)), computed as min(x, 0) - log1p(exp(-|x|)) (no overflow)."""
     x = _A._float_input(input, "log_sigmoid_forward")
+    r = _A._fused_activation("log_sigmoid", x)
+    if r is not None:
+        return r
     return _T._minimum_scalar(x, 0.0) - _F["log1p"](_T.exp(-_T._abs(x)))
 
 

@@ -66,8 +66,10 @@
                                        uint16/uint32/uint64 dtype codes (copies, fills
                                        and casts; the core gates other ops);
                                     6.3: optional `sgd` (the fused SGD step, also
-                                       add_(other, alpha=)) */
-#define EMBER_ABI_MINOR 3
+                                       add_(other, alpha=));
+                                    6.4: optional `activation` (pointwise activations
+                                       and their gradients, one pass each) */
+#define EMBER_ABI_MINOR 4
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -385,6 +387,43 @@ typedef struct {
     int32_t nesterov, maximize, first, reserved;
 } ember_sgd_params;
 
+/* --- ABI 6.4: pointwise activations (optional entry `activation`; NULL: the core's
+ * composites of primitives) ---
+ * b NULL: the forward, out = f(a).  Otherwise the backward, out = b * f'(a): b is the
+ * gradient of the forward's output, a the forward's input.  p[0..2] are the op's
+ * parameters (those it does not use are 0).  out, a and b are C-contiguous views of one
+ * shape and one floating dtype; a kernel may answer EMBER_ERR_NOT_IMPLEMENTED for an op or
+ * a dtype (the core then runs its composite).  Comparisons with NaN are false, so a NaN
+ * input gives NaN forward (the selected branch computes with it) and the formulas below
+ * decide its gradient.  Results must not depend on the thread count.
+ * LEAKY_RELU   p0 negative_slope: a > 0 ? a : a * p0;  f' = a > 0 ? 1 : p0
+ * HARDTANH     p0 min_val, p1 max_val: a <= p0 ? p0 : (a >= p1 ? p1 : a);
+ *              f' = (a <= p0 || a >= p1) ? 0 : 1
+ * CLAMP        p0 min, p1 max (-inf, inf: no bound): min(max(a, p0), p1), NaN kept;
+ *              f' = (a >= p0 && a <= p1) ? 1 : 0
+ * HARDSIGMOID  min(max(a + 3, 0), 6) / 6;  f' = (a > -3 && a < 3) ? 1/6 : 0 (1/6 rounded
+ *              to float, as PyTorch's)
+ * HARDSWISH    a * min(max(a + 3, 0), 6) / 6;  f' = a <= -3 ? 0 : (a < 3 ? a / 3 + 1/2 : 1)
+ * SILU         a / (1 + exp(-a));  f' = s (1 + a (1 - s)), s = sigmoid(a)
+ * ELU          p0 alpha, p1 scale, p2 input_scale: a <= 0 ? expm1(a p2) p0 p1 : a p1;
+ *              f' = a <= 0 ? p0 p1 p2 exp(a p2) : p1
+ * SOFTPLUS     p0 beta, p1 threshold: a p0 > p1 ? a : log1p(exp(a p0)) / p0;
+ *              f' = a p0 > p1 ? 1 : z / (z + 1), z = exp(a p0)
+ * LOG_SIGMOID  min(a, 0) - log1p(exp(-|a|));  f' = a < 0 ? 1 - z / (1 + z) : z / (1 + z),
+ *              z = exp(-|a|)
+ * HARDSHRINK   p0 lambd: (a >= -p0 && a <= p0) ? 0 : a;  f' = (a >= -p0 && a <= p0) ? 0 : 1
+ * SOFTSHRINK   p0 lambd: a > p0 ? a - p0 : (a < -p0 ? a + p0 : a * 0);  f' as HARDSHRINK
+ * MISH         a tanh(log1p(exp(a)));  f' = t + a s (1 - t^2), t = tanh(log1p(exp(a))),
+ *              s = sigmoid(a) */
+enum {
+    EMBER_ACTIVATION_LEAKY_RELU = 0, EMBER_ACTIVATION_HARDTANH = 1,
+    EMBER_ACTIVATION_CLAMP = 2, EMBER_ACTIVATION_HARDSIGMOID = 3,
+    EMBER_ACTIVATION_HARDSWISH = 4, EMBER_ACTIVATION_SILU = 5, EMBER_ACTIVATION_ELU = 6,
+    EMBER_ACTIVATION_SOFTPLUS = 7, EMBER_ACTIVATION_LOG_SIGMOID = 8,
+    EMBER_ACTIVATION_HARDSHRINK = 9, EMBER_ACTIVATION_SOFTSHRINK = 10,
+    EMBER_ACTIVATION_MISH = 11, EMBER_ACTIVATION_COUNT = 12
+};
+
 /* --- ABI 6.2: recurrent layers (optional entry `rnn`; NULL: the core's per-step ops) ---
  * One call runs one LSTM layer in one direction over all T steps: the time loop lives in
  * the kernel (one GEMM per step with the hidden state, the gate arithmetic fused), so a
@@ -531,6 +570,11 @@ typedef struct {
     /* the fused SGD step (and add_ with alpha), see ember_sgd_params */
     int (*sgd)(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *v,
                int64_t n);
+
+    /* ---- ABI 6.4 (optional; NULL, or a table built for 6.0-6.3: the composites) */
+    /* a pointwise activation or its gradient, see EMBER_ACTIVATION_*; b NULL: the forward */
+    int (*activation)(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
+                      const ember_view *a, const ember_view *b);
 } ember_kernel_table;
 
 #endif

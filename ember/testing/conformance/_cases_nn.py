@@ -1,5 +1,5 @@
-"""Cases of the fused entries behind nn.functional: softmax, norm and nll,
-forward and backward, against NumPy formulas."""
+"""Cases of the fused entries behind nn.functional: softmax, norm, nll and the pointwise
+activations, forward and backward, against NumPy formulas."""
 import numpy as np
 
 import ember
@@ -188,3 +188,73 @@ def _nll_case(op):
 
 for _op in ("nll", "cross_entropy", "nll_backward", "cross_entropy_backward"):
     case("nll", _op, FLOATS, ("plain", "weighted"))(_nll_case(_op))
+
+
+# --- activation (the optional pointwise entry; without it the composites run) ----------
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+_SIXTH = float(np.float32(1 / 6))
+
+
+def _np_act(name, x):
+    """(f(x), f'(x)) of abi.h's EMBER_ACTIVATION_* formulas, with the parameters _ACT uses."""
+    sp = np.log1p(np.exp(np.minimum(x, 20)))
+    inside = np.abs(x) <= 0.5
+    table = {
+        "leaky_relu": (np.where(x > 0, x, 0.2 * x), np.where(x > 0, 1, 0.2)),
+        "hardtanh": (np.clip(x, -1.5, 0.5), ((x > -1.5) & (x < 0.5)) * 1.0),
+        "clamp": (np.clip(x, -1.5, 0.5), ((x >= -1.5) & (x <= 0.5)) * 1.0),
+        # (PyTorch's slope is 1/6 rounded to float32, even for double)
+        "hardsigmoid": (np.clip(x + 3, 0, 6) / 6, ((x > -3) & (x < 3)) * _SIXTH),
+        "hardswish": (x * np.clip(x + 3, 0, 6) / 6,
+                      np.where(x <= -3, 0, np.where(x < 3, x / 3 + 0.5, 1))),
+        "silu": (x * _sigmoid(x), _sigmoid(x) * (1 + x * (1 - _sigmoid(x)))),
+        "elu": (np.where(x > 0, x, 0.7 * np.expm1(x)), np.where(x > 0, 1, 0.7 * np.exp(x))),
+        "softplus": (np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2),
+                     np.where(2 * x > 3, 1, _sigmoid(2 * x))),
+        "log_sigmoid": (-np.log1p(np.exp(-x)), _sigmoid(-x)),
+        "hardshrink": (np.where(inside, 0, x), np.where(inside, 0, 1)),
+        "softshrink": (np.where(inside, 0, x - np.sign(x) * 0.5), np.where(inside, 0, 1)),
+        "mish": (x * np.tanh(sp), np.tanh(sp) + x * _sigmoid(x) * (1 - np.tanh(sp) ** 2)),
+    }
+    return table[name]
+
+
+# op code -> (the function that reaches it, its arguments)
+_ACT = {"leaky_relu": (F.leaky_relu, {"negative_slope": 0.2}),
+        "hardtanh": (F.hardtanh, {"min_val": -1.5, "max_val": 0.5}),
+        "clamp": (ember.clamp, {"min": -1.5, "max": 0.5}),
+        "hardsigmoid": (F.hardsigmoid, {}), "hardswish": (F.hardswish, {}),
+        "silu": (F.silu, {}), "elu": (F.elu, {"alpha": 0.7}),
+        "softplus": (F.softplus, {"beta": 2.0, "threshold": 3.0}),
+        "log_sigmoid": (F.logsigmoid, {}), "hardshrink": (F.hardshrink, {"lambd": 0.5}),
+        "softshrink": (F.softshrink, {"lambd": 0.5}), "mish": (F.mish, {})}
+
+
+def _activation_case(name):
+    @case("activation", name, FLOATS, ("contiguous", "strided", "backward"))
+    def run(device, dtype, variant):
+        rng = seeded("activation", name, dtype, variant)
+        # a grid that crosses every kink (and never sits on one), then random values
+        host = _r(np.concatenate([np.linspace(-5.1, 5.3, 24),
+                                  rng.standard_normal(24) * 3]).reshape(6, 8), dtype)
+        x = _leaf(host, dtype, device, strided=variant == "strided")
+        fn, kwargs = _ACT[name]
+        y = fn(x, **kwargs)
+        value, slope = _np_act(name, host.astype(np.float64))
+        check(y, _r(value, dtype), dtype, device, tolerance(dtype, 8), name)
+        if variant == "backward":
+            g = values(rng, host.shape, dtype)
+            y.backward(to_device(g, dtype, device))
+            tol = tolerance(dtype, 8)
+            if name == "hardsigmoid":       # the composites' exact 1/6 passes too
+                tol = max(tol[0], 1e-7), tol[1]
+            check(x.grad, _r(g * slope, dtype), dtype, device, tol, f"{name} grad")
+    return run
+
+
+for _name in _ACT:
+    _activation_case(_name)

@@ -1,5 +1,5 @@
-"""The fused entries behind nn.functional (softmax, norms, nll, conv and pooling) and
-nn.LSTM (rnn)."""
+"""The fused entries behind nn.functional (softmax, activations, norms, nll, conv and
+pooling) and nn.LSTM (rnn)."""
 import pytest
 
 from ember.testing.conformance import (  # noqa: F401  (register cases)
@@ -12,6 +12,11 @@ from ember.testing.conformance._case import params
 
 @pytest.mark.parametrize("case,dtype,variant", params("softmax"))
 def test_softmax(case, dtype, variant, ember_device):
+    case.run(ember_device, dtype, variant)
+
+
+@pytest.mark.parametrize("case,dtype,variant", params("activation"))
+def test_activation(case, dtype, variant, ember_device):
     case.run(ember_device, dtype, variant)
 
 

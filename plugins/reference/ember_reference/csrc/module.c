@@ -47,6 +47,8 @@ static ember_kernel_table table = {
     .rnn = ref_rnn,
     /* ABI 6.3 */
     .sgd = ref_sgd,
+    /* ABI 6.4 */
+    .activation = ref_activation,
 };
 
 static PyObject *kernel_table(PyObject *self, PyObject *unused) {

@@ -153,5 +153,7 @@ int ref_sort(ember_ctx *ctx, const ember_view *values, const ember_view *indices
 int ref_rnn(ember_ctx *ctx, int32_t op, const ember_view *const *v, int32_t reverse); /* 6.2 */
 int ref_sgd(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *v,
             int64_t n);                                                                 /* 6.3 */
+int ref_activation(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
+                   const ember_view *a, const ember_view *b);                          /* 6.4 */
 
 #endif
