@@ -14,6 +14,30 @@ def _numpy_names(str op, object dim, object keepdim, object axis, object keepdim
     return dim, keepdim
 
 
+cdef tuple sized(tuple args, dict kw, str op, str name, str alt=None):
+    """A method's ``*args`` sizes (dims), or PyTorch's keyword form of them: ``shape=`` /
+    ``size=`` / ``dims=`` (``alt``: view's ``dtype=``), a sequence or one value."""
+    if not kw:
+        return args
+    for key in kw:
+        if key != name and key != alt:
+            raise TypeError(f"{op}() got an unexpected keyword argument '{key}'")
+    if args or len(kw) > 1:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    v = kw[name] if name in kw else kw[alt]
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,)
+
+
+cdef object dim_of(str op, object dim, object axis, object default):
+    """``dim``, or NumPy's ``axis`` in its place (a required dim when ``default`` is None):
+    the methods' form of _numpy_names/_dim_or_axis, one C call when no axis is given."""
+    if axis is None and dim is not None:
+        return dim
+    if default is None:
+        return _dim_or_axis(op, dim, axis)
+    return _numpy_names(op, dim, None, axis, None, default)[0]
+
+
 def _dim_or_axis(str op, object dim, object axis):
     """A required ``dim`` given as ``dim`` or as NumPy's ``axis`` (PyTorch's parser takes
     either)."""

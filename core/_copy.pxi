@@ -209,11 +209,17 @@ def _parse_to(args, kwargs):
 def _cast_methods():
     """{name: method} for Tensor's dtype shorthands: t.float(), t.long(), t.bool(), ..."""
     def caster(dtype dt):
-        def method(self):
-            return self if (<TensorBase>self)._dtype is dt else \
-                to_copy(self, (<TensorBase>self)._device, dt)
+        def method(self, memory_format=None):
+            if (<TensorBase>self)._dtype is dt:     # as PyTorch: self, whatever the format
+                return self
+            r = to_copy(self, (<TensorBase>self)._device, dt)
+            if memory_format is None:
+                return r
+            from ember.core import memory_format as _mf
+            return r if memory_format is _mf.preserve_format else \
+                r.contiguous(memory_format=memory_format)
         method.__name__ = method.__qualname__ = name
-        method.__doc__ = f"self.to({dt})"
+        method.__doc__ = f"self.to({dt}); a copy is laid out as ``memory_format`` if given"
         return method
     out = {}
     for name, dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),

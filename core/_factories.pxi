@@ -80,7 +80,8 @@ cdef dtype fill_value_dtype(object fill_value):
     return scalar_dtype(fill_value, "full")
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None,
+         layout=None, pin_memory=False):
     """A tensor of shape ``size`` filled with ``fill_value`` (dtype inferred from it)."""
     dtype, device = out_spec(out, dtype, device, "full")
     cdef TensorBase t = new_empty((size,), fill_value_dtype(fill_value) if dtype is None
@@ -89,20 +90,23 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
     return factory_out(t, out, requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None, pin_memory=False):
     """An uninitialised tensor shaped like ``input``."""
     return with_grad(uninitialized(new_like(input, dtype, device, "empty_like", memory_format)),
                      requires_grad)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+               layout=None, pin_memory=False):
     """Zeros shaped like ``input``."""
     cdef TensorBase t = new_like(input, dtype, device, "zeros_like", memory_format)
     fill_c(t, 0)
     return with_grad(t, requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None,
+              layout=None, pin_memory=False):
     """Ones shaped like ``input``."""
     cdef TensorBase t = new_like(input, dtype, device, "ones_like", memory_format)
     fill_c(t, 1)
@@ -110,7 +114,7 @@ def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_for
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+              memory_format=None, layout=None, pin_memory=False):
     """``fill_value`` everywhere, shaped like ``input``."""
     cdef TensorBase t = new_like(input, dtype, device, "full_like", memory_format)
     fill_c(t, fill_value)
@@ -127,7 +131,7 @@ cdef object arange_bound(object v, str name):
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
-           out=None):
+           out=None, layout=None, pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``."""
     if end is None:
         start, end = 0, start

@@ -137,9 +137,14 @@ cdef str shape_str(TensorBase t):
     return str(list(t.shape))
 
 
-def gather(input, dim, index, *, sparse_grad=False, out=None):
-    """Values of ``input`` along ``dim`` at ``index``: out[i][j] = input[index[i][j]][j]
-    for dim=0 (index has input's number of dims; no larger outside ``dim``)."""
+def gather(input, dim=None, index=None, *, sparse_grad=False, out=None, axis=None):
+    """Values of ``input`` along ``dim`` (``axis``) at ``index``: out[i][j] =
+    input[index[i][j]][j] for dim=0 (index has input's number of dims; no larger outside
+    ``dim``)."""
+    if dim is None or axis is not None:
+        dim = _dim_or_axis("gather", dim, axis)
+    if index is None:
+        raise TypeError("gather() missing 1 required positional argument: 'index'")
     cdef TensorBase a = as_tensor_arg(input, "gather", "input")
     refuse_limited_named("gather", a._dtype)
     kernel = routed_n(op_gather, (a, index))

@@ -19,6 +19,7 @@ from ember.core._views cimport (
 from ember.core._factories import full, ones_like, tensor, zeros
 from ember.core._math import nonzero, where
 from ember.core._random import rand
+from ember.core._tensor import _dim_or_axis
 
 
 include "_indexing.pxi"

@@ -213,8 +213,10 @@ def _split_views(TensorBase input, split_sizes, dim=0):
     return _split_with_sizes_forward(input, split_sizes, dim)
 
 
-def chunk(TensorBase input, int chunks, dim=0):
-    """Split into ``chunks`` pieces of (nearly) equal size along ``dim``."""
+def chunk(TensorBase input, int chunks, dim=0, *, axis=None):
+    """Split into ``chunks`` pieces of (nearly) equal size along ``dim`` (``axis``)."""
+    if axis is not None:
+        dim = _numpy_names("chunk", dim, None, axis, None, 0)[0]
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: "
                            f"{chunks}")
@@ -226,8 +228,11 @@ def chunk(TensorBase input, int chunks, dim=0):
     return split(input, (size + chunks - 1) // chunks, d)
 
 
-def unbind(TensorBase input, dim=0):
-    """Remove dim ``dim``, returning a tuple of all slices along it (views, one node)."""
+def unbind(TensorBase input, dim=0, *, axis=None):
+    """Remove dim ``dim`` (``axis``), returning a tuple of all slices along it (views, one
+    node)."""
+    if axis is not None:
+        dim = _numpy_names("unbind", dim, None, axis, None, 0)[0]
     kernel = autograd_kernel_for(op_unbind, input._keys)
     if kernel is not None:
         return kernel(input, dim)

@@ -14,6 +14,7 @@ cdef uint64_t PYTHON_KEY_BIT = <uint64_t>1 << DispatchKey.Python
 from ember.core._views cimport narrow_c, select_c, unsqueeze_c
 
 from ember.core._factories import zeros
+from ember.core._tensor import _numpy_names
 
 include "_joining.pxi"
 include "_storage_access.pxi"

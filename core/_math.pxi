@@ -95,18 +95,20 @@ cdef object bool_reduce(TensorBase t, object dim, bint keepdim, bint is_all):
     return cast_to(r, t._dtype) if t._dtype.code == EMBER_UINT8 else r
 
 
-def _all(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def _all(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
     """True if every element of ``input`` (over ``dim``) is nonzero."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _numpy_names("all", dim, keepdim, axis, keepdims)
-    return all_c(as_tensor_arg(input, "all", "input"), dim, keepdim)
+    r = all_c(as_tensor_arg(input, "all", "input"), dim, keepdim)
+    return r if out is None else _result_out(r, out, "all")
 
 
-def _any(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def _any(input, dim=None, keepdim=False, *, axis=None, keepdims=None, out=None):
     """True if any element of ``input`` (over ``dim``) is nonzero."""
     if axis is not None or keepdims is not None:
         dim, keepdim = _numpy_names("any", dim, keepdim, axis, keepdims)
-    return any_c(as_tensor_arg(input, "any", "input"), dim, keepdim)
+    r = any_c(as_tensor_arg(input, "any", "input"), dim, keepdim)
+    return r if out is None else _result_out(r, out, "any")
 
 
 cdef object unary_function(Op op):
@@ -172,7 +174,7 @@ def _round(input, *, decimals=0, out=None):
         r = binary_op(op_mul, unary_op(op_round, binary_op(op_div, a, scale, 1, None), None),
                       scale, 1, None)
     r = cast_to(r, dt)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _result_out(r, out, "round")
 
 
 def frac(input, *, out=None):

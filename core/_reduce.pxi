@@ -292,7 +292,7 @@ def cumsum(input, dim=None, *, dtype=None, out=None, axis=None):
     if dim is None or axis is not None:
         dim = _dim_or_axis("cumsum", dim, axis)
     r = scan_op(op_cumsum, as_tensor_arg(input, "cumsum", "input"), dim, dtype)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _result_out(r, out, "cumsum")
 
 
 def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
@@ -300,17 +300,30 @@ def cumprod(input, dim=None, *, dtype=None, out=None, axis=None):
     if dim is None or axis is not None:
         dim = _dim_or_axis("cumprod", dim, axis)
     r = scan_op(op_cumprod, as_tensor_arg(input, "cumprod", "input"), dim, dtype)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _result_out(r, out, "cumprod")
 
 
-def cummax(input, dim):
-    """(values, indices) of the running maximum along ``dim``."""
-    return scan_op(op_cummax, as_tensor_arg(input, "cummax", "input"), dim, None)
+def cummax(input, dim=None, *, axis=None, out=None):
+    """(values, indices) of the running maximum along ``dim`` (``axis``; into the pair
+    ``out`` if given)."""
+    return running_extreme(op_cummax, input, dim, axis, out)
 
 
-def cummin(input, dim):
-    """(values, indices) of the running minimum along ``dim``."""
-    return scan_op(op_cummin, as_tensor_arg(input, "cummin", "input"), dim, None)
+def cummin(input, dim=None, *, axis=None, out=None):
+    """(values, indices) of the running minimum along ``dim`` (``axis``; into the pair
+    ``out`` if given)."""
+    return running_extreme(op_cummin, input, dim, axis, out)
+
+
+cdef object running_extreme(Op op, object input, object dim, object axis, object out):
+    if dim is None or axis is not None:
+        dim = _dim_or_axis(op.name, dim, axis)
+    cdef TensorBase t = as_tensor_arg(input, op.name, "input")
+    r = scan_op(op, t, dim, None)
+    if out is None:
+        return r
+    from ember.core._results import values_indices_out    # (imports this module)
+    return values_indices_out(op.name, t, r, out)
 
 
 # --- derivatives (see _autograd_support.pxi) -------------------------------------------

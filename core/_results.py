@@ -34,6 +34,29 @@ def values_indices(name, values, indices):
     return result_type(name, ("values", "indices"))(values, indices)
 
 
+def into_out(name, result, out, *inputs):
+    """``result``, or ``out`` (checked and resized, as PyTorch's ``<name>.out``) holding it;
+    as in PyTorch, an out= call refuses inputs autograd records (``inputs``: the tensors,
+    or lists of them)."""
+    if out is None:
+        return result
+    if _ag.is_grad_enabled() and any(
+            t.requires_grad for x in inputs for t in (x if isinstance(x, (list, tuple)) else (x,))
+            if isinstance(t, _T.TensorBase)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           f"automatic differentiation, but one of the arguments requires "
+                           f"grad.")
+    return _T._result_out(result, out, name)
+
+
+def factory_out(dtype, device, out):
+    """A factory's dtype and device with ``out=`` given: out's unless set (PyTorch computes
+    in the out tensor's dtype, so float64 linspace values are not float32 ones widened)."""
+    if out is None:
+        return dtype, device
+    return (out.dtype if dtype is None else dtype), (out.device if device is None else device)
+
+
 def values_indices_out(name, input, result, out):
     """``result`` (values, indices), or with ``out`` (a pair of tensors) the pair written into
     it, as PyTorch's ``<name>_out``: each must have its result's dtype (it is resized to its

@@ -355,9 +355,9 @@ cdef class TensorBase:
         return tensor_repr(self)
 
     # views (_views.pxi) ----------------------------------------------------------------
-    def view(self, *shape):
-        """A view with shape ``shape`` (one dim may be -1), or with dtype ``shape[0]``
-        (the same bytes reinterpreted); never copies."""
+    def view(self, *shape, **kw):
+        """A view of shape ``shape`` (one dim may be -1), or of dtype ``shape[0]``; no copy."""
+        shape = sized(shape, kw, "view", "size", "dtype")
         if len(shape) == 1 and isinstance(shape[0], dtype):
             return view_dtype_c(self, shape[0])
         return view_c(self, shape)
@@ -365,15 +365,16 @@ cdef class TensorBase:
     def view_as(self, other):
         return view_c(self, (other.shape,))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape, **kw):
         """A view with shape ``shape`` when the strides allow it, else a copy."""
-        return reshape_c(self, shape)
+        return reshape_c(self, sized(shape, kw, "reshape", "shape"))
 
     def reshape_as(self, other):
         return reshape_c(self, (other.shape,))
 
-    def permute(self, *dims):
+    def permute(self, *dims, **kw):
         """A view with dims reordered to ``dims``."""
+        dims = sized(dims, kw, "permute", "dims")
         return permute_c(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list))
                          else dims)
 
@@ -403,9 +404,9 @@ cdef class TensorBase:
 
     moveaxis = movedim
 
-    def expand(self, *sizes):
+    def expand(self, *sizes, **kw):
         """A view broadcasting size-1 dims to ``sizes`` (-1 keeps a dim)."""
-        return expand_c(self, sizes)
+        return expand_c(self, sizes if not kw else sized(sizes, kw, "expand", "size"))
 
     def expand_as(self, other):
         return expand_c(self, (other.shape,))
@@ -413,8 +414,8 @@ cdef class TensorBase:
     def squeeze(self, dim=None, *, axis=None):
         return squeeze(self, dim, axis=axis)
 
-    def unsqueeze(self, dim):
-        return unsqueeze_c(self, dim)
+    def unsqueeze(self, dim=None, *, axis=None):
+        return unsqueeze_c(self, dim_of("unsqueeze", dim, axis, None))
 
     def flatten(self, start_dim=0, end_dim=-1):
         return flatten(self, start_dim, end_dim)
@@ -425,11 +426,11 @@ cdef class TensorBase:
     def narrow(self, dim, start, length):
         return narrow_c(self, dim, start, length, 1)
 
-    def select(self, dim, index):
-        return select_c(self, dim, index)
+    def select(self, dim=None, index=None, *, axis=None):
+        return select_c(self, dim_of("select", dim, axis, None), index)
 
-    def unbind(self, dim=0):
-        return unbind(self, dim)
+    def unbind(self, dim=0, *, axis=None):
+        return unbind(self, dim_of("unbind", dim, axis, 0))
 
     def split(self, split_size, dim=0):
         return split(self, split_size, dim)
@@ -437,8 +438,8 @@ cdef class TensorBase:
     def split_with_sizes(self, split_sizes, dim=0):
         return split_with_sizes(self, split_sizes, dim)
 
-    def chunk(self, chunks, dim=0):
-        return chunk(self, chunks, dim)
+    def chunk(self, chunks, dim=0, *, axis=None):
+        return chunk(self, chunks, dim_of("chunk", dim, axis, 0))
 
     def diagonal(self, offset=0, dim1=0, dim2=1):
         return diagonal_c(self, offset, dim1, dim2)

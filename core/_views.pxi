@@ -587,7 +587,9 @@ def squeeze(input, dim=None, *, axis=None):
     return squeeze_c(as_tensor_arg(input, "squeeze", "input"), dim)
 
 
-def unsqueeze(input, dim):
+def unsqueeze(input, dim=None, *, axis=None):
+    if dim is None or axis is not None:
+        dim = _dim_or_axis("unsqueeze", dim, axis)
     return unsqueeze_c(as_tensor_arg(input, "unsqueeze", "input"), dim)
 
 
@@ -595,7 +597,11 @@ def narrow(input, dim, start, length):
     return narrow_c(as_tensor_arg(input, "narrow", "input"), dim, start, length, 1)
 
 
-def select(input, dim, index):
+def select(input, dim=None, index=None, *, axis=None):
+    if dim is None or axis is not None:
+        dim = _dim_or_axis("select", dim, axis)
+    if index is None:
+        raise TypeError("select() missing 1 required positional argument: 'index'")
     return select_c(as_tensor_arg(input, "select", "input"), dim, index)
 
 

@@ -11,7 +11,7 @@ from ember.core._tensor cimport (
     fill_c, make_view, new_empty, new_tensor, parse_shape, restrided, routed, st_name, wrap_dim,
     zeros_for)
 
-from ember.core._tensor import _make_batched, _numpy_names
+from ember.core._tensor import _dim_or_axis, _make_batched, _numpy_names
 
 include "_views.pxi"
 

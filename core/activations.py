@@ -35,9 +35,10 @@ def _inplace(input, r, inplace):
 def _fused_activation(name, x, *params):
     """Activation ``name`` of ``x`` as the backend's one kernel (and one graph node), or None
     where it does not apply (the caller's composite runs): see core/_activation.pxi."""
-    if all(type(p) in (int, float) for p in params):
-        return _fused._activation(name, x, *params)
-    return None
+    for p in params:                # numbers only: a tensor parameter takes the composite
+        if type(p) is not float and type(p) is not int:
+            return None
+    return _fused._activation(name, x, *params)
 
 
 _SIXTH = 0.1666666716337204       # PyTorch's hardsigmoid slope, float32(1/6) even for double

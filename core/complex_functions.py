@@ -64,7 +64,7 @@ def complex(real, imag, *, out=None):
     _tensor_arg(real, "complex", "real", 1)
     _tensor_arg(imag, "complex", "imag", 1)
     r = _from_parts(real, imag, "complex")
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "complex")
 
 
 @composite("polar")
@@ -73,7 +73,7 @@ def polar(abs, angle, *, out=None):
     _tensor_arg(abs, "polar", "abs", 1)
     _tensor_arg(angle, "polar", "angle", 1)
     r = _from_parts(abs * _T.cos(angle), abs * _T.sin(angle), "polar")
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "polar")
 
 
 def real(input):
@@ -90,7 +90,7 @@ def conj_physical(input, *, out=None):
     """The complex conjugate as a new tensor (``input`` itself for real tensors)."""
     x = _tensor_arg(input, "conj_physical", position=1)
     if not x.dtype.is_complex:
-        return x if out is None else out.copy_(x)
+        return x if out is None else _T._result_out(x, out, "conj_physical")
     return _parts(_T._real(x), -_T._imag(x), x.dtype, out, "conj_physical")
 
 
@@ -139,7 +139,7 @@ def angle(input, *, out=None):
             x = x.to(get_default_dtype())
         r = _T.where(x < 0, math.pi, 0.0).to(x.dtype)
         r = _T.where(x != x, x, r)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "angle")
 
 
 class _ViewAsComplex(Function):

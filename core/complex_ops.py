@@ -153,10 +153,10 @@ def binary(op, a, b, alpha, out, ct):
         elif ai != bi:
             same = _T.zeros_like(same)
         res = same if op == "eq" else _T.logical_not(same)
-        return res if out is None else out.copy_(res)
+        return res if out is None else _T._result_out(res, out, op)
     elif op in ("logical_and", "logical_or", "logical_xor"):
         res = getattr(_T, op)(_nonzero(a), _nonzero(b))
-        return res if out is None else out.copy_(res)
+        return res if out is None else _T._result_out(res, out, op)
     else:
         raise _unsupported(op, ct)
     # one operand is a tensor, so re is one too, of the result's shape
@@ -256,7 +256,7 @@ def unary(op, a, out):
     if op == "abs":
         from ember.core.elementwise import hypot
         res = hypot(re, im)
-        return res if out is None else out.copy_(res)
+        return res if out is None else _T._result_out(res, out, op)
     parts = _unary_parts(op, re, im)
     if parts is None:
         raise _unsupported(op, ct)

@@ -72,7 +72,7 @@ def clamp(input, min=None, max=None, *, out=None):
             kernel = "clamp_cpu" if isinstance(min, TensorBase) else "clamp_scalar_cpu"
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
     r = _clamp(input, min, max, "clamp")
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "clamp")
 
 
 # c10's names of the dtypes in its "value cannot be converted" message
@@ -339,12 +339,12 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         r = from_parts(*(nan_to_num(p, nan, posinf, neginf) for p in (input.real, input.imag)))
         return _out(r, out)
     if not input.is_floating_point():
-        return input.clone() if out is None else out.copy_(input)
+        return input.clone() if out is None else _T._result_out(input, out, "nan_to_num")
     info = finfo(input.dtype)
     r = _T.where(isnan(input), nan, input)
     r = _T.where(r == math.inf, info.max if posinf is None else posinf, r)
     r = _T.where(r == -math.inf, info.min if neginf is None else neginf, r)
-    return r.to(input.dtype) if out is None else out.copy_(r)
+    return r.to(input.dtype) if out is None else _T._result_out(r, out, "nan_to_num")
 
 
 def arctan2(input, other, *, out=None):

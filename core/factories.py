@@ -7,6 +7,7 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core._autograd import set_requires_grad
 from ember.core._dtype import _dtype_by_name
+from ember.core._results import factory_out, into_out
 from ember.core.shapes import stack
 
 __all__ = ["empty_strided", "eye", "linspace", "logspace", "range", "scalar_tensor",
@@ -44,8 +45,13 @@ def _space_dtype(op, start, end, dtype):
     return inferred if dtype is None else dtype
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if out is not None:
+        dtype, device = factory_out(dtype, device, out)
+        return into_out("linspace", linspace(start, end, steps, dtype=dtype, device=device),
+                        out)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     if dtype is not None:
@@ -62,8 +68,13 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return set_requires_grad(values, requires_grad)
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,
+             requires_grad=False, pin_memory=False):
     """``base`` ** linspace(start, end, steps)."""
+    if out is not None:
+        dtype, device = factory_out(dtype, device, out)
+        return into_out("logspace", logspace(start, end, steps, base, dtype=dtype,
+                                             device=device), out)
     if dtype is not None:
         dtype = _T._dtypes.as_dtype(dtype, "logspace", "dtype")
     dtype = _space_dtype("logspace", start, end, dtype)
@@ -113,7 +124,7 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
     return _triangle_indices(row, col, offset, True, dtype or _INT64, device)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
+def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
           requires_grad=False):
     """Deprecated: values from ``start`` to ``end`` INCLUSIVE (use arange)."""
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
@@ -128,5 +139,8 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = math.floor((end - start) / step) + 1
     r = (_T.arange(n, dtype=_dtype_by_name["float64"], device=device) * step + start)
-    r = r.to(dtype or _T._state_default_dtype())
+    dtype, device = factory_out(dtype, device, out)
+    r = r.to(dtype=dtype or _T._state_default_dtype(), device=device)
+    if out is not None:
+        return into_out("range", r, out)
     return set_requires_grad(r) if requires_grad else r

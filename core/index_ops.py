@@ -64,10 +64,12 @@ def flipud(input):
     return flip(input, [0])
 
 
-def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None, axis=None):
     """Each slice of ``input`` along ``dim`` (of the flattened input when None) repeated
     ``repeats`` times (an int, or a 1-d tensor with one count per slice);
     ``repeat_interleave(repeats)`` repeats the positions 0..n-1."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("repeat_interleave", dim, None, axis, None, None)[0]
     t = _tensor_arg(input, "repeat_interleave")
     if repeats is None:                # repeat_interleave(repeats): indices 0..n-1 repeated
         if t.dim() > 1 or t.dtype.is_floating_point:
@@ -155,7 +157,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     pos = ((x - lo) * (bins / (hi - lo))).floor().to(_INT64).clamp(0, bins - 1)
     r = _T.scatter_add(_T.zeros(bins, dtype=t.dtype, device=t.device), 0, pos,
                        _T.ones(1, dtype=t.dtype, device=t.device).expand(pos.numel()))
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "histc")
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
@@ -182,7 +184,7 @@ def masked_select(input, mask, *, out=None):
     shape = broadcast_shapes(t.shape, m.shape)
     positions = _T.nonzero(m.expand(shape).reshape(-1), as_tuple=True)[0]
     r = _T.index_select(t.expand(shape).reshape(-1), 0, positions)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "masked_select")
 
 
 def _masked_scatter_(self, mask, source):
@@ -215,9 +217,11 @@ def masked_scatter(input, mask, source):
     return _masked_scatter_(t.expand(shape).clone(), mask, source)
 
 
-def take_along_dim(input, indices, dim=None, *, out=None):
+def take_along_dim(input, indices, dim=None, *, out=None, axis=None):
     """Values of ``input`` at ``indices`` along ``dim`` (over the flattened input when dim
     is None); the other dims broadcast."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("take_along_dim", dim, None, axis, None, None)[0]
     t, idx = _tensor_arg(input, "take_along_dim"), _tensor_arg(indices, "take_along_dim", "indices")
     if idx.dtype != _INT64:
         raise RuntimeError(f"torch.take_along_dim(): dtype of indices should be Long but got "
@@ -239,7 +243,7 @@ def take_along_dim(input, indices, dim=None, *, out=None):
         if n and idx.numel() and bool(((idx < 0) | (idx >= n)).any()):
             idx = idx.remainder(n)          # PyTorch's take_along_dim wraps along a dim
         r = t.expand(st).gather(d, idx.expand(si))
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "take_along_dim")
 
 
 def argwhere(input):

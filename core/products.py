@@ -7,6 +7,7 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _tensor_arg
+from ember.core._results import into_out
 from ember.core._tensor import TensorBase
 from ember.core.elementwise import _out
 from ember.core.function import _recording, zero_derivative
@@ -56,7 +57,7 @@ def _scaled_sum(op, input, product, beta, alpha, out):
             r = r + addend
     elif _recording((input,)):
         r = r * zero_derivative(op, _T.ones_like, input)    # 1, exactly: -0.0 and NaN kept
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, op)
 
 
 @composite("addmm")
@@ -71,7 +72,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
         # float16/bfloat16: accumulate and combine in float32, round once (as PyTorch's gemm)
         result = _scaled_sum("addmm", input.float(), _T.matmul(mat1.float(), mat2.float()),
                              beta, alpha, None).to(mat1.dtype)
-        return result if out is None else out.copy_(result)
+        return result if out is None else _T._result_out(result, out, "addmm")
     return _scaled_sum("addmm", input, _T.matmul(mat1, mat2), beta, alpha, out)
 
 
@@ -124,9 +125,11 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     return _scaled_sum("addr", input, outer(vec1, vec2), beta, alpha, out)
 
 
-def cross(input, other, dim=None, *, out=None):
+def cross(input, other, dim=None, *, out=None, axis=None):
     """The cross product of 3-vectors along ``dim`` (inputs broadcast); dim=None takes the
     first dim of size 3, with PyTorch's deprecation warning."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("cross", dim, None, axis, None, None)[0]
     _tensor_arg(input, "cross", "input")
     _tensor_arg(other, "cross", "other")
     shape = _broadcast(input.shape, other.shape)
@@ -147,18 +150,18 @@ def cross(input, other, dim=None, *, out=None):
     a0, a1, a2 = (a.select(d, i) for i in range(3))
     b0, b1, b2 = (b.select(d, i) for i in range(3))
     r = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], d)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "cross")
 
 
 # --- products of vectors and matrices ---------------------------------------------------
 
-def outer(input, vec2):
+def outer(input, vec2, *, out=None):
     """The outer product of two 1-D tensors."""
     _tensor_arg(input, "outer")
     _tensor_arg(vec2, "outer", "vec2")
     if input.dim() != 1 or vec2.dim() != 1:
         raise RuntimeError(f"outer: expected 1D tensors, got {input.dim()}D and {vec2.dim()}D")
-    return input.unsqueeze(1) * vec2.unsqueeze(0)
+    return into_out("outer", input.unsqueeze(1) * vec2.unsqueeze(0), out, input, vec2)
 
 
 ger = outer
@@ -173,10 +176,10 @@ def _dims(op, *pairs):
 
 
 @composite("dot")
-def dot(input, tensor):
+def dot(input, tensor, *, out=None):
     """The inner product of two 1-D tensors of the same size."""
     _dims("dot", (input, 1, "input"), (tensor, 1, "tensor"))
-    return _T.matmul(input, tensor)
+    return into_out("dot", _T.matmul(input, tensor), out, input, tensor)
 
 
 @composite("vdot")
@@ -225,10 +228,10 @@ def bmm(input, mat2, *, out=None):
 
 
 @composite("mv")
-def mv(input, vec):
+def mv(input, vec, *, out=None):
     """Matrix-vector product."""
     _dims("mv", (input, 2, "self"), (vec, 1, "vec"))
-    return _T.matmul(input, vec)
+    return into_out("mv", _T.matmul(input, vec), out, input, vec)
 
 
 def kron(input, other, *, out=None):

@@ -4,6 +4,7 @@ at any thread count."""
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _is_all_true, _tensor_arg
+from ember.core._results import into_out
 from ember.core._tensor import TensorBase
 from ember.core.function import zero_derivative
 from ember.core.shape_rules import broadcast_shapes
@@ -19,6 +20,8 @@ def randint(*args, generator=None, dtype=None, device=None, requires_grad=False,
         args = args + (kwargs.pop("size"),)
     if "high" in kwargs:
         args = ((kwargs.pop("low", 0), kwargs.pop("high")) + args)
+    kwargs.pop("layout", None)                 # strided and host memory: taken and ignored,
+    kwargs.pop("pin_memory", None)             # as the other factories do
     if kwargs:
         raise TypeError(f"randint() got unexpected keyword arguments {sorted(kwargs)}")
     if len(args) == 2:
@@ -81,8 +84,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
                            *(t.expand(shape) for t in tensors))
 
 
-def bernoulli(input, p=None, *, generator=None):
+def bernoulli(input, p=None, *, generator=None, out=None):
     """1 with probability ``input`` (or ``p``), else 0, in input's dtype."""
+    if out is not None:
+        return into_out("bernoulli", bernoulli(input, p, generator=generator), out, input)
     _tensor_arg(input, "bernoulli")
     probs = input if p is None else p
     u = _T.rand(*tuple(input.shape), generator=generator, dtype=_FLOAT64, device=input.device)

@@ -14,6 +14,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
+from ember.core._results import into_out
 from ember.core._size import Size
 from ember.core._tensor import TensorBase
 from ember.core.index_ops import flip
@@ -79,15 +80,16 @@ def stack(tensors, dim=0, *, out=None, axis=None):
     return cat([t.unsqueeze(d) for t in tensors], d, out=out)
 
 
-def hstack(tensors):
+def hstack(tensors, *, out=None):
     """Concatenate along dim 1 (dim 0 for 1-D tensors)."""
-    tensors = [t if t.dim() else t.reshape(1) for t in tensors]
-    return cat(tensors, 0 if tensors[0].dim() == 1 else 1)
+    parts = [t if t.dim() else t.reshape(1) for t in tensors]
+    return into_out("hstack", cat(parts, 0 if parts[0].dim() == 1 else 1), out, tensors)
 
 
-def vstack(tensors):
+def vstack(tensors, *, out=None):
     """Concatenate along dim 0, treating 1-D tensors as rows."""
-    return cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+    r = cat([t.reshape(1, -1) if t.dim() < 2 else t for t in tensors], 0)
+    return into_out("vstack", r, out, tensors)
 
 
 def _repeat(input, repeats):
@@ -104,8 +106,16 @@ def _repeat(input, repeats):
     return expanded.contiguous().reshape(tuple(r * s for r, s in zip(repeats, shape)))
 
 
-def repeat(input, *repeats):
-    """``input`` tiled ``repeats`` times along each dim (Tensor.repeat)."""
+def repeat(input, *repeats, **kwargs):
+    """``input`` tiled ``repeats`` times along each dim (Tensor.repeat; PyTorch's keyword
+    form ``repeats=`` too)."""
+    if kwargs:
+        unknown = sorted(set(kwargs) - {"repeats"})
+        if unknown:
+            raise TypeError(f"repeat() got an unexpected keyword argument '{unknown[0]}'")
+        if repeats:
+            raise TypeError("repeat() got multiple values for argument 'repeats'")
+        repeats = (kwargs["repeats"],)
     return _repeat(_tensor_arg(input, "repeat"), repeats)
 
 
@@ -179,19 +189,23 @@ def _triangle(input, diagonal, upper, op):
     return _T.where(keep, input, _T.zeros((), dtype=input.dtype, device=input.device))
 
 
-def tril(input, diagonal=0):
+def tril(input, diagonal=0, *, out=None):
     """The lower triangle (on and below ``diagonal``) of the last two dims; zeros above."""
-    return _triangle(input, diagonal, False, "tril")
+    return into_out("tril", _triangle(input, diagonal, False, "tril"), out, input)
 
 
-def triu(input, diagonal=0):
+def triu(input, diagonal=0, *, out=None):
     """The upper triangle (on and above ``diagonal``) of the last two dims; zeros below."""
-    return _triangle(input, diagonal, True, "triu")
+    return into_out("triu", _triangle(input, diagonal, True, "triu"), out, input)
 
 
 @composite("diag")
-def diag(input, diagonal=0):
+def diag(input, diagonal=0, *, out=None):
     """1-D input: a matrix with it on ``diagonal``; 2-D input: that diagonal, as 1-D."""
+    return into_out("diag", _diag(input, diagonal), out, input)
+
+
+def _diag(input, diagonal):
     _tensor_arg(input, "diag")
     if input.dim() == 2:
         return input.diagonal(diagonal).clone()
@@ -219,9 +233,15 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     return out
 
 
-def diff(input, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None, *, axis=None, out=None):
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first;
     bool inputs use !=)."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("diff", dim, None, axis, None, -1)[0]
+    return into_out("diff", _diff(input, n, dim, prepend, append), out, input, prepend, append)
+
+
+def _diff(input, n, dim, prepend, append):
     x = _tensor_arg(input, "diff")
     if x.dim() == 0:
         raise RuntimeError("diff expects input to be at least one-dimensional")
@@ -356,9 +376,11 @@ def _split_keyword(arg, indices, sections, tensor_indices_or_sections):
 
 
 def tensor_split(input, indices_or_sections=None, dim=0, *, indices=None, sections=None,
-                 tensor_indices_or_sections=None):
+                 tensor_indices_or_sections=None, axis=None):
     """Views of ``input`` split along ``dim``: into n near-equal parts (the first
     size % n one longer), or at the given indices."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("tensor_split", dim, None, axis, None, 0)[0]
     t = _tensor_arg(input, "tensor_split")
     indices_or_sections = _split_keyword(indices_or_sections, indices, sections,
                                          tensor_indices_or_sections)
@@ -423,20 +445,20 @@ def dsplit(input, indices_or_sections):
 def dstack(tensors, *, out=None):
     """Concatenate along dim 2 after atleast_3d."""
     r = cat(list(atleast_3d(list(tensors))), 2)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "dstack")
 
 
 def column_stack(tensors, *, out=None):
     """1-D (and 0-d) tensors as columns, then hstack."""
     cols = [t.reshape(-1, 1) if t.dim() < 2 else t for t in _tensors((tensors,), "column_stack")]
     r = hstack(cols)
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "column_stack")
 
 
 def row_stack(tensors, *, out=None):
     """vstack (PyTorch's alias)."""
     r = vstack(list(tensors))
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "row_stack")
 
 
 def ravel(input):

@@ -12,7 +12,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
-from ember.core._results import values_indices, values_indices_out
+from ember.core._results import factory_out, into_out, values_indices, values_indices_out
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "randperm", "sort", "topk",
            "unique", "unique_consecutive"]
@@ -113,7 +113,7 @@ def msort(input, *, out=None):
     """``input`` sorted along dim 0."""
     t = _tensor_arg(input, "msort")
     r = t.gather(0, sort(t, 0).indices) if t.dim() else t.clone()
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "msort")
 
 
 def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
@@ -124,9 +124,11 @@ def argsort(input, dim=-1, descending=False, stable=False, *, axis=None):
 
 
 @composite("topk")
-def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):
+def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None, axis=None):
     """(values, indices) of the ``k`` largest (or smallest) elements along ``dim`` (into the
     pair ``out`` if given)."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("topk", dim, None, axis, None, -1)[0]
     np = _numpy()
     t = _no_complex(_tensor_arg(input, "topk"), " topk does not support complex dtypes on CPU")
     _T._refuse_limited("topk", t.dtype)
@@ -174,9 +176,11 @@ def _top_indices(np, arr, k, axis, largest):
 
 
 @composite("kthvalue")
-def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
+def kthvalue(input, k, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """(values, indices) of the ``k``-th smallest element (1-based) along ``dim`` (into the
     pair ``out`` if given)."""
+    if axis is not None or keepdims is not None:     # NumPy's names
+        dim, keepdim = _T._numpy_names("kthvalue", dim, keepdim, axis, keepdims, -1)
     np = _numpy()
     t = _tensor_arg(input, "kthvalue")
     axis = _axis(t, dim, "kthvalue")
@@ -315,10 +319,12 @@ def _unique_result(t, values, inverse, counts, return_inverse, return_counts):
 
 
 @composite("mode")
-def mode(input, dim=-1, keepdim=False, *, out=None):
+def mode(input, dim=-1, keepdim=False, *, out=None, axis=None, keepdims=None):
     """(values, indices): the most frequent value along ``dim`` (the smallest of equally
     frequent ones) and the position of its last occurrence (into the pair ``out`` if
     given)."""
+    if axis is not None or keepdims is not None:     # NumPy's names
+        dim, keepdim = _T._numpy_names("mode", dim, keepdim, axis, keepdims, -1)
     np = _numpy()
     t = _tensor_arg(input, "mode")
     axis = _axis(t, dim, "mode")
@@ -443,8 +449,13 @@ def _heapsort(v, lo, hi):
         _sift(v, lo, 0, n, x)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None,
+             pin_memory=False, requires_grad=False):
     """A random permutation of 0 .. n-1, from the (seeded) ember generator."""
+    if out is not None:
+        dtype, device = factory_out(dtype, device, out)
+        return into_out("randperm", randperm(n, generator=generator, dtype=dtype,
+                                             device=device), out)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     keys = _T.rand(n, generator=generator, dtype=_dtype_by_name["float64"], device=device)

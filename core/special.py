@@ -81,7 +81,7 @@ def polygamma(n, input, *, out=None):
         # poles at 0 and the negative integers (the sum above overflows to +-inf there)
         pole = (x <= 0) & (x == x.floor())
         r = _T.where(pole, math.inf if n % 2 else math.nan, r) if bool(pole.any()) else r
-    return r if out is None else out.copy_(r)
+    return r if out is None else _T._result_out(r, out, "polygamma")
 
 
 def mvlgamma(input, p):

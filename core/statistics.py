@@ -219,8 +219,10 @@ def logcumsumexp(input, dim=None, *, out=None, axis=None):
     return _out((_T.log(_T.cumsum(_T.exp(shifted), dim)) + m).contiguous(), out)
 
 
-def aminmax(input, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
     """(min, max) of ``input`` over ``dim`` (all elements by default) in one call."""
+    if axis is not None or keepdims is not None:     # NumPy's names
+        dim, keepdim = _T._numpy_names("aminmax", dim, keepdim, axis, keepdims, None)
     t = _tensor_arg(input, "aminmax")
     if t.numel() == 0 and (dim is None or t.shape[_wrap(dim, max(t.dim(), 1), "aminmax")] == 0):
         raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
@@ -299,21 +301,29 @@ def _quantile(op, input, q, dim, keepdim, interpolation, ignore_nan):
     return r.squeeze(0) if scalar else r
 
 
-def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None,
+             axis=None, keepdims=None):
     """The ``q``-quantiles of ``input`` over ``dim`` (all elements by default); a NaN makes
     its row NaN.  A 1-D ``q`` adds a leading dim."""
+    if axis is not None or keepdims is not None:     # NumPy's names
+        dim, keepdim = _T._numpy_names("quantile", dim, keepdim, axis, keepdims, None)
     r = _quantile("quantile", input, q, dim, keepdim, interpolation, False)
     return r if out is None else _T._result_out(r, out, "quantile")
 
 
-def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None,
+                axis=None, keepdims=None):
     """quantile ignoring NaN (a row of only NaN gives NaN)."""
+    if axis is not None or keepdims is not None:     # NumPy's names
+        dim, keepdim = _T._numpy_names("nanquantile", dim, keepdim, axis, keepdims, None)
     r = _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
     return r if out is None else _T._result_out(r, out, "nanquantile")
 
 
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The lower median of the non-NaN values; with ``dim``, (values, indices)."""
+    if axis is not None or keepdims is not None:     # NumPy's names
+        dim, keepdim = _T._numpy_names("nanmedian", dim, keepdim, axis, keepdims, None)
     x = _tensor_arg(input, "nanmedian")
     if dim is None:
         value = _empty_median(x) if x.numel() == 0 \
@@ -423,9 +433,11 @@ def _pair_areas(op, y, x, dx, dim):
     return (y.narrow(d, min(m, 1), max(m - 1, 0)) + y.narrow(d, 0, max(m - 1, 0))) * step / 2, d
 
 
-def trapezoid(y, x=None, *, dx=None, dim=-1):
+def trapezoid(y, x=None, *, dx=None, dim=-1, axis=None):
     """The trapezoidal rule along ``dim``: sample points ``x``, or a constant spacing
     ``dx`` (1 by default)."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("trapezoid", dim, None, axis, None, -1)[0]
     areas, d = _pair_areas("trapezoid", y, x, dx, dim)
     return areas.sum(d)
 
@@ -435,7 +447,9 @@ def trapz(y, x=None, *, dx=None, dim=-1):
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
-def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1, axis=None):
     """The running trapezoidal integral along ``dim`` (one element fewer there)."""
+    if axis is not None:                             # NumPy's name
+        dim = _T._numpy_names("cumulative_trapezoid", dim, None, axis, None, -1)[0]
     areas, d = _pair_areas("cumulative_trapezoid", y, x, dx, dim)
     return _T.cumsum(areas, d)

@@ -1,6 +1,7 @@
 """The ``*_copy`` forms of the view ops (a fresh tensor holding what the view would show),
 the ``*_scatter`` ops (a copy of ``input`` with ``src`` written where the view would be),
 and the ``unsafe_*`` splits, which in ember are the ordinary ones."""
+from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
 from ember.core.memory_format import contiguous_format
 
@@ -13,9 +14,9 @@ __all__ = ["alias_copy", "as_strided_copy", "as_strided_scatter", "detach_copy",
            "view_as_real_copy", "view_copy"]
 
 
-def _done(result, out):
+def _done(result, out, op="copy"):
     result = result.clone(memory_format=contiguous_format)
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, op)
 
 
 def _slice(input, dim, start, end, step):

@@ -45,7 +45,7 @@ def batch_norm_elemt(input, weight, bias, mean, invstd, eps, *, out=None):
         y = y * _channel(weight, input)
     if bias is not None:
         y = y + _channel(bias, input)
-    return y if out is None else out.copy_(y)
+    return y if out is None else ember.core._tensor._result_out(y, out, "batch_norm_elemt")
 
 
 def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var,

@@ -294,7 +294,7 @@ grid_sampler_2d = grid_sampler_3d = grid_sampler
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """The Frobenius norm over ``dim``."""
     result = ember.linalg.vector_norm(input, 2, dim, keepdim)
-    return result if out is None else out.copy_(result)
+    return result if out is None else ember.core._tensor._result_out(result, out, "frobenius_norm")
 
 
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):

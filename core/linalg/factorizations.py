@@ -313,7 +313,7 @@ def householder_product(A, tau, *, out=None):
     vs, taus = _reflectors(A, tau, "torch.linalg.householder_product")
     result = _apply(vs, taus, _eye_like(A, A.shape[-2], A.shape[-1]).expand(A.shape), False,
                     False)
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, "householder_product")
 
 
 def orgqr(input, tau):
@@ -335,7 +335,7 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     else:               # other @ Q = (Q^H other^H)^H
         result = _apply(vs, taus, other.transpose(-2, -1), not transpose,
                         not transpose).transpose(-2, -1)
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, "ormqr")
 
 
 # -- general eigendecomposition ---------------------------------------------------------------

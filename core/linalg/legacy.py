@@ -182,7 +182,7 @@ def chain_matmul(*matrices, out=None):
         result = matrices[0].clone()
     else:
         result = multi_dot(list(matrices))
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, "chain_matmul")
 
 
 def _tensor_lu(self, pivot=True, get_infos=False):

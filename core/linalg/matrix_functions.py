@@ -87,7 +87,7 @@ def cond(A, p=None, *, out=None):
         result = matrix_norm(A, p) * matrix_norm(inverse, p)
         # singular, or 0 * inf: inf (PyTorch's nan_to_num of the product)
         result = _T.where((info != 0) | (result != result), math.inf, result)
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, "cond")
 
 
 def tensorinv(A, ind=2, *, out=None):
@@ -103,7 +103,7 @@ def tensorinv(A, ind=2, *, out=None):
                            f"prod(self.shape[ind:]) == prod(self.shape[:ind]), but got "
                            f"{cols} != {rows}")
     result = inv(A.reshape(rows, cols)).reshape(tuple(A.shape[ind:]) + tuple(A.shape[:ind]))
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, "tensorinv")
 
 
 def tensorsolve(A, B, dims=None, *, out=None):
@@ -123,7 +123,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
                            f"prod(self.shape[other.ndim:]) == prod(self.shape[:other.ndim]), "
                            f"but got {cols} != {rows}")
     result = solve(A.reshape(rows, cols), B.reshape(rows)).reshape(rest)
-    return result if out is None else out.copy_(result)
+    return result if out is None else _T._result_out(result, out, "tensorsolve")
 
 
 def vander(x, N=None):

@@ -188,7 +188,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     denom = _T._maximum_scalar(norm(input, p, dim, keepdim=True), eps).expand_as(input)
     result = input / denom
     if out is not None:
-        return out.copy_(result)
+        return _T._result_out(result, out, "normalize")
     return result
 
 

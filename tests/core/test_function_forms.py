@@ -273,6 +273,22 @@ def test_a_number_first_as_pytorch_takes_it(name, number, dtype):
     lambda m, a, o: m.addcdiv(a, a, a.abs() + 1, value=2, out=o(0)),
     lambda m, a, o: m.clamp_min(a, 0.1, out=o(0)),
     lambda m, a, o: m.clamp_max(a, a.flip(0), out=o(3, 4)),
+    # these took no out= at all (a TypeError)
+    lambda m, a, o: m.all(a > 0, 1, out=o(0, dtype=m.bool)),
+    lambda m, a, o: m.any(a > 0, out=o(0, dtype=m.bool)),
+    lambda m, a, o: m.cummax(a, 1, out=(o(0), o(0, dtype=m.int64))),
+    lambda m, a, o: m.cummin(a, 0, out=(o(3, 4), o(0, dtype=m.int64))),
+    lambda m, a, o: m.diag(a, 1, out=o(0)),
+    lambda m, a, o: m.diff(a, 2, out=o(0)),
+    lambda m, a, o: m.dot(a[0], a[1], out=o(0)),
+    lambda m, a, o: m.mv(a, a[0], out=o(0)),
+    lambda m, a, o: m.outer(a[0], a[1], out=o(4, 4)),
+    lambda m, a, o: m.hstack([a, a], out=o(0)),
+    lambda m, a, o: m.vstack([a, a[0]], out=o(0)),
+    lambda m, a, o: m.tril(a, -1, out=o(0)),
+    lambda m, a, o: m.triu(a, out=o(3, 4)),
+    lambda m, a, o: m.linspace(-1, 2, 7, out=o(0, dtype=m.float64)),
+    lambda m, a, o: m.logspace(0, 2, 5, base=2, out=o(0)),
 ])
 def test_reductions_and_softmax_write_out_as_torch(call):
     # out= is written (resized when its shape differs) and is what comes back
@@ -291,3 +307,24 @@ def test_reductions_and_softmax_write_out_as_torch(call):
     for e, t in zip(*results):
         np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
         assert e.shape == t.shape and e.dtype == t.dtype
+
+
+def test_out_of_a_differentiable_op_refuses_inputs_that_require_grad():
+    for m in (ember, torch):
+        a = m.ones(3, 3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+            m.tril(a, out=m.empty(0))
+        with m.no_grad():                 # not recorded: written
+            assert m.outer(a[0], a[1], out=m.empty(0)).shape == (3, 3)
+
+
+def test_factories_take_out_and_its_dtype():
+    for m in (ember, torch):
+        o = m.empty(0, dtype=m.int32)
+        assert m.randperm(6, out=o) is o and sorted(o.tolist()) == list(range(6))
+        f = m.empty(0, dtype=m.float64)
+        with pytest.warns(UserWarning):
+            assert m.range(0, 1, 0.25, out=f) is f and f.dtype == m.float64
+        np.testing.assert_allclose(f.numpy(), [0, 0.25, 0.5, 0.75, 1.0])
+        b = m.empty(0)
+        assert m.bernoulli(m.full((2, 3), 1.0), out=b) is b and b.sum().item() == 6

@@ -23,6 +23,20 @@ CASES = [
     "{t}.log_softmax(axis=0)", "{t}.softmax(axis=-1)", "{m}.cumsum({t}, axis=1)",
     "{t}.cumprod(axis=0)", "{t}.logcumsumexp(axis=1)", "{m}.special.logsumexp({t}, axis=0)",
     "{m}.special.softmax({t}, axis=1)", "{m}.special.log_softmax({t}, axis=1)",
+    # the axis= and keepdims= the functions beyond the reductions take too
+    "{t}.topk(2, axis=0).values", "{m}.topk({t}, 1, axis=1).indices",
+    "{t}.kthvalue(2, axis=1, keepdims=True).values", "{m}.mode({t}, axis=0).values",
+    "{t}.cummax(axis=1).values", "{m}.cummin({t}, axis=0).indices", "{t}.diff(axis=1)",
+    "{m}.stack({t}.chunk(2, axis=1)[:1])", "{m}.chunk({t}, 3, axis=0)[1]",
+    "{t}.unbind(axis=1)[2]", "{m}.unbind({t}, axis=0)[1]", "{t}.unsqueeze(axis=1)",
+    "{m}.unsqueeze({t}, axis=0)", "{t}.select(axis=1, index=2)", "{m}.select({t}, axis=0, index=1)",
+    "{m}.tensor_split({t}, 2, axis=1)[1]", "{t}.gather(axis=1, index={m}.tensor([[0], [3], [1]]))",
+    "{m}.take_along_dim({t}, {m}.tensor([[0], [3], [1]]), axis=1)",
+    "{t}.nanmedian(axis=1, keepdims=True).values", "{m}.quantile({t}, 0.25, axis=1)",
+    "{t}.nanquantile(0.5, axis=0, keepdims=True)", "{m}.aminmax({t}, axis=1).max",
+    "{m}.aminmax({t}, axis=0, keepdims=True).min", "{t}.repeat_interleave(2, axis=1)",
+    "{m}.cross({t}[:, :3], {t}[:, 1:], axis=1)", "{m}.trapezoid({t}, axis=0)",
+    "{m}.cumulative_trapezoid({t}, axis=1)",
 ]
 
 
@@ -52,7 +66,8 @@ def test_dim_given_twice_is_a_type_error():
 
 
 @pytest.mark.parametrize("call", ["softmax({t})", "cumsum({t})", "logsumexp({t})",
-                                  "softmax({t}, 1, axis=1)"])
+                                  "softmax({t}, 1, axis=1)", "cummax({t})", "unsqueeze({t})",
+                                  "topk({t}, 1, 0, axis=1)", "gather({t}, 1)"])
 def test_a_missing_or_doubled_dim_is_a_type_error(call):
     for m in (ember, torch):
         with pytest.raises(TypeError):
