@@ -37,6 +37,11 @@ static inline double ember_horner(double x, const double *c, int n) {
     for (int i = 1; i < n; i++) p = p * x + c[i];
     return p;
 }
+static inline float ember_hornerf(float x, const float *c, int n) {
+    float p = c[0];
+    for (int i = 1; i < n; i++) p = p * x + c[i];
+    return p;
+}
 
 /* log(u) for a positive normal double u, as e + log(m) with u = 2^e m, m in [sqrt(1/2),
  * sqrt(2)): log(m) = 2 atanh(s), s = (m - 1) / (m + 1), |s| <= 0.1716, odd series to s^15
