@@ -159,6 +159,17 @@ def amin(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
     return reduce_op(op_amin, a, dim, keepdim, None, out)
 
 
+cdef object index_out(object out):
+    """argmax/argmin's ``out``, which PyTorch takes only as int64 (not any dtype the indices
+    could be cast to)."""
+    if isinstance(out, TensorBase) and (<TensorBase>out)._dtype.code != EMBER_INT64:
+        from ember.core.conv import _C_NAMES
+        name = (<TensorBase>out)._dtype.name
+        raise RuntimeError(f"Expected out tensor to have dtype long int, but got "
+                           f"{_C_NAMES.get(name, name)} instead")
+    return out
+
+
 def argmax(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
     """Index of the first maximum over ``dim`` (of the flattened input when None)."""
     if axis is not None or keepdims is not None:
@@ -167,7 +178,7 @@ def argmax(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None
     if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
         raise RuntimeError("argmax(): does not support bool input")
     r = arg_reduce(op_argmax, a, dim, keepdim)
-    return r if out is None else _result_out(r, out, "argmax")
+    return r if out is None else _result_out(r, index_out(out), "argmax")
 
 
 def argmin(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None):
@@ -178,7 +189,7 @@ def argmin(input, dim=None, keepdim=False, *, out=None, axis=None, keepdims=None
     if a._dtype.code == EMBER_BOOL:       # max(dim)/min(dim) take bools; argmax does not
         raise RuntimeError("argmin(): does not support bool input")
     r = arg_reduce(op_argmin, a, dim, keepdim)
-    return r if out is None else _result_out(r, out, "argmin")
+    return r if out is None else _result_out(r, index_out(out), "argmin")
 
 
 cdef object arg_reduce(Op op, TensorBase a, object dim, bint keepdim):

@@ -328,3 +328,12 @@ def test_factories_take_out_and_its_dtype():
         np.testing.assert_allclose(f.numpy(), [0, 0.25, 0.5, 0.75, 1.0])
         b = m.empty(0)
         assert m.bernoulli(m.full((2, 3), 1.0), out=b) is b and b.sum().item() == 6
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32", "float64"])
+def test_argmax_out_must_be_int64(dtype):
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype long int"):
+            m.argmax(m.ones(2, 3), 1, out=m.empty(0, dtype=getattr(m, dtype)))
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype long int"):
+            m.argmin(m.ones(2, 3), out=m.empty(0, dtype=getattr(m, dtype)))
