@@ -1,6 +1,7 @@
 """A sweep of everyday ops outside the big kernels (random draws, GELU, scans, comparisons,
 masks, flips, top-k, float math functions, rounding, fmod, max reductions, attention's
-batched products, clamp and the activations of nn.functional) through the public API: ember against NumPy and PyTorch at 1 and 2
+batched products, clamp, lerp/addcmul/addcdiv and the activations of nn.functional)
+through the public API: ember against NumPy and PyTorch at 1 and 2
 threads, interleaved, medians of rounds; ratios < 1 mean ember takes less time.  Not a
 test:
 
@@ -75,6 +76,12 @@ def _cases():
                                       lambda d: d["q"] @ d["q"].transpose(0, 2, 1)),
         "clamp(-0.5, 0.5) 1M": (lambda m, d: m.clamp(d["x"], -0.5, 0.5),
                                 lambda d: np.clip(d["x"], -0.5, 0.5)),
+        # an EMA update and an optimizer's moments: in place over 1M float32
+        "lerp_ 1M (EMA)": (lambda m, d: d["e"].lerp_(d["x"], 0.001), None),
+        "addcmul_ 1M": (lambda m, d: d["e"].addcmul_(d["x"], d["y"], value=1e-6), None),
+        "addcdiv_ 1M": (lambda m, d: d["e"].addcdiv_(d["x"], d["p"], value=1e-6), None),
+        "lerp 1M": (lambda m, d: m.lerp(d["x"], d["y"], 0.1), None),
+        "addcmul 1M": (lambda m, d: m.addcmul(d["x"], d["y"], d["p"], value=0.1), None),
     })
     # the activations of nn.functional, forward and forward + backward
     activations = {"leaky_relu": {"negative_slope": 0.1}, "hardtanh": {}, "relu6": {},
@@ -97,7 +104,7 @@ def _inputs(lib):
     to = (lambda a: ember.tensor(a)) if lib is ember else (lambda a: torch.tensor(a))
     return {"x": to(X), "m": to(M), "i": to(I64), "i2": to(I64[::-1].copy()),
             "col": to(COL), "row": to(ROW), "p": to(POS), "y": to(Y), "u": to(np.tanh(X)),
-            "g": to(BIAS_GRAD), "q": to(QK)}
+            "g": to(BIAS_GRAD), "q": to(QK), "e": to(Y)}
 
 
 def _time(fn, number):
@@ -114,7 +121,7 @@ def main():
     parser.add_argument("--match", default="", help="comma-separated substrings of op names")
     args = parser.parse_args()
     nd = {"x": X, "m": M, "i": I64, "i2": I64[::-1].copy(), "col": COL, "row": ROW, "p": POS,
-          "y": Y, "u": np.tanh(X), "g": BIAS_GRAD, "q": QK}
+          "y": Y, "u": np.tanh(X), "g": BIAS_GRAD, "q": QK, "e": Y.copy()}
     wanted = [w for w in args.match.split(",") if w]
     print(f"ember {ember.__version__}, NumPy {np.__version__}, PyTorch {torch.__version__}; "
           f"medians of {args.rounds} interleaved rounds")

@@ -187,7 +187,54 @@ _C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
     floating or complex dtype."""
+    if _unrecorded_update(input, end, number=weight):
+        d = end - input                     # PyTorch's two-sided formula (below), in place
+        r = d.mul_(weight).add_(input) if abs(weight) < 0.5 else d.mul_(weight - 1).add_(end)
+        return _out(r, out)
     return _out(_lerp(input, end, weight), out)
+
+
+# --- lerp, addcmul and addcdiv by in-place passes over one intermediate ------------------
+# Their composites allocated a tensor per step (4 MB page-faulted fresh for a 1M tensor, most
+# of their 3-7x PyTorch's time).  When nothing records the call, the operands share one
+# shape and a float32/float64 dtype, and the number argument is a number, they run as a
+# product or difference and in-place steps (add_ with alpha is the backend's one-pass
+# update): the same operations in the same order, so the same bits.
+
+def _unrecorded_update(self, *others, number):
+    if type(number) is not float and type(number) is not int:
+        return False
+    if not isinstance(self, TensorBase) or self.dtype.name not in ("float32", "float64"):
+        return False
+    for t in others:
+        if not isinstance(t, TensorBase) or t.dtype != self.dtype or t.shape != self.shape:
+            return False
+    tensors = (self,) + others
+    if _ag.is_grad_enabled() and any(t.requires_grad for t in tensors):
+        return False                        # autograd names the node (LerpBackward0, ...)
+    return _T._plain_operands(*tensors)
+
+
+def lerp_(self, end, weight):
+    """self = lerp(self, end, weight), in place."""
+    if _unrecorded_update(self, end, number=weight) and abs(weight) < 0.5:
+        return self.add_(end - self, alpha=weight)       # self + weight * (end - self)
+    return None
+
+
+def addcmul_(self, tensor1, tensor2, value=1):
+    """self = self + value * tensor1 * tensor2, in place."""
+    if _unrecorded_update(self, tensor1, tensor2, number=value):
+        return self.add_(tensor1 * tensor2, alpha=value)
+    return None
+
+
+def addcdiv_(self, tensor1, tensor2, value=1):
+    """self = self + value * tensor1 / tensor2, in place."""
+    if _unrecorded_update(self, tensor1, tensor2, number=value) and \
+            tensor1.is_floating_point():
+        return self.add_(tensor1 / tensor2, alpha=value)
+    return None
 
 
 def _lerp(input, end, weight):
@@ -228,6 +275,8 @@ def _lerp(input, end, weight):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2, in the three tensors' promoted dtype."""
+    if _unrecorded_update(input, tensor1, tensor2, number=value):
+        return _out((tensor1 * tensor2).mul_(value).add_(input), out)
     input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
                                                        tensor1, tensor2, value)
     return _out(input + value * (tensor1 * tensor2), out)
@@ -245,6 +294,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
                            "for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+    if _unrecorded_update(input, tensor1, tensor2, number=value):
+        return _out((tensor1 / tensor2).mul_(value).add_(input), out)
     input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
                                                        tensor1, tensor2, value)
     return _out(input + value * (tensor1 / tensor2), out)

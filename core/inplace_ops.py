@@ -86,6 +86,23 @@ _OUT_OF_PLACE = {
 INPLACE_METHODS = {name: _inplace(fn, name) for name, fn in _OUT_OF_PLACE.items()}
 
 
+def _fast_first(name, fast):
+    """INPLACE_METHODS[name], trying ``fast`` (elementwise's in-place passes, None where they
+    do not apply) first."""
+    general = INPLACE_METHODS[name]
+
+    def method(self, *args, **kwargs):
+        r = fast(self, *args, **kwargs)
+        return general(self, *args, **kwargs) if r is None else r
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = general.__doc__
+    return method
+
+
+for _name in ("lerp_", "addcmul_", "addcdiv_"):
+    INPLACE_METHODS[_name] = _fast_first(_name, getattr(_M, _name))
+
+
 def _float_power_(self, exponent):
     dt = _M._float_power_dtype(self, exponent)
     if self.dtype != dt:
