@@ -1,7 +1,9 @@
 """Activation functions as composites of primitive ops, so every device has them: gelu,
 softplus, silu, mish, hardtanh, elu, leaky_relu, hardshrink, prelu (what
-``ember.nn.functional`` re-exports) and logit.  Signatures, defaults and errors follow
-torch.nn.functional / torch."""
+``ember.nn.functional`` re-exports) and logit.  Where a backend fills the optional
+`activation` entry (core/_activation.pxi) and nothing but autograd sees the call, the
+pointwise ones run as its one kernel each way instead.  Signatures, defaults and errors
+follow torch.nn.functional / torch."""
 import math
 
 from ember.core import _autograd as _ag
@@ -74,7 +76,6 @@ def _silu_slope(x):
 def _mish_slope(x):
     t = _T.tanh(_softplus(x, 1, 20))
     return t + x * _T.sigmoid(x) * (1 - t * t)
-
 
 
 def _source(input, inplace):
