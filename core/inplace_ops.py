@@ -10,7 +10,7 @@ import numbers
 
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
-from ember.core import elementwise, products, shapes, special
+from ember.core import elementwise, products, shapes, special, ternary
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
@@ -73,8 +73,8 @@ def _inplace(fn, name, promoted=False):
 
 _M = elementwise
 _OUT_OF_PLACE = {
-    "addcmul_": _M.addcmul, "addcdiv_": _M.addcdiv,
-    "lerp_": _M.lerp, "clamp_": _M.clamp, "clip_": _M.clamp,
+    "addcmul_": ternary.addcmul, "addcdiv_": ternary.addcdiv,
+    "lerp_": ternary.lerp, "clamp_": _M.clamp, "clip_": _M.clamp,
     "clamp_min_": _M.clamp_min, "clamp_max_": _M.clamp_max, "sign_": _M.sign,
     "sgn_": _M.sgn, "nan_to_num_": _M.nan_to_num, "triu_": shapes.triu,
     "tril_": shapes.tril, "addmm_": products.addmm, "baddbmm_": products.baddbmm,
@@ -87,7 +87,7 @@ INPLACE_METHODS = {name: _inplace(fn, name) for name, fn in _OUT_OF_PLACE.items(
 
 
 def _fast_first(name, fast):
-    """INPLACE_METHODS[name], trying ``fast`` (elementwise's in-place passes, None where they
+    """INPLACE_METHODS[name], trying ``fast`` (core/ternary.py's in-place passes, None where they
     do not apply) first."""
     general = INPLACE_METHODS[name]
 
@@ -100,7 +100,7 @@ def _fast_first(name, fast):
 
 
 for _name in ("lerp_", "addcmul_", "addcdiv_"):
-    INPLACE_METHODS[_name] = _fast_first(_name, getattr(_M, _name))
+    INPLACE_METHODS[_name] = _fast_first(_name, getattr(ternary, _name))
 
 
 def _float_power_(self, exponent):

@@ -15,10 +15,11 @@ from ember.core._results import result_type, values_indices
 from ember.core._tensor import TensorBase
 from ember.core.complex_functions import complex as _complex
 from ember.core.complex_ops import logaddexp as _complex_logaddexp
-from ember.core.elementwise import _out, isinf, isnan, lerp, logaddexp
+from ember.core.elementwise import _out, isinf, isnan, logaddexp
 from ember.core.shape_rules import _wrap
 from ember.core.shapes import cat
 from ember.core.sorting import _empty_median, _evenly_distributed, _int_dim, sort
+from ember.core.ternary import lerp
 from ember.core.typeinfo import finfo
 
 __all__ = ["aminmax", "corrcoef", "count_nonzero", "cov", "cumulative_trapezoid",

@@ -20,6 +20,7 @@ from ember.core import (
     special,
     statistics,
     storages,
+    ternary,
 )
 from ember.core._sym import SymBool, SymFloat, SymInt
 from ember.core._tensor import TensorBase, _cast_methods, _math_methods, _set_tensor_class
@@ -50,8 +51,8 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     __module__ = "ember.core.tensor"
     # elementwise (core/elementwise.py)
     absolute = elementwise.absolute
-    addcdiv = elementwise.addcdiv
-    addcmul = elementwise.addcmul
+    addcdiv = ternary.addcdiv               # (core/ternary.py)
+    addcmul = ternary.addcmul
     allclose = elementwise.allclose
     arctan2 = elementwise.arctan2
     clamp = elementwise.clamp
@@ -70,7 +71,7 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     isneginf = elementwise.isneginf
     isposinf = elementwise.isposinf
     isreal = elementwise.isreal
-    lerp = elementwise.lerp
+    lerp = ternary.lerp
     logaddexp = elementwise.logaddexp
     logaddexp2 = elementwise.logaddexp2
     multiply = elementwise.multiply

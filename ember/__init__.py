@@ -251,8 +251,6 @@ from ember.core.complex_functions import (
 from ember.core.elementwise import (
     absolute,
     acosh,
-    addcdiv,
-    addcmul,
     allclose,
     arctan2,
     asinh,
@@ -278,7 +276,6 @@ from ember.core.elementwise import (
     isreal,
     lcm,
     ldexp,
-    lerp,
     logaddexp,
     logaddexp2,
     multiply,
@@ -520,6 +517,7 @@ from ember.core.statistics import (
     var,
     var_mean,
 )
+from ember.core.ternary import addcdiv, addcmul, lerp
 from ember.core.typeinfo import can_cast as can_cast
 from ember.core.view_copies import (
     alias_copy,

@@ -1,5 +1,5 @@
 """lerp, addcmul and addcdiv (and their in-place forms) by in-place passes over one
-intermediate (core/elementwise.py): the same bits as their composites (what runs when
+intermediate (core/ternary.py): the same bits as their composites (what runs when
 autograd records the call), PyTorch's values, and the composite wherever the fast path
 does not apply (broadcasting, half dtypes, tensor weights, autograd)."""
 import numpy as np
