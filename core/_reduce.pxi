@@ -162,11 +162,9 @@ def amin(input, dim=(), keepdim=False, *, out=None, axis=None, keepdims=None):
 cdef object index_out(object out):
     """argmax/argmin's ``out``, which PyTorch takes only as int64 (not any dtype the indices
     could be cast to)."""
-    if isinstance(out, TensorBase) and (<TensorBase>out)._dtype.code != EMBER_INT64:
-        from ember.core.conv import _C_NAMES
-        name = (<TensorBase>out)._dtype.name
-        raise RuntimeError(f"Expected out tensor to have dtype long int, but got "
-                           f"{_C_NAMES.get(name, name)} instead")
+    if isinstance(out, TensorBase):
+        from ember.core._results import check_out_dtype     # (imports this module)
+        check_out_dtype(out, _dtypes.int64)
     return out
 
 

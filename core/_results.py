@@ -34,27 +34,33 @@ def values_indices(name, values, indices):
     return result_type(name, ("values", "indices"))(values, indices)
 
 
-def into_out(name, result, out, *inputs):
-    """``result``, or ``out`` (checked and resized, as PyTorch's ``<name>.out``) holding it;
-    as in PyTorch, an out= call refuses inputs autograd records (``inputs``: the tensors,
-    or lists of them)."""
-    if out is None:
-        return result
+def _refuse_recorded(name, inputs):
+    """PyTorch's refusal of an out= call whose inputs (tensors, or lists of them) autograd
+    records."""
     if _ag.is_grad_enabled() and any(
             t.requires_grad for x in inputs for t in (x if isinstance(x, (list, tuple)) else (x,))
             if isinstance(t, _T.TensorBase)):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            f"automatic differentiation, but one of the arguments requires "
                            f"grad.")
-    return _T._result_out(result, out, name)
 
 
-def factory_out(dtype, device, out):
-    """A factory's dtype and device with ``out=`` given: out's unless set (PyTorch computes
-    in the out tensor's dtype, so float64 linspace values are not float32 ones widened)."""
+def check_out_dtype(out, dtype):
+    """PyTorch's error for an ``out`` that must have exactly ``dtype`` (indices: int64)."""
+    if out.dtype != dtype:
+        from ember.core.conv import _C_NAMES
+        raise RuntimeError(f"Expected out tensor to have dtype "
+                           f"{_C_NAMES.get(dtype.name, dtype.name)}, but got "
+                           f"{_C_NAMES.get(out.dtype.name, out.dtype.name)} instead")
+
+
+def into_out(name, result, out, *inputs):
+    """``result``, or ``out`` (checked and resized, as PyTorch's ``<name>.out``) holding it;
+    as in PyTorch, an out= call refuses inputs autograd records."""
     if out is None:
-        return dtype, device
-    return (out.dtype if dtype is None else dtype), (out.device if device is None else device)
+        return result
+    _refuse_recorded(name, inputs)
+    return _T._result_out(result, out, name)
 
 
 def values_indices_out(name, input, result, out):
@@ -68,15 +74,8 @@ def values_indices_out(name, input, result, out):
                         f"{type(out).__name__}")
     if len(out) != 2:
         raise TypeError(f"expected tuple of 2 elements but got {len(out)}")
-    if input.requires_grad and _ag.is_grad_enabled():
-        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
-                           f"automatic differentiation, but one of the arguments requires "
-                           f"grad.")
+    _refuse_recorded(name, (input,))
     for o, r in zip(out, result):
-        if o.dtype != r.dtype:
-            from ember.core.conv import _C_NAMES
-            raise RuntimeError(f"Expected out tensor to have dtype "
-                               f"{_C_NAMES.get(r.dtype.name, r.dtype.name)}, but got "
-                               f"{_C_NAMES.get(o.dtype.name, o.dtype.name)} instead")
+        check_out_dtype(o, r.dtype)
         _T._result_out(r, o, name)
     return result_type(f"{name}_out", ("values", "indices"))(*out)

@@ -53,7 +53,6 @@ def _between(x, lo, hi):
 DERIVATIVES = {           # (x, grad, p0, p1, p2) -> grad * f'(x), abi.h's formulas
     "leaky_relu": lambda x, g, p0, p1, p2: _T.where(x > 0, g, g * p0),
     "hardtanh": lambda x, g, p0, p1, p2: _T.where((x <= p0) | (x >= p1), 0.0, g),
-    "clamp": lambda x, g, p0, p1, p2: _T.where(_between(x, p0, p1), g, 0.0),
     "hardsigmoid": lambda x, g, p0, p1, p2: _T.where((x > -3) & (x < 3), g * _SIXTH, 0.0),
     "hardswish": lambda x, g, p0, p1, p2: _T.where(
         x <= -3, 0.0, _T.where(x < 3, g * (x / 3 + 0.5), g)),

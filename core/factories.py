@@ -7,7 +7,7 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core._autograd import set_requires_grad
 from ember.core._dtype import _dtype_by_name
-from ember.core._results import factory_out, into_out
+from ember.core._factories import factory_out, out_spec
 from ember.core.shapes import stack
 
 __all__ = ["empty_strided", "eye", "linspace", "logspace", "range", "scalar_tensor",
@@ -48,10 +48,10 @@ def _space_dtype(op, start, end, dtype):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None,
              requires_grad=False, pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    if out is not None:
-        dtype, device = factory_out(dtype, device, out)
-        return into_out("linspace", linspace(start, end, steps, dtype=dtype, device=device),
-                        out)
+    if out is not None:                 # computed in out's dtype, then written there
+        dtype, device = out_spec(out, dtype, device, "linspace")
+        return factory_out(linspace(start, end, steps, dtype=dtype, device=device), out,
+                           requires_grad)
     if steps < 0:
         raise RuntimeError("linspace(): number of steps must be non-negative")
     if dtype is not None:
@@ -72,9 +72,9 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
              requires_grad=False, pin_memory=False):
     """``base`` ** linspace(start, end, steps)."""
     if out is not None:
-        dtype, device = factory_out(dtype, device, out)
-        return into_out("logspace", logspace(start, end, steps, base, dtype=dtype,
-                                             device=device), out)
+        dtype, device = out_spec(out, dtype, device, "logspace")
+        return factory_out(logspace(start, end, steps, base, dtype=dtype, device=device), out,
+                           requires_grad)
     if dtype is not None:
         dtype = _T._dtypes.as_dtype(dtype, "logspace", "dtype")
     dtype = _space_dtype("logspace", start, end, dtype)
@@ -139,8 +139,6 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = math.floor((end - start) / step) + 1
     r = (_T.arange(n, dtype=_dtype_by_name["float64"], device=device) * step + start)
-    dtype, device = factory_out(dtype, device, out)
+    dtype, device = out_spec(out, dtype, device, "range")
     r = r.to(dtype=dtype or _T._state_default_dtype(), device=device)
-    if out is not None:
-        return into_out("range", r, out)
-    return set_requires_grad(r) if requires_grad else r
+    return factory_out(r, out, requires_grad)

@@ -12,7 +12,8 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
-from ember.core._results import factory_out, into_out, values_indices, values_indices_out
+from ember.core._factories import factory_out, out_spec
+from ember.core._results import values_indices, values_indices_out
 
 __all__ = ["argsort", "kthvalue", "median", "mode", "msort", "randperm", "sort", "topk",
            "unique", "unique_consecutive"]
@@ -453,9 +454,9 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
              pin_memory=False, requires_grad=False):
     """A random permutation of 0 .. n-1, from the (seeded) ember generator."""
     if out is not None:
-        dtype, device = factory_out(dtype, device, out)
-        return into_out("randperm", randperm(n, generator=generator, dtype=dtype,
-                                             device=device), out)
+        dtype, device = out_spec(out, dtype, device, "randperm")
+        return factory_out(randperm(n, generator=generator, dtype=dtype, device=device), out,
+                           requires_grad)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     keys = _T.rand(n, generator=generator, dtype=_dtype_by_name["float64"], device=device)

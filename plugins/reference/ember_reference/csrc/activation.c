@@ -8,7 +8,7 @@
 
 #include "reference.h"
 
-/* one element: the forward (G is 0) or the backward's gradient g times the slope */
+/* per element: the forward (b NULL), or the backward's gradient g times the slope */
 #define ACTIVATION(T, EXP, EXPM1, LOG1P, TANH)                                             \
     static int activation_##T(int32_t op, const double *pp, T *out, const T *a,            \
                               const T *b, int64_t numel) {                                  \
@@ -16,8 +16,7 @@
         const T sixth = (T)(1.0f / 6.0f);     /* PyTorch's slope, a float even for double */\
         for (int64_t i = 0; i < numel; i++) {                                              \
             const T x = a[i], g = b ? b[i] : 0;                                            \
-            const T e = EXP(x), s = 1 / (1 + EXP(-x)), z = EXP(-fabs((double)x));          \
-            T r, t;                                                                        \
+            T r, t, s, z;                                                                  \
             switch (op) {                                                                  \
             case EMBER_ACTIVATION_LEAKY_RELU:                                              \
                 r = !b ? (x > 0 ? x : x * p0) : (x > 0 ? g : g * p0); break;               \
@@ -35,6 +34,7 @@
                 r = !b ? x * (t > 6 ? 6 : t) / 6                                           \
                        : (x <= -3 ? 0 : (x < 3 ? g * (x / 3 + (T)0.5) : g)); break;        \
             case EMBER_ACTIVATION_SILU:                                                    \
+                s = 1 / (1 + EXP(-x));                                                     \
                 r = !b ? x / (1 + EXP(-x)) : g * s * (1 + x * (1 - s)); break;             \
             case EMBER_ACTIVATION_ELU:                                                     \
                 r = !b ? (x <= 0 ? EXPM1(x * p2) * p01 : x * p1)                           \
@@ -44,6 +44,7 @@
                 r = x * p0 > p1 ? (!b ? x : g) : (!b ? LOG1P(t) / p0 : g * t / (t + 1));   \
                 break;                                                                     \
             case EMBER_ACTIVATION_LOG_SIGMOID:                                             \
+                z = EXP(x < 0 ? x : -x);                                                   \
                 r = !b ? (x < 0 ? x : 0) - LOG1P(z)                                        \
                        : g * (x < 0 ? 1 - z / (1 + z) : z / (1 + z)); break;               \
             case EMBER_ACTIVATION_HARDSHRINK:                                              \
@@ -52,7 +53,8 @@
                 r = !b ? (x > p0 ? x - p0 : (x < -p0 ? x + p0 : x * 0))                    \
                        : ((x >= -p0 && x <= p0) ? 0 : g); break;                           \
             case EMBER_ACTIVATION_MISH:                                                    \
-                t = TANH(LOG1P(e));                                                        \
+                s = 1 / (1 + EXP(-x));                                                     \
+                t = TANH(LOG1P(EXP(x)));                                                   \
                 r = !b ? x * t : g * (t + x * s * (1 - t * t)); break;                     \
             default:                                                                       \
                 return 1;                                                                  \
