@@ -60,7 +60,12 @@ cdef int load_blas(ember_ctx *ctx) noexcept nogil:
     global _blas_matmul, _blas_conv, _blas_rnn
     with gil:
         try:
-            from ember_cpu import _blas, _conv, _rnn, _threads
+            from ember_cpu import _scipy_blas
+            preloaded = _scipy_blas.preload()
+            try:
+                from ember_cpu import _blas, _conv, _rnn, _threads
+            finally:
+                _scipy_blas.release(preloaded)
             _threads.blas_loaded()
             _blas_matmul = <matmul_fn>PyCapsule_GetPointer(_blas.matmul_capsule,
                                                            "ember_cpu._blas.matmul")

@@ -1273,7 +1273,7 @@ def _run_python(code):
     assert r.returncode == 0, r.stdout + r.stderr
 
 
-def test_scipy_loads_only_at_the_first_floating_matmul():
+def test_scipy_blas_loads_only_at_the_first_floating_matmul():
     _run_python("""
 import sys
 import numpy as np
@@ -1296,7 +1296,15 @@ x = np.arange(6, dtype=np.float32).reshape(1, 2, 3)
 y = np.ones((1, 3, 2), np.float32)
 o = np.empty((1, 2, 2), np.float32)
 K._test_matmul(o, x, y)
-assert "scipy.linalg.cython_blas" in sys.modules
+assert np.allclose(o[0], x[0] @ y[0])
+# the BLAS extension loaded from its file: SciPy's linalg package (~0.2 s) stays unimported,
+# and importing it later hands out the one extension module
+assert "scipy.linalg" not in sys.modules and "scipy.linalg.cython_blas" not in sys.modules
+import scipy.linalg.cython_blas as cb
+from scipy.linalg import blas, cython_blas
+assert cb is cython_blas and "sgemm" in cb.__pyx_capi__
+assert np.allclose(blas.sgemm(1.0, x[0], y[0]), o[0])
+K._test_matmul(o, x, y)
 assert np.allclose(o[0], x[0] @ y[0])
 """)
 
