@@ -56,9 +56,12 @@ cdef tuple nll_rows(str op, object input, object target, object weight, object r
         raise RuntimeError(f"weight tensor should be defined either for all {C} classes or "
                            f"no classes but got weight tensor of shape: {list(weight.shape)}")
     cdef dtype ct = norm_compute_type(x, op)
-    rows = x.reshape(1, C) if x._ndim == 1 else x.movedim(1, -1).reshape(-1, C)
-    return (to_dt(rows, ct).contiguous(), t.to(_dtypes.int64).contiguous().reshape(-1),
-            as_ct(weight, ct, (C,)), C)
+    # (N, C) rows and (N,) int64 targets, the usual call, are taken as they are
+    rows = x if x._ndim == 2 else (x.reshape(1, C) if x._ndim == 1
+                                   else x.movedim(1, -1).reshape(-1, C))
+    if t._ndim != 1 or t._dtype is not _dtypes.int64:
+        t = t.to(_dtypes.int64).reshape(-1)
+    return to_dt(rows, ct).contiguous(), t.contiguous(), as_ct(weight, ct, (C,)), C
 
 
 cdef tuple nll_weights(object tgt, object w, int64_t ignore_index, int64_t C, dtype ct):

@@ -109,7 +109,10 @@ static inline float ember_fast_tanhf(float x) {
  * j (int), n and nb = n - n % EMBER_ROW_NACC; EXPR reads element k. */
 #define EMBER_ROW_NACC 16
 
-/* acc[j] += EXPR(k) over [0, nb) in blocks, combined in order, then the tail */
+/* acc[j] += EXPR(k) over [0, nb) in blocks, combined in order, then the tail, added one
+ * by one.  A row of at least one block evaluates its tail's EXPR as the last whole block
+ * [n - NACC, n) (a vector loop; the lanes before nb are dropped): an expensive EXPR such as
+ * an exp ran scalar in the tail, 11 of a 27-class row's 27.  Same values, same order. */
 #define EMBER_ROW_SUM(T, ACC, EXPR, OUT)                                        \
     do {                                                                         \
         T ACC##v[EMBER_ROW_NACC] = {0}, ACC##s = 0;                             \
@@ -118,7 +121,15 @@ static inline float ember_fast_tanhf(float x) {
         for (int w_ = EMBER_ROW_NACC / 2; w_ >= 1; w_ /= 2) /* a tree, not a chain */ \
             for (j = 0; j < w_; j++) ACC##v[j] += ACC##v[j + w_];               \
         ACC##s = ACC##v[0];                                                      \
-        for (k = nb; k < n; k++) ACC##s += (EXPR);                               \
+        if (nb > 0 && nb < n) {                                                  \
+            for (j = 0; j < EMBER_ROW_NACC; j++) {                               \
+                k = n - EMBER_ROW_NACC + j; ACC##v[j] = (EXPR);                  \
+            }                                                                    \
+            for (j = EMBER_ROW_NACC - (int)(n - nb); j < EMBER_ROW_NACC; j++)   \
+                ACC##s += ACC##v[j];                                             \
+        } else {                                                                 \
+            for (k = nb; k < n; k++) ACC##s += (EXPR);                           \
+        }                                                                        \
         OUT = ACC##s;                                                            \
     } while (0)
 
@@ -141,9 +152,15 @@ static inline T NAME(const T *a, int64_t n) {                                   
             __typeof__(v > x) g = v > x;                                         \
             v = (vec)(((__typeof__(g))v & g) | ((__typeof__(g))x & ~g));         \
         }                                                                        \
+        if (nb < n) {         /* the tail as the last whole vector (seen twice) */ \
+            memcpy(&x, a + n - W, sizeof x);                                     \
+            __typeof__(v > x) g = v > x;                                         \
+            v = (vec)(((__typeof__(g))v & g) | ((__typeof__(g))x & ~g));         \
+        }                                                                        \
         for (j = 0; j < W; j++) s = s > v[j] ? s : v[j];                         \
+        return s;                                                                \
     }                                                                            \
-    for (i = nb; i < n; i++) s = s > a[i] ? s : a[i];                            \
+    for (i = 0; i < n; i++) s = s > a[i] ? s : a[i];                             \
     return s;                                                                    \
 }
 EMBER_ROW_MAX_FN(float, ember_row_max_f32)

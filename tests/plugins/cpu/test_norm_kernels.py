@@ -65,12 +65,13 @@ def test_batch_norm_twin_against_numpy(dt):
 
 
 @pytest.mark.parametrize("dt", [np.float32, np.float64])
-def test_nll_twin_against_numpy(dt):
+@pytest.mark.parametrize("C", [11, 16, 27, 300])     # no whole block, one, a tail, many
+def test_nll_twin_against_numpy(dt, C):
     rng = np.random.default_rng(2)
-    a = rng.normal(size=(9, 11)).astype(dt) * 4
-    t = rng.integers(0, 11, size=9)
+    a = rng.normal(size=(9, C)).astype(dt) * 4
+    t = rng.integers(0, C, size=9)
     t[2] = -100
-    w = rng.uniform(0.5, 2, size=11).astype(dt)
+    w = rng.uniform(0.5, 2, size=C).astype(dt)
     loss, wt = np.empty(9, dt), np.empty(9, dt)
     K._test_fused("nll", CROSS_ENTROPY, [loss, wt, a, t, w], -100)
     a64 = a.astype(np.float64)
@@ -84,11 +85,28 @@ def test_nll_twin_against_numpy(dt):
     gx = np.empty_like(a)
     K._test_fused("nll", CROSS_ENTROPY_BACKWARD, [gx, scale, a, t, w], -100)
     p = np.exp(a64 - lse[:, None])
-    onehot = np.eye(11)[ts]
+    onehot = np.eye(C)[ts]
     ref_g = (scale * np.where(keep, w[ts], 0))[:, None] * (p - onehot)
     np.testing.assert_allclose(gx, ref_g, rtol=tol(dt) * 10, atol=tol(dt) * 10)
     K._test_fused("nll", NLL_BACKWARD, [gx, scale, None, t, w], -100)
     np.testing.assert_allclose(gx, -(scale * np.where(keep, w[ts], 0))[:, None] * onehot)
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+def test_cross_entropy_row_max_and_nan_in_every_position(dt):
+    """The row's logsumexp takes the vectorised row maximum (blocks, then the tail as the
+    last whole block): a large logit anywhere in a 37-class row must be found (exp(1000)
+    overflows), and a NaN anywhere makes the row's loss NaN."""
+    n = 37
+    a = np.random.default_rng(1).standard_normal((n, n)).astype(dt)
+    a[np.arange(n), np.arange(n)] = 1000
+    t = (np.arange(n) + 1) % n
+    loss, wt = np.empty(n, dt), np.empty(n, dt)
+    K._test_fused("nll", CROSS_ENTROPY, [loss, wt, a, t, None], -100)
+    np.testing.assert_allclose(loss, 1000 - a[np.arange(n), t], rtol=1e-6)
+    a[np.arange(n), np.arange(n)] = np.nan
+    K._test_fused("nll", CROSS_ENTROPY, [loss, wt, a, t, None], -100)
+    assert np.isnan(loss).all()
 
 
 def test_nll_twin_errors():
