@@ -65,6 +65,10 @@ def run(lib, program, threads, steps, profile):
     # policy on both (this benchmark forced passive waits until 2026-11-27) slowed PyTorch
     # 1.3-3.3x at 2 threads.  A policy the user set applies to both.
     env = dict(USER_ENV, OMP_NUM_THREADS=str(threads))
+    # bytecode as installed packages have it (pip compiles at install): with
+    # PYTHONDONTWRITEBYTECODE set, a source checkout of ember compiled every module that
+    # main() imports lazily (nn, optim, ...: 0.1-0.2 s) in every run, PyTorch's never
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     out = subprocess.run([sys.executable, __file__, "--child", lib, program, str(threads),
                           str(steps)] + (["--profile"] if profile else []),
                          env=env, capture_output=True, text=True, check=True)
