@@ -18,7 +18,12 @@ from ember_cpu._abi cimport (
     EMBER_FLOAT32, EMBER_FLOAT64,
 )
 
-from ember_cpu._strided cimport load, store, set_error
+from ember_cpu._small_gemm cimport (
+    ember_sg_gather_f32, ember_sg_gather_f64, ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32,
+    ember_sg_pack_f64, ember_sg_panel_f32, ember_sg_panel_f64,
+)
+from ember_cpu._norm cimport run_items
+from ember_cpu._strided cimport load, set_error, store
 
 ctypedef fused real_t:
     float
@@ -159,6 +164,95 @@ cdef void gemm(Operand *c, const Operand *a, const Operand *b, int64_t M, int64_
                   &zero, <double *>c.data, &ldc)
 
 
+# --- a batch of small products on _small_gemm.h's register tiles, entries over the team ---
+# OpenBLAS runs such a batch one product after another on one thread (its pool costs more
+# than it saves there, and concurrent calls contend inside the library), so at 2 threads
+# attention's 64 products of 64x64x32 took PyTorch's 2.5-3x time.  Each entry packs its B
+# (any strides) and, when they are not rows of unit stride, copies its A and writes its C
+# through a buffer.  Each element sums over k in order: the bits do not depend on threads.
+DEF SG_MIN_ROWS = 4
+cdef bint _small_batches = True
+
+
+def _set_small_batches(bint on):
+    """Turn the tiled path for batches of small products on or off (tests compare it with
+    BLAS's); returns the previous setting."""
+    global _small_batches
+    previous, _small_batches = _small_batches, on
+    return previous
+
+
+ctypedef struct SmallBatch:
+    const ember_view *out
+    const ember_view *a
+    const ember_view *b
+    int64_t M, N, K, np
+    bint f64
+    bint failed                # an entry could not allocate its buffers
+
+
+cdef void small_entry_typed(SmallBatch *j, real_t *tag, int64_t i) noexcept nogil:
+    cdef const ember_view *a = j.a
+    cdef const ember_view *b = j.b
+    cdef const ember_view *o = j.out
+    cdef int64_t M = j.M, N = j.N, K = j.K, np = j.np, r, c
+    cdef int64_t panels = (N + np - 1) // np, lda = a.strides[1]
+    cdef bint a_rows = a.strides[2] == 1 and (M == 1 or lda >= K)
+    cdef bint c_rows = o.strides[2] == 1 and (M == 1 or o.strides[1] == N)
+    cdef const real_t *pa = <const real_t *>a.data + i * a.strides[0]
+    cdef const real_t *pb = <const real_t *>b.data + i * b.strides[0]
+    cdef real_t *po = <real_t *>o.data + i * o.strides[0]
+    cdef real_t *buf = <real_t *>malloc((panels * K * np + (0 if a_rows else M * K)
+                                         + (0 if c_rows else M * N)) * sizeof(real_t))
+    cdef real_t *ta
+    cdef real_t *tc
+    if buf == NULL:
+        j.failed = True
+        return
+    ta = buf + panels * K * np
+    tc = ta + (0 if a_rows else M * K)
+    if not a_rows:
+        if real_t is float:
+            ember_sg_gather_f32(pa, M, K, a.strides[1], a.strides[2], ta, K)
+        else:
+            ember_sg_gather_f64(pa, M, K, a.strides[1], a.strides[2], ta, K)
+        pa, lda = ta, K
+    if real_t is float:
+        ember_sg_pack_f32(pb, K, N, b.strides[1], b.strides[2], np, buf)
+        ember_sg_mm_f32(M, N, K, pa, lda, buf, 0, panels, NULL, po if c_rows else tc)
+    else:
+        ember_sg_pack_f64(pb, K, N, b.strides[1], b.strides[2], np, buf)
+        ember_sg_mm_f64(M, N, K, pa, lda, buf, 0, panels, NULL, po if c_rows else tc)
+    if not c_rows:
+        for r in range(M):
+            for c in range(N):
+                po[r * o.strides[1] + c * o.strides[2]] = tc[r * N + c]
+    free(buf)
+
+
+cdef void small_entry(void *job, int64_t i) noexcept nogil:
+    cdef SmallBatch *j = <SmallBatch *>job
+    if j.f64:
+        small_entry_typed(j, <double *>NULL, i)
+    else:
+        small_entry_typed(j, <float *>NULL, i)
+
+
+cdef int small_batch(ember_ctx *ctx, const ember_view *out, const ember_view *a,
+                     const ember_view *b, int64_t B, int64_t M, int64_t N, int64_t K,
+                     real_t *tag) noexcept nogil:
+    cdef SmallBatch j
+    j.out, j.a, j.b, j.M, j.N, j.K = out, a, b, M, N, K
+    j.f64, j.failed = real_t is double, False
+    j.np = ember_sg_panel_f32() if real_t is float else ember_sg_panel_f64()
+    # a GEMM's multiply-add is ~4x cheaper than an element of the cutoff's ops: a team
+    # woken for two 100^3 products took twice one thread's time
+    run_items(small_entry, &j, B, B * M * N * K // 4)
+    if j.failed:
+        return set_error(ctx, EMBER_ERR_MEMORY, "matmul", "out of memory")
+    return EMBER_OK
+
+
 # out[B, M, N] = a[B, M, K] @ b[B, K, N]; the caller checked shapes, dtypes and that
 # B, M, N, K > 0
 cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
@@ -184,6 +278,8 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         B = 1
     if max(M, max(N, K)) > INT_MAX:
         return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", "matrix too large for 32-bit BLAS")
+    if _small_batches and native and B > 1 and M >= SG_MIN_ROWS and M * N * K < SMALL_GEMM // 4:
+        return small_batch(ctx, out, a, b, B, M, N, K, tag)
     # strides are the same for every batch entry: decide once which operands need a copy
     a_ok = as_blas(&A, a.data, M, K, as0, a.strides[2]) and native
     b_ok = as_blas(&Bm, b.data, K, N, b.strides[1], b.strides[2]) and native

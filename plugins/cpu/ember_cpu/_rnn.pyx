@@ -23,6 +23,10 @@ from ember_cpu._abi cimport (
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD,
 )
 from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
+from ember_cpu._small_gemm cimport (
+    ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32, ember_sg_pack_f64, ember_sg_panel_f32,
+    ember_sg_panel_f64,
+)
 from ember_cpu._openmp_helpers cimport omp_get_num_threads, omp_get_thread_num
 from ember_cpu._strided cimport num_threads, parallel_cutoff, set_error
 
@@ -41,20 +45,6 @@ cdef extern from "_spin_barrier.h":
         pass
     void ember_barrier_init(ember_spin_barrier *b) noexcept nogil
     void ember_barrier_wait(ember_spin_barrier *b, int n) noexcept nogil
-
-cdef extern from "_small_gemm.h":
-    int64_t ember_sg_panel_f32() noexcept nogil
-    int64_t ember_sg_panel_f64() noexcept nogil
-    void ember_sg_pack_f32(const float *B, int64_t K, int64_t N, int64_t sk, int64_t sn,
-                           int64_t np, float *Bp) noexcept nogil
-    void ember_sg_pack_f64(const double *B, int64_t K, int64_t N, int64_t sk, int64_t sn,
-                           int64_t np, double *Bp) noexcept nogil
-    void ember_sg_mm_f32(int64_t M, int64_t N, int64_t K, const float *A, int64_t lda,
-                         const float *Bp, int64_t p0, int64_t p1, const float *D,
-                         float *C) noexcept nogil
-    void ember_sg_mm_f64(int64_t M, int64_t N, int64_t K, const double *A, int64_t lda,
-                         const double *Bp, int64_t p0, int64_t p1, const double *D,
-                         double *C) noexcept nogil
 
 ctypedef fused real_t:
     float

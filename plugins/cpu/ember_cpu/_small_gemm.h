@@ -56,6 +56,16 @@ ATTR static void NAME(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda, 
             for (i = 0; i < EMBER_SG_TM && m0 + i < M; i++) {                              \
                 T r[EMBER_SG_NV * (LANES)];                                                \
                 T *c = C + (m0 + i) * N + n0;                                              \
+                if (w == np) {      /* a whole panel: vector stores (short K made the      \
+                                       element-wise copy a third of a tile's time) */      \
+                    for (v = 0; v < EMBER_SG_NV; v++) {                                    \
+                        V x = acc[i][v];                                                   \
+                        if (D != NULL)                                                     \
+                            x = *(const U *)(D + (m0 + i) * N + n0 + v * (LANES)) + x;     \
+                        *(U *)(c + v * (LANES)) = x;                                       \
+                    }                                                                      \
+                    continue;                                                              \
+                }                                                                          \
                 for (v = 0; v < EMBER_SG_NV; v++) *(U *)(r + v * (LANES)) = acc[i][v];     \
                 if (D != NULL) {                                                           \
                     const T *d = D + (m0 + i) * N + n0;                                    \
@@ -75,28 +85,61 @@ EMBER_SG_KERNEL(double, ember_sg_narrow_f64, 4, EMBER_ROW_CLONES)
 EMBER_SG_KERNEL(float, ember_sg_wide_f32, 16, EMBER_SG_WIDE_ATTR)
 EMBER_SG_KERNEL(double, ember_sg_wide_f64, 8, EMBER_SG_WIDE_ATTR)
 
+/* dst[c * ds + r] = src[r * ss + c] for an 8 x 8 block of floats: three rounds of
+ * shuffles (unpack pairs of rows, then pairs of pairs, then halves), no scalar moves */
+typedef float ember_sg_v8f __attribute__((vector_size(32)));
+typedef float ember_sg_u8f __attribute__((vector_size(32), aligned(4), may_alias));
+typedef int32_t ember_sg_v8i __attribute__((vector_size(32)));
+static inline void ember_sg_transpose8_f32(const float *src, int64_t ss, float *dst,
+                                           int64_t ds) {
+    const ember_sg_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
+    const ember_sg_v8i lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
+    const ember_sg_v8i lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
+    ember_sg_v8f r[8], t[8], u[8];
+    int i;
+    for (i = 0; i < 8; i++) r[i] = *(const ember_sg_u8f *)(src + i * ss);
+    for (i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
+    }
+    for (i = 0; i < 8; i += 4) {   /* u[i + c] holds columns c and c + 4 of 4 rows */
+        u[i] = __builtin_shuffle(t[i], t[i + 2], lo2);
+        u[i + 1] = __builtin_shuffle(t[i], t[i + 2], hi2);
+        u[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], lo2);
+        u[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], hi2);
+    }
+    for (i = 0; i < 4; i++) {
+        *(ember_sg_u8f *)(dst + i * ds) = __builtin_shuffle(u[i], u[i + 4], lo4);
+        *(ember_sg_u8f *)(dst + (i + 4) * ds) = __builtin_shuffle(u[i], u[i + 4], hi4);
+    }
+}
+
 #define EMBER_SG_API(T, S)                                                                 \
 /* the panel width the running CPU's kernel packs for */                                   \
 static inline int64_t ember_sg_panel_##S(void) {                                          \
     return EMBER_SG_NV * (int64_t)((EMBER_SG_WIDE_OK ? 64 : 32) / sizeof(T));              \
 }                                                                                          \
+/* dst[r * ld + c] = src[r * s0 + c * s1] for r < rows, c < cols: a matrix of any strides as  \
+ * rows of unit stride; a column-major float source (s0 == 1) goes 8 x 8 blocks at a time */ \
+EMBER_ROW_CLONES static void ember_sg_gather_##S(const T *src, int64_t rows, int64_t cols,   \
+                                                 int64_t s0, int64_t s1, T *dst, int64_t ld) { \
+    int64_t r, c, r0 = 0, c0 = 0;                                                          \
+    if (s0 == 1 && s1 != 1 && sizeof(T) == 4)                                              \
+        for (r0 = 0; r0 + 8 <= rows; r0 += 8)                                              \
+            for (c0 = 0; c0 + 8 <= cols; c0 += 8)                                          \
+                ember_sg_transpose8_f32((const float *)(src + c0 * s1 + r0), s1,           \
+                                        (float *)(dst + r0 * ld + c0), ld);                \
+    for (r = 0; r < rows; r++)     /* the rest: columns past the blocks, then rows */      \
+        for (c = r < r0 ? c0 : 0; c < cols; c++) dst[r * ld + c] = src[r * s0 + c * s1];   \
+}                                                                                          \
 /* Bp (ceil(N / np) * K * np elements) from B(k, n) = B[k * sk + n * sn] */                \
 static void ember_sg_pack_##S(const T *B, int64_t K, int64_t N, int64_t sk, int64_t sn,    \
                               int64_t np, T *Bp) {                                         \
-    int64_t p, k, j, npanels = (N + np - 1) / np;                                          \
+    int64_t p, npanels = (N + np - 1) / np;                                                \
     memset(Bp, 0, npanels * K * np * sizeof(T));                                           \
-    for (p = 0; p < npanels; p++) {                                                        \
-        int64_t w = N - p * np < np ? N - p * np : np;                                     \
-        if (sk == 1)           /* B^T stored row-major: read each of its rows in order */  \
-            for (j = 0; j < w; j++) {                                                      \
-                const T *src = B + (p * np + j) * sn;                                      \
-                for (k = 0; k < K; k++) Bp[(p * K + k) * np + j] = src[k];                 \
-            }                                                                              \
-        else                                                                               \
-            for (k = 0; k < K; k++)                                                        \
-                for (j = 0; j < w; j++)                                                    \
-                    Bp[(p * K + k) * np + j] = B[k * sk + (p * np + j) * sn];              \
-    }                                                                                      \
+    for (p = 0; p < npanels; p++)                                                          \
+        ember_sg_gather_##S(B + p * np * sn, K, N - p * np < np ? N - p * np : np, sk, sn, \
+                            Bp + p * K * np, np);                                          \
 }                                                                                          \
 /* panels [p0, p1) of C = D + A Bp, with Bp packed for np = ember_sg_panel_##S() */        \
 static void ember_sg_mm_##S(int64_t M, int64_t N, int64_t K, const T *A, int64_t lda,      \
