@@ -22,8 +22,7 @@ from ember_cpu._small_gemm cimport (
     ember_sg_gather_f32, ember_sg_gather_f64, ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32,
     ember_sg_pack_f64, ember_sg_panel_f32, ember_sg_panel_f64,
 )
-from ember_cpu._norm cimport run_items
-from ember_cpu._strided cimport load, set_error, store
+from ember_cpu._strided cimport load, run_items, set_error, store
 
 ctypedef fused real_t:
     float

@@ -12,8 +12,8 @@ from ember_cpu._abi cimport (
     EMBER_OK, EMBER_ERR_INDEX, EMBER_ERR_VALUE, EMBER_ERR_NOT_IMPLEMENTED, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_INT64,
     EMBER_NLL, EMBER_CROSS_ENTROPY, EMBER_NLL_BACKWARD, EMBER_NLL_COUNT, EMBER_ERROR_LEN,
 )
-from ember_cpu._norm cimport check_view, run_items
-from ember_cpu._strided cimport error_dtype, set_error
+from ember_cpu._norm cimport check_view
+from ember_cpu._strided cimport error_dtype, run_items, set_error
 
 cdef extern from "_nll_rows.h":
     float ember_nll_lse_f32(const float *a, int64_t n) noexcept nogil

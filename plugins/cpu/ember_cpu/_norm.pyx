@@ -6,7 +6,6 @@
 # thread in a fixed order; the layer-norm weight/bias gradients are column sums over
 # blocks of rows whose size depends on the row count only, combined in block order, so
 # the bits are the same for any thread count.
-from cython.parallel cimport parallel
 from libc.math cimport sqrt
 from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, free
@@ -17,15 +16,7 @@ from ember_cpu._abi cimport (
     EMBER_BATCH_NORM_APPLY, EMBER_BATCH_NORM_BACKWARD, EMBER_BATCH_NORM_BACKWARD_EVAL,
     EMBER_NORM_COUNT,
 )
-from ember_cpu._openmp_helpers cimport omp_get_num_threads, omp_get_thread_num
-from ember_cpu._strided cimport error_dtype, num_threads, parallel_cutoff, set_error
-
-cdef extern from "_spin_barrier.h":
-    ctypedef struct ember_work_queue:
-        pass
-    void ember_queue_init(ember_work_queue *q) noexcept nogil
-    int64_t ember_queue_take(ember_work_queue *q, int64_t chunk) noexcept nogil
-    void ember_queue_finish(ember_work_queue *q, int thread, int n) noexcept nogil
+from ember_cpu._strided cimport error_dtype, run_items, set_error
 
 cdef extern from "_norm_rows.h":
     float ember_norm_sum_f32(const float *x, int64_t n) noexcept nogil
@@ -352,31 +343,6 @@ cdef void norm_item(void *job, int64_t i) noexcept nogil:
         run_typed(j, <double *>NULL, i)
     else:
         run_typed(j, <float *>NULL, i)
-
-
-cdef void run_items(item_fn fn, void *job, int64_t n, int64_t work) noexcept nogil:
-    cdef int nt = num_threads()
-    cdef int64_t i
-    cdef ember_work_queue q
-    if nt > 1 and n > 1 and work >= parallel_cutoff():
-        # chunks from a shared counter (_spin_barrier.h), not a static split: a teammate
-        # woken late (a passive wait) takes what is left, and thread 0 finishes last
-        ember_queue_init(&q)
-        with parallel(num_threads=nt):
-            take_items(fn, job, n, max(1, n // (8 * nt)), &q)
-    else:
-        for i in range(n):
-            fn(job, i)
-
-
-cdef inline void take_items(item_fn fn, void *job, int64_t n, int64_t chunk,
-                            ember_work_queue *q) noexcept nogil:
-    cdef int64_t i, start = ember_queue_take(q, chunk)
-    while start < n:
-        for i in range(start, min(start + chunk, n)):
-            fn(job, i)
-        start = ember_queue_take(q, chunk)
-    ember_queue_finish(q, omp_get_thread_num(), omp_get_num_threads())
 
 
 # --- checks and the entry -----------------------------------------------------------------

@@ -94,6 +94,13 @@ cdef void set_num_threads(int n) noexcept nogil
 # more where waking the team costs more (measured once per team size, see _strided.pyx)
 cdef int64_t parallel_cutoff() noexcept nogil
 
+# one work item (a row, a block of rows, a channel, a product) of a kernel
+ctypedef void (*item_fn)(void *job, int64_t i) noexcept nogil
+# fn(job, i) for i in [0, n): over the team when `work` (elements) passes the cutoff, items
+# handed out a chunk at a time (a teammate woken late takes what is left; thread 0
+# finishes last, so it does not sleep at the region's closing barrier)
+cdef void run_items(item_fn fn, void *job, int64_t n, int64_t work) noexcept nogil
+
 # whether v is C-contiguous (extent-1 dims may have any stride)
 cdef bint contiguous(const ember_view *v) noexcept nogil
 
