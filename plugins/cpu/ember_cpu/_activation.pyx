@@ -3,7 +3,6 @@
 # C-contiguous, of one shape and one dtype; float32 and float64 run, other dtypes answer
 # NOT_IMPLEMENTED and the core runs its composite.  Large calls are cut into chunks the
 # threads share (elements are independent: the same bits at any thread count).
-from cython.parallel cimport prange
 from libc.stdint cimport int32_t, int64_t
 
 from ember_cpu._abi cimport (
@@ -11,7 +10,7 @@ from ember_cpu._abi cimport (
     EMBER_ACTIVATION_SOFTSHRINK, EMBER_ERR_NOT_IMPLEMENTED,
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK, ember_ctx, ember_view,
 )
-from ember_cpu._strided cimport contiguous, num_threads, parallel_cutoff, set_error
+from ember_cpu._strided cimport contiguous, num_threads, run_items, set_error
 
 cdef extern from "_activation_rows.h":
     int ember_activation_f32(int op, const double *p, float *o, const float *a, const float *g,
@@ -48,6 +47,20 @@ cdef void run(int32_t op, const double *p, const ember_view *out, const ember_vi
                              <const double *>b.data + lo if b != NULL else NULL, hi - lo)
 
 
+ctypedef struct ActJob:        # one call's chunks, a chunk per thread
+    int32_t op
+    const double *p
+    const ember_view *out
+    const ember_view *a
+    const ember_view *b
+    int64_t per, size
+
+
+cdef void act_chunk(void *job, int64_t c) noexcept nogil:
+    cdef const ActJob *j = <const ActJob *>job
+    run(j.op, j.p, j.out, j.a, j.b, c * j.per, min((c + 1) * j.per, j.size))
+
+
 cdef int activation_kernel(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
                            const ember_view *a, const ember_view *b) noexcept nogil:
     if op < 0 or op >= EMBER_ACTIVATION_COUNT:
@@ -58,14 +71,11 @@ cdef int activation_kernel(ember_ctx *ctx, int32_t op, const double *p, const em
                          "views must be contiguous and share one dtype and shape")
     if out.dtype != EMBER_FLOAT32 and out.dtype != EMBER_FLOAT64:
         return EMBER_ERR_NOT_IMPLEMENTED
-    cdef int64_t size = 1, per, c
+    cdef ActJob j
     cdef int d, nt = num_threads()
+    j.op, j.p, j.out, j.a, j.b, j.size = op, p, out, a, b, 1
     for d in range(out.ndim):
-        size *= out.sizes[d]
-    if nt > 1 and size * (1 if cheap(op) else COSTLY) >= parallel_cutoff():
-        per = (size + nt - 1) // nt
-        for c in prange(nt, nogil=True, schedule='static', num_threads=nt):
-            run(op, p, out, a, b, c * per, min((c + 1) * per, size))
-    else:
-        run(op, p, out, a, b, 0, size)
+        j.size *= out.sizes[d]
+    j.per = (j.size + nt - 1) // nt
+    run_items(act_chunk, &j, nt, j.size * (1 if cheap(op) else COSTLY))
     return EMBER_OK

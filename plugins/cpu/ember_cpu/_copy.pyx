@@ -4,15 +4,14 @@ from libc.stdio cimport snprintf
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
-from cython.parallel cimport prange
 
 from ember_cpu._abi cimport (
     EMBER_ERROR_LEN, EMBER_OK, EMBER_ERR_VALUE, EMBER_FLOAT64, EMBER_FLOAT32, EMBER_BOOL, EMBER_UINT8, EMBER_INT8,
     EMBER_INT16, EMBER_UINT64, EMBER_FLOAT16, EMBER_BFLOAT16,
 )
 from ember_cpu._strided cimport (
-    CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating, parallel_cutoff,
-    iter_init, iter_run, load_ct, num_threads, store_ct, set_error,
+    CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating,
+    iter_init, iter_run, load_ct, run_items, store_ct, set_error,
 )
 
 cdef extern from "<stdlib.h>" nogil:
@@ -241,18 +240,23 @@ cdef bint is_transpose(const StridedIter *it) noexcept nogil:
             and it.sizes[nd - 1] >= TILE and it.sizes[nd - 2] >= TILE)
 
 
+ctypedef struct TransposeJob:
+    const StridedIter *it
+    int64_t nrb, ncb
+
+
+cdef void transpose_item(void *job, int64_t j) noexcept nogil:
+    cdef const TransposeJob *t = <const TransposeJob *>job
+    transpose_block(t.it, j, t.nrb, t.ncb)
+
+
 cdef int transposed_copy(const StridedIter *it) noexcept nogil:
     cdef int nd = it.ndim
     cdef int64_t R = it.sizes[nd - 2], C = it.sizes[nd - 1]
     cdef int64_t nrb = (R + TILE - 1) // TILE, ncb = (C + CBLOCK - 1) // CBLOCK
-    cdef int64_t jobs = (it.numel // (R * C)) * nrb * ncb, j
-    cdef int nt = num_threads()
-    if nt > 1 and jobs > 1 and it.numel >= parallel_cutoff():
-        for j in prange(jobs, nogil=True, schedule='static', num_threads=nt):
-            transpose_block(it, j, nrb, ncb)
-    else:
-        for j in range(jobs):
-            transpose_block(it, j, nrb, ncb)
+    cdef TransposeJob t
+    t.it, t.nrb, t.ncb = it, nrb, ncb
+    run_items(transpose_item, &t, (it.numel // (R * C)) * nrb * ncb, it.numel)
     return EMBER_OK
 
 

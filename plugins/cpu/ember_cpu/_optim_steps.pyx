@@ -8,14 +8,13 @@
 # before any is written, so an error leaves the parameters as they were.  A parameter of
 # parallel_cutoff() elements or more is cut into chunks threads share (elements are
 # independent: the same bits at any thread count).
-from cython.parallel cimport prange
 from libc.stdint cimport int64_t
 
 from ember_cpu._abi cimport (
     EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK,
     ember_adam_params, ember_ctx, ember_sgd_params, ember_view,
 )
-from ember_cpu._strided cimport contiguous, num_threads, parallel_cutoff, set_error
+from ember_cpu._strided cimport contiguous, num_threads, run_items, set_error
 
 cdef extern from "_adam_rows.h":
     void ember_adam_run_f32(const ember_adam_params *p, float *param, const float *grad,
@@ -64,24 +63,33 @@ cdef int check_views(ember_ctx *ctx, const ember_view *const *g, int width, int 
     return EMBER_OK
 
 
+ctypedef struct GroupJob:      # one group's chunks, a chunk per thread
+    run_fn run
+    const void *p
+    const ember_view *const *g
+    int64_t per, size
+
+
+cdef void group_chunk(void *job, int64_t c) noexcept nogil:
+    cdef const GroupJob *j = <const GroupJob *>job
+    j.run(j.p, j.g, c * j.per, min((c + 1) * j.per, j.size))
+
+
 cdef int run_groups(ember_ctx *ctx, run_fn run, const void *p, const ember_view *const *v,
                     int64_t n, int width, int required, const char *op) noexcept nogil:
     """Check every group, then run each (a large one in chunks the threads share)."""
-    cdef int64_t t, c, size, chunks, per
+    cdef int64_t t
     cdef int rc, nt = num_threads()
+    cdef GroupJob j
     for t in range(n):
         rc = check_views(ctx, v + width * t, width, required, op)
         if rc != EMBER_OK:
             return rc
+    j.run, j.p = run, p
     for t in range(n):
-        size = numel(v[width * t])
-        if nt > 1 and size >= parallel_cutoff():
-            chunks = nt
-            per = (size + chunks - 1) // chunks
-            for c in prange(chunks, nogil=True, schedule='static', num_threads=nt):
-                run(p, v + width * t, c * per, min((c + 1) * per, size))
-        else:
-            run(p, v + width * t, 0, size)
+        j.g, j.size = v + width * t, numel(v[width * t])
+        j.per = (j.size + nt - 1) // nt
+        run_items(group_chunk, &j, nt, j.size)
     return EMBER_OK
 
 

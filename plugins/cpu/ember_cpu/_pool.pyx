@@ -2,7 +2,6 @@
 # pooling and their backward ops over the planes of contiguous [N, C, H, W] float32/float64
 # tensors.  Each plane is worked on by one thread in a fixed order, so results do not
 # depend on the thread count; planes run in parallel above parallel_cutoff() elements.
-from cython.parallel cimport prange
 from libc.math cimport INFINITY
 from libc.stdint cimport int32_t, int64_t
 from libc.string cimport memset
@@ -14,7 +13,7 @@ from ember_cpu._abi cimport (
     EMBER_POOL_ADAPTIVE_MAX, EMBER_POOL_AVG, EMBER_POOL_AVG_BACKWARD, EMBER_POOL_COUNT,
     EMBER_POOL_MAX, EMBER_POOL_MAX_BACKWARD,
 )
-from ember_cpu._strided cimport contiguous, num_threads, parallel_cutoff, set_error
+from ember_cpu._strided cimport contiguous, run_items, set_error
 
 cdef extern from "_pool_rows.h":
     void ember_max2x2_row_f32(const float *x, int64_t W, int64_t base, float *y,
@@ -218,16 +217,21 @@ cdef int run_plane(const PoolJob *j, int64_t pl, real_t *tag) noexcept nogil:
     return 0
 
 
-cdef int run_planes(const PoolJob *j, int64_t planes, bint parallel, real_t *tag) noexcept nogil:
-    cdef int64_t pl
-    cdef int bad = 0
-    if parallel:
-        for pl in prange(planes, nogil=True, schedule='static', num_threads=num_threads()):
-            bad += run_plane(j, pl, tag)
+ctypedef struct PlaneJob:      # run_items' view of a pool call: its planes, typed
+    const PoolJob *j
+    bint f64
+    int bad                    # a plane met an index out of range
+
+
+cdef void plane_item(void *job, int64_t pl) noexcept nogil:
+    cdef PlaneJob *pj = <PlaneJob *>job
+    cdef int bad
+    if pj.f64:
+        bad = run_plane(pj.j, pl, <double *>NULL)
     else:
-        for pl in range(planes):
-            bad += run_plane(j, pl, tag)
-    return bad
+        bad = run_plane(pj.j, pl, <float *>NULL)
+    if bad:
+        pj.bad = 1             # only ever set: a race between planes writes the same value
 
 
 cdef int pool_kernel(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
@@ -241,7 +245,6 @@ cdef int pool_kernel(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
     cdef bint needs_indices = op == EMBER_POOL_MAX or op == EMBER_POOL_MAX_BACKWARD or \
         op == EMBER_POOL_ADAPTIVE_MAX
     cdef int64_t planes
-    cdef int bad
     if op < 0 or op >= EMBER_POOL_COUNT:
         return set_error(ctx, EMBER_ERR_NOT_IMPLEMENTED, "pool", "unknown op code")
     if backward:
@@ -267,13 +270,10 @@ cdef int pool_kernel(ember_ctx *ctx, int32_t op, const ember_pool_params *p,
     planes = big.sizes[0] * big.sizes[1]
     if planes == 0 or j.H * j.W == 0:
         return EMBER_OK
-    cdef bint parallel = num_threads() > 1 and planes > 1 and \
-        planes * (j.H * j.W + j.Ho * j.Wo) >= parallel_cutoff()
-    if out.dtype == EMBER_FLOAT32:
-        bad = run_planes(&j, planes, parallel, <float *>NULL)
-    else:
-        bad = run_planes(&j, planes, parallel, <double *>NULL)
-    if bad:
+    cdef PlaneJob pj
+    pj.j, pj.f64, pj.bad = &j, out.dtype == EMBER_FLOAT64, 0
+    run_items(plane_item, &pj, planes, planes * (j.H * j.W + j.Ho * j.Wo))
+    if pj.bad:
         return set_error(ctx, EMBER_ERR_INDEX, "max_pool2d_with_indices_backward",
                          "an index is out of range for its input plane")
     return EMBER_OK
