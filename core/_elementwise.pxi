@@ -373,6 +373,18 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
             else b * alpha
         tb = b if tb is not None else None
 
+    # a half tensor times or over (or floor-divided by) a Python number runs in float32,
+    # PyTorch's opmath type, with the number unrounded (x * 1.7 rounds once, not after 1.7 became 1.703125 in
+    # bfloat16); a number over one is the tensor's reciprocal (rounded) times the number.
+    # PyTorch's other ops round the number to the tensor's dtype, as the kernel does
+    cdef dtype kt = ct                   # the kernel's dtype
+    if (ct.code == EMBER_FLOAT16 or ct.code == EMBER_BFLOAT16) and (ta is None) != (tb is None) \
+            and (code == EMBER_BINARY_MUL or code == EMBER_BINARY_DIV
+                 or code == EMBER_BINARY_FLOOR_DIVIDE and tb is None):
+        if code == EMBER_BINARY_DIV and ta is None:
+            tb = unary_op(get_op("reciprocal"), cast_to(tb, ct), None)
+            b, code = tb, EMBER_BINARY_MUL
+        kt = _dtypes.float32
     cdef TensorBase ref = ta if ta is not None else tb
     cdef int nd = max(ta._ndim if ta is not None else 0, tb._ndim if tb is not None else 0)
     cdef int64_t sizes[MAX_DIM]
@@ -391,26 +403,27 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         check_writable(o, ta, tb)
     if o._backend.is_meta:
         return o
-    cdef TensorBase dst = o if o._dtype is rt else empty_c(nd, sizes, rt, o._device)
+    cdef dtype dt = rt if kt is ct else kt
+    cdef TensorBase dst = o if o._dtype is dt else empty_c(nd, sizes, dt, o._device)
     cdef ember_view vo, va, vb
     cdef scalar_buf sa, sb
     cdef TensorBase ca, cb          # converted operands, alive through the kernel call
     dst.view_c(&vo)
     if ta is not None:
-        ca = cast_to(ta, ct)
+        ca = cast_to(ta, kt)
         expanded_view(ca, nd, sizes, &va)
     else:
-        write_scalar(a, ct, &sa, op.name)
-        scalar_view(&va, nd, sizes, &sa, ct.code)
+        write_scalar(a, kt, &sa, op.name)
+        scalar_view(&va, nd, sizes, &sa, kt.code)
     if tb is not None:
-        cb = cast_to(tb, ct)
+        cb = cast_to(tb, kt)
         expanded_view(cb, nd, sizes, &vb)
     else:
-        write_scalar(b, ct, &sb, op.name)
-        scalar_view(&vb, nd, sizes, &sb, ct.code)
+        write_scalar(b, kt, &sb, op.name)
+        scalar_view(&vb, nd, sizes, &sb, kt.code)
     cdef ember_kernel_table* t = o._backend.kernels()
     if o._backend.composites is not None:       # a kernel the device declares it lacks
-        fn = (<dict>o._backend.composites).get((True, code, ct))
+        fn = (<dict>o._backend.composites).get((True, code, kt))
         if fn is not None:
             return composite_result(o, fn(ca if ta is not None else a,
                                           cb if tb is not None else b), out)
@@ -584,7 +597,15 @@ def div(input, other, *, rounding_mode=None, out=None):
     if rounding_mode != "trunc":
         raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or "
                          f"'floor' but found '{rounding_mode}'")
-    if result_type2(input, other, "div").is_floating_point:
+    cdef dtype rt = result_type2(input, other, "div")
+    if rt.code == EMBER_FLOAT16 or rt.code == EMBER_BFLOAT16:
+        # truncated in float32 and rounded once, as PyTorch (not the rounded quotient)
+        q = binary_op(op_div, cast_to(input, _dtypes.float32) if isinstance(input, TensorBase)
+                      else input, cast_to(other, _dtypes.float32)
+                      if isinstance(other, TensorBase) else other, 1, None)
+        q = cast_to(unary_op(op_trunc, q, None), rt)
+        return q if out is None else _result_out(q, out, "div")
+    if rt.is_floating_point:
         return unary_op(op_trunc, binary_op(op_div, input, other, 1, None), out)
     # integers: floor division, moved one toward zero where it rounded a negative quotient
     q = binary_op(op_floor_divide, input, other, 1, None)

@@ -63,10 +63,10 @@ def into_out(name, result, out, *inputs):
     return _T._result_out(result, out, name)
 
 
-def values_indices_out(name, input, result, out):
+def values_indices_out(name, input, result, out, fields=("values", "indices")):
     """``result`` (values, indices), or with ``out`` (a pair of tensors) the pair written into
     it, as PyTorch's ``<name>_out``: each must have its result's dtype (it is resized to its
-    shape), and autograd does not run through it."""
+    shape), and autograd does not run through it.  ``fields`` names the pair's members."""
     if out is None:
         return result
     if not isinstance(out, (tuple, list)):
@@ -78,4 +78,4 @@ def values_indices_out(name, input, result, out):
     for o, r in zip(out, result):
         check_out_dtype(o, r.dtype)
         _T._result_out(r, o, name)
-    return result_type(f"{name}_out", ("values", "indices"))(*out)
+    return result_type(f"{name}_out", fields)(*out)

@@ -4,7 +4,7 @@ own: the names shadow Python's builtins.)"""
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._errors import _tensor_arg
-from ember.core._results import values_indices
+from ember.core._results import values_indices, values_indices_out
 from ember.core._tensor import TensorBase
 
 __all__ = ["max", "min"]
@@ -40,18 +40,14 @@ def _extreme(name, input, dim, keepdim, other, other_fn, full_fn, pos_fn):
     return values_indices(name, full_fn(input, dim, keepdim), indices)
 
 
-def _written(name, r, out):
-    """``r``, or ``out`` holding it (checked and resized as PyTorch's out= does): a
-    (values, indices) pair of tensors for the reduction over a dim."""
+def _written(name, input, r, out):
+    """``r``, or ``out`` holding it (checked and resized as PyTorch's out= does): a tensor,
+    or the (values, indices) pair of the reduction over a dim."""
     if out is None:
         return r
     if isinstance(r, TensorBase):
         return _T._result_out(r, out, name)
-    if not isinstance(out, (tuple, list)) or len(out) != 2:
-        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
-                        f"{type(out).__name__}")
-    return values_indices(name, _T._result_out(r[0], out[0], name),
-                          _T._result_out(r[1], out[1], name))
+    return values_indices_out(name, input, r, out)
 
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=None,
@@ -61,7 +57,7 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None, axis=None,
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("max", dim, keepdim, axis, keepdims)
     r = _extreme("max", input, dim, keepdim, other, _T.maximum, _T.amax, _T.argmax)
-    return _written("max", r, out)
+    return _written("max", input, r, out)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=None,
@@ -71,4 +67,4 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None, axis=None,
     if axis is not None or keepdims is not None:
         dim, keepdim = _T._numpy_names("min", dim, keepdim, axis, keepdims)
     r = _extreme("min", input, dim, keepdim, other, _T.minimum, _T.amin, _T.argmin)
-    return _written("min", r, out)
+    return _written("min", input, r, out)

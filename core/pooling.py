@@ -220,6 +220,12 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return _adaptive_max(input, output_size, return_indices, 1)
 
 
+def adaptive_max_pool1d_pair(input, output_size):
+    """torch.adaptive_max_pool1d(input, output_size) -> (values, indices): the top-level
+    form always returns the indices (nn.functional's takes ``return_indices``)."""
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """The maximum over an ``output_size`` grid of adaptive windows of ``input`` [N, C, H, W]
     (or [C, H, W]); ``return_indices`` also gives flat positions h * W + w."""

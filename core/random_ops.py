@@ -55,12 +55,18 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
                    requires_grad=requires_grad)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None,
-           requires_grad=False):
-    """normal(mean, std, size=None, *, generator=None, dtype=None, device=None,
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None,
+           device=None, requires_grad=False):
+    """normal(mean, std, size=None, *, generator=None, out=None, dtype=None, device=None,
     requires_grad=False) -> Tensor: samples of N(mean, std^2).  Float ``mean`` and ``std``
     need ``size``; a tensor ``mean`` and/or ``std`` gives samples of their broadcast shape
     in the dtype of ``mean`` (of ``std`` when mean is a float)."""
+    if out is not None:
+        if dtype is None and not isinstance(mean, TensorBase) and \
+                not isinstance(std, TensorBase):
+            dtype = out.dtype               # drawn in out's dtype, as PyTorch's normal.out
+        return into_out("normal", normal(mean, std, size, generator=generator, dtype=dtype,
+                                         device=device), out, mean, std)
     tensors = [x for x in (mean, std) if isinstance(x, TensorBase)]
     if isinstance(std, TensorBase):
         # _is_all_true: NaN fails too, and the check works on vmap's batched std

@@ -11,7 +11,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _scalar_name, _tensor_arg
-from ember.core._results import result_type, values_indices
+from ember.core._results import result_type, values_indices, values_indices_out
 from ember.core._tensor import TensorBase
 from ember.core.complex_functions import complex as _complex
 from ember.core.complex_ops import logaddexp as _complex_logaddexp
@@ -220,8 +220,9 @@ def logcumsumexp(input, dim=None, *, out=None, axis=None):
     return _out((_T.log(_T.cumsum(_T.exp(shifted), dim)) + m).contiguous(), out)
 
 
-def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
-    """(min, max) of ``input`` over ``dim`` (all elements by default) in one call."""
+def aminmax(input, *, dim=None, keepdim=False, out=None, axis=None, keepdims=None):
+    """(min, max) of ``input`` over ``dim`` (all elements by default) in one call; ``out``
+    a pair of tensors to write them into."""
     if axis is not None or keepdims is not None:     # NumPy's names
         dim, keepdim = _T._numpy_names("aminmax", dim, keepdim, axis, keepdims, None)
     t = _tensor_arg(input, "aminmax")
@@ -232,6 +233,8 @@ def aminmax(input, *, dim=None, keepdim=False, axis=None, keepdims=None):
     lo, hi = _T.amin(t, red, keepdim), _T.amax(t, red, keepdim)
     if dim is None and keepdim:
         lo, hi = lo.reshape((1,) * t.dim()), hi.reshape((1,) * t.dim())
+    if out is not None:
+        return values_indices_out("aminmax", t, (lo, hi), out, ("min", "max"))
     return _MinMax(lo, hi)
 
 

@@ -145,8 +145,16 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     diag_embed = shapes.diag_embed
     diagflat = shapes.diagflat
     diff = shapes.diff
-    dsplit = shapes.dsplit
-    hsplit = shapes.hsplit
+    def dsplit(self, indices_or_sections, *indices):
+        """dsplit(sections) or dsplit(*indices), as PyTorch's method takes them."""
+        return shapes.dsplit(self, (indices_or_sections,) + indices if indices
+                             else indices_or_sections)
+
+    def hsplit(self, indices_or_sections, *indices):
+        """hsplit(sections) or hsplit(*indices), as PyTorch's method takes them."""
+        return shapes.hsplit(self, (indices_or_sections,) + indices if indices
+                             else indices_or_sections)
+
     ravel = shapes.ravel
     repeat = shapes.repeat
     roll = shapes.roll
@@ -156,7 +164,12 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     tril = shapes.tril
     triu = shapes.triu
     unfold = shapes.unfold
-    vsplit = shapes.vsplit
+
+    def vsplit(self, indices_or_sections, *indices):
+        """vsplit(sections) or vsplit(*indices), as PyTorch's method takes them."""
+        return shapes.vsplit(self, (indices_or_sections,) + indices if indices
+                             else indices_or_sections)
+
     # activations and random sampling
     logit = activations.logit
     hardshrink = activations.hardshrink

@@ -202,12 +202,12 @@ from ember.core.minmax import min as min  # noqa: F401
 from ember.core.pooling import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
-    adaptive_max_pool1d,
     avg_pool1d,
     avg_pool2d,
     max_pool1d,
     max_pool2d,
 )
+from ember.core.pooling import adaptive_max_pool1d_pair as adaptive_max_pool1d
 from ember.core.random_ops import (
     bernoulli,
     normal,

@@ -337,3 +337,59 @@ def test_argmax_out_must_be_int64(dtype):
             m.argmax(m.ones(2, 3), 1, out=m.empty(0, dtype=getattr(m, dtype)))
         with pytest.raises(RuntimeError, match="Expected out tensor to have dtype long int"):
             m.argmin(m.ones(2, 3), out=m.empty(0, dtype=getattr(m, dtype)))
+
+
+def test_normal_out():
+    for lib in (ember, torch):
+        o = lib.empty(3, dtype=lib.float64)
+        r = lib.normal(0.0, 1.0, size=(3,), out=o, generator=lib.Generator().manual_seed(0))
+        assert r is o and o.dtype == lib.float64
+        o2 = lib.empty(4)
+        assert lib.normal(lib.zeros(4), 2.0, out=o2) is o2
+        with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+            lib.normal(lib.zeros(4, requires_grad=True), 1.0, out=lib.empty(4))
+
+
+@pytest.mark.parametrize("name,args", [("hsplit", (1, 2)), ("vsplit", (1,)),
+                                       ("dsplit", (1, 3)), ("hsplit", ([1, 2],)),
+                                       ("hsplit", (3,))])
+def test_directional_split_methods_take_indices_as_varargs(name, args):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    got = getattr(ember.tensor(x), name)(*args)
+    want = getattr(torch.tensor(x), name)(*args)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        _close(g, w)
+
+
+def test_top_level_adaptive_max_pool1d_returns_indices():
+    x = RNG.standard_normal((2, 3, 8)).astype(np.float32)
+    (ev, ei), (tv, ti) = ember.adaptive_max_pool1d(ember.tensor(x), 3), \
+        torch.adaptive_max_pool1d(torch.tensor(x), 3)
+    _close(ev, tv)
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    assert not isinstance(ember.nn.functional.adaptive_max_pool1d(ember.tensor(x), 3), tuple)
+
+
+@pytest.mark.parametrize("name", ["max", "min"])
+def test_max_min_dim_out_checks_as_torch(name):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for lib in (ember, torch):
+        v, i = lib.empty(0), lib.empty(0, dtype=lib.long)
+        r = getattr(lib, name)(lib.tensor(x), 1, out=(v, i))
+        assert type(r).__name__ == f"{name}_out" and r.values is v and r.indices is i
+        with pytest.raises(RuntimeError, match="out=... arguments don't support automatic"):
+            getattr(lib, name)(lib.tensor(x, requires_grad=True), 1, out=(v, i))
+        with pytest.raises(RuntimeError, match="Expected out tensor to have dtype float, but "
+                                               "got double instead"):
+            getattr(lib, name)(lib.tensor(x), 1, out=(lib.empty(0, dtype=lib.float64), i))
+
+
+def test_aminmax_out():
+    x = RNG.standard_normal((3, 5)).astype(np.float32)
+    for dim in (None, 1):
+        got = ember.aminmax(ember.tensor(x), dim=dim, out=(ember.empty(0), ember.empty(0)))
+        want = torch.aminmax(torch.tensor(x), dim=dim, out=(torch.empty(0), torch.empty(0)))
+        assert type(got).__name__ == type(want).__name__ == "aminmax_out"
+        _close(got.min, want.min)
+        _close(got.max, want.max)

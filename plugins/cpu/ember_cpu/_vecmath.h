@@ -96,15 +96,15 @@ static inline float ember_fast_log10f(float x) {
     return ember_log_specials(x, (float)(e * EMBER_LOG10_2 + l * EMBER_LOG10E));
 }
 
-/* log1p: u = 1 + x in double is exact unless |x| < 2^-29, and log(u) x / (u - 1) corrects
- * the rounding then; x itself where u rounds to 1 (so -0 stays -0) */
+/* log1p: u = 1 + x in double is exact for |x| >= 2^-29 (x has 24 bits), so log(u) is the
+ * answer; below, log1p(x) = x - x^2/2 rounds to x itself in float (and -0 stays -0).  No
+ * division: the correction log(u) x / (u - 1) it replaces was a second one. */
 static inline float ember_fast_log1pf(float x) {
     double xd = (double)x, u = 1.0 + xd, e;
     double um = u > 0.0 ? u : 1.0;                   /* keeps the core on its domain */
     double l = ember_log_parts(um, &e);
     l = e * EMBER_LN2 + l;
-    double d = u - 1.0;
-    float r = (float)(u == 1.0 ? xd : l * (xd / (d == 0.0 ? 1.0 : d)));
+    float r = (float)(fabs(xd) < 0x1p-29 ? xd : l);
     r = x == INFINITY ? x : r;
     r = x == -1.0f ? -INFINITY : r;
     return x < -1.0f || x != x ? NAN : r;
