@@ -15,6 +15,18 @@ typedef struct {
     int gen;
 } ember_spin_barrier;
 
+/* one poll of a wait: a pause for the first 4096, then the core given away (a descheduled
+ * teammate may be what the waiter waits for) */
+static inline void ember_spin_step(unsigned *spins) {
+    if (++*spins < 4096) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    } else {
+        sched_yield();
+    }
+}
+
 static inline void ember_barrier_init(ember_spin_barrier *b) {
     b->count = 0;
     b->gen = 0;
@@ -30,20 +42,13 @@ static inline void ember_barrier_wait(ember_spin_barrier *b, int n) {
         return;
     }
     unsigned spins = 0;
-    while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen) {
-        if (++spins < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else {
-            sched_yield();          /* a descheduled teammate: give it the core */
-        }
-    }
+    while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == gen)
+        ember_spin_step(&spins);
 }
 
 /* A team's items handed out a chunk at a time from a shared counter, so a teammate woken
- * late takes only what is left, and a finish in which thread 0 waits, spinning, for the others:
- * arriving last at OpenMP's closing barrier, it never sleeps there.  Under a passive wait
+ * late takes only what is left, and a finish in which thread 0 waits, spinning, for the
+ * others: arriving last at OpenMP's closing barrier, it never sleeps there.  Under a passive wait
  * policy a sleeping waiter costs a wake-up, so a region otherwise paid two (its team's
  * start and thread 0's wait at the end): 40-80 us each on some virtual machines. */
 typedef struct {
@@ -67,15 +72,8 @@ static inline void ember_queue_finish(ember_work_queue *q, int thread, int n) {
         return;
     }
     unsigned spins = 0;
-    while (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE) < n - 1) {
-        if (++spins < 4096) {
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-        } else {
-            sched_yield();
-        }
-    }
+    while (__atomic_load_n(&q->done, __ATOMIC_ACQUIRE) < n - 1)
+        ember_spin_step(&spins);
 }
 
 #endif
