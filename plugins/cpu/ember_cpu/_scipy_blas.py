@@ -20,7 +20,8 @@ NAME = "scipy.linalg.cython_blas"
 
 def preload() -> bool:
     """Put SciPy's BLAS extension in ``sys.modules``; False (nothing done) when it is
-    already imported or its file cannot be found, and the normal import runs instead."""
+    already imported, or its file cannot be found or loaded this way: the normal import
+    runs instead."""
     if NAME in sys.modules:
         return False
     spec = importlib.util.find_spec("scipy")    # a top-level spec imports nothing
@@ -35,14 +36,14 @@ def preload() -> bool:
         return False
     import scipy  # noqa: F401  the parent package (light): the extension's helpers live in it
 
-    ext = importlib.util.spec_from_file_location(NAME, path)
-    module = importlib.util.module_from_spec(ext)
-    sys.modules[NAME] = module
     try:
+        ext = importlib.util.spec_from_file_location(NAME, path)
+        module = importlib.util.module_from_spec(ext)
+        sys.modules[NAME] = module
         ext.loader.exec_module(module)
-    except BaseException:
-        del sys.modules[NAME]
-        raise
+    except Exception:           # an unusual SciPy layout: the ordinary (slower) import
+        sys.modules.pop(NAME, None)
+        return False
     return True
 
 
