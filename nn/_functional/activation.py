@@ -64,12 +64,14 @@ def tanh(input):
     return _T.tanh(_tensor_arg(input, "tanh", position=1))
 
 
+@_A._opmath(1)
 def selu(input, inplace=False):
     """scale * elu(input, alpha) with SELU's fixed constants."""
     x = _A._source(_A._float_input(input, "selu", "elu_cpu"), inplace)
     return _finish(input, _A._elu_kernel(x, _SELU_ALPHA, _SELU_SCALE), inplace)
 
 
+@_A._opmath(2)
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
@@ -88,6 +90,7 @@ def threshold(input, threshold, value, inplace=False):
 _threshold = threshold        # for threshold_, whose argument of that name shadows it
 
 
+@_A._opmath(1)
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (its gradient 1/6 only where -3 < x < 3)."""
     x = _A._source(_A._float_input(input, "hardsigmoid"), inplace)
@@ -95,6 +98,7 @@ def hardsigmoid(input, inplace=False):
     return _finish(input, _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0 if r is None else r, inplace)
 
 
+@_A._opmath(1)
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6: gradient 0 for x <= -3, x / 3 + 1/2 below 3, then 1."""
     x = _A._source(_A._float_input(input, "hardswish"), inplace)
@@ -127,6 +131,7 @@ def tanhshrink(input):
     return _tensor_arg(input, "tanhshrink", position=1) - _T.tanh(input)
 
 
+@_A._opmath()
 def logsigmoid(input):
     """log(sigmoid(x)), computed as min(x, 0) - log1p(exp(-|x|)) (no overflow)."""
     x = _A._float_input(input, "log_sigmoid_forward")
