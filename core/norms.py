@@ -32,6 +32,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return _ZeroNorm.apply(x, dim, keepdim)
     if ord == 1:
         return _T._abs(x).sum(dim, keepdim=keepdim)
+    if x.dtype.name in ("float16", "bfloat16"):     # torch computes these in float32
+        return _PNorm.apply(x.float(), float(ord), dim, keepdim).to(x.dtype)
     return _PNorm.apply(x, float(ord), dim, keepdim)
 
 

@@ -31,11 +31,15 @@ _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 _MinMax = result_type("aminmax", ("min", "max"))
 
 
-def _var(input, dim, correction, keepdim, op):
+def _var(input, dim, correction, keepdim, op, root=False):
+    """(variance, or with ``root`` its square root; the mean) over ``dim``."""
     x = _tensor_arg(input, op)
     if not x.is_floating_point() and not x.is_complex():
         raise RuntimeError(f"{'std and var' if op in ('var', 'std') else op} only support "
                            f"floating point and complex dtypes")
+    if x.dtype.name in ("float16", "bfloat16"):     # torch computes these in float32
+        v, m = _var(x.float(), dim, correction, keepdim, op, root)
+        return v.to(x.dtype), m.to(x.dtype)
     mean = x.mean(dim, keepdim=True)
     if x.is_complex():          # E|z - mean|^2: real, the parts' squared deviations summed
         d = x - mean
@@ -49,6 +53,8 @@ def _var(input, dim, correction, keepdim, op):
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=3)
     var = sq.sum(dim, keepdim=keepdim) / max(0, n - correction)
+    if root:
+        var = _T.sqrt(var)
     return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
 
 
@@ -95,7 +101,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     ``unbiased=False`` is correction 0)."""
     dim, correction, keepdim = _moment_args("std", dim, unbiased, keepdim, correction, axis,
                                             keepdims, out)
-    return _out(_T.sqrt(_var(input, dim, correction, keepdim, "std")[0]), out)
+    return _out(_var(input, dim, correction, keepdim, "std", root=True)[0], out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
@@ -111,8 +117,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None, 
     """(std, mean) over ``dim``."""
     dim, correction, keepdim = _moment_args("std_mean", dim, unbiased, keepdim, correction,
                                             axis, keepdims)
-    v, m = _var(input, dim, correction, keepdim, "std_mean")
-    return _T.sqrt(v), m
+    return _var(input, dim, correction, keepdim, "std_mean", root=True)
 
 
 def _zero_nans(x):

@@ -134,6 +134,10 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
         return _out((tensor1 * tensor2).mul_(value).add_(input), out)
     input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
                                                        tensor1, tensor2, value)
+    if input.dtype.name in ("float16", "bfloat16"):      # torch computes these in float32
+        # and in its order, (value * tensor1) * tensor2
+        return _out((input.float() + value * tensor1.float() * tensor2.float())
+                    .to(input.dtype), out)
     return _out(input + value * (tensor1 * tensor2), out)
 
 
@@ -153,4 +157,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         return _out((tensor1 / tensor2).mul_(value).add_(input), out)
     input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
                                                        tensor1, tensor2, value)
+    if input.dtype.name in ("float16", "bfloat16"):      # torch computes these in float32
+        return _out((input.float() + value * tensor1.float() / tensor2.float())
+                    .to(input.dtype), out)
     return _out(input + value * (tensor1 / tensor2), out)
