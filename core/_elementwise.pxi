@@ -374,9 +374,10 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
         tb = b if tb is not None else None
 
     # a half tensor times or over (or floor-divided by) a Python number runs in float32,
-    # PyTorch's opmath type, with the number unrounded (x * 1.7 rounds once, not after 1.7 became 1.703125 in
-    # bfloat16); a number over one is the tensor's reciprocal (rounded) times the number.
-    # PyTorch's other ops round the number to the tensor's dtype, as the kernel does
+    # PyTorch's opmath type, with the number unrounded (x * 1.7 rounds once, not after 1.7
+    # became 1.703125 in bfloat16); a number over one is the tensor's reciprocal (rounded)
+    # times the number.  PyTorch's other ops round the number to the tensor's dtype, as the
+    # kernel does
     cdef dtype kt = ct                   # the kernel's dtype
     if (ct.code == EMBER_FLOAT16 or ct.code == EMBER_BFLOAT16) and (ta is None) != (tb is None) \
             and (code == EMBER_BINARY_MUL or code == EMBER_BINARY_DIV

@@ -15,7 +15,8 @@ FORMS = {
     "sub": lambda t, s: t - s, "rsub": lambda t, s: s - t,
     "pow": lambda t, s: t.abs() ** s, "gt": lambda t, s: t > s,
     "mul_int": lambda t, s: t * 3, "mul_method": lambda t, s: t.mul(s),
-    "div_floor": lambda t, s: t.div(s, rounding_mode="trunc"),
+    "div_trunc": lambda t, s: t.div(s, rounding_mode="trunc"),
+    "div_floor": lambda t, s: t.div(s, rounding_mode="floor"), "floordiv": lambda t, s: t // s,
 }
 
 
