@@ -141,6 +141,7 @@ def logsigmoid(input):
     return _T._minimum_scalar(x, 0.0) - _F["log1p"](_T.exp(-_T._abs(x)))
 
 
+@_A._opmath()
 def glu(input, dim=-1):
     """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
     _tensor_arg(input, "glu", position=1)

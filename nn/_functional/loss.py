@@ -205,10 +205,15 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_same_size(input, target, "smooth_l1_loss")
+    dt = input.dtype
+    if dt.name == "bfloat16" and target.dtype == dt:
+        # PyTorch's kernel computes each bfloat16 element in float32, rounded once (then
+        # reduces); float16 and the rest step by step, in its order: 0.5 * d * d / beta
+        input, target = input.float(), target.float()
     d = (input - target).abs()
     if beta == 0:
-        return _reduce(d, red)
-    return _reduce(ember.where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta), red)
+        return _reduce(d.to(dt), red)
+    return _reduce(ember.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta).to(dt), red)
 
 
 @composite("binary_cross_entropy")

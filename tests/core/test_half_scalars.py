@@ -113,3 +113,27 @@ def test_moments_norms_ternaries_in_float32(name, dtype):
     assert got.dtype == e.dtype
     same = (got.float().numpy() == want.float().numpy()).mean()
     assert same >= (0.99 if name == "addcmul" else 1.0)     # addcmul: float32 order, 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+@pytest.mark.parametrize("beta", [0.7, 1.0, 0.0])
+def test_smooth_l1_elements_match_torch(dtype, beta):
+    """smooth_l1_loss per element in PyTorch's order (0.5 * d * d / beta), a bfloat16 one
+    in float32 rounded once."""
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal((2, 64, 10)) * 2).astype(np.float32)
+    t = [torch.tensor(v).to(getattr(torch, dtype)) for v in (x, y)]
+    e = [ember.tensor(v.float().numpy()).to(getattr(ember, dtype)) for v in t]
+    got = ember.nn.functional.smooth_l1_loss(*e, reduction="none", beta=beta)
+    want = torch.nn.functional.smooth_l1_loss(*t, reduction="none", beta=beta)
+    assert got.dtype == e[0].dtype
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_glu_in_float32(dtype):
+    x = (np.random.default_rng(5).standard_normal((16, 12)) * 3).astype(np.float32)
+    t = torch.tensor(x).to(getattr(torch, dtype))
+    e = ember.tensor(t.float().numpy()).to(getattr(ember, dtype))
+    np.testing.assert_array_equal(ember.nn.functional.glu(e).float().numpy(),
+                                  torch.nn.functional.glu(t).float().numpy())
