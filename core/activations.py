@@ -12,6 +12,7 @@ from ember.core import _fused
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
+from ember.core.elementwise import _opmath
 
 __all__ = ["logit"]           # the rest are nn.functional names, not top-level torch ones
 
@@ -32,7 +33,7 @@ def _inplace(input, r, inplace):
     return input.copy_(r) if inplace else r
 
 
-def _opmath(inplace_at=None):
+def _in_opmath(inplace_at=None):
     """The decorated activation of a float16/bfloat16 tensor computed in float32 and rounded
     once to its dtype, as PyTorch's kernels compute them (their opmath type): a composite's
     steps in the narrow dtype round after each op (silu in bfloat16 differed from PyTorch in
@@ -40,7 +41,7 @@ def _opmath(inplace_at=None):
     def decorate(fn):
         @functools.wraps(fn)
         def wrapper(input, *args, **kwargs):
-            if not isinstance(input, _T.TensorBase) or input.dtype.name not in _HALF:
+            if not isinstance(input, _T.TensorBase) or _opmath(input.dtype) == input.dtype:
                 return fn(input, *args, **kwargs)
             inplace = kwargs.pop("inplace", False)
             if inplace_at is not None and len(args) >= inplace_at:
@@ -50,9 +51,6 @@ def _opmath(inplace_at=None):
             return input.copy_(r) if inplace else r.to(input.dtype)
         return wrapper
     return decorate
-
-
-_HALF = ("float16", "bfloat16")
 
 
 # --- the backend's fused kernels (core/_activation.pxi), and their derivatives in
@@ -110,7 +108,7 @@ def _source(input, inplace):
     return input
 
 
-@_opmath()
+@_in_opmath()
 def gelu(input, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; approximate='tanh' uses
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
@@ -166,7 +164,7 @@ def _gelu_function():
     return _GELU[0]
 
 
-@_opmath()
+@_in_opmath()
 def softplus(input, beta=1, threshold=20):
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
     x = _float_input(input, "softplus")
@@ -183,7 +181,7 @@ def _softplus(x, beta, threshold):
     return _T.where(bx > threshold, x, soft)
 
 
-@_opmath(1)
+@_in_opmath(1)
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
     x = _source(_float_input(input, "silu"), inplace)
@@ -191,7 +189,7 @@ def silu(input, inplace=False):
     return _inplace(input, x * _T.sigmoid(x) if r is None else r, inplace)
 
 
-@_opmath(1)
+@_in_opmath(1)
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
     x = _source(_float_input(input, "mish"), inplace)
@@ -220,7 +218,6 @@ def _hardtanh(x, lo, hi):
     return _T.where(x <= lo, lo, _T.where(x >= hi, hi, x))
 
 
-@_opmath(2)
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha (exp(x) - 1)."""
     x = _source(_float_input(input, "elu", "elu_cpu"), inplace)
@@ -230,7 +227,7 @@ def elu(input, alpha=1.0, inplace=False):
 def _elu_kernel(x, alpha, scale=1.0, input_scale=1.0, name="elu"):
     """scale * x where x > 0, else scale * alpha * expm1(x * input_scale): PyTorch's one
     kernel behind elu, selu and celu, which computes half inputs in float32."""
-    half = x.dtype.name in ("float16", "bfloat16")
+    half = _opmath(x.dtype) != x.dtype
     v = x.float() if half else x
     r = _fused_activation(name, v, alpha, scale, input_scale)
     if r is not None:

@@ -7,7 +7,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
 from ember.core._tensor import where
-from ember.core.elementwise import _out
+from ember.core.elementwise import _opmath, _out
 from ember.core.function import Function, differentiating_backward, zero_derivative
 
 __all__ = ["cdist", "dist", "norm", "renorm", "vector_norm"]
@@ -32,7 +32,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return _ZeroNorm.apply(x, dim, keepdim)
     if ord == 1:
         return _T._abs(x).sum(dim, keepdim=keepdim)
-    if x.dtype.name in ("float16", "bfloat16"):     # torch computes these in float32
+    if _opmath(x.dtype) != x.dtype:                 # torch computes these in float32
         return _PNorm.apply(x.float(), float(ord), dim, keepdim).to(x.dtype)
     return _PNorm.apply(x, float(ord), dim, keepdim)
 

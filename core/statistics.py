@@ -15,7 +15,7 @@ from ember.core._results import result_type, values_indices, values_indices_out
 from ember.core._tensor import TensorBase
 from ember.core.complex_functions import complex as _complex
 from ember.core.complex_ops import logaddexp as _complex_logaddexp
-from ember.core.elementwise import _out, isinf, isnan, logaddexp
+from ember.core.elementwise import _opmath, _out, isinf, isnan, logaddexp
 from ember.core.shape_rules import _wrap
 from ember.core.shapes import cat
 from ember.core.sorting import _empty_median, _evenly_distributed, _int_dim, sort
@@ -37,7 +37,7 @@ def _var(input, dim, correction, keepdim, op, root=False):
     if not x.is_floating_point() and not x.is_complex():
         raise RuntimeError(f"{'std and var' if op in ('var', 'std') else op} only support "
                            f"floating point and complex dtypes")
-    if x.dtype.name in ("float16", "bfloat16"):     # torch computes these in float32
+    if _opmath(x.dtype) != x.dtype:                 # torch computes these in float32
         v, m = _var(x.float(), dim, correction, keepdim, op, root)
         return v.to(x.dtype), m.to(x.dtype)
     mean = x.mean(dim, keepdim=True)

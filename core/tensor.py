@@ -42,6 +42,16 @@ _CastMethods = method_table("CastMethods", _cast_methods(),
                             "Tensor's dtype shorthands: t.float(), t.long(), t.bool(), ...")
 
 
+def _split_method(fn):
+    """Tensor.hsplit/vsplit/dsplit: ``fn(sections)`` or ``fn(*indices)``, as PyTorch's methods
+    take them."""
+    def method(self, indices_or_sections, *indices):
+        return fn(self, (indices_or_sections,) + indices if indices else indices_or_sections)
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
 class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
                        _linalg_legacy.LinalgMethods, _CastMethods, _MathMethods):
     """Tensor's methods written as composites and the methods built from tables (its bases):
@@ -145,16 +155,8 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     diag_embed = shapes.diag_embed
     diagflat = shapes.diagflat
     diff = shapes.diff
-    def dsplit(self, indices_or_sections, *indices):
-        """dsplit(sections) or dsplit(*indices), as PyTorch's method takes them."""
-        return shapes.dsplit(self, (indices_or_sections,) + indices if indices
-                             else indices_or_sections)
-
-    def hsplit(self, indices_or_sections, *indices):
-        """hsplit(sections) or hsplit(*indices), as PyTorch's method takes them."""
-        return shapes.hsplit(self, (indices_or_sections,) + indices if indices
-                             else indices_or_sections)
-
+    dsplit = _split_method(shapes.dsplit)
+    hsplit = _split_method(shapes.hsplit)
     ravel = shapes.ravel
     repeat = shapes.repeat
     roll = shapes.roll
@@ -164,12 +166,7 @@ class CompositeMethods(storages.StorageMethods, inplace_ops.InplaceMethods,
     tril = shapes.tril
     triu = shapes.triu
     unfold = shapes.unfold
-
-    def vsplit(self, indices_or_sections, *indices):
-        """vsplit(sections) or vsplit(*indices), as PyTorch's method takes them."""
-        return shapes.vsplit(self, (indices_or_sections,) + indices if indices
-                             else indices_or_sections)
-
+    vsplit = _split_method(shapes.vsplit)
     # activations and random sampling
     logit = activations.logit
     hardshrink = activations.hardshrink

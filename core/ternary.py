@@ -116,7 +116,7 @@ def _lerp(input, end, weight):
     if rt != input.dtype or (isinstance(weight, TensorBase) and weight.dtype != rt):
         input, end = input.to(rt), end.to(rt)
         weight = weight.to(rt) if isinstance(weight, TensorBase) else weight
-    if rt.name in ("float16", "bfloat16"):           # torch computes these in float32
+    if _opmath(rt) != rt:                            # torch computes these in float32
         f32 = _dtype_by_name["float32"]
         w = weight.to(f32) if isinstance(weight, TensorBase) else weight
         return _lerp(input.to(f32), end.to(f32), w).to(rt)
@@ -134,7 +134,7 @@ def addcmul(input, tensor1, tensor2, *, value=1, out=None):
         return _out((tensor1 * tensor2).mul_(value).add_(input), out)
     input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
                                                        tensor1, tensor2, value)
-    if input.dtype.name in ("float16", "bfloat16"):      # torch computes these in float32
+    if _opmath(input.dtype) != input.dtype:      # torch computes these in float32
         # and in its order, (value * tensor1) * tensor2
         return _out((input.float() + value * tensor1.float() * tensor2.float())
                     .to(input.dtype), out)
@@ -157,7 +157,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
         return _out((tensor1 / tensor2).mul_(value).add_(input), out)
     input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
                                                        tensor1, tensor2, value)
-    if input.dtype.name in ("float16", "bfloat16"):      # torch computes these in float32
+    if _opmath(input.dtype) != input.dtype:      # torch computes these in float32
         return _out((input.float() + value * tensor1.float() / tensor2.float())
                     .to(input.dtype), out)
     return _out(input + value * (tensor1 / tensor2), out)

@@ -64,14 +64,12 @@ def tanh(input):
     return _T.tanh(_tensor_arg(input, "tanh", position=1))
 
 
-@_A._opmath(1)
 def selu(input, inplace=False):
     """scale * elu(input, alpha) with SELU's fixed constants."""
     x = _A._source(_A._float_input(input, "selu", "elu_cpu"), inplace)
     return _finish(input, _A._elu_kernel(x, _SELU_ALPHA, _SELU_SCALE), inplace)
 
 
-@_A._opmath(2)
 def celu(input, alpha=1.0, inplace=False):
     """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
     if alpha == 0:
@@ -90,7 +88,7 @@ def threshold(input, threshold, value, inplace=False):
 _threshold = threshold        # for threshold_, whose argument of that name shadows it
 
 
-@_A._opmath(1)
+@_A._in_opmath(1)
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (its gradient 1/6 only where -3 < x < 3)."""
     x = _A._source(_A._float_input(input, "hardsigmoid"), inplace)
@@ -98,7 +96,7 @@ def hardsigmoid(input, inplace=False):
     return _finish(input, _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0 if r is None else r, inplace)
 
 
-@_A._opmath(1)
+@_A._in_opmath(1)
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6: gradient 0 for x <= -3, x / 3 + 1/2 below 3, then 1."""
     x = _A._source(_A._float_input(input, "hardswish"), inplace)
@@ -131,7 +129,7 @@ def tanhshrink(input):
     return _tensor_arg(input, "tanhshrink", position=1) - _T.tanh(input)
 
 
-@_A._opmath()
+@_A._in_opmath()
 def logsigmoid(input):
     """log(sigmoid(x)), computed as min(x, 0) - log1p(exp(-|x|)) (no overflow)."""
     x = _A._float_input(input, "log_sigmoid_forward")
@@ -141,7 +139,7 @@ def logsigmoid(input):
     return _T._minimum_scalar(x, 0.0) - _F["log1p"](_T.exp(-_T._abs(x)))
 
 
-@_A._opmath()
+@_A._in_opmath()
 def glu(input, dim=-1):
     """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
     _tensor_arg(input, "glu", position=1)

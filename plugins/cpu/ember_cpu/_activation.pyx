@@ -10,7 +10,7 @@ from ember_cpu._abi cimport (
     EMBER_ACTIVATION_SOFTSHRINK, EMBER_ERR_NOT_IMPLEMENTED,
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK, ember_ctx, ember_view,
 )
-from ember_cpu._strided cimport contiguous, num_threads, run_items, set_error
+from ember_cpu._strided cimport contiguous, run_ranges, set_error
 
 cdef extern from "_activation_rows.h":
     int ember_activation_f32(int op, const double *p, float *o, const float *a, const float *g,
@@ -47,18 +47,17 @@ cdef void run(int32_t op, const double *p, const ember_view *out, const ember_vi
                              <const double *>b.data + lo if b != NULL else NULL, hi - lo)
 
 
-ctypedef struct ActJob:        # one call's chunks, a chunk per thread
+ctypedef struct ActJob:        # one call, for run_ranges
     int32_t op
     const double *p
     const ember_view *out
     const ember_view *a
     const ember_view *b
-    int64_t per, size
 
 
-cdef void act_chunk(void *job, int64_t c) noexcept nogil:
+cdef void act_range(void *job, int64_t lo, int64_t hi) noexcept nogil:
     cdef const ActJob *j = <const ActJob *>job
-    run(j.op, j.p, j.out, j.a, j.b, c * j.per, min((c + 1) * j.per, j.size))
+    run(j.op, j.p, j.out, j.a, j.b, lo, hi)
 
 
 cdef int activation_kernel(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
@@ -72,10 +71,10 @@ cdef int activation_kernel(ember_ctx *ctx, int32_t op, const double *p, const em
     if out.dtype != EMBER_FLOAT32 and out.dtype != EMBER_FLOAT64:
         return EMBER_ERR_NOT_IMPLEMENTED
     cdef ActJob j
-    cdef int d, nt = num_threads()
-    j.op, j.p, j.out, j.a, j.b, j.size = op, p, out, a, b, 1
+    cdef int64_t size = 1
+    cdef int d
+    j.op, j.p, j.out, j.a, j.b = op, p, out, a, b
     for d in range(out.ndim):
-        j.size *= out.sizes[d]
-    j.per = (j.size + nt - 1) // nt
-    run_items(act_chunk, &j, nt, j.size * (1 if cheap(op) else COSTLY))
+        size *= out.sizes[d]
+    run_ranges(act_range, &j, size, size * (1 if cheap(op) else COSTLY))
     return EMBER_OK

@@ -196,8 +196,8 @@ cdef void small_entry_typed(SmallBatch *j, real_t *tag, int64_t i) noexcept nogi
     cdef const ember_view *o = j.out
     cdef int64_t M = j.M, N = j.N, K = j.K, np = j.np, r, c
     cdef int64_t panels = (N + np - 1) // np, lda = a.strides[1]
-    cdef bint a_rows = a.strides[2] == 1 and (M == 1 or lda >= K)
-    cdef bint c_rows = o.strides[2] == 1 and (M == 1 or o.strides[1] == N)
+    cdef bint a_rows = a.strides[2] == 1 and lda >= K       # M >= SG_MIN_ROWS here
+    cdef bint c_rows = o.strides[2] == 1 and o.strides[1] == N
     cdef const real_t *pa = <const real_t *>a.data + i * a.strides[0]
     cdef const real_t *pb = <const real_t *>b.data + i * b.strides[0]
     cdef real_t *po = <real_t *>o.data + i * o.strides[0]

@@ -14,7 +14,7 @@ from ember_cpu._abi cimport (
     EMBER_ERR_NOT_IMPLEMENTED, EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_OK,
     ember_adam_params, ember_ctx, ember_sgd_params, ember_view,
 )
-from ember_cpu._strided cimport contiguous, num_threads, run_items, set_error
+from ember_cpu._strided cimport contiguous, run_ranges, set_error
 
 cdef extern from "_adam_rows.h":
     void ember_adam_run_f32(const ember_adam_params *p, float *param, const float *grad,
@@ -63,23 +63,22 @@ cdef int check_views(ember_ctx *ctx, const ember_view *const *g, int width, int 
     return EMBER_OK
 
 
-ctypedef struct GroupJob:      # one group's chunks, a chunk per thread
+ctypedef struct GroupJob:      # one group, for run_ranges
     run_fn run
     const void *p
     const ember_view *const *g
-    int64_t per, size
 
 
-cdef void group_chunk(void *job, int64_t c) noexcept nogil:
+cdef void group_range(void *job, int64_t lo, int64_t hi) noexcept nogil:
     cdef const GroupJob *j = <const GroupJob *>job
-    j.run(j.p, j.g, c * j.per, min((c + 1) * j.per, j.size))
+    j.run(j.p, j.g, lo, hi)
 
 
 cdef int run_groups(ember_ctx *ctx, run_fn run, const void *p, const ember_view *const *v,
                     int64_t n, int width, int required, const char *op) noexcept nogil:
     """Check every group, then run each (a large one in chunks the threads share)."""
-    cdef int64_t t
-    cdef int rc, nt = num_threads()
+    cdef int64_t t, size
+    cdef int rc
     cdef GroupJob j
     for t in range(n):
         rc = check_views(ctx, v + width * t, width, required, op)
@@ -87,9 +86,8 @@ cdef int run_groups(ember_ctx *ctx, run_fn run, const void *p, const ember_view 
             return rc
     j.run, j.p = run, p
     for t in range(n):
-        j.g, j.size = v + width * t, numel(v[width * t])
-        j.per = (j.size + nt - 1) // nt
-        run_items(group_chunk, &j, nt, j.size)
+        j.g, size = v + width * t, numel(v[width * t])
+        run_ranges(group_range, &j, size, size)
     return EMBER_OK
 
 

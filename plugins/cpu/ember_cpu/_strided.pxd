@@ -100,6 +100,10 @@ ctypedef void (*item_fn)(void *job, int64_t i) noexcept nogil
 # handed out a chunk at a time (a teammate woken late takes what is left; thread 0
 # finishes last, so it does not sleep at the region's closing barrier)
 cdef void run_items(item_fn fn, void *job, int64_t n, int64_t work) noexcept nogil
+# fn(job, lo, hi) over [0, size) cut into a range per thread (ends on multiples of 64
+# elements), through run_items; one call over all of it when `work` is under the cutoff
+ctypedef void (*range_fn)(void *job, int64_t lo, int64_t hi) noexcept nogil
+cdef void run_ranges(range_fn fn, void *job, int64_t size, int64_t work) noexcept nogil
 
 # whether v is C-contiguous (extent-1 dims may have any stride)
 cdef bint contiguous(const ember_view *v) noexcept nogil

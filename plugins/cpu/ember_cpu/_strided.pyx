@@ -327,44 +327,54 @@ cdef void take_items(item_fn fn, void *job, int64_t n, int64_t chunk,
     ember_queue_finish(q, omp_get_thread_num(), omp_get_num_threads())
 
 
-ctypedef struct RangeJob:          # iter_run's chunks as run_items' items
-    const StridedIter *it
-    row_fn fn
-    void *arg
-    int64_t chunk
-    int *status
+ctypedef struct Ranges:             # run_ranges' ranges as run_items' items
+    range_fn fn
+    void *job
+    int64_t chunk, size
 
 
 cdef void range_item(void *job, int64_t c) noexcept nogil:
-    cdef RangeJob *j = <RangeJob *>job
-    cdef int64_t numel = j.it.numel
-    j.status[c] = run_range(j.it, <char **>j.it.data, j.fn, j.arg, min(c * j.chunk, numel),
-                            min((c + 1) * j.chunk, numel))
+    cdef const Ranges *r = <const Ranges *>job
+    r.fn(r.job, c * r.chunk, min((c + 1) * r.chunk, r.size))
+
+
+cdef void run_ranges(range_fn fn, void *job, int64_t size, int64_t work) noexcept nogil:
+    # a range a thread, through run_items' queue: thread 0 finishes last (no closing wake),
+    # and takes a late teammate's range if it is still there.  More, smaller ranges measured
+    # no faster, and slowed column sums (shorter runs per row for the prefetcher)
+    cdef int nt = _num_threads
+    cdef Ranges r
+    if nt <= 1 or size < 2 or work < parallel_cutoff():
+        fn(job, 0, size)
+        return
+    r.fn, r.job, r.size = fn, job, size
+    r.chunk = (size + nt - 1) // nt
+    if r.chunk > 64:
+        r.chunk = (r.chunk + 63) // 64 * 64      # ends on whole cache lines (most dtypes)
+    run_items(range_item, &r, (size + r.chunk - 1) // r.chunk, work)
+
+
+ctypedef struct IterJob:            # iter_run's ranges of linear indices
+    const StridedIter *it
+    row_fn fn
+    void *arg
+    int status                      # a failing range's code (any one of them)
+
+
+cdef void iter_range(void *job, int64_t lo, int64_t hi) noexcept nogil:
+    cdef IterJob *j = <IterJob *>job
+    cdef int status = run_range(j.it, <char **>j.it.data, j.fn, j.arg, lo, hi)
+    if status != EMBER_OK:
+        j.status = status
 
 
 cdef int iter_run(const StridedIter *it, row_fn fn, void *arg, int64_t work) noexcept nogil:
-    cdef int nt = _num_threads, c, nchunks
-    cdef int status[MAX_CHUNKS]
-    cdef int64_t chunk, numel = it.numel
-    cdef RangeJob job
-    if numel == 0:
+    cdef IterJob job
+    if it.numel == 0:
         return EMBER_OK
-    if nt <= 1 or numel < 2 or work < parallel_cutoff():
-        return run_range(it, <char **>it.data, fn, arg, 0, numel)
-    # a chunk a thread, through run_items' queue: thread 0 finishes last (no closing wake),
-    # and takes a late teammate's chunk if it is still there.  More, smaller chunks measured
-    # no faster, and slowed column sums (shorter runs per row for the prefetcher)
-    nchunks = <int>min(<int64_t>min(nt, MAX_CHUNKS), numel)
-    chunk = (numel + nchunks - 1) // nchunks
-    if chunk > 64:
-        chunk = (chunk + 63) // 64 * 64      # chunk ends on whole cache lines (most dtypes)
-    nchunks = <int>((numel + chunk - 1) // chunk)
-    job.it, job.fn, job.arg, job.chunk, job.status = it, fn, arg, chunk, status
-    run_items(range_item, &job, nchunks, work)
-    for c in range(nchunks):
-        if status[c] != EMBER_OK:
-            return status[c]
-    return EMBER_OK
+    job.it, job.fn, job.arg, job.status = it, fn, arg, EMBER_OK
+    run_ranges(iter_range, &job, it.numel, work)
+    return job.status
 
 
 # -- converters ---------------------------------------------------------------------------
