@@ -11,8 +11,8 @@ HOST_FALLBACK = ("copy", "fill", "unary", "binary", "reduce", "matmul", "random"
 # fused kernels a plugin may add: left out, the core runs its composite on the device
 FUSED = ("softmax", "norm", "nll", "conv", "pool", "adam")
 # entries of later minor versions: left out, the core runs its own path (sort: on the host;
-# rnn: the per-step ops; activation: the composites)
-OPTIONAL = ("sort", "rnn", "activation")
+# rnn: the per-step ops; activation, ternary: the composites)
+OPTIONAL = ("sort", "rnn", "activation", "ternary")
 
 
 def header_path():

@@ -28,12 +28,16 @@ class _NotFused(Exception):
     """The kernel declined the call (op or dtype): the caller runs its composite."""
 
 
-cdef bint activation_fusable(TensorBase x) noexcept:
-    """Whether only autograd and the profiler see a call on x (see above), and x is a
-    floating tensor of a backend with the entry."""
+cdef bint plain_floating(TensorBase x) noexcept:
+    """Whether only autograd and the profiler see a call on x (see above), and x is a real
+    floating tensor on a device with memory (not meta)."""
     return not (effective_keys(x._keys) & ~FUSABLE_KEYS) and x._bt is None \
-        and not x._backend.is_meta and x._dtype.is_floating_point \
-        and not x._dtype.is_complex and x._backend.kernels().activation is not NULL
+        and not x._backend.is_meta and x._dtype.is_floating_point and not x._dtype.is_complex
+
+
+cdef bint activation_fusable(TensorBase x) noexcept:
+    """plain_floating, on a backend with the entry."""
+    return plain_floating(x) and x._backend.kernels().activation is not NULL
 
 
 cdef TensorBase run_activation(int code, TensorBase x, TensorBase g, double p0, double p1,

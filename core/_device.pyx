@@ -184,11 +184,13 @@ cdef extern from *:
     #define EMBER_TABLE_SIZE_6_1 offsetof(ember_kernel_table, rnn)
     #define EMBER_TABLE_SIZE_6_2 offsetof(ember_kernel_table, sgd)
     #define EMBER_TABLE_SIZE_6_3 offsetof(ember_kernel_table, activation)
+    #define EMBER_TABLE_SIZE_6_4 offsetof(ember_kernel_table, ternary)
     """
     size_t EMBER_TABLE_SIZE_6_0
     size_t EMBER_TABLE_SIZE_6_1
     size_t EMBER_TABLE_SIZE_6_2
     size_t EMBER_TABLE_SIZE_6_3
+    size_t EMBER_TABLE_SIZE_6_4
 
 
 cdef size_t table_size_for_minor(int minor) noexcept:
@@ -201,6 +203,8 @@ cdef size_t table_size_for_minor(int minor) noexcept:
         return EMBER_TABLE_SIZE_6_2
     if minor == 3:
         return EMBER_TABLE_SIZE_6_3
+    if minor == 4:
+        return EMBER_TABLE_SIZE_6_4
     return sizeof(ember_kernel_table)
 
 

@@ -505,7 +505,7 @@ def unknown_op_answers(backend):
         if t.from_host(&ctx, buf, zeros, 64):
             raise RuntimeError(ctx.error.decode("utf-8", "replace"))
         for name in ("unary", "binary", "reduce", "random", "scan", "index", "search",
-                     "softmax", "activation"):
+                     "softmax", "activation", "ternary"):
             ctx.error[0] = 0
             if name == "unary" and t.unary != NULL:
                 rc = t.unary(&ctx, bad, &f, &f)
@@ -525,6 +525,8 @@ def unknown_op_answers(backend):
                 rc = t.softmax(&ctx, bad, &f, &f, NULL)
             elif name == "activation" and t.activation != NULL:
                 rc = t.activation(&ctx, bad, params, &f, &f, NULL)
+            elif name == "ternary" and t.ternary != NULL:
+                rc = t.ternary(&ctx, bad, &f, &f, &f, &f, 0.0)
             else:
                 continue
             answers[name] = (rc, ctx.error.decode("utf-8", "replace"))

@@ -703,8 +703,8 @@ from ember.core._norm_loss import (
     batch_norm, layer_norm, native_batch_norm, native_batch_norm_backward, native_layer_norm,
     native_layer_norm_backward, nll_loss_backward, nll_loss_forward)
 from ember.core._fused import (
-    _fused_adam, _fused_rnn, _fused_sgd, _gelu, _gelu_backward, _has_fused_rnn,
-    _activation, _activation_kernel, _plain_operands, RNN_LSTM, RNN_LSTM_BACKWARD)
+    _fused_adam, _fused_rnn, _fused_sgd, _gelu, _gelu_backward, _has_fused_rnn, _ternary,
+    _activation, _activation_kernel, _plain_operands, _ternary_ready, RNN_LSTM, RNN_LSTM_BACKWARD)
 from ember.core._indexing import (
     adv_getitem, adv_setitem, _d_gather, _d_index, _d_index_add, _d_index_copy,
     _d_index_fill, _d_index_put, _d_index_select, _d_put, _d_scatter, _d_scatter_add,

@@ -1,6 +1,6 @@
 """The ternary elementwise ops: lerp and addcmul/addcdiv (with their in-place forms), in
-PyTorch's promotion, formulas and errors; composed from primitive ops, so every device has
-them, and run as in-place passes over one intermediate when nothing records the call."""
+PyTorch's promotion, formulas and errors: one pass through the backend's `ternary` entry
+where it applies, else composed from primitive ops, so every device has them."""
 import functools
 
 from ember.core import _autograd as _ag
@@ -9,6 +9,7 @@ from ember.core._dtype import _dtype_by_name, promote_types
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase, where
 from ember.core.elementwise import _opmath, _out
+from ember.core.function import Function
 
 __all__ = ["addcdiv", "addcmul", "lerp"]
 
@@ -42,54 +43,132 @@ _C10_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
 def lerp(input, end, weight, *, out=None):
     """input + weight * (end - input); ``end`` (and a tensor ``weight``) must have input's
     floating or complex dtype."""
-    if _unrecorded_update(input, end, number=weight):
-        d = end - input                     # PyTorch's two-sided formula (below), in place
-        r = d.mul_(weight).add_(input) if abs(weight) < 0.5 else d.mul_(weight - 1).add_(end)
+    r = _lerp_pass(input, end, weight)
+    if r is not None:
         return _out(r, out)
     return _out(_lerp(input, end, weight), out)
 
 
-# --- lerp, addcmul and addcdiv by in-place passes over one intermediate ------------------
-# Their composites allocated a tensor per step (4 MB page-faulted fresh for a 1M tensor, most
-# of their 3-7x PyTorch's time).  When nothing records the call, the operands share one
-# shape and a float32/float64 dtype, and the number argument is a number, they run as a
-# product or difference and in-place steps (add_ with alpha is the backend's one-pass
-# update): the same operations in the same order, so the same bits.
+# --- one pass through the backend's `ternary` entry (ABI 6.5, core/_ternary.pxi) ---------
+# PyTorch's formulas with one fused multiply-add, so the bits are PyTorch's; where the
+# entry does not apply (other dtypes, modes, a backend without it) the composites run.
+_LERP, _ADDCMUL, _ADDCDIV = 0, 1, 2          # abi.h's EMBER_TERNARY_* codes
 
-def _unrecorded_update(self, *others, number):
-    if type(number) is not float and type(number) is not int:
-        return False
-    if not isinstance(self, TensorBase) or self.dtype.name not in ("float32", "float64"):
-        return False
-    for t in others:
-        if not isinstance(t, TensorBase) or t.dtype != self.dtype or t.shape != self.shape:
-            return False
-    tensors = (self,) + others
-    if _ag.is_grad_enabled() and any(t.requires_grad for t in tensors):
-        return False                        # autograd names the node (LerpBackward0, ...)
-    return _T._plain_operands(*tensors)
+
+def _one_pass(code, input, tensor1, tensor2, number, out=None):
+    """The op through the entry (tensor2 None: the number); None where it does not run.
+    A call autograd records is a node of PyTorch's name (below) around the same pass."""
+    if _ag.is_grad_enabled() and any(isinstance(t, TensorBase) and t.requires_grad
+                                     for t in (input, tensor1, tensor2)):
+        if out is not None or not _T._ternary_ready(input, tensor1, tensor2):
+            return None
+        node = _NODES[code] if tensor2 is not None or code != _LERP else _LerpScalar
+        return node.apply(input, tensor1, tensor2, number)
+    return _T._ternary(code, input, tensor1, tensor2, number, out)
+
+
+class _Ternary(Function):
+    """A recorded lerp/addcmul/addcdiv: the forward is the entry's pass (or, where the
+    kernel declines, the composite, unrecorded), the backward PyTorch's formulas in ops."""
+
+    code = None
+    saves = ()              # which of (input, tensor1, tensor2) the backward reads
+
+    @classmethod
+    def forward(cls, ctx, input, tensor1, tensor2, number):
+        ctx.number = number
+        operands = (input, tensor1, tensor2)
+        ctx.save_for_backward(*(operands[i] for i in cls.saves))
+        r = _T._ternary(cls.code, input, tensor1, tensor2, number)
+        if r is not None:
+            return r
+        if cls.code == _LERP:
+            return _lerp(input, tensor1, number if tensor2 is None else tensor2)
+        return (addcmul if cls.code == _ADDCMUL else addcdiv)(input, tensor1, tensor2,
+                                                               value=number)
+
+
+class _LerpScalar(_Ternary):
+    _node_name = "LerpBackward0"
+    code = _LERP
+
+    @staticmethod
+    def backward(ctx, g):
+        w = ctx.number
+        return g * (1 - w), g * w, None, None
+
+
+class _LerpTensor(_Ternary):
+    _node_name = "LerpBackward1"
+    code = _LERP
+    saves = (0, 1, 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        input, end, weight = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (g * (1 - weight) if need[0] else None, g * weight if need[1] else None,
+                g * (end - input) if need[2] else None, None)
+
+
+class _Addcmul(_Ternary):
+    _node_name = "AddcmulBackward0"
+    code = _ADDCMUL
+    saves = (1, 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        t1, t2 = ctx.saved_tensors
+        v, need = ctx.number, ctx.needs_input_grad
+        return (g, g * (t2 * v) if need[1] else None, g * (t1 * v) if need[2] else None,
+                None)
+
+
+class _Addcdiv(_Ternary):
+    _node_name = "AddcdivBackward0"
+    code = _ADDCDIV
+    saves = (1, 2)
+
+    @staticmethod
+    def backward(ctx, g):
+        t1, t2 = ctx.saved_tensors
+        v, need = ctx.number, ctx.needs_input_grad
+        return (g, g * (v / t2) if need[1] else None,
+                -g * (v * t1 / (t2 * t2)) if need[2] else None, None)
+
+
+_NODES = {_LERP: _LerpTensor, _ADDCMUL: _Addcmul, _ADDCDIV: _Addcdiv}
+
+
+def _is_number(x):
+    return type(x) is float or type(x) is int
+
+
+def _lerp_pass(input, end, weight, out=None):
+    if isinstance(weight, TensorBase):
+        return _one_pass(_LERP, input, end, weight, 0.0, out)
+    return _one_pass(_LERP, input, end, None, float(weight), out) if _is_number(weight) \
+        else None
+
+
+def _addc_pass(code, input, tensor1, tensor2, value, out=None):
+    return _one_pass(code, input, tensor1, tensor2, float(value), out) if _is_number(value) \
+        else None
 
 
 def lerp_(self, end, weight):
     """self = lerp(self, end, weight), in place."""
-    if _unrecorded_update(self, end, number=weight) and abs(weight) < 0.5:
-        return self.add_(end - self, alpha=weight)       # self + weight * (end - self)
-    return None
+    return _lerp_pass(self, end, weight, self)
 
 
 def addcmul_(self, tensor1, tensor2, value=1):
     """self = self + value * tensor1 * tensor2, in place."""
-    if _unrecorded_update(self, tensor1, tensor2, number=value):
-        return self.add_(tensor1 * tensor2, alpha=value)
-    return None
+    return _addc_pass(_ADDCMUL, self, tensor1, tensor2, value, self)
 
 
 def addcdiv_(self, tensor1, tensor2, value=1):
     """self = self + value * tensor1 / tensor2, in place."""
-    if _unrecorded_update(self, tensor1, tensor2, number=value) and \
-            tensor1.is_floating_point():
-        return self.add_(tensor1 / tensor2, alpha=value)
-    return None
+    return _addc_pass(_ADDCDIV, self, tensor1, tensor2, value, self)
 
 
 def _lerp(input, end, weight):
@@ -130,8 +209,9 @@ def _lerp(input, end, weight):
 
 def addcmul(input, tensor1, tensor2, *, value=1, out=None):
     """input + value * tensor1 * tensor2, in the three tensors' promoted dtype."""
-    if _unrecorded_update(input, tensor1, tensor2, number=value):
-        return _out((tensor1 * tensor2).mul_(value).add_(input), out)
+    r = _addc_pass(_ADDCMUL, input, tensor1, tensor2, value)
+    if r is not None:
+        return _out(r, out)
     input, tensor1, tensor2, value = _ternary_operands("addcmul", "addcmul_cpu_out", input,
                                                        tensor1, tensor2, value)
     if _opmath(input.dtype) != input.dtype:      # torch computes these in float32
@@ -153,8 +233,9 @@ def addcdiv(input, tensor1, tensor2, *, value=1, out=None):
                            "for integer inputs and as (input + value * tensor1 / tensor2) for "
                            "float inputs. The future addcdiv behavior is just the latter "
                            "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
-    if _unrecorded_update(input, tensor1, tensor2, number=value):
-        return _out((tensor1 / tensor2).mul_(value).add_(input), out)
+    r = _addc_pass(_ADDCDIV, input, tensor1, tensor2, value)
+    if r is not None:
+        return _out(r, out)
     input, tensor1, tensor2, value = _ternary_operands("addcdiv", "addcdiv_cpu_out", input,
                                                        tensor1, tensor2, value)
     if _opmath(input.dtype) != input.dtype:      # torch computes these in float32

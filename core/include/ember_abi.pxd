@@ -112,6 +112,10 @@ cdef extern from "ember/abi.h":
         EMBER_ACTIVATION_HARDSHRINK, EMBER_ACTIVATION_SOFTSHRINK, EMBER_ACTIVATION_MISH,
         EMBER_ACTIVATION_COUNT
 
+    # ---- ABI 6.5: lerp, addcmul, addcdiv ----
+    enum:
+        EMBER_TERNARY_LERP, EMBER_TERNARY_ADDCMUL, EMBER_TERNARY_ADDCDIV, EMBER_TERNARY_COUNT
+
     ctypedef struct ember_adam_params:
         double lr, beta1, beta2, eps, weight_decay
         double step_size, bias_correction2_sqrt
@@ -197,6 +201,8 @@ cdef extern from "ember/abi.h":
                    int64_t n) noexcept nogil
         int (*activation)(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
                           const ember_view *a, const ember_view *b) noexcept nogil
+        int (*ternary)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                       const ember_view *b, const ember_view *c, double p) noexcept nogil
 
 cdef extern from "ember/half.h":
     float ember_half_to_float(uint16_t h) noexcept nogil

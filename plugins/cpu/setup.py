@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = os.cpu_count() or 1
 MODULES = ["_strided", "_copy", "_elementwise", "_reduce", "_scan", "_sort", "_index", "_softmax",
            "_norm", "_nll", "_random", "_blas", "_pool", "_conv", "_rnn", "_optim_steps",
-           "_activation", "_kernels"]
+           "_activation", "_ternary", "_kernels"]
 
 
 def ember_include():

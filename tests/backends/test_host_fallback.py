@@ -221,7 +221,7 @@ def test_declared_kernels_with_a_table_composite_run_on_the_device():
 def test_unknown_op_codes_are_not_implemented():
     answers = _fallback.unknown_op_answers(_device._backend_for_type("cpu"))
     assert set(answers) == {"unary", "binary", "reduce", "random", "scan", "index", "search",
-                            "softmax", "activation"}
+                            "softmax", "activation", "ternary"}
     for entry, (rc, msg) in answers.items():
         assert rc == 5, (entry, rc, msg)                    # EMBER_ERR_NOT_IMPLEMENTED
 

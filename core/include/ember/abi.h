@@ -68,8 +68,10 @@
                                     6.3: optional `sgd` (the fused SGD step, also
                                        add_(other, alpha=));
                                     6.4: optional `activation` (pointwise activations
-                                       and their gradients, one pass each) */
-#define EMBER_ABI_MINOR 4
+                                       and their gradients, one pass each);
+                                    6.5: optional `ternary` (lerp, addcmul, addcdiv in
+                                       one pass) */
+#define EMBER_ABI_MINOR 5
 #define EMBER_MAX_DIM 16
 #define EMBER_KERNEL_TABLE_CAPSULE "ember.kernel_table"
 #define EMBER_ERROR_LEN 256
@@ -424,6 +426,24 @@ enum {
     EMBER_ACTIVATION_MISH = 11, EMBER_ACTIVATION_COUNT = 12
 };
 
+/* --- ABI 6.5: the ternary pointwise ops (optional entry `ternary`; NULL: the core's
+ * composites of primitives) ---
+ * out = f(a, b, w) elementwise, w = c[i], or the number p when c is NULL.  a, b and c have
+ * out's dtype, a floating one, and are broadcast to out's shape (strides may be 0); out
+ * may be a itself (the in-place forms), never a partial overlap of an operand.  float16,
+ * bfloat16 and float32 compute in float32, float64 in double, and round once at the store;
+ * p is first rounded to the compute type.  fma(x, y, z) is x * y + z rounded once (what
+ * PyTorch's CPU kernels give, bit for bit):
+ * LERP     fma(|w| < 0.5 ? w : w - 1, b - a, |w| < 0.5 ? a : b)   (w - 1 rounded)
+ * ADDCMUL  fma(p * b, c, a)              c required (p * b rounded)
+ * ADDCDIV  a + (p * b) / c               c required, true division
+ * A kernel may answer EMBER_ERR_NOT_IMPLEMENTED for an op or a dtype (the core then runs
+ * its composite).  Results must not depend on the thread count. */
+enum {
+    EMBER_TERNARY_LERP = 0, EMBER_TERNARY_ADDCMUL = 1, EMBER_TERNARY_ADDCDIV = 2,
+    EMBER_TERNARY_COUNT = 3
+};
+
 /* --- ABI 6.2: recurrent layers (optional entry `rnn`; NULL: the core's per-step ops) ---
  * One call runs one LSTM layer in one direction over all T steps: the time loop lives in
  * the kernel (one GEMM per step with the hidden state, the gate arithmetic fused), so a
@@ -575,6 +595,11 @@ typedef struct {
     /* a pointwise activation or its gradient, see EMBER_ACTIVATION_*; b NULL: the forward */
     int (*activation)(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
                       const ember_view *a, const ember_view *b);
+
+    /* ---- ABI 6.5 (optional; NULL, or a table built for 6.0-6.4: the composites) */
+    /* lerp, addcmul or addcdiv, see EMBER_TERNARY_*; c NULL: the number p */
+    int (*ternary)(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                   const ember_view *b, const ember_view *c, double p);
 } ember_kernel_table;
 
 #endif

@@ -11,7 +11,7 @@ from ember.backends._abi import parse
 __all__ = ["FAMILIES", "UNCODED", "abi_path", "abi_version", "parse", "op_codes"]
 
 FAMILIES = ("unary", "binary", "reduce", "scan", "softmax", "random", "index", "search",
-            "norm", "nll", "conv", "pool", "rnn", "activation")
+            "norm", "nll", "conv", "pool", "rnn", "activation", "ternary")
 # kernel-table entries without op codes: each is a family of one op
 UNCODED = ("copy", "fill", "matmul", "where", "adam", "sort", "sgd")
 

@@ -1,5 +1,6 @@
-"""Cases of the elementwise entries: unary and binary op codes, where, copy (casts) and
-fill, over every dtype each op takes and every operand layout."""
+"""Cases of the elementwise entries: unary and binary op codes, where, copy (casts), fill
+and lerp/addcmul/addcdiv (ternary), over every dtype each op takes and every operand
+layout."""
 import numpy as np
 
 import ember
@@ -14,6 +15,7 @@ from ember.testing.conformance._data import (
     base_shape,
     check,
     read,
+    round_to,
     seeded,
     suite_dtypes,
     to_device,
@@ -327,3 +329,70 @@ def _host(device, dtype, variant):
                              dtype=getattr(ember, dtype))
             check(c.t().to(device), host.T, dtype, device)
             check(c.to(device, ember.float64), host.astype(np.float64), "float64", device)
+
+
+# --- ternary: lerp, addcmul, addcdiv (the optional entry; without it, the composites) -----
+
+_TERNARY_VALUE = {"addcmul": 0.75, "addcdiv": -1.5}
+
+
+def _ternary_np(op, a, b, c, v):
+    """(result, (d/da, d/db, d/dc) as factors of the incoming gradient) in float64."""
+    if op == "lerp":
+        small = np.abs(c) < 0.5
+        return (np.where(small, a + c * (b - a), b - (b - a) * (1 - c)),
+                (1 - c, c, b - a))
+    if op == "addcmul":
+        return a + v * b * c, (np.ones_like(a), v * c, v * b)
+    return a + v * b / c, (np.ones_like(a), v / c, -v * b / (c * c))
+
+
+def _ternary_call(op, a, b, c, v, inplace=False):
+    if op == "lerp":
+        return a.lerp_(b, c) if inplace else ember.lerp(a, b, c)
+    fn = getattr(a, op + "_") if inplace else getattr(ember, op)
+    return fn(b, c, value=v) if inplace else fn(a, b, c, value=v)
+
+
+def _ternary_case(op):
+    @case("ternary", op, FLOATS, LAYOUTS + ("number", "inplace", "backward"),
+          skip=lambda dtype, variant: op != "lerp" and variant == "number")
+    def run(device, dtype, variant):
+        rng = seeded("ternary", op, dtype, variant)
+        layout = variant if variant in LAYOUTS else "contiguous"
+        shape = base_shape(layout)
+        ha, hb = values(rng, shape, dtype), values(rng, shape, dtype)
+        # lerp's weight on both sides of 1/2 (its two formulas); a divisor away from 0
+        hc = values(rng, shape, dtype, "unit") + 0.4 if op == "lerp" else \
+            values(rng, shape, dtype, "nonzero")
+        hc = round_to(hc, dtype)
+        v = _TERNARY_VALUE.get(op)
+        tol = tolerance(dtype, 4)
+        if variant == "number":                 # lerp with a number weight, both formulas
+            a, b = to_device(ha, dtype, device), to_device(hb, dtype, device)
+            for w in (0.3, 0.8):
+                check(ember.lerp(a, b, w), _ternary_np(op, ha, hb, np.float64(w), v)[0],
+                      dtype, device, tol, f"lerp weight {w}")
+            return
+        a, b, c = (to_device(h, dtype, device) for h in (ha, hb, hc))
+        want, factors = _ternary_np(op, *(view(layout, h) for h in (ha, hb, hc)), v)
+        if variant == "inplace":
+            out = a.clone()
+            assert _ternary_call(op, out, b, c, v, inplace=True) is out
+            check(out, want, dtype, device, tol, f"{op}_")
+            return
+        if variant == "backward":
+            a, b, c = (x.requires_grad_() for x in (a, b, c))
+        got = _ternary_call(op, *(view(layout, x) for x in (a, b, c)), v)
+        check(got, want, dtype, device, tol, op)
+        if variant == "backward":
+            g = values(rng, shape, dtype)
+            got.backward(to_device(g, dtype, device))
+            for x, f, name in zip((a, b, c), factors, ("input", "tensor1", "tensor2")):
+                check(x.grad, round_to(g, dtype) * f, dtype, device, tolerance(dtype, 8),
+                      f"{op} grad of {name}")
+    return run
+
+
+for _op in ("lerp", "addcmul", "addcdiv"):
+    _ternary_case(_op)

@@ -19,6 +19,7 @@ from ember_cpu._abi cimport (
     EMBER_INT32, EMBER_INT64, EMBER_FLOAT16, EMBER_FLOAT32, EMBER_FLOAT64,
 )
 from ember_cpu._activation cimport activation_kernel
+from ember_cpu._ternary cimport ternary_kernel
 from ember_cpu._optim_steps cimport adam_kernel, sgd_kernel
 from ember_cpu._copy cimport (
     mem_alloc, mem_free, copy_kernel, fill_kernel, to_host_kernel, from_host_kernel,
@@ -216,6 +217,7 @@ TABLE.sort = sort_kernel
 TABLE.rnn = rnn_kernel
 TABLE.sgd = sgd_kernel
 TABLE.activation = activation_kernel
+TABLE.ternary = ternary_kernel
 
 # the table is a module global: it lives as long as the process keeps this module
 _capsule = PyCapsule_New(&TABLE, EMBER_KERNEL_TABLE_CAPSULE, NULL)

@@ -49,6 +49,8 @@ static ember_kernel_table table = {
     .sgd = ref_sgd,
     /* ABI 6.4 */
     .activation = ref_activation,
+    /* ABI 6.5 */
+    .ternary = ref_ternary,
 };
 
 static PyObject *kernel_table(PyObject *self, PyObject *unused) {

@@ -26,6 +26,7 @@
  *   rows.c         the fused row kernels: softmax, norm, nll
  *   convpool.c     the fused conv and pool kernels
  *   optim.c        the fused optimizer steps: Adam/AdamW, SGD
+ *   ternary.c      lerp, addcmul, addcdiv in one pass
  *   module.c       the kernel table and the Python module that hands it over
  */
 #ifndef EMBER_REFERENCE_H
@@ -155,5 +156,7 @@ int ref_sgd(ember_ctx *ctx, const ember_sgd_params *p, const ember_view *const *
             int64_t n);                                                                 /* 6.3 */
 int ref_activation(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
                    const ember_view *a, const ember_view *b);                          /* 6.4 */
+int ref_ternary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                const ember_view *b, const ember_view *c, double p);                  /* 6.5 */
 
 #endif
