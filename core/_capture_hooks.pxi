@@ -25,6 +25,11 @@ cdef inline bint capturing() noexcept:
         (_state.tls_included() & ~_state.tls_excluded() & PYTHON_MODE_BIT) != 0
 
 
+cdef bint capture_live() noexcept:
+    """capturing(), for the modules split from this one."""
+    return capturing()
+
+
 cdef object captured_factory(str kind, tuple args):
     """The capture's tensor for a factory call, or None (no capture live, or it declines)."""
     if capturing():

@@ -163,12 +163,75 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         # the narrower integer kernels cast start and step for the values only (0.5 -> 0:
         # arange(-1., 1., .5, dtype=int32) repeats -1)
         start, step = int(start), int(step)
+    return factory_out(sequence(n, start, step, None, n, d, as_device(device)), out,
+                       requires_grad)
+
+
+cdef TensorBase sequence(int64_t n, object start, object step, object end, int64_t half,
+                         dtype d, device dev):
+    """arange's and linspace's values: start + step * i for i < half, end - step * (n - 1
+    - i) from there (linspace's second half, counted from its end), i in [0, n); computed
+    in double for a floating ``d`` (int64 otherwise, start and step ints) and rounded to d
+    once.  On the CPU device they are written in place; elsewhere (or while a capture
+    records factories) they are made on the host and copied over."""
+    cdef DType wide = _dtypes.float64 if d.is_floating_point else _dtypes.int64
+    cdef TensorBase t
+    if dev.type == "cpu" and not capture_live():
+        t = empty_c(1, &n, wide, dev)
+        if n:
+            if wide is _dtypes.float64:
+                sequence_f64(<double*>t._storage.data, n, start, step,
+                             start if end is None else end, half)
+            else:
+                sequence_i64(<int64_t*>t._storage.data, n, start, step)
+        return t if d is wide else cast_to(t, d)
     np = numpy()
-    if d.is_floating_point:
-        host = start + np.arange(n, dtype=np.float64) * step
-    else:
-        host = start + np.arange(n, dtype=np.int64) * step
-    return factory_out(from_host_array(host, d, as_device(device)), out, requires_grad)
+    i = np.arange(n, dtype=wide.np_dtype)
+    host = start + i * step
+    if half < n:
+        host[half:] = end - step * (n - 1 - i[half:])
+    return from_host_array(host, d, dev)
+
+
+cdef extern from *:
+    """
+    /* v[i] = base + sign * step * (first + i): four independent counters held as doubles
+     * (exact below 2^53), so no int-to-double conversion and no serial chain per element */
+    static void ember_sequence_run(double *v, int64_t n, double base, double step,
+                                   double first, double delta) {
+        double k0 = first, k1 = first + delta, k2 = first + 2 * delta, k3 = first + 3 * delta;
+        const double d4 = 4 * delta;
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4, k0 += d4, k1 += d4, k2 += d4, k3 += d4) {
+            v[i] = base + step * k0;
+            v[i + 1] = base + step * k1;
+            v[i + 2] = base + step * k2;
+            v[i + 3] = base + step * k3;
+        }
+        for (; i < n; i++, k0 += delta) v[i] = base + step * k0;
+    }
+    static void ember_sequence_f64(double *out, int64_t n, double start, double step,
+                                   double end, int64_t half) {
+        /* start + step * i below half; end - step * (n - 1 - i) from there */
+        ember_sequence_run(out, half, start, step, 0.0, 1.0);
+        ember_sequence_run(out + half, n - half, end, -step, (double)(n - 1 - half), -1.0);
+    }
+    /* wrapping as NumPy's int64 arithmetic does */
+    __attribute__((optimize("O3")))
+    static void ember_sequence_i64(int64_t *out, int64_t n, int64_t start, int64_t step) {
+        for (int64_t i = 0; i < n; i++)
+            out[i] = (int64_t)((uint64_t)start + (uint64_t)i * (uint64_t)step);
+    }
+    """
+    void sequence_f64 "ember_sequence_f64"(double* out, int64_t n, double start, double step,
+                                           double end, int64_t half) noexcept nogil
+    void sequence_i64 "ember_sequence_i64"(int64_t* out, int64_t n, int64_t start,
+                                           int64_t step) noexcept nogil
+
+
+def _sequence(int64_t n, start, step, end, int64_t half, dtype, device):
+    """sequence() for core/factories.py's linspace (real endpoints)."""
+    return sequence(n, start, step, end, half, <DType>dtype, as_device(device))
 
 
 cdef TensorBase from_host_array(object arr, dtype dt, device dev):

@@ -7,7 +7,8 @@ include "_core_cimports.pxi"
 
 from ember.core cimport _tensor as _T
 from ember.core._tensor cimport (
-    Storage, TensorBase, as_tensor_arg, binary_op, broadcast_into, captured_factory,
+    Storage, TensorBase, as_tensor_arg, binary_op, broadcast_into, capture_live,
+    captured_factory,
     cast_to, check_writable, contiguous_copy, default_complex_dtype, detach_c, empty_c,
     factory_size, fill_c, foreign_storage, init_ctx, is_scalar, kernel_fill, make_view, new_empty,
     new_like, new_tensor, numpy, op_ne, prepare_out, raise_kernel_error, raise_sync_error,

@@ -7,13 +7,14 @@ import warnings
 from ember.core import _tensor as _T
 from ember.core._autograd import set_requires_grad
 from ember.core._dtype import _dtype_by_name
-from ember.core._factories import factory_out, out_spec
+from ember.core._factories import _sequence, factory_out, out_spec
 from ember.core.shapes import stack
 
 __all__ = ["empty_strided", "eye", "linspace", "logspace", "range", "scalar_tensor",
            "tril_indices", "triu_indices"]
 
 _INT64 = _dtype_by_name["int64"]
+_FLOAT64 = _dtype_by_name["float64"]
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
@@ -58,14 +59,21 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         dtype = _T._dtypes.as_dtype(dtype, "linspace", "dtype")
         _T._refuse_limited("linspace", dtype)
     dtype = _space_dtype("linspace", start, end, dtype)
-    i = _T.arange(steps, dtype=_T._dtypes._dtype_by_name["float64"], device=device)
+    if not (dtype.is_floating_point or dtype.is_complex) and \
+            type(start) in (int, float) and type(end) in (int, float):
+        # PyTorch's integer kernel converts the endpoints to the dtype first (7.5 -> 7; out
+        # of its range raises)
+        start, end = (_T.full((), v, dtype=dtype).item() for v in (start, end))
     step = (end - start) / (steps - 1) if steps > 1 else 0.0
     # from both ends, as PyTorch does, so the last value is exactly `end`
-    # (a single step is `start`, as PyTorch's)
+    # (a single step is `start`, as PyTorch's); in double, rounded to dtype once
     half = 1 if steps == 1 else steps // 2
-    values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
-    values = values.to(dtype)
-    return set_requires_grad(values, requires_grad)
+    if type(start) in (int, float) and type(end) in (int, float) and not dtype.is_complex:
+        values = _sequence(steps, float(start), step, float(end), half, _FLOAT64, device)
+    else:
+        i = _T.arange(steps, dtype=_FLOAT64, device=device)
+        values = _T.where(i < half, start + step * i, end - step * (steps - 1 - i))
+    return set_requires_grad(values.to(dtype), requires_grad)
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None,

@@ -159,3 +159,46 @@ def test_random_like_factories_take_generator_and_requires_grad():
     assert r.detach().ge(0).all() and r.detach().lt(5).all()
     with pytest.raises(RuntimeError, match="floating point"):
         ember.randint(0, 5, (2,), requires_grad=True)
+
+
+@pytest.mark.parametrize("args,dtype", [
+    ((10,), None), ((17, 3, -2), None), ((2 ** 40, 2 ** 40 + 9, 3), None),
+    ((-1.5, 2.25, 0.25), None), ((0.0, 1.0, 1 / 3), "float64"), ((5, 1_000_003, 7), None),
+    ((1_000_000,), "float64"), ((1_000_000,), "float32"), ((300,), "int8"),
+    ((-7, 70, 3), "int32"),
+])
+def test_arange_values_equal_numpys_on_every_device(args, dtype, device):
+    # start + i * step in int64 (wrapping) or double, rounded once: written in place on
+    # the CPU device, made on the host elsewhere; the same numbers either way
+    got = ember.arange(*args, dtype=getattr(ember, dtype) if dtype else None, device=device)
+    kind = np.float64 if any(isinstance(v, float) for v in args) or \
+        (dtype or "").startswith("float") else np.int64
+    start, step = (0, 1) if len(args) == 1 else (args[0], args[2] if len(args) > 2 else 1)
+    n = len(torch.arange(*args))
+    want = (kind(start) + np.arange(n, dtype=kind) * kind(step)).astype(
+        np.dtype(dtype) if dtype else kind)
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+@pytest.mark.parametrize("args", [(0, 1, 5), (-3, 7.5, 11), (2, -5, 100_001), (1, 1, 1),
+                                  (0, 10, 0), (-1e2, 1e2, 4097)])
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "uint8", "int8"])
+def test_linspace_from_both_ends_in_double(args, dtype, device):
+    got = ember.linspace(*args, dtype=getattr(ember, dtype), device=device).cpu().numpy()
+    start, end, steps = args
+    if not dtype.startswith("float"):        # PyTorch's integer kernel: endpoints first
+        start, end = (np.array(v).astype(np.int64).astype(dtype).item() for v in (start, end))
+    i = np.arange(steps, dtype=np.float64)
+    step = (end - start) / (steps - 1) if steps > 1 else 0.0
+    half = 1 if steps == 1 else steps // 2
+    want = np.where(i < half, start + step * i, end - step * (steps - 1 - i)).astype(dtype)
+    np.testing.assert_array_equal(got, want)
+    if not dtype.startswith("float") and abs(start) < 100:
+        np.testing.assert_array_equal(
+            got, torch.linspace(*args, dtype=getattr(torch, dtype)).numpy())
+
+
+def test_integer_linspace_refuses_endpoints_out_of_range_as_torch():
+    for m in (ember, torch):
+        with pytest.raises(RuntimeError, match="cannot be converted to type int8_t"):
+            m.linspace(-1e3, 1e3, 5, dtype=m.int8)
