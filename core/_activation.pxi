@@ -41,8 +41,9 @@ cdef bint activation_fusable(TensorBase x) noexcept:
 
 
 cdef TensorBase run_activation(int code, TensorBase x, TensorBase g, double p0, double p1,
-                               double p2):
-    """out = f(x), or g * f'(x), through the entry; raises _NotFused when it declines."""
+                               double p2, TensorBase dst=None):
+    """out = f(x), or g * f'(x), through the entry; raises _NotFused when it declines.
+    ``dst``: where to write, contiguous (x itself: in place; the entry's out may be its a)."""
     cdef ember_kernel_table* tab = x._backend.kernels()
     if tab.activation is NULL:
         raise _NotFused()
@@ -55,7 +56,8 @@ cdef TensorBase run_activation(int code, TensorBase x, TensorBase g, double p0, 
                                f"{list(g.shape)} for an input of shape {list(x.shape)}")
         if not g.contiguous_c() or g._dtype is not x._dtype:
             g = contiguous_copy(cast_to(g, x._dtype))
-    cdef TensorBase o = empty_c(x._ndim, x._sizes, x._dtype, x._device)
+    cdef TensorBase o = empty_c(x._ndim, x._sizes, x._dtype, x._device) if dst is None \
+        else dst
     if o.numel_c() == 0:
         return o
     cdef ember_view vo, va, vb
@@ -81,13 +83,39 @@ cdef TensorBase run_activation(int code, TensorBase x, TensorBase g, double p0, 
     return o
 
 
-def _activation(str name, input, double p0=0.0, double p1=0.0, double p2=0.0):
+cdef object written(int code, TensorBase x, TensorBase g, double p0, double p1, double p2,
+                    object out):
+    """The kernel writing into ``out`` (x itself for the in-place forms, or an out=
+    tensor of x's shape, dtype and device), where nothing records the write (autograd's
+    rules for it take the composite's copy_) and out is contiguous; None otherwise."""
+    if not isinstance(out, TensorBase):
+        return None
+    cdef TensorBase o = <TensorBase>out
+    if (x._keys & AUTOGRAD_BIT and is_grad_enabled_c()) or (o._keys & AUTOGRAD_BIT) or \
+            not o.contiguous_c() or o._dtype is not x._dtype or o._device != x._device or \
+            o.shape != x.shape or (o is not x and not x.contiguous_c()):
+        return None
+    check_writable(o, x, g)
+    try:
+        run_activation(code, x, g, p0, p1, p2, o)
+    except _NotFused:
+        return None
+    o.bump()
+    return o
+
+
+def _activation(str name, input, double p0=0.0, double p1=0.0, double p2=0.0, out=None):
     """Activation op ``name`` (leaky_relu ... mish, celu) of ``input`` with abi.h's
     parameters p0..p2 as one kernel and one graph node, or None where the fused op does not
-    apply (see above): the caller then runs its composite."""
+    apply (see above): the caller then runs its composite.  ``out``: input itself, for the
+    in-place forms (written in place where nothing records it)."""
     if not isinstance(input, TensorBase) or not activation_fusable(<TensorBase>input):
         return None
     cdef Op op = <Op>_activation_ops[name]
+    if out is input:
+        r = written(op.code, <TensorBase>input, None, p0, p1, p2, out)
+        if r is not None:
+            return r
     cdef object kernel = routed(op, <TensorBase>input)
     try:
         if kernel is not None:
@@ -98,13 +126,17 @@ def _activation(str name, input, double p0=0.0, double p1=0.0, double p2=0.0):
 
 
 def _activation_kernel(str kernel, input, grad_output=None, double p0=0.0, double p1=0.0,
-                       double p2=0.0):
+                       double p2=0.0, out=None):
     """The entry's ``kernel`` (a name of abi.h's EMBER_ACTIVATION_* codes) on ``input``,
-    the backward with ``grad_output``, recording nothing; None where it does not apply."""
+    the backward with ``grad_output``, recording nothing; None where it does not apply.
+    ``out``: where to write (see written)."""
     if not isinstance(input, TensorBase) or not activation_fusable(<TensorBase>input) or (
             grad_output is not None and not (isinstance(grad_output, TensorBase)
                                              and activation_fusable(<TensorBase>grad_output))):
         return None
+    if out is not None:
+        return written(_ACTIVATION_NAMES.index(kernel), <TensorBase>input, grad_output, p0,
+                       p1, p2, out)
     try:
         return run_activation(_ACTIVATION_NAMES.index(kernel), <TensorBase>input,
                               grad_output, p0, p1, p2)

@@ -30,7 +30,13 @@ def _float_input(x, op, kernel=None):
 
 
 def _inplace(input, r, inplace):
-    return input.copy_(r) if inplace else r
+    return input.copy_(r) if inplace and r is not input else r
+
+
+def _into(input, x, inplace):
+    """The fused kernel's ``out`` for an in-place form: input itself, when the activation
+    reads input (no clone for autograd): nothing to copy back."""
+    return input if inplace and x is input else None
 
 
 def _in_opmath(inplace_at=None):
@@ -56,13 +62,14 @@ def _in_opmath(inplace_at=None):
 # --- the backend's fused kernels (core/_activation.pxi), and their derivatives in
 # differentiable ops for a recorded backward (create_graph) and forward AD ---
 
-def _fused_activation(name, x, *params):
+def _fused_activation(name, x, *params, out=None):
     """Activation ``name`` of ``x`` as the backend's one kernel (and one graph node), or None
-    where it does not apply (the caller's composite runs): see core/_activation.pxi."""
+    where it does not apply (the caller's composite runs): see core/_activation.pxi.
+    ``out``: x itself (see _into), written in place where nothing records it."""
     for p in params:                # numbers only: a tensor parameter takes the composite
         if type(p) is not float and type(p) is not int:
             return None
-    return _fused._activation(name, x, *params)
+    return _fused._activation(name, x, *params, out=out)
 
 
 _SIXTH = 0.1666666716337204       # PyTorch's hardsigmoid slope, float32(1/6) even for double
@@ -185,7 +192,7 @@ def _softplus(x, beta, threshold):
 def silu(input, inplace=False):
     """x * sigmoid(x)."""
     x = _source(_float_input(input, "silu"), inplace)
-    r = _fused_activation("silu", x)
+    r = _fused_activation("silu", x, out=_into(input, x, inplace))
     return _inplace(input, x * _T.sigmoid(x) if r is None else r, inplace)
 
 
@@ -193,7 +200,7 @@ def silu(input, inplace=False):
 def mish(input, inplace=False):
     """x * tanh(softplus(x))."""
     x = _source(_float_input(input, "mish"), inplace)
-    r = _fused_activation("mish", x)
+    r = _fused_activation("mish", x, out=_into(input, x, inplace))
     return _inplace(input, x * _T.tanh(_softplus(x, 1, 20)) if r is None else r, inplace)
 
 
@@ -208,7 +215,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if not input.is_floating_point():          # the bounds take the input's integer dtype
         min_val, max_val = int(min_val), int(max_val)
     x = _source(input, inplace)
-    r = _fused_activation("hardtanh", x, min_val, max_val)
+    r = _fused_activation("hardtanh", x, min_val, max_val, out=_into(input, x, inplace))
     return _inplace(input, _hardtanh(x, min_val, max_val) if r is None else r, inplace)
 
 
@@ -221,15 +228,16 @@ def _hardtanh(x, lo, hi):
 def elu(input, alpha=1.0, inplace=False):
     """x where x > 0, else alpha (exp(x) - 1)."""
     x = _source(_float_input(input, "elu", "elu_cpu"), inplace)
-    return _inplace(input, _elu_kernel(x, alpha), inplace)
+    return _inplace(input, _elu_kernel(x, alpha, out=_into(input, x, inplace)), inplace)
 
 
-def _elu_kernel(x, alpha, scale=1.0, input_scale=1.0, name="elu"):
+def _elu_kernel(x, alpha, scale=1.0, input_scale=1.0, name="elu", out=None):
     """scale * x where x > 0, else scale * alpha * expm1(x * input_scale): PyTorch's one
-    kernel behind elu, selu and celu, which computes half inputs in float32."""
+    kernel behind elu, selu and celu, which computes half inputs in float32.  ``out``: x
+    itself, for the in-place forms."""
     half = _opmath(x.dtype) != x.dtype
     v = x.float() if half else x
-    r = _fused_activation(name, v, alpha, scale, input_scale)
+    r = _fused_activation(name, v, alpha, scale, input_scale, out=None if half else out)
     if r is not None:
         return r.to(x.dtype) if half else r
     pos = v > 0
@@ -244,7 +252,7 @@ def _elu_kernel(x, alpha, scale=1.0, input_scale=1.0, name="elu"):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """x where x > 0, else negative_slope * x."""
     x = _source(_float_input(input, "leaky_relu"), inplace)
-    r = _fused_activation("leaky_relu", x, negative_slope)
+    r = _fused_activation("leaky_relu", x, negative_slope, out=_into(input, x, inplace))
     return _inplace(input, _T.where(x > 0, x, x * negative_slope) if r is None else r,
                     inplace)
 

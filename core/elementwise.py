@@ -71,8 +71,8 @@ def clamp(input, min=None, max=None, *, out=None):
         if all(b == "bool" for b in bounds):       # PyTorch has no bool clamp kernel
             kernel = "clamp_cpu" if isinstance(min, TensorBase) else "clamp_scalar_cpu"
             raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-    r = _clamp(input, min, max, "clamp")
-    return r if out is None else _T._result_out(r, out, "clamp")
+    r = _clamp(input, min, max, "clamp", out)
+    return r if out is None or r is out else _T._result_out(r, out, "clamp")
 
 
 # c10's names of the dtypes in its "value cannot be converted" message
@@ -115,10 +115,11 @@ def _real_bound(x, bound):
     return bound.real
 
 
-def _clamp(x, lo, hi, kind):
+def _clamp(x, lo, hi, kind, out=None):
     """clamp, clamp_min (hi None) and clamp_max (lo None): the maximum/minimum kernels'
     values, with torch's derivative (elementwise_nodes._Clamp) when autograd or forward AD
-    tracks an input."""
+    tracks an input.  ``out``: written directly where the one-pass kernel applies (the
+    result is then ``out``)."""
     if kind == "clamp":
         if x.is_complex():
             raise NotImplementedError(_NO_COMPLEX_CLAMP)
@@ -135,7 +136,7 @@ def _clamp(x, lo, hi, kind):
     _check_bound(x, lo)
     _check_bound(x, hi)
     if not any(_ag._tracked(t) for t in (x, lo, hi) if isinstance(t, TensorBase)):
-        return _clamp_kernels(x, lo, hi)
+        return _clamp_kernels(x, lo, hi, out)
     tensor_bounds = isinstance(lo, TensorBase) or isinstance(hi, TensorBase)
     return _CLAMP_NODES[kind, tensor_bounds].apply(x, lo, hi, kind)
 

@@ -79,10 +79,12 @@ def _number_bounds(lo, hi):
         return None
 
 
-def _clamp_kernels(x, lo, hi):
+def _clamp_kernels(x, lo, hi, out=None):
     bounds = _number_bounds(lo, hi)
     if bounds is not None:                # one pass instead of a maximum and a minimum
-        r = _T._activation_kernel("clamp", x, None, *bounds)
+        r = _T._activation_kernel("clamp", x, None, *bounds, out=out) if out is not None \
+            else None
+        r = r if r is not None else _T._activation_kernel("clamp", x, None, *bounds)
         if r is not None:
             return r
     r = x

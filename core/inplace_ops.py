@@ -14,6 +14,7 @@ from ember.core import elementwise, products, shapes, special, ternary
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _tensor_arg
 from ember.core._tensor import TensorBase
+from ember.core.elementwise_nodes import _number_bounds
 from ember.core.method_table import method_table
 from ember.core.typeinfo import iinfo
 
@@ -87,8 +88,8 @@ INPLACE_METHODS = {name: _inplace(fn, name) for name, fn in _OUT_OF_PLACE.items(
 
 
 def _fast_first(name, fast):
-    """INPLACE_METHODS[name], trying ``fast`` (core/ternary.py's in-place passes, None where they
-    do not apply) first."""
+    """INPLACE_METHODS[name], trying ``fast`` (a one-pass kernel into self, None where it does
+    not apply) first."""
     general = INPLACE_METHODS[name]
 
     def method(self, *args, **kwargs):
@@ -99,8 +100,25 @@ def _fast_first(name, fast):
     return method
 
 
-for _name in ("lerp_", "addcmul_", "addcdiv_"):
-    INPLACE_METHODS[_name] = _fast_first(_name, getattr(ternary, _name))
+def _clamp_numbers_(self, min=None, max=None):
+    """clamp_ with number bounds (not NaN) of a floating tensor nothing records: one pass
+    into self (WGAN's weight clipping runs it on every parameter); None otherwise."""
+    if not isinstance(self, TensorBase) or not self.dtype.is_floating_point or \
+            (self.requires_grad and _ag.is_grad_enabled()):
+        return None
+    bounds = _number_bounds(min, max)
+    if bounds is None or (min is None and max is None):
+        return None
+    for b in (min, max):
+        if b is not None and not -65504.0 <= b <= 65504.0:     # float16's range: any fits
+            _M._check_bound(self, b)
+    return _T._activation_kernel("clamp", self, None, *bounds, out=self)
+
+
+for _name, _fast in (("lerp_", ternary.lerp_), ("addcmul_", ternary.addcmul_),
+                     ("addcdiv_", ternary.addcdiv_), ("clamp_", _clamp_numbers_),
+                     ("clip_", _clamp_numbers_)):
+    INPLACE_METHODS[_name] = _fast_first(_name, _fast)
 
 
 def _float_power_(self, exponent):

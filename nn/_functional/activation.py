@@ -34,8 +34,7 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _finish(input, result, inplace):
-    return input.copy_(result) if inplace else result
+_finish = _A._inplace
 
 
 def relu(input, inplace=False):
@@ -67,7 +66,8 @@ def tanh(input):
 def selu(input, inplace=False):
     """scale * elu(input, alpha) with SELU's fixed constants."""
     x = _A._source(_A._float_input(input, "selu", "elu_cpu"), inplace)
-    return _finish(input, _A._elu_kernel(x, _SELU_ALPHA, _SELU_SCALE), inplace)
+    return _finish(input, _A._elu_kernel(x, _SELU_ALPHA, _SELU_SCALE,
+                                         out=_A._into(input, x, inplace)), inplace)
 
 
 def celu(input, alpha=1.0, inplace=False):
@@ -75,8 +75,8 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     x = _A._source(_A._float_input(input, "celu", "elu_cpu"), inplace)
-    return _finish(input, _A._elu_kernel(x, alpha, input_scale=1 / alpha, name="celu"),
-                   inplace)
+    return _finish(input, _A._elu_kernel(x, alpha, input_scale=1 / alpha, name="celu",
+                                         out=_A._into(input, x, inplace)), inplace)
 
 
 def threshold(input, threshold, value, inplace=False):
@@ -92,7 +92,7 @@ _threshold = threshold        # for threshold_, whose argument of that name shad
 def hardsigmoid(input, inplace=False):
     """relu6(x + 3) / 6 (its gradient 1/6 only where -3 < x < 3)."""
     x = _A._source(_A._float_input(input, "hardsigmoid"), inplace)
-    r = _A._fused_activation("hardsigmoid", x)
+    r = _A._fused_activation("hardsigmoid", x, out=_A._into(input, x, inplace))
     return _finish(input, _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0 if r is None else r, inplace)
 
 
@@ -100,7 +100,7 @@ def hardsigmoid(input, inplace=False):
 def hardswish(input, inplace=False):
     """x * relu6(x + 3) / 6: gradient 0 for x <= -3, x / 3 + 1/2 below 3, then 1."""
     x = _A._source(_A._float_input(input, "hardswish"), inplace)
-    r = _A._fused_activation("hardswish", x)
+    r = _A._fused_activation("hardswish", x, out=_A._into(input, x, inplace))
     return _finish(input, x * _A._hardtanh(x + 3.0, 0.0, 6.0) / 6.0 if r is None else r,
                    inplace)
 

@@ -139,9 +139,84 @@ def test_entry_declines_what_it_does_not_take():
 
 def test_cpu_and_reference_fill_the_entry_and_a_memory_core_device_leaves_it():
     from ember import backends
-    assert backends.coverage("cpu")["abi"] == "6.4"
+    assert backends.coverage("cpu")["abi"] == "6.5"
     assert "activation" not in backends.coverage("cpu")["composite"]
     if ember.get_device_module("reference").is_available():
         assert "activation" not in backends.coverage("reference")["composite"]
     if ember.get_device_module("memcore").is_available():
         assert "activation" in backends.coverage("memcore")["composite"]
+
+
+INPLACE = [("leaky_relu", {"negative_slope": 0.2}), ("relu6", {}),
+           ("hardtanh", {"min_val": -2.0, "max_val": 0.5}), ("hardsigmoid", {}),
+           ("hardswish", {}), ("silu", {}), ("elu", {"alpha": 0.7}), ("selu", {}),
+           ("celu", {"alpha": 1.3}), ("mish", {})]
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name,kwargs", INPLACE)
+def test_in_place_forms_write_self_in_one_pass(name, kwargs, dtype, layout, device):
+    # the kernel writes into the input itself (out may be a), or the composite's copy_
+    # where it does not apply (a transposed view): the out-of-place bits either way
+    data = _data(dtype)
+    x = ember.tensor(data, device=device)
+    if layout == "transposed":
+        x = x.t()
+    want = getattr(F, name)(x, **kwargs)
+    v = x._version
+    r = getattr(F, name)(x, inplace=True, **kwargs)
+    assert r is x and x._version > v
+    np.testing.assert_array_equal(_np(x), _np(want))
+    t = torch.tensor(data)
+    got_torch = getattr(TF, name)(t.t() if layout == "transposed" else t, **kwargs)
+    np.testing.assert_allclose(_np(x), got_torch.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_in_place_under_autograd_keeps_its_node_and_refuses_leaves():
+    x = ember.tensor(_data("float64"), requires_grad=True)
+    h = x * 1
+    F.leaky_relu(h, 0.2, inplace=True)
+    h.sum().backward()
+    want = torch.tensor(_data("float64"), requires_grad=True)
+    TF.leaky_relu(want * 1, 0.2, inplace=True).sum().backward()
+    np.testing.assert_array_equal(_np(x.grad), want.grad.numpy())
+    for m, f in ((ember, F), (torch, TF)):
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            f.hardtanh(m.ones(3, requires_grad=True), inplace=True)
+
+
+@pytest.mark.parametrize("bounds", [(-0.5, 0.5), (None, 0.25), (-1, None), (0, 1e300)])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_clamp_in_place_and_into_out(bounds, dtype):
+    data = _data(dtype)
+    lo, hi = bounds
+    want = torch.tensor(data)
+    results = []
+    for m in (ember, torch):
+        x = m.tensor(data)
+        if dtype != "float64" and hi == 1e300:       # torch: out of float's range
+            with pytest.raises(RuntimeError, match="without overflow"):
+                x.clamp_(lo, hi)
+            return
+        v = x._version
+        assert x.clamp_(lo, hi) is x and x._version > v
+        y = m.empty(data.shape, dtype=getattr(m, dtype))
+        assert m.clamp(m.tensor(data), lo, hi, out=y) is y
+        xt = m.tensor(data).t().clip_(lo, hi)          # strided: the general path
+        results.append((x, y, xt))
+    for e, t in zip(results[0], results[1]):
+        np.testing.assert_array_equal(_np(e).astype(np.float64), t.numpy().astype(np.float64))
+    np.testing.assert_array_equal(_np(results[0][0]).astype(np.float64),
+                                  want.clamp(lo, hi).numpy().astype(np.float64))
+
+
+def test_clamp_in_place_respects_inference_and_captured_tensor_rules():
+    with ember.inference_mode():
+        x = ember.ones(4)
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor"):
+        x.clamp_(0, 0.5)
+    buf = ember.ones(4)
+    with pytest.raises(RuntimeError, match="captured Tensor"):
+        ember.func.grad(lambda v: (buf.clamp_(0, 0.5), (v * v).sum())[1])(ember.ones(4))
+    assert buf.tolist() == [1.0] * 4

@@ -394,7 +394,8 @@ typedef struct {
  * b NULL: the forward, out = f(a).  Otherwise the backward, out = b * f'(a): b is the
  * gradient of the forward's output, a the forward's input.  p[0..2] are the op's
  * parameters (those it does not use are 0).  out, a and b are C-contiguous views of one
- * shape and one floating dtype; a kernel may answer EMBER_ERR_NOT_IMPLEMENTED for an op or
+ * shape and one floating dtype, and out may be a itself (the in-place forms: each element
+ * is read before it is written); a kernel may answer EMBER_ERR_NOT_IMPLEMENTED for an op or
  * a dtype (the core then runs its composite).  Comparisons with NaN are false, so a NaN
  * input gives NaN forward (the selected branch computes with it) and the formulas below
  * decide its gradient.  Results must not depend on the thread count.
