@@ -58,7 +58,9 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 def logical_not(input, *, out=None):
     """True where ``input`` is zero (False, 0, 0.0)."""
-    return binary_op(op_eq, as_tensor_arg(input, "logical_not", "input"), 0, 1, out)
+    cdef TensorBase x = as_tensor_arg(input, "logical_not", "input")
+    # == False for bool: == 0 would promote the mask to int64 first (a copy 8x its size)
+    return binary_op(op_eq, x, False if x._dtype.code == EMBER_BOOL else 0, 1, out)
 
 
 def equal(input, other):

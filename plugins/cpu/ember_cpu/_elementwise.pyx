@@ -51,6 +51,11 @@ from ember_cpu._strided cimport (
 
 include "_elementwise_rows.pxi"
 
+cdef extern from "_byte_rows.h":
+    void ember_byte_binary(int kind, int truth, uint8_t *o, const uint8_t *a, int64_t sa,
+                           const uint8_t *b, int64_t sb, int64_t n) noexcept nogil
+    void ember_byte_not(int truth, uint8_t *o, const uint8_t *a, int64_t n) noexcept nogil
+
 cdef extern from "_compare_rows.h":
     int ember_compare_row(int dtype, int op, uint8_t *o, const void *a, int64_t sa,
                           const void *b, int64_t sb, int64_t n) noexcept nogil
@@ -401,6 +406,38 @@ cdef bint direct_compare(const EwCall *e, char **ptrs, const int64_t *strides,
                              strides[1], ptrs[2], strides[2], n) != 0
 
 
+# bitwise and logical ops of 1-byte operands (bool, uint8, int8) into a contiguous 1-byte row,
+# operands each contiguous or broadcast (_byte_rows.h); False where the call is not one
+cdef bint direct_bytes(const EwCall *e, char **ptrs, const int64_t *strides,
+                       int64_t n) noexcept nogil:
+    cdef int op = e.op, kind
+    cdef bint boolean = e.dtype == EMBER_BOOL
+    if e.itemsize != 1 or e.out_itemsize != 1 or strides[0] != 1 or \
+            not (0 <= strides[1] <= 1):
+        return False
+    if e.nin == 1:
+        if strides[1] != 1 or not (op == OP_LOGICAL_NOT or op == EMBER_UNARY_BITWISE_NOT):
+            return False
+        ember_byte_not(op == OP_LOGICAL_NOT, <uint8_t *>ptrs[0], <const uint8_t *>ptrs[1], n)
+        return True
+    if not (0 <= strides[2] <= 1):
+        return False
+    if op == EMBER_BINARY_BITWISE_AND or op == EMBER_BINARY_LOGICAL_AND or \
+            (boolean and op == EMBER_BINARY_MUL):
+        kind = 0
+    elif op == EMBER_BINARY_BITWISE_OR or op == EMBER_BINARY_LOGICAL_OR or \
+            (boolean and op == EMBER_BINARY_ADD):
+        kind = 1
+    elif op == EMBER_BINARY_BITWISE_XOR or op == EMBER_BINARY_LOGICAL_XOR:
+        kind = 2
+    else:
+        return False
+    ember_byte_binary(kind, boolean or is_predicate(op), <uint8_t *>ptrs[0],
+                      <const uint8_t *>ptrs[1], strides[1], <const uint8_t *>ptrs[2],
+                      strides[2], n)
+    return True
+
+
 # -- one row of the iteration ---------------------------------------------------------------
 
 cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
@@ -412,7 +449,8 @@ cdef int ew_row(void *arg, char **ptrs, const int64_t *strides, int64_t n,
     cdef bint all_direct = True
     cdef int k, status
     cdef int64_t i = 0, m, step = BUF_LEN
-    if scalar_arith(e, ptrs, strides, n) or (e.nin == 2 and direct_compare(e, ptrs, strides, n)):
+    if scalar_arith(e, ptrs, strides, n) or (e.nin == 2 and direct_compare(e, ptrs, strides, n)) \
+            or direct_bytes(e, ptrs, strides, n):
         return EMBER_OK
     for k in range(e.nin + 1):
         direct[k] = (e.out_native if k == 0 else e.native) and strides[k] == 1
