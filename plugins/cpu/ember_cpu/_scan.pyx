@@ -22,8 +22,25 @@ from ember_cpu._strided cimport (
 cdef extern from *:
     """
     static const char *const ember_scan_names[] = {"cumsum", "cumprod", "cummax", "cummin"};
+    /* one float row's cumsum in double, straight from a to o (any strides): the chain of
+     * dependent adds runs at the adder's latency, where scan_row's staging through a
+     * buffer took three times as long */
+    #define EMBER_CUMSUM_ROW(T, NAME)                                                      \
+    static void NAME(T *o, int64_t so, const T *a, int64_t sa, int64_t n) {                \
+        double acc = 0;                                                                    \
+        for (int64_t j = 0; j < n; j++) {                                                  \
+            acc = acc + a[j * sa];                                                         \
+            o[j * so] = (T)acc;                                                            \
+        }                                                                                  \
+    }
+    EMBER_CUMSUM_ROW(float, ember_cumsum_row_f32)
+    EMBER_CUMSUM_ROW(double, ember_cumsum_row_f64)
     """
     const char *ember_scan_names[]
+    void ember_cumsum_row_f32(float *o, int64_t so, const float *a, int64_t sa,
+                              int64_t n) noexcept nogil
+    void ember_cumsum_row_f64(double *o, int64_t so, const double *a, int64_t sa,
+                              int64_t n) noexcept nogil
 
 
 ctypedef struct ScanPlan:
@@ -133,7 +150,9 @@ cdef int scan_rows(void *arg, char **ptrs, const int64_t *st, int64_t n,
     cdef char *po
     cdef char *pa
     cdef char *pi = NULL
-    if p.op == EMBER_SCAN_CUMSUM and (p.dtype == EMBER_FLOAT32 or p.dtype == EMBER_FLOAT64):
+    cdef bint float_sum = p.op == EMBER_SCAN_CUMSUM and (p.dtype == EMBER_FLOAT32 or
+                                                         p.dtype == EMBER_FLOAT64)
+    if float_sum:
         while e + LANES <= n:
             po = ptrs[0] + e * st[0] * p.itemsize
             pa = ptrs[1] + e * st[1] * p.itemsize
@@ -142,6 +161,14 @@ cdef int scan_rows(void *arg, char **ptrs, const int64_t *st, int64_t n,
             else:
                 cumsum_lanes(p, po, pa, st[0], st[1], <double *>NULL)
             e += LANES
+        for e in range(e, n):       # the rows left over, one at a time
+            po = ptrs[0] + e * st[0] * p.itemsize
+            pa = ptrs[1] + e * st[1] * p.itemsize
+            if p.dtype == EMBER_FLOAT32:
+                ember_cumsum_row_f32(<float *>po, p.so, <const float *>pa, p.sa, p.length)
+            else:
+                ember_cumsum_row_f64(<double *>po, p.so, <const double *>pa, p.sa, p.length)
+        return EMBER_OK
     for e in range(e, n):
         po = ptrs[0] + e * st[0] * p.itemsize
         pa = ptrs[1] + e * st[1] * p.itemsize

@@ -3,6 +3,7 @@ double-precision running sums as one row at a time, so every layout and row coun
 NumPy's float64 cumsum rounded once, as PyTorch's CPU cumsum."""
 import numpy as np
 import pytest
+import torch
 
 import ember
 
@@ -45,3 +46,17 @@ def test_cumsum_does_not_depend_on_the_thread_count():
         ember.set_num_threads(before)
     for a, b in zip(*outs):
         assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((200_003,), 0), ((3, 50_257), -1), ((11, 700), 1),
+                                       ((700, 5), 0)])
+def test_float_cumsum_rows_left_over_run_in_double_in_order(shape, dim, dtype):
+    # rows beyond the lockstep groups of 8 (a single long row, 3 rows, 11 = 8 + 3) take
+    # the one-row loop: PyTorch's sequential double sum, bit for bit
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal(shape).astype(dtype)
+    got = ember.tensor(data).cumsum(dim).numpy()
+    want = np.cumsum(data.astype(np.float64), axis=dim).astype(dtype)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, torch.tensor(data).cumsum(dim).numpy())
