@@ -38,10 +38,14 @@ def _scaled_sum(op, input, product, beta, alpha, out):
     input's values (NaN and inf included) yet keeps it in the graph with a zero gradient;
     an integral result truncates beta and alpha (PyTorch converts them to its dtype)."""
     _tensor_arg(input, op, "input")
-    if _broadcast(input.shape, product.shape) != tuple(product.shape):
+    shape = product.shape
+    # a bias row (a Linear's) or input of the result's shape: broadcast without the check
+    if not (input.shape == shape or (input.dim() == 1 and len(shape) == 2
+                                     and input.shape[0] == shape[1])) and \
+            _broadcast(input.shape, shape) != tuple(shape):
         raise RuntimeError(f"{op}: the shape of input {list(input.shape)} cannot be broadcast "
-                           f"to the result shape {list(product.shape)}")
-    dt = _T.result_type(input, product)
+                           f"to the result shape {list(shape)}")
+    dt = input.dtype if input.dtype == product.dtype else _T.result_type(input, product)
     if not (dt.is_floating_point or dt.is_complex):
         for name, v in (("beta", beta), ("alpha", alpha)):
             if op == "addr" and isinstance(v, float):       # addr refuses, the rest truncate

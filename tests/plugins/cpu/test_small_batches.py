@@ -1,7 +1,8 @@
-"""Batches of small float products (attention's q @ k.T, att @ v) run on ember-cpu's
-register-tiled kernel (_small_gemm.h), batch entries shared by the OpenMP team, instead of
-one OpenBLAS call after another: against float64 products and against the BLAS path, over
-operand layouts (the transposing pack), ragged tiles, thread counts and dtypes."""
+"""Batches of small float products (attention's q @ k.T, att @ v), and single ones that fill
+whole panels, run on ember-cpu's register-tiled kernel (_small_gemm.h), batch entries shared
+by the OpenMP team, instead of one OpenBLAS call after another: against float64 products and
+against the BLAS path, over operand layouts (the transposing pack), ragged tiles, thread
+counts and dtypes."""
 import numpy as np
 import pytest
 
@@ -27,8 +28,10 @@ def product(a, b, out=None):
 
 
 # (B, M, N, K): attention's shapes, tails of every size (rows past a 4-row tile, columns past
-# a 16-column panel, K past an 8 x 8 transpose block), and a tile taller than the matrix
-SHAPES = [(64, 64, 64, 32), (6, 13, 21, 19), (5, 4, 8, 8), (3, 9, 40, 1), (7, 33, 17, 70)]
+# a 16-column panel, K past an 8 x 8 transpose block), and a tile taller than the matrix; single
+# products (B = 1) take the tiles when N fills whole panels and A is rows of unit stride
+SHAPES = [(64, 64, 64, 32), (6, 13, 21, 19), (5, 4, 8, 8), (3, 9, 40, 1), (7, 33, 17, 70),
+          (1, 32, 128, 64), (1, 4, 64, 64), (1, 13, 48, 7), (1, 30, 20, 9)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
