@@ -250,10 +250,46 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     if not input.is_floating_point():
         return input.clone() if out is None else _T._result_out(input, out, "nan_to_num")
     info = finfo(input.dtype)
-    r = _T.where(isnan(input), nan, input)
-    r = _T.where(r == math.inf, info.max if posinf is None else posinf, r)
-    r = _T.where(r == -math.inf, info.min if neginf is None else neginf, r)
+    r = _nan_to_num_pass(input, nan, posinf, neginf, info, out)
+    if r is not None:
+        return r
+    # a replacement beyond the dtype's range converts to an infinity, as PyTorch's
+    posinf = info.max if posinf is None else _saturate(posinf, info)
+    neginf = info.min if neginf is None else _saturate(neginf, info)
+    r = _T.where(isnan(input), _saturate(nan, info), input)
+    r = _T.where(r == math.inf, posinf, r)
+    r = _T.where(r == -math.inf, neginf, r)
     return r.to(input.dtype) if out is None else _T._result_out(r, out, "nan_to_num")
+
+
+def _nan_to_num_pass(x, nan, posinf, neginf, info, out):
+    """nan_to_num with the default infinities (or any beyond the dtype's range) where
+    nothing records it: a clamp into [lowest, max] (the activation entry's one pass maps
+    -inf and +inf there and keeps NaN), then NaN filled in place; six passes were three
+    compares and three wheres.  Written into ``out`` (x itself for nan_to_num_) when it
+    can be; None where it does not apply."""
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    if not (_is_real_number(hi) and _is_real_number(lo) and _is_real_number(nan)) or \
+            hi < info.max or lo > info.min or _ag._tracked(x):
+        return None
+    r = _T._activation_kernel("clamp", x, None, float(lo), float(hi), out=out) \
+        if out is not None else None
+    r = r if r is not None else _T._activation_kernel("clamp", x, None, float(lo), float(hi))
+    if r is None:
+        return None
+    r.masked_fill_(r != r, nan)
+    return r if out is None or r is out else _T._result_out(r, out, "nan_to_num")
+
+
+def _saturate(v, info):
+    if _is_real_number(v) and math.isfinite(v) and abs(v) > info.max:
+        return math.copysign(math.inf, v)
+    return v
+
+
+def _is_real_number(v):
+    return type(v) is float or type(v) is int
 
 
 def arctan2(input, other, *, out=None):

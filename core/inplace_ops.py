@@ -115,9 +115,19 @@ def _clamp_numbers_(self, min=None, max=None):
     return _T._activation_kernel("clamp", self, None, *bounds, out=self)
 
 
+def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
+    """nan_to_num_ of a floating tensor nothing records, in place (see
+    elementwise._nan_to_num_pass); None otherwise."""
+    if not isinstance(self, TensorBase) or not self.dtype.is_floating_point or \
+            (self.requires_grad and _ag.is_grad_enabled()):
+        return None
+    r = _M._nan_to_num_pass(self, nan, posinf, neginf, _M.finfo(self.dtype), self)
+    return r if r is self else None
+
+
 for _name, _fast in (("lerp_", ternary.lerp_), ("addcmul_", ternary.addcmul_),
                      ("addcdiv_", ternary.addcdiv_), ("clamp_", _clamp_numbers_),
-                     ("clip_", _clamp_numbers_)):
+                     ("clip_", _clamp_numbers_), ("nan_to_num_", _nan_to_num_)):
     INPLACE_METHODS[_name] = _fast_first(_name, _fast)
 
 

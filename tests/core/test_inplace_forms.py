@@ -339,3 +339,35 @@ def test_inplace_view_ops_errors_and_no_grad():
     row.unsqueeze_(0)
     row.mul_(10)                      # still a view: writes reach the base
     assert v.tolist() == [[0., 1., 2.], [30., 40., 50.]]
+
+
+_SPECIALS = [math.nan, math.inf, -math.inf, 1.5, -2.0, 3e38, -3e38, 0.0, -0.0]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"nan": 7.0}, {"posinf": 5.0}, {"neginf": -1e300},
+                                    {"nan": 1, "posinf": 1e300}])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_nan_to_num_and_its_in_place_form(kwargs, dtype, layout, device):
+    # default infinities take one clamp pass and a NaN fill; any other bound the composite
+    data = np.stack([np.array(_SPECIALS), np.array(_SPECIALS)[::-1]])
+    got = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        host = data.astype(dtype)
+    for m in (ember, torch):
+        x = m.tensor(host)
+        if layout == "transposed":
+            x = x.t()
+        out = m.nan_to_num(x, **kwargs)
+        v = x._version
+        assert x.nan_to_num_(**kwargs) is x and x._version > v
+        got.append((out, x))
+    for e, t in zip(*got):
+        np.testing.assert_array_equal(e.cpu().numpy(), t.numpy())
+
+
+def test_nan_to_num_keeps_its_gradient_rule():
+    x = ember.tensor([math.nan, math.inf, -math.inf, 2.0], requires_grad=True)
+    ember.nan_to_num(x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
