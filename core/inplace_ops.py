@@ -127,7 +127,9 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
 
 for _name, _fast in (("lerp_", ternary.lerp_), ("addcmul_", ternary.addcmul_),
                      ("addcdiv_", ternary.addcdiv_), ("clamp_", _clamp_numbers_),
-                     ("clip_", _clamp_numbers_), ("nan_to_num_", _nan_to_num_)):
+                     ("clip_", _clamp_numbers_), ("nan_to_num_", _nan_to_num_),
+                     ("tril_", lambda self, diagonal=0: shapes.triangle_(self, diagonal, False)),
+                     ("triu_", lambda self, diagonal=0: shapes.triangle_(self, diagonal, True))):
     INPLACE_METHODS[_name] = _fast_first(_name, _fast)
 
 

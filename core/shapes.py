@@ -177,7 +177,8 @@ def roll(input, shifts, dims=None):
     return r if r is not input else input.clone()
 
 
-def _triangle(input, diagonal, upper, op):
+def _triangle_keep(input, diagonal, upper, op):
+    """The [rows, cols] mask of what tril/triu keep of ``input``'s last two dims."""
     _T._refuse_limited(op, _tensor_arg(input, op).dtype)
     if input.dim() < 2:
         raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
@@ -185,8 +186,23 @@ def _triangle(input, diagonal, upper, op):
     # col - row >= diagonal (upper) as one broadcast comparison: [cols] against [rows, 1]
     col = _T.arange(cols, device=input.device)
     row = _T.arange(diagonal, rows + diagonal, device=input.device).view(rows, 1)
-    keep = col >= row if upper else col <= row
+    return col >= row if upper else col <= row
+
+
+def _triangle(input, diagonal, upper, op):
+    keep = _triangle_keep(input, diagonal, upper, op)
     return _T.where(keep, input, _T.zeros((), dtype=input.dtype, device=input.device))
+
+
+def triangle_(self, diagonal, upper):
+    """tril_/triu_ where nothing records the write: zeros written over what the triangle
+    drops (one masked fill, not a where and a copy back); None otherwise."""
+    if not isinstance(self, TensorBase) or (self.requires_grad and _ag.is_grad_enabled()):
+        return None
+    # tril drops what triu(diagonal + 1) keeps, and triu what tril(diagonal - 1) keeps
+    drop = _triangle_keep(self, diagonal + (-1 if upper else 1), not upper,
+                          "triu" if upper else "tril")
+    return self.masked_fill_(drop, 0)
 
 
 def tril(input, diagonal=0, *, out=None):

@@ -371,3 +371,19 @@ def test_nan_to_num_keeps_its_gradient_rule():
     x = ember.tensor([math.nan, math.inf, -math.inf, 2.0], requires_grad=True)
     ember.nan_to_num(x).sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0, 1.0]
+
+
+@pytest.mark.parametrize("diagonal", [-9, -2, 0, 1, 9])
+@pytest.mark.parametrize("name", ["tril_", "triu_"])
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bool"])
+def test_triangle_in_place_zeroes_what_it_drops(name, diagonal, dtype):
+    data = np.random.default_rng(4).standard_normal((3, 5, 7)) * 4
+    data[0, 0, 0] = np.nan if dtype == "float32" else 1
+    host = data.astype(dtype)
+    for view in (lambda t: t, lambda t: t.transpose(1, 2)):
+        e, t = view(ember.tensor(host)), view(torch.tensor(host))
+        assert getattr(e, name)(diagonal) is e
+        getattr(t, name)(diagonal)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+    with pytest.raises(RuntimeError, match="at least 2 dimensions"):
+        getattr(ember.zeros(3), name)()
