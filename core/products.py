@@ -39,9 +39,9 @@ def _scaled_sum(op, input, product, beta, alpha, out):
     an integral result truncates beta and alpha (PyTorch converts them to its dtype)."""
     _tensor_arg(input, op, "input")
     shape = product.shape
-    # a bias row (a Linear's) or input of the result's shape: broadcast without the check
-    if not (input.shape == shape or (input.dim() == 1 and len(shape) == 2
-                                     and input.shape[0] == shape[1])) and \
+    # a bias row (a Linear's): broadcast without the general check (which compares every
+    # pair of sizes: under symbolic shapes each comparison would add a guard)
+    if not (input.dim() == 1 and len(shape) == 2 and input.shape[0] == shape[1]) and \
             _broadcast(input.shape, shape) != tuple(shape):
         raise RuntimeError(f"{op}: the shape of input {list(input.shape)} cannot be broadcast "
                            f"to the result shape {list(shape)}")
