@@ -106,6 +106,8 @@ EMBER_CAST_FN(ember_cast_i32_i64, int32_t, int64_t, (int64_t)x)
 EMBER_CAST_FN(ember_cast_i64_i32, int64_t, int32_t, (int32_t)x)
 EMBER_CAST_FN(ember_cast_b_i64, uint8_t, int64_t, (int64_t)(x != 0))
 EMBER_CAST_FN(ember_cast_u8_i64, uint8_t, int64_t, (int64_t)x)
+EMBER_CAST_FN(ember_cast_b_f32, uint8_t, float, (float)(x != 0))
+EMBER_CAST_FN(ember_cast_b_f64, uint8_t, double, (double)(x != 0))
 EMBER_CAST_FN(ember_cast_f32_b, float, uint8_t, (uint8_t)(x != 0))
 EMBER_CAST_FN(ember_cast_i64_b, int64_t, uint8_t, (uint8_t)(x != 0))
 #undef EMBER_CAST_FN
@@ -158,6 +160,8 @@ static int ember_cast_contiguous(int out, int in, void *o, const void *a, int64_
     case EMBER_PAIR(EMBER_INT32, EMBER_INT64): ember_cast_i64_i32(o, a, n); return 1;
     case EMBER_PAIR(EMBER_INT64, EMBER_BOOL): ember_cast_b_i64(o, a, n); return 1;
     case EMBER_PAIR(EMBER_INT64, EMBER_UINT8): ember_cast_u8_i64(o, a, n); return 1;
+    case EMBER_PAIR(EMBER_FLOAT32, EMBER_BOOL): ember_cast_b_f32(o, a, n); return 1;
+    case EMBER_PAIR(EMBER_FLOAT64, EMBER_BOOL): ember_cast_b_f64(o, a, n); return 1;
     case EMBER_PAIR(EMBER_BOOL, EMBER_FLOAT32): ember_cast_f32_b(o, a, n); return 1;
     case EMBER_PAIR(EMBER_BOOL, EMBER_INT64): ember_cast_i64_b(o, a, n); return 1;
     default: return 0;

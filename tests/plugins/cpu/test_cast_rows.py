@@ -12,7 +12,7 @@ import ember
 PAIRS = [("float32", "float64"), ("float64", "float32"), ("float32", "int64"),
          ("float64", "int64"), ("float32", "int32"), ("float64", "int32"), ("int64", "float32"),
          ("int64", "float64"), ("int32", "float32"), ("int32", "float64"), ("int32", "int64"),
-         ("int64", "int32"), ("bool", "int64"), ("uint8", "int64"), ("float32", "bool"),
+         ("int64", "int32"), ("bool", "int64"), ("uint8", "int64"), ("float32", "bool"), ("bool", "float32"), ("bool", "float64"),
          ("int64", "bool"), ("float16", "float32"), ("bfloat16", "float32"),
          ("float32", "float16"), ("float32", "bfloat16")]
 
