@@ -178,8 +178,8 @@ cdef class ForwardKernel:
         cdef bint inplace = self.writes_first or (out is not None and len(args) > 0
                                                   and out is args[0])
         if out is not None and not inplace:
-            raise RuntimeError(f"Trying to use forward AD with {self.op.name}_out that does "
-                               f"not support it because it is an out= function")
+            raise NotImplementedError(f"Trying to use forward AD with {self.op.name}_out that "
+                                      f"does not support it because it is an out= function")
         if self.rule is None:
             raise NotImplementedError(unsupported(self.op.name))
         cdef ForwardCtx ctx = ForwardCtx.__new__(ForwardCtx)

@@ -185,3 +185,15 @@ def test_requires_grad_inside_a_transform(transform, form):
             return "requires_grad_()" in str(e), "random operation" in str(e)
         return "ran"
     assert outcome(ember) == outcome(torch)
+
+
+@pytest.mark.parametrize("m", [ember, torch])
+def test_out_forms_under_forward_ad_raise_not_implemented_as_torch(m):
+    buf = m.zeros(3)
+    x = m.tensor([1.0, 2.0, 3.0])
+
+    def f(v):
+        m.sin(v, out=buf)
+        return v.sum()
+    with pytest.raises(NotImplementedError, match="sin_out that does not support it"):
+        m.func.jvp(f, (x,), (m.ones(3),))
