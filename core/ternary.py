@@ -116,25 +116,24 @@ class _Addcmul(_Ternary):
     code = _ADDCMUL
     saves = (1, 2)
 
-    @staticmethod
-    def backward(ctx, g):
+    @classmethod
+    def backward(cls, ctx, g):
+        """g for input; for tensor1 and tensor2, g times the derivative of value * t1 * t2
+        (addcmul) or value * t1 / t2 (addcdiv) in each."""
         t1, t2 = ctx.saved_tensors
         v, need = ctx.number, ctx.needs_input_grad
-        return (g, g * (t2 * v) if need[1] else None, g * (t1 * v) if need[2] else None,
-                None)
+        if cls.code == _ADDCMUL:
+            d1 = g * (t2 * v) if need[1] else None
+            d2 = g * (t1 * v) if need[2] else None
+        else:
+            d1 = g * (v / t2) if need[1] else None
+            d2 = -g * (v * t1 / (t2 * t2)) if need[2] else None
+        return g, d1, d2, None
 
 
-class _Addcdiv(_Ternary):
+class _Addcdiv(_Addcmul):
     _node_name = "AddcdivBackward0"
     code = _ADDCDIV
-    saves = (1, 2)
-
-    @staticmethod
-    def backward(ctx, g):
-        t1, t2 = ctx.saved_tensors
-        v, need = ctx.number, ctx.needs_input_grad
-        return (g, g * (v / t2) if need[1] else None,
-                -g * (v * t1 / (t2 * t2)) if need[2] else None, None)
 
 
 _NODES = {_LERP: _LerpTensor, _ADDCMUL: _Addcmul, _ADDCDIV: _Addcdiv}
