@@ -143,9 +143,13 @@ static void ember_cast_f32_i32(int32_t *o, const float *a, int64_t n) {
 }
 
 /* the contiguous loop for (out, in) dtypes, or 0 when none here takes them */
-static int ember_cast_contiguous(int out, int in, void *o, const void *a, int64_t n) {
+static inline int ember_cast_contiguous(int out, int in, void *o, const void *a, int64_t n) {
 #define EMBER_PAIR(OUT, IN) ((OUT) * 64 + (IN))
     switch (EMBER_PAIR(out, in)) {
+    case EMBER_PAIR(EMBER_FLOAT16, EMBER_FLOAT32): ember_f32_to_f16(o, a, n); return 1;
+    case EMBER_PAIR(EMBER_BFLOAT16, EMBER_FLOAT32): ember_f32_to_bf16(o, a, n); return 1;
+    case EMBER_PAIR(EMBER_FLOAT32, EMBER_FLOAT16): ember_f16_to_f32(o, a, n); return 1;
+    case EMBER_PAIR(EMBER_FLOAT32, EMBER_BFLOAT16): ember_bf16_to_f32(o, a, n); return 1;
     case EMBER_PAIR(EMBER_FLOAT64, EMBER_FLOAT32): ember_cast_f32_f64(o, a, n); return 1;
     case EMBER_PAIR(EMBER_FLOAT32, EMBER_FLOAT64): ember_cast_f64_f32(o, a, n); return 1;
     case EMBER_PAIR(EMBER_INT64, EMBER_FLOAT32): ember_cast_f32_i64(o, a, n); return 1;

@@ -152,35 +152,19 @@ cdef int raw_copy_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
 
 
 cdef extern from "_cast_rows.h":
-    void ember_f32_to_f16(uint16_t *o, const float *a, int64_t n) noexcept nogil
-    void ember_f32_to_bf16(uint16_t *o, const float *a, int64_t n) noexcept nogil
-    void ember_f16_to_f32(float *o, const uint16_t *a, int64_t n) noexcept nogil
-    void ember_bf16_to_f32(float *o, const uint16_t *a, int64_t n) noexcept nogil
     int ember_cast_contiguous(int out, int a, void *o, const void *a, int64_t n) noexcept nogil
 
 
-# different dtypes: load a block into the compute type, store it converted (a contiguous
-# float32 row into float16 or bfloat16, autocast's casts, in one vectorised pass)
+# different dtypes: load a block into the compute type, store it converted (a contiguous row
+# of an everyday pair, autocast's casts among them, in one loop: _cast_rows.h)
 cdef int cast_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
                   int64_t index) noexcept nogil:
     cdef const CastCall *c = <const CastCall *>arg
     cdef StageBuf buf
     cdef int64_t i = 0, m
-    if st[0] == 1 and st[1] == 1:
-        if c.in_dtype == EMBER_FLOAT32 and c.out_dtype == EMBER_FLOAT16:
-            ember_f32_to_f16(<uint16_t *>ptrs[0], <const float *>ptrs[1], n)
-            return EMBER_OK
-        if c.in_dtype == EMBER_FLOAT32 and c.out_dtype == EMBER_BFLOAT16:
-            ember_f32_to_bf16(<uint16_t *>ptrs[0], <const float *>ptrs[1], n)
-            return EMBER_OK
-        if c.out_dtype == EMBER_FLOAT32 and c.in_dtype == EMBER_FLOAT16:
-            ember_f16_to_f32(<float *>ptrs[0], <const uint16_t *>ptrs[1], n)
-            return EMBER_OK
-        if c.out_dtype == EMBER_FLOAT32 and c.in_dtype == EMBER_BFLOAT16:
-            ember_bf16_to_f32(<float *>ptrs[0], <const uint16_t *>ptrs[1], n)
-            return EMBER_OK
-        if ember_cast_contiguous(c.out_dtype, c.in_dtype, ptrs[0], ptrs[1], n):
-            return EMBER_OK
+    if st[0] == 1 and st[1] == 1 and \
+            ember_cast_contiguous(c.out_dtype, c.in_dtype, ptrs[0], ptrs[1], n):
+        return EMBER_OK
     while i < n:
         m = min(<int64_t>BUF_LEN, n - i)
         load_ct(c.ct, &buf, ptrs[1] + i * st[1] * c.in_size, c.in_dtype, m, st[1])
