@@ -93,7 +93,8 @@ cdef object written(int code, TensorBase x, TensorBase g, double p0, double p1, 
     cdef TensorBase o = <TensorBase>out
     if (x._keys & AUTOGRAD_BIT and is_grad_enabled_c()) or (o._keys & AUTOGRAD_BIT) or \
             not o.contiguous_c() or o._dtype is not x._dtype or o._device != x._device or \
-            o.shape != x.shape or (o is not x and not x.contiguous_c()):
+            o._ndim != x._ndim or memcmp(o._sizes, x._sizes, x._ndim * sizeof(int64_t)) or \
+            (o is not x and not x.contiguous_c()):
         return None
     check_writable(o, x, g)
     try:

@@ -195,7 +195,7 @@ cdef TensorBase sequence(int64_t n, object start, object step, object end, int64
 
 cdef extern from *:
     """
-    /* v[i] = base + sign * step * (first + i): four independent counters held as doubles
+    /* v[i] = base + step * (first + i * delta): four independent counters held as doubles
      * (exact below 2^53), so no int-to-double conversion and no serial chain per element */
     static void ember_sequence_run(double *v, int64_t n, double base, double step,
                                    double first, double delta) {
@@ -216,7 +216,8 @@ cdef extern from *:
         ember_sequence_run(out, half, start, step, 0.0, 1.0);
         ember_sequence_run(out + half, n - half, end, -step, (double)(n - 1 - half), -1.0);
     }
-    /* wrapping as NumPy's int64 arithmetic does */
+    /* wrapping as NumPy's int64 arithmetic does; -O3 vectorises it (the core builds at
+     * -O2, which left it scalar) */
     __attribute__((optimize("O3")))
     static void ember_sequence_i64(int64_t *out, int64_t n, int64_t start, int64_t step) {
         for (int64_t i = 0; i < n; i++)

@@ -22,6 +22,7 @@ from ember.core.elementwise_nodes import (
     CopysignTensor,
     Hypot,
     _clamp_kernels,
+    _clamp_pass,
 )
 from ember.core.function import Function, without_derivative, zero_derivative
 from ember.core.shapes import broadcast_tensors
@@ -91,6 +92,8 @@ def _check_bound(x, bound):
     if dt.is_complex or dt.name == "bool" or (isinstance(bound, float)
                                                and not dt.is_floating_point):
         return                                      # the bound promotes: no conversion
+    if dt.is_floating_point and -65504.0 <= bound <= 65504.0:
+        return                                      # float16's range: every float holds it
     lo, hi = checked_range(dt)
     # infinities and NaN convert to any floating dtype
     if not lo <= bound <= hi and not (dt.is_floating_point and (math.isinf(bound) or
@@ -273,9 +276,7 @@ def _nan_to_num_pass(x, nan, posinf, neginf, info, out):
     if not (_is_real_number(hi) and _is_real_number(lo) and _is_real_number(nan)) or \
             hi < info.max or lo > info.min or _ag._tracked(x):
         return None
-    r = _T._activation_kernel("clamp", x, None, float(lo), float(hi), out=out) \
-        if out is not None else None
-    r = r if r is not None else _T._activation_kernel("clamp", x, None, float(lo), float(hi))
+    r = _clamp_pass(x, float(lo), float(hi), out)
     if r is None:
         return None
     r.masked_fill_(r != r, nan)

@@ -79,12 +79,18 @@ def _number_bounds(lo, hi):
         return None
 
 
+def _clamp_pass(x, lo, hi, out=None):
+    """The activation entry's one clamp pass of x into [lo, hi] (numbers): written into
+    ``out`` where the entry can write there, else a new tensor; None where it does not
+    apply."""
+    r = _T._activation_kernel("clamp", x, None, lo, hi, out=out) if out is not None else None
+    return r if r is not None else _T._activation_kernel("clamp", x, None, lo, hi)
+
+
 def _clamp_kernels(x, lo, hi, out=None):
     bounds = _number_bounds(lo, hi)
     if bounds is not None:                # one pass instead of a maximum and a minimum
-        r = _T._activation_kernel("clamp", x, None, *bounds, out=out) if out is not None \
-            else None
-        r = r if r is not None else _T._activation_kernel("clamp", x, None, *bounds)
+        r = _clamp_pass(x, *bounds, out=out)
         if r is not None:
             return r
     r = x

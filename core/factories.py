@@ -59,8 +59,8 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         dtype = _T._dtypes.as_dtype(dtype, "linspace", "dtype")
         _T._refuse_limited("linspace", dtype)
     dtype = _space_dtype("linspace", start, end, dtype)
-    if not (dtype.is_floating_point or dtype.is_complex) and \
-            type(start) in (int, float) and type(end) in (int, float):
+    numbers = type(start) in (int, float) and type(end) in (int, float)
+    if numbers and not (dtype.is_floating_point or dtype.is_complex):
         # PyTorch's integer kernel converts the endpoints to the dtype first (7.5 -> 7; out
         # of its range raises)
         start, end = (_T.full((), v, dtype=dtype).item() for v in (start, end))
@@ -68,7 +68,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
     # from both ends, as PyTorch does, so the last value is exactly `end`
     # (a single step is `start`, as PyTorch's); in double, rounded to dtype once
     half = 1 if steps == 1 else steps // 2
-    if type(start) in (int, float) and type(end) in (int, float) and not dtype.is_complex:
+    if numbers and not dtype.is_complex:
         values = _sequence(steps, float(start), step, float(end), half, _FLOAT64, device)
     else:
         i = _T.arange(steps, dtype=_FLOAT64, device=device)

@@ -104,14 +104,13 @@ def _clamp_numbers_(self, min=None, max=None):
     """clamp_ with number bounds (not NaN) of a floating tensor nothing records: one pass
     into self (WGAN's weight clipping runs it on every parameter); None otherwise."""
     if not isinstance(self, TensorBase) or not self.dtype.is_floating_point or \
-            (self.requires_grad and _ag.is_grad_enabled()):
+            _ag._tracked(self):
         return None
     bounds = _number_bounds(min, max)
     if bounds is None or (min is None and max is None):
         return None
-    for b in (min, max):
-        if b is not None and not -65504.0 <= b <= 65504.0:     # float16's range: any fits
-            _M._check_bound(self, b)
+    _M._check_bound(self, min)
+    _M._check_bound(self, max)
     return _T._activation_kernel("clamp", self, None, *bounds, out=self)
 
 
@@ -119,7 +118,7 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     """nan_to_num_ of a floating tensor nothing records, in place (see
     elementwise._nan_to_num_pass); None otherwise."""
     if not isinstance(self, TensorBase) or not self.dtype.is_floating_point or \
-            (self.requires_grad and _ag.is_grad_enabled()):
+            _ag._tracked(self):
         return None
     r = _M._nan_to_num_pass(self, nan, posinf, neginf, _M.finfo(self.dtype), self)
     return r if r is self else None

@@ -381,14 +381,12 @@ def _round_in_place(general):
     """round_(): the round kernel writing into self where nothing records the write (an
     out-of-place round and a copy back took four times PyTorch's time)."""
     def round_(self, decimals=0):
-        if decimals == 0 and isinstance(self, _T.TensorBase) and \
-                self.dtype.name in ("int64", "bool"):    # PyTorch's quirk: int32 passes
-            raise NotImplementedError(f'"round_vml_cpu" not implemented for '
-                                      f"'{_T._st_name(self.dtype)}'")
-        if decimals == 0 and isinstance(self, _T.TensorBase) and \
-                self.dtype.is_floating_point and not (self.requires_grad and
-                                                      _ag.is_grad_enabled()):
-            return _T._round(self, out=self)
+        if decimals == 0 and isinstance(self, _T.TensorBase):
+            if self.dtype.name in ("int64", "bool"):     # PyTorch's quirk: int32 passes
+                raise NotImplementedError(f'"round_vml_cpu" not implemented for '
+                                          f"'{_T._st_name(self.dtype)}'")
+            if self.dtype.is_floating_point and not _ag._tracked(self):
+                return _T._round(self, out=self)
         return general(self, decimals=decimals)
     round_.__name__ = round_.__qualname__ = "round_"
     round_.__doc__ = general.__doc__

@@ -197,7 +197,7 @@ def _triangle(input, diagonal, upper, op):
 def triangle_(self, diagonal, upper):
     """tril_/triu_ where nothing records the write: zeros written over what the triangle
     drops (one masked fill, not a where and a copy back); None otherwise."""
-    if not isinstance(self, TensorBase) or (self.requires_grad and _ag.is_grad_enabled()):
+    if not isinstance(self, TensorBase) or _ag._tracked(self):
         return None
     # tril drops what triu(diagonal + 1) keeps, and triu what tril(diagonal - 1) keeps
     drop = _triangle_keep(self, diagonal + (-1 if upper else 1), not upper,

@@ -74,15 +74,10 @@ cdef void scan_row(const ScanPlan *p, char *po, const char *pa, char *pi,
     while j0 < p.length:
         w = min(<int64_t>BUF_LEN, p.length - j0)
         load(buf, pa + j0 * p.sa * p.itemsize, p.dtype, w, p.sa)
-        if op == EMBER_SCAN_CUMSUM:
-            if ct_t is float and wide:  # PyTorch accumulates float32 scans in double
-                for j in range(w):
-                    dacc = dacc + buf[j]
-                    buf[j] = <float>dacc
-            else:
-                for j in range(w):
-                    acc = _add(acc, buf[j])
-                    buf[j] = acc
+        if op == EMBER_SCAN_CUMSUM:     # (float32/float64 sums run in scan_rows' loops)
+            for j in range(w):
+                acc = _add(acc, buf[j])
+                buf[j] = acc
         elif op == EMBER_SCAN_CUMPROD:
             if ct_t is float and wide:
                 for j in range(w):
@@ -150,9 +145,7 @@ cdef int scan_rows(void *arg, char **ptrs, const int64_t *st, int64_t n,
     cdef char *po
     cdef char *pa
     cdef char *pi = NULL
-    cdef bint float_sum = p.op == EMBER_SCAN_CUMSUM and (p.dtype == EMBER_FLOAT32 or
-                                                         p.dtype == EMBER_FLOAT64)
-    if float_sum:
+    if p.op == EMBER_SCAN_CUMSUM and (p.dtype == EMBER_FLOAT32 or p.dtype == EMBER_FLOAT64):
         while e + LANES <= n:
             po = ptrs[0] + e * st[0] * p.itemsize
             pa = ptrs[1] + e * st[1] * p.itemsize

@@ -1,6 +1,8 @@
 """Bitwise and logical ops on 1-byte operands (bool, uint8, int8) in ember-cpu's byte loops
 (_byte_rows.h) against PyTorch: every op and operand form (contiguous, broadcast, 0-d,
 strided through the general path, in place), bool's * and + as and/or, logical_not."""
+import operator
+
 import numpy as np
 import pytest
 import torch
@@ -13,8 +15,8 @@ BINARY = ["&", "|", "^", "logical_and", "logical_or", "logical_xor", "*", "+"]
 def _apply(m, op, a, b):
     if op.startswith("logical"):
         return getattr(m, op)(a, b)
-    return {"&": a & b, "|": a | b, "^": a ^ b, "*": a * b, "+": a + b}[op] \
-        if op in "&|^" else {"*": lambda: a * b, "+": lambda: a + b}[op]()
+    return {"&": operator.and_, "|": operator.or_, "^": operator.xor, "*": operator.mul,
+            "+": operator.add}[op](a, b)
 
 
 def _data(dtype, shape, seed):

@@ -61,10 +61,15 @@ def test_float_to_int32_wraps_through_int64_as_before():
     np.testing.assert_array_equal(ember.tensor(x).int().numpy(), want)
 
 
-def test_half_staging_keeps_signalling_nan_payloads():
-    bits = np.array([0x7C01, 0xFC01, 0x7E00, 0x3C00, 0x0001, 0x8000] * 4, np.uint16)
-    h = ember.tensor(bits.view(np.int16)).view(ember.float16)
-    got = (h.float() * 1).view(ember.int32).numpy()
-    strided = ember.stack([h, h], 1)[:, 0].float().view(ember.int32).numpy()
-    np.testing.assert_array_equal(h.float().view(ember.int32).numpy(), strided)
-    assert got.shape == strided.shape
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_staging_equals_the_element_by_element_path(dtype):
+    # signalling and quiet NaNs, infinities, subnormals, signed zeros, ordinary values
+    bits = np.array([0x7C01, 0xFC01, 0x7E00, 0x7C00, 0x3C00, 0x0001, 0x8000, 0x4248] * 5,
+                    np.uint16)
+    h = ember.tensor(bits.view(np.int16)).view(getattr(ember, dtype))
+    s = ember.stack([h, h], 1)[:, 0]              # the same values through a strided view
+    np.testing.assert_array_equal(h.float().view(ember.int32).numpy(),
+                                  s.float().view(ember.int32).numpy())
+    for op in (lambda t: t * 3, lambda t: t + t, lambda t: t.exp()):   # staged kernels
+        np.testing.assert_array_equal(op(h).view(ember.int16).numpy(),
+                                      op(s).contiguous().view(ember.int16).numpy())
