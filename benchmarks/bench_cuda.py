@@ -79,6 +79,14 @@ def elementwise_cases(quick):
         a, b, o = (lib.rand(n, device="cuda") for _ in range(3))
         return gpu_time, lambda: lib.add(a, b, out=o)
 
+    def lerp_inplace(lib):                  # an optimizer's moving average: one pass
+        a, b = (lib.rand(n, device="cuda") for _ in range(2))
+        return gpu_time, lambda: a.lerp_(b, 0.1)
+
+    def silu(lib):                          # one kernel (ABI 6.4's activation entry)
+        a = lib.randn(16384, 1024, device="cuda")
+        return gpu_time, lambda: lib.nn.functional.silu(a)
+
     def sum_big(lib):
         a = lib.rand(n, device="cuda")
         return gpu_time, lambda: a.sum()
@@ -94,6 +102,8 @@ def elementwise_cases(quick):
 
     rows = [("a + b, 10 float32 (wall, us)", tiny_add, 1e3),
             ("add 10M float32, out= (us)", add_out, 1e3),
+            ("lerp_ 10M float32, weight 0.1 (us)", lerp_inplace, 1e3),
+            ("silu (16384, 1024) (us)", silu, 1e3),
             ("sum 10M float32 (us)", sum_big, 1e3),
             ("softmax (4096, 1024) (us)", softmax, 1e3),
             ("layer_norm (16384, 384) (us)", layer_norm, 1e3)]

@@ -115,16 +115,22 @@ def _source(input, inplace):
     return input
 
 
-@_in_opmath()
 def gelu(input, approximate="none"):
     """x * Phi(x), Phi the standard normal CDF; approximate='tanh' uses
     0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    x = _float_input(input, "gelu", "GeluKernelImpl")
     if approximate == "none":
-        try:                        # one kernel each way (abi.h's GELU codes)
+        x = _float_input(input, "gelu", "GeluKernelImpl")
+        try:    # one kernel each way (abi.h's GELU codes; float16/bfloat16 in float32 there)
             return _T._gelu(x)
         except NotImplementedError:  # a backend without them: the composite
             pass
+    return _gelu_composite(input, approximate)
+
+
+@_in_opmath()
+def _gelu_composite(input, approximate):
+    x = _float_input(input, "gelu", "GeluKernelImpl")
+    if approximate == "none":
         if x.requires_grad and _ag.is_grad_enabled():
             return _gelu_function().apply(x)
         return x * _gelu_cdf(x)

@@ -251,3 +251,129 @@ def test_gelu_is_one_kernel_each_way(dt, oracle):
 def test_gelu_second_derivative():
     x = ember.randn(4, 5, dtype=ember.float64, device="cuda", requires_grad=True)
     assert ember.autograd.gradgradcheck(ember.nn.functional.gelu, (x,))
+
+
+# name: (out of place, in place) of ember's or PyTorch's module `m`
+TERNARY = {
+    "lerp": (lambda m, a, b, c: m.lerp(a, b, c), lambda x, b, c: x.lerp_(b, c)),
+    "lerp_number": (lambda m, a, b, c: m.lerp(a, b, 0.3), lambda x, b, c: x.lerp_(b, 0.3)),
+    "addcmul": (lambda m, a, b, c: m.addcmul(a, b, c, value=0.7),
+                lambda x, b, c: x.addcmul_(b, c, value=0.7)),
+    "addcdiv": (lambda m, a, b, c: m.addcdiv(a, b, c, value=-1.5),
+                lambda x, b, c: x.addcdiv_(b, c, value=-1.5)),
+}
+
+
+@pytest.mark.parametrize("dt", F)
+@pytest.mark.parametrize("name", list(TERNARY))
+def test_ternary_ops_are_one_kernel_with_the_cpu_bits(name, dt, oracle):
+    """lerp, addcmul and addcdiv run the ABI 6.5 entry: one kernel, the CPU plugin's bits
+    (both compute abi.h's fused formulas), PyTorch's values; broadcast, strided, in place."""
+    rng = np.random.default_rng(9)
+    f, f_ = TERNARY[name]
+    a, b = values((6, 9), dt, rng), values((9,), dt, rng)
+    c = np.abs(values((6, 1), dt, rng)) + 0.5 if name == "addcdiv" else \
+        rng.random((6, 1)) * 1.4 - 0.2          # weights on both sides of 0.5
+    (ea, ta), (eb, tb), (ec, tc) = (pair(v, dt, oracle) for v in (a, b, c))
+    for ev, tv in ((ea, ta), (ea.t().contiguous().t(), ta.t().contiguous().t())):
+        with ember.cuda.profile_kernels() as prof:
+            y = f(ember, ev, eb, ec)
+        kernels = [(k.split(":")[-1], n) for k, n, _ in prof.summary()]
+        assert kernels == [("ternary_kernel", 1)], kernels
+        on_cpu = f(ember, ev.cpu(), eb.cpu(), ec.cpu())
+        assert np.array_equal(y.cpu().float().numpy(), on_cpu.float().numpy(), equal_nan=True)
+        oracle.assert_matches(y, f(oracle.torch, tv, tb, tc))
+    x = ea.clone()
+    f_(x, eb, ec)
+    assert np.array_equal(x.cpu().float().numpy(), f(ember, ea, eb, ec).cpu().float().numpy())
+
+
+def test_ternary_gradients_match_pytorch(oracle):
+    torch = oracle.torch
+    rng = np.random.default_rng(10)
+    arrs = [rng.standard_normal((5, 7)), rng.standard_normal((7,)), rng.random((5, 1)) + 0.5]
+    for f, _ in TERNARY.values():
+        es = [ember.tensor(v, device="cuda", requires_grad=True) for v in arrs]
+        ts = [torch.tensor(v, device=oracle.device, requires_grad=True) for v in arrs]
+        f(ember, *es).sum().backward()
+        f(torch, *ts).sum().backward()
+        for e, t in zip(es, ts):
+            if t.grad is None:
+                assert e.grad is None
+            else:
+                oracle.assert_matches(e.grad, t.grad)
+
+
+# the activations of the ABI 6.4 entry, as calls of ember's or PyTorch's module `m`
+ACTIVATIONS = {
+    "leaky_relu": lambda m, x, **k: m.nn.functional.leaky_relu(x, 0.05, **k),
+    "hardtanh": lambda m, x, **k: m.nn.functional.hardtanh(x, -0.5, 2.0, **k),
+    "clamp": lambda m, x, **k: x.clamp_(-1.0, 0.7) if k else x.clamp(-1.0, 0.7),
+    "hardsigmoid": lambda m, x, **k: m.nn.functional.hardsigmoid(x, **k),
+    "hardswish": lambda m, x, **k: m.nn.functional.hardswish(x, **k),
+    "silu": lambda m, x, **k: m.nn.functional.silu(x, **k),
+    "elu": lambda m, x, **k: m.nn.functional.elu(x, 0.8, **k),
+    "selu": lambda m, x, **k: m.nn.functional.selu(x, **k),
+    "softplus": lambda m, x: m.nn.functional.softplus(x, 2.0, 5.0),
+    "logsigmoid": lambda m, x: m.nn.functional.logsigmoid(x),
+    "hardshrink": lambda m, x: m.nn.functional.hardshrink(x, 0.4),
+    "softshrink": lambda m, x: m.nn.functional.softshrink(x, 0.4),
+    "mish": lambda m, x, **k: m.nn.functional.mish(x, **k),
+}
+
+
+def activation_and_grad(f, m, arr, garr, device, dt):
+    x = m.tensor(arr, dtype=getattr(m, dt.name), device=device, requires_grad=True)
+    y = f(m, x)
+    y.backward(m.tensor(garr, dtype=x.dtype, device=device))
+    return y.detach(), x.grad
+
+
+@pytest.mark.parametrize("dt", [ember.float32, ember.float64])
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activations_are_one_kernel_each_way(name, dt, oracle):
+    """Forward and gradient each one launch of the entry's kernel; PyTorch's values on
+    random inputs, the CPU plugin's (the same formulas) at the branch points and NaN."""
+    f = ACTIVATIONS[name]
+    rng = np.random.default_rng(11)
+    arr, garr = rng.standard_normal(500) * 4, rng.standard_normal(500)
+    x = ember.tensor(arr, dtype=dt, device="cuda", requires_grad=True)
+    with ember.cuda.profile_kernels() as prof:
+        y = f(ember, x)
+    assert [(k.split(":")[-1], n) for k, n, _ in prof.summary()] == [("activation_kernel", 1)]
+    g = ember.tensor(garr, dtype=dt, device="cuda")
+    with ember.cuda.profile_kernels() as prof:
+        y.backward(g)
+    assert "activation_kernel" in [k.split(":")[-1] for k, _, _ in prof.summary()]
+    ty, tgrad = activation_and_grad(f, oracle.torch, arr, garr, oracle.device, dt)
+    # PyTorch's CUDA hardsigmoid and hardswish multiply by a float 1/6 where its CPU kernels
+    # and abi.h divide by 6: float64 results differ from them in the 8th digit
+    tol = 1e-7 if name in ("hardsigmoid", "hardswish") else None
+    oracle.assert_matches(y.detach(), ty, rtol=tol, atol=tol)
+    oracle.assert_matches(x.grad, tgrad)
+    edges = np.array([0.0, -3.0, 3.0, 0.4, -0.4, -0.5, 2.0, 0.7, -1.0, 30.0, -30.0, np.nan])
+    ones = np.ones(edges.size)
+    for got, want in zip(activation_and_grad(f, ember, edges, ones, "cuda", dt),
+                         activation_and_grad(f, ember, edges, ones, "cpu", dt)):
+        np.testing.assert_allclose(got.cpu().numpy(), want.numpy(), rtol=1e-6, atol=1e-7)
+    if "k" in f.__code__.co_varnames:                  # an in-place form: the same values
+        z = x.detach().clone()
+        f(ember, z, inplace=True)
+        assert ember.equal(z, y.detach())
+
+
+@pytest.mark.parametrize("dt", [ember.float16, ember.float32, ember.float64])
+def test_ternary_and_activation_vector_paths(dt):
+    """Long flat operands, aligned and not (offset by one element), through the vector
+    loops and their tails: the ternary ops give the CPU's bits, silu its values."""
+    n = 1_000_003
+    a, b, c = (ember.randn(n + 2, device="cuda").to(dt) for _ in range(3))
+    cases = [(a[:n], b[:n], c[:n]), (a[1:n + 1], b[2:], c[1:n + 1])]
+    for x, y, w in cases:
+        for f in (lambda m, x, y, w: m.lerp(x, y, w), lambda m, x, y, w: m.lerp(x, y, 0.7),
+                  lambda m, x, y, w: m.addcmul(x, y, w, value=0.5)):
+            got, want = f(ember, x, y, w).cpu(), f(ember, x.cpu(), y.cpu(), w.cpu())
+            assert np.array_equal(got.float().numpy(), want.float().numpy())
+        if dt != ember.float16:
+            got, want = ember.nn.functional.silu(x).cpu(), ember.nn.functional.silu(x.cpu())
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-7)

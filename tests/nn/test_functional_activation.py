@@ -212,3 +212,20 @@ def test_exponential_branch_does_not_overflow_the_gradient(name, kwargs, dtype):
         fn(x, **kwargs).sum().backward()
         grads.append(x.grad.float().tolist())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-2, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_gelu_is_the_gelu_kernel_and_node(dtype):
+    # the GELU codes compute half in float32 themselves: no cast around them (one kernel
+    # each way on a GPU), PyTorch's node, PyTorch's values and gradients
+    data = np.random.default_rng(0).standard_normal(2000) * 3
+    res = []
+    for lib, fn in ((torch, TF.gelu), (ember, F.gelu)):
+        x = lib.tensor(data, dtype=getattr(lib, dtype), requires_grad=True)
+        y = fn(x)
+        y.backward(lib.ones_like(y))
+        res.append((y.grad_fn.name(), y.detach().float().numpy(), x.grad.float().numpy()))
+    assert res[1][0] == res[0][0] == "GeluBackward0"
+    tol = 4e-3 if dtype == "float16" else 2e-2
+    for got, want in zip(res[1][1:], res[0][1:]):
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

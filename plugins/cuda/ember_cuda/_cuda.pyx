@@ -84,6 +84,10 @@ cdef extern from "csrc/entries.h":
                   const ember_view *b) noexcept nogil
     int ec_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond,
                  const ember_view *a, const ember_view *b) noexcept nogil
+    int ec_ternary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+                   const ember_view *b, const ember_view *c, double p) noexcept nogil
+    int ec_activation(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
+                      const ember_view *a, const ember_view *b) noexcept nogil
     int ec_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
                   int32_t nreduce) noexcept nogil
     int ec_scan(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *indices,
@@ -418,6 +422,8 @@ TABLE.from_host = ec_from_host
 TABLE.unary = ec_unary
 TABLE.binary = ec_binary
 TABLE.where = ec_where
+TABLE.ternary = ec_ternary
+TABLE.activation = ec_activation
 TABLE.reduce = ec_reduce
 TABLE.scan = ec_scan
 TABLE.matmul = ec_matmul

@@ -36,10 +36,13 @@ FAMILIES = {
     "pool": ("float32", "float64"),
     "imatmul": ("uint8", "int8", "int16", "int32", "int64"),
     "optim": ("float32", "float64"),
+    "ternary": FLOATING,
+    "activation": ("float32", "float64"),
 }
 # shared headers a family's template needs, rendered between common.cuh and it
-HEADERS = {"ew": ("scalar_ops.cuh",), "reduce": ("accum.cuh",), "scan": ("accum.cuh",),
-           "softmax": ("rowtile.cuh",), "rows": ("rowtile.cuh",)}
+HEADERS = {"ew": ("vec.cuh", "scalar_ops.cuh"), "reduce": ("accum.cuh",),
+           "scan": ("accum.cuh",), "softmax": ("rowtile.cuh",), "rows": ("rowtile.cuh",),
+           "ternary": ("vec.cuh",), "activation": ("vec.cuh",)}
 OPTIONS = ["-std=c++17"]
 
 _lock = threading.RLock()

@@ -28,6 +28,13 @@ static int vec_of(int itemsize) {
 
 static int is_aligned(const void *p, int bytes) { return ((uintptr_t)p % (uintptr_t)bytes) == 0; }
 
+/* whether every view of v[0..n) that is not NULL starts at a multiple of `bytes` */
+static int all_aligned(int n, const ember_view *const *v, int bytes) {
+    for (int k = 0; k < n; k++)
+        if (v[k] && !is_aligned(v[k]->data, bytes)) return 0;
+    return 1;
+}
+
 static int check_views(ember_ctx *ctx, const char *op, int n, const ember_view *const *v) {
     for (int k = 0; k < n; k++) {
         if (v[k] == NULL || ec_is_scalar(v[k])) continue;
@@ -157,4 +164,80 @@ int ec_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond, cons
     char *pa = (scalars & 1) ? NULL : a->data, *pb = (scalars & 2) ? NULL : b->data;
     void *args[] = {(void *)&out->data, (void *)&cond->data, &pa, &pb, &sa, &sb, &n, &flags, &L};
     return ec_launch(ctx, f, ec_blocks(ctx, n, 1), 1, 1, EC_THREADS, 0, args);
+}
+
+/* lerp, addcmul, addcdiv (ABI 6.5; kernels/ternary.cu): operands are out's shape and
+ * dtype, broadcast by stride 0; c NULL: lerp's weight is the number p. */
+int ec_ternary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+               const ember_view *b, const ember_view *c, double p) {
+    if (op < 0 || op >= EMBER_TERNARY_COUNT)
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "ternary: unknown op code %d", (int)op);
+    if (c == NULL && op != EMBER_TERNARY_LERP)
+        return ec_fail(ctx, EMBER_ERR_VALUE, "ternary: addcmul and addcdiv need c");
+    const ember_view *v[4] = {out, a, b, c};
+    int rc = check_views(ctx, "ternary", 4, v);
+    if (rc) return rc;
+    for (int k = 1; k < 4; k++)
+        if (v[k] && (ec_is_scalar(v[k]) || v[k]->dtype != out->dtype))
+            return ec_fail(ctx, EMBER_ERR_TYPE, "ternary: operands must be tensors of out's "
+                           "dtype");
+    if (!ec_is_floating(out->dtype)) return ec_fail_dtype(ctx, "ternary", out->dtype);
+    ec_layout L;
+    int64_t n = ec_layout_make(&L, 4, v);
+    if (n == 0) return EMBER_OK;
+    int size = ec_itemsize(out->dtype), vec = 1, flags = 0;
+    if (ec_layout_flat(&L, c ? 4 : 3, 0)) {
+        vec = vec_of(size);
+        flags = FLAG_FLAT | (all_aligned(4, v, size * vec) ? FLAG_ALIGNED : 0);
+    }
+    ec_scalar sp;
+    sp.f = p;
+    static ec_kernel cache[16];
+    CUfunction f;
+    if ((rc = ec_fn(ctx, cache, "ternary", out->dtype, "ternary_kernel", &f))) return rc;
+    char *pc = c ? c->data : NULL;
+    void *args[] = {(void *)&out->data, (void *)&a->data, (void *)&b->data, &pc, &sp, &n, &op,
+                    &flags, &L};
+    return ec_launch(ctx, f, ec_blocks(ctx, n, vec), 1, 1, EC_THREADS, 0, args);
+}
+
+static int same_shape(const ember_view *x, const ember_view *y) {
+    if (x->ndim != y->ndim) return 0;
+    for (int d = 0; d < x->ndim; d++)
+        if (x->sizes[d] != y->sizes[d]) return 0;
+    return 1;
+}
+
+/* a pointwise activation, or its gradient when b is given (ABI 6.4; kernels/activation.cu):
+ * contiguous views of one shape and dtype; float32 and float64 run, the rest answer
+ * NOT_IMPLEMENTED (the core runs its composite), as on the CPU. */
+int ec_activation(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
+                  const ember_view *a, const ember_view *b) {
+    if (op < 0 || op >= EMBER_ACTIVATION_COUNT)
+        return ec_fail(ctx, EMBER_ERR_NOT_IMPLEMENTED, "activation: unknown op code %d",
+                       (int)op);
+    const ember_view *v[3] = {out, a, b};
+    for (int k = 0; k < 3; k++) {
+        if (v[k] == NULL) continue;
+        int rc = ec_check_view(ctx, "activation", v[k]);
+        if (rc) return rc;
+        if (ec_is_scalar(v[k]) || v[k]->dtype != out->dtype || !same_shape(v[k], out) ||
+            !ec_contiguous(v[k]))
+            return ec_fail(ctx, EMBER_ERR_VALUE, "activation: views must be contiguous and "
+                           "share one dtype and shape");
+    }
+    if (out->dtype != EMBER_FLOAT32 && out->dtype != EMBER_FLOAT64)
+        return ec_fail_dtype(ctx, "activation", out->dtype);
+    int64_t n = ec_numel(out);
+    if (n == 0) return EMBER_OK;
+    static ec_kernel cache[16];
+    CUfunction f;
+    int rc = ec_fn(ctx, cache, "activation", out->dtype, "activation_kernel", &f);
+    if (rc) return rc;
+    char *pb = b ? b->data : NULL;
+    double p0 = p[0], p1 = p[1], p2 = p[2];
+    int size = ec_itemsize(out->dtype), vec = vec_of(size);
+    int aligned = all_aligned(3, v, size * vec);
+    void *args[] = {(void *)&out->data, (void *)&a->data, &pb, &n, &op, &p0, &p1, &p2, &aligned};
+    return ec_launch(ctx, f, ec_blocks(ctx, n, vec), 1, 1, EC_THREADS, 0, args);
 }

@@ -19,6 +19,10 @@ int ec_binary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_vie
               const ember_view *b);
 int ec_where(ember_ctx *ctx, const ember_view *out, const ember_view *cond, const ember_view *a,
              const ember_view *b);
+int ec_ternary(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
+               const ember_view *b, const ember_view *c, double p);
+int ec_activation(ember_ctx *ctx, int32_t op, const double *p, const ember_view *out,
+                  const ember_view *a, const ember_view *b);
 /* reduce.c */
 int ec_reduce(ember_ctx *ctx, int32_t op, const ember_view *out, const ember_view *a,
               int32_t nreduce);

@@ -518,7 +518,7 @@ int64_t ec_layout_make(ec_layout *L, int n, const ember_view *const *views) {
         L->sizes[nd] = out->sizes[d];
         for (int k = 0; k < n; k++) {
             const ember_view *v = views[k];
-            int j = d + v->ndim - out->ndim;          /* right-aligned, as broadcasting */
+            int j = v ? d + v->ndim - out->ndim : -1;  /* right-aligned, as broadcasting */
             L->strides[k][nd] = (v == NULL || ec_is_scalar(v) || j < 0 || v->sizes[j] == 1)
                                 ? 0 : v->strides[j];
         }

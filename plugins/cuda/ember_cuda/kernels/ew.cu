@@ -6,35 +6,7 @@
 
 // -- the loops ----------------------------------------------------------------------------------
 // flat: every tensor operand contiguous; bit 0/1 of `scalars`: a/b is the host scalar sa/sb.
-// VEC elements per step, through one vector load or store when `aligned`.
-#define VEC (16 / sizeof(scalar_t) > 8 ? 8 : 16 / sizeof(scalar_t))
-
-template <typename T, int N> struct __align__(sizeof(T) * N) Pack { T v[N]; };
-
-template <typename T, int N>
-__device__ __forceinline__ void load_pack(const T *p, i64 i, bool aligned, acc_t *out) {
-    if (aligned) {
-        Pack<T, N> k = *reinterpret_cast<const Pack<T, N> *>(p + i);
-#pragma unroll
-        for (int j = 0; j < N; j++) out[j] = to_acc(k.v[j]);
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; j++) out[j] = to_acc(p[i + j]);
-    }
-}
-
-template <int CODE, typename T, int N, typename C>
-__device__ __forceinline__ void store_pack(T *p, i64 i, bool aligned, const C *in) {
-    if (aligned) {
-        Pack<T, N> k;
-#pragma unroll
-        for (int j = 0; j < N; j++) k.v[j] = Store<CODE>::from(in[j]);
-        *reinterpret_cast<Pack<T, N> *>(p + i) = k;
-    } else {
-#pragma unroll
-        for (int j = 0; j < N; j++) p[i + j] = Store<CODE>::from(in[j]);
-    }
-}
+// VEC elements per step, through one vector load or store when `aligned` (vec.cuh).
 
 // out[i] = f(i, a[i], b[i]) over the flat range, vectorised; R is the result's storage
 template <int OUT_CODE, typename R, typename F>
