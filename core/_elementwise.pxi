@@ -504,7 +504,7 @@ cdef bint unary_to_float(int code) noexcept:
     the rest keep the input's dtype."""
     return not (code == EMBER_UNARY_NEG or code == EMBER_UNARY_RELU or code == EMBER_UNARY_ABS
                 or code == EMBER_UNARY_SQUARE or code == EMBER_UNARY_BITWISE_NOT
-                or EMBER_UNARY_FLOOR <= code <= EMBER_UNARY_ROUND)
+                or EMBER_UNARY_FLOOR <= code <= EMBER_UNARY_ROUND or code == EMBER_UNARY_SIGN)
 
 
 cdef inline bint binary_to_float(int code) noexcept:

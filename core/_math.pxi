@@ -179,6 +179,15 @@ def _round(input, *, decimals=0, out=None):
     return r if out is None else _result_out(r, out, "round")
 
 
+cdef Op op_sign = get_op("sign")
+
+
+def _sign(input, out=None):
+    """sign's kernel (EMBER_UNARY_SIGN, SignBackward0) on a tensor of a numeric dtype;
+    core/elementwise.py's sign handles bool and complex inputs."""
+    return unary_op(op_sign, input, out)
+
+
 def frac(input, *, out=None):
     """input - trunc(input): the fractional part, with input's sign."""
     cdef TensorBase a = as_tensor_arg(input, "frac", "input")

@@ -719,7 +719,7 @@ from ember.core._math import (
     _log_softmax_backward_data, logical_and, logical_not, logical_or, logical_xor, lt,
     masked_fill, _masked_fill_, _math_methods, matmul, maximum, _maximum_scalar, minimum,
     _minimum_scalar, ne, nonzero, not_equal, _operator_methods, _polygamma, _pow,
-    reciprocal, _round, sigmoid, sin, softmax, _softmax_backward_data, _softmax_composite,
+    reciprocal, _round, sigmoid, _sign, sin, softmax, _softmax_backward_data, _softmax_composite,
     sqrt, square, _state_default_dtype, table_functions, tanh, _unary_method, where,
     _zeros_grad)
 from ember.core._reduce import (

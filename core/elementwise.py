@@ -155,11 +155,7 @@ def sign(input, *, out=None):
                                   "numbers. Please use torch.sgn instead.")
     if input.dtype.name == "bool":
         return _out(input.clone(), out)
-    return _out(zero_derivative("sign", _sign, input), out)
-
-
-def _sign(x):
-    return (x > 0).to(x.dtype) - (x < 0).to(x.dtype)
+    return _T._sign(input, out)
 
 
 def rsub(input, other, *, alpha=1):
@@ -312,7 +308,8 @@ def sgn(input, *, out=None):
         m = x.abs()
         zero = m == 0
         return _out(_T.where(zero, 0.0, x / m.masked_fill(zero, 1.0)), out)
-    return _out(zero_derivative("sgn", _sign, x) if x.dtype.is_floating_point else x.sign(), out)
+    return _out(zero_derivative("sgn", _T._sign, x) if x.dtype.is_floating_point else x.sign(),
+                out)
 
 
 def clamp_min(input, min, *, out=None):

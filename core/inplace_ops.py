@@ -124,9 +124,19 @@ def _nan_to_num_(self, nan=0.0, posinf=None, neginf=None):
     return r if r is self else None
 
 
+def _sign_(self):
+    """sign_ of a real, non-bool tensor: the kernel writes self, as the table's in-place
+    methods do (one pass and SignBackward0, where the general form copies a new tensor back
+    under CopyBackward0); None otherwise."""
+    if not isinstance(self, TensorBase) or self.dtype.is_complex or self.dtype == _BOOL:
+        return None
+    return _T._sign(self, self)
+
+
 for _name, _fast in (("lerp_", ternary.lerp_), ("addcmul_", ternary.addcmul_),
                      ("addcdiv_", ternary.addcdiv_), ("clamp_", _clamp_numbers_),
                      ("clip_", _clamp_numbers_), ("nan_to_num_", _nan_to_num_),
+                     ("sign_", _sign_),
                      ("tril_", lambda self, diagonal=0: shapes.triangle_(self, diagonal, False)),
                      ("triu_", lambda self, diagonal=0: shapes.triangle_(self, diagonal, True))):
     INPLACE_METHODS[_name] = _fast_first(_name, _fast)

@@ -157,6 +157,11 @@ UNARY = Family("unary", "elementwise unary op codes: out = f(a)", (
        note="floating dtypes only: the exact GELU, x * Phi(x) with Phi(x) = (1 + erf(x / "
             "sqrt 2)) / 2 (ABI 6: one pass instead of a composite's five)",
        composite="self * (1 + (self * SQRT1_2).erf()) / 2"),
+    _u("sign", 35, "numeric", simple=False, grad="zero",
+       note="integers and floating: (a > 0) - (a < 0) in a's dtype, so NaN and -0.0 give 0, "
+            "as PyTorch (a plugin built before this code answers NOT_IMPLEMENTED: the host "
+            "fallback runs it)",
+       composite="(self > 0).to(self.dtype) - (self < 0).to(self.dtype)"),
 ))
 
 BINARY = Family("binary", "elementwise binary op codes: out = f(a, b)", (

@@ -18,7 +18,7 @@ Expressions are tuples, hashable and device-neutral:
 
 Dtypes are ember dtype names ("float32", "int64", "bool", ...).  Op names: the unary ops
 ``neg exp log sin cos tan tanh sigmoid relu sqrt rsqrt abs reciprocal square floor ceil trunc
-round exp2 expm1 log2 log10 log1p erf erfc gelu asin acos atan sinh cosh logical_not``,
+round exp2 expm1 log2 log10 log1p erf erfc gelu asin acos atan sinh cosh sign logical_not``,
 the binary ops ``add sub mul div pow maximum minimum fmax fmin atan2 gelu_backward eq ne lt
 le gt ge logical_and logical_or logical_xor`` and ``where`` (condition, a, b).
 """
@@ -29,7 +29,7 @@ __all__ = ["Arg", "Kernel", "Reduce", "Store", "UNARY", "BINARY", "PREDICATES", 
 
 UNARY = frozenset("neg exp log sin cos tan tanh sigmoid relu sqrt rsqrt abs reciprocal square "
                   "floor ceil trunc round exp2 expm1 log2 log10 log1p erf erfc gelu asin acos "
-                  "atan sinh cosh logical_not".split())
+                  "atan sinh cosh sign logical_not".split())
 BINARY = frozenset("add sub mul div pow maximum minimum fmax fmin atan2 gelu_backward eq ne lt "
                    "le gt ge logical_and logical_or logical_xor".split())
 PREDICATES = frozenset("eq ne lt le gt ge logical_and logical_or logical_xor logical_not".split())

@@ -98,7 +98,7 @@ def _meta_of(x):
 
 _UNARY = {n: n for n in ("neg exp log sin cos tan tanh sigmoid relu sqrt rsqrt abs reciprocal "
                          "square floor ceil trunc round exp2 expm1 log2 log10 log1p erf erfc "
-                         "asin acos atan sinh cosh").split()}
+                         "asin acos atan sinh cosh sign").split()}
 _UNARY["_gelu"] = "gelu"
 _BINARY = {n: n for n in ("add sub mul div pow maximum minimum fmax fmin atan2 eq ne lt le gt "
                           "ge logical_and logical_or logical_xor").split()}
@@ -111,7 +111,7 @@ def _unary(node, a, out=None):
     if out is not None or not isinstance(a, Value) or not ok_dtype(a.dtype, dt):
         return None
     name = _UNARY[node.target.__name__]
-    if dtype_name(dt) not in _FLOAT and name not in ("neg", "abs", "relu", "square"):
+    if dtype_name(dt) not in _FLOAT and name not in ("neg", "abs", "relu", "square", "sign"):
         return None
     ct = dt if dtype_name(dt) in _FLOAT else ember.int64
 

@@ -33,6 +33,18 @@ def test_elementwise_chain_is_one_kernel():
     assert "#pragma omp parallel for" in src and "ember_fast_sinf" in src
 
 
+@pytest.mark.parametrize("dtype", [ember.float32, ember.float64, ember.int32])
+def test_sign_fuses_with_pytorch_values(dtype):
+    # EMBER_UNARY_SIGN in the generated loop: NaN and -0.0 give 0, integers keep their dtype
+    x = (ember.randn(1000) * 5).to(dtype)
+    if dtype.is_floating_point:
+        x[:3] = ember.tensor([float("nan"), -0.0, 0.0])
+    out, call = _compiled(lambda x: x.sign() * 3 + x, x)
+    assert len(call.kernels) == 1 and call.externs == []
+    assert ember.equal(out.nan_to_num(7.0), (x.sign() * 3 + x).nan_to_num(7.0))
+    assert ember.equal(out[:3].signbit(), (x.sign() * 3 + x)[:3].signbit())
+
+
 def test_a_reshape_of_a_written_value_is_a_view_not_a_copy():
     """An extern (matmul) reading a reshape of a value a kernel writes anyway takes a view
     of that buffer: the elementwise kernel and the sum's, no third kernel copying y."""

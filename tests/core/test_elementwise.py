@@ -315,3 +315,43 @@ def test_copysign_and_hypot_gradients_match_torch(fn, data):
     for g, w in zip(got, want):
         assert g is not None and w is not None
         torch.testing.assert_close(torch.from_numpy(g.numpy()), w, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8",
+                                   "int32", "int64", "uint8", "bool"])
+def test_sign_is_one_kernel_with_pytorch_values(dtype, device, oracle):
+    # EMBER_UNARY_SIGN: NaN and -0.0 give +0 (PyTorch's (0 < x) - (x < 0)), integers keep
+    # their dtype, bool stays bool; strided and empty inputs; SignBackward0 with zero grad
+    vals = {"bool": [True, False]}.get(dtype, [3, 0, 1, 2] if dtype == "uint8" else
+                                       [-2, 0, 5, -1, 127])
+    if dtype.startswith(("float", "bfloat")):
+        vals = [float("nan"), -0.0, 0.0, 2.5, -3.0, float("inf"), -float("inf"), 1e-30]
+    e = ember.tensor(vals, dtype=getattr(ember, dtype), device=device)
+    t = torch.tensor(vals, dtype=getattr(torch, dtype))
+    oracle.assert_matches(e.sign(), t.sign())
+    if e.is_floating_point():       # +0, not -0, for -0.0 and NaN: compare the sign bits
+        assert ember.equal(ember.signbit(e.sign()).cpu(), ember.tensor(torch.signbit(t.sign())))
+    e2, t2 = e.expand(3, -1).t(), t.expand(3, -1).t()
+    oracle.assert_matches(ember.sign(e2), torch.sign(t2))
+    assert ember.sign(e[:0]).shape == (0,)
+    if dtype != "bool":
+        c = e2.clone()
+        c.sign_()
+        oracle.assert_matches(c, t2.sign())
+
+
+def test_sign_gradient_and_refusals(device):
+    x = ember.randn(3, 4, device=device, requires_grad=True)
+    y = x.sign()
+    assert y.grad_fn.name() == "SignBackward0" and x.sgn().grad_fn.name() == "SgnBackward0"
+    y.sum().backward()
+    assert x.grad.abs().sum().item() == 0
+    z = x * 1
+    z.sign_()                                   # in place: PyTorch's node, not a copy's
+    assert z.grad_fn.name() == "SignBackward0"
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        x.sign_()
+    with pytest.raises(NotImplementedError, match="sign_cpu.*UInt16"):
+        ember.tensor([1, 2], dtype=ember.uint16).sign()
+    with pytest.raises(NotImplementedError, match="torch.sgn"):
+        ember.sign(ember.tensor([1j]))

@@ -124,7 +124,10 @@ enum {
     EMBER_UNARY_ERFINV = 31, EMBER_UNARY_LGAMMA = 32, EMBER_UNARY_DIGAMMA = 33,
     /* floating dtypes only: the exact GELU, x * Phi(x) with Phi(x) = (1 + erf(x / sqrt 2)) / 2
      * (ABI 6: one pass instead of a composite's five) */
-    EMBER_UNARY_GELU = 34, EMBER_UNARY_COUNT = 35
+    EMBER_UNARY_GELU = 34,
+    /* integers and floating: (a > 0) - (a < 0) in a's dtype, so NaN and -0.0 give 0, as PyTorch
+     * (a plugin built before this code answers NOT_IMPLEMENTED: the host fallback runs it) */
+    EMBER_UNARY_SIGN = 35, EMBER_UNARY_COUNT = 36
 };
 
 /* elementwise binary op codes: out = f(a, b) */

@@ -39,7 +39,7 @@ static const char *const ember_unary_names[EMBER_UNARY_COUNT] = {
     "neg", "exp", "relu", "abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "reciprocal",
     "square", "floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p", "erf",
     "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not", "tan", "erfinv",
-    "lgamma", "digamma", "gelu"
+    "lgamma", "digamma", "gelu", "sign"
 };
 static const uint32_t ember_unary_dtypes[EMBER_UNARY_COUNT] = {
     EMBER_DTYPES_NUMERIC, EMBER_DTYPES_FLOAT, EMBER_DTYPES_NUMERIC, EMBER_DTYPES_NUMERIC,
@@ -50,7 +50,7 @@ static const uint32_t ember_unary_dtypes[EMBER_UNARY_COUNT] = {
     EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
     EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
     EMBER_DTYPES_FLOAT, EMBER_DTYPES_INT_BOOL, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT,
-    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT
+    EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_FLOAT, EMBER_DTYPES_NUMERIC
 };
 
 static const char *const ember_binary_names[EMBER_BINARY_COUNT] = {

@@ -49,6 +49,7 @@ UNARY_REF = {
     "acos": np.arccos, "atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh,
     "rsqrt": lambda x: 1 / np.sqrt(x), "bitwise_not": np.invert, "tan": np.tan,
     "erfinv": sp.erfinv, "lgamma": sp.lgamma, "digamma": sp.digamma, "gelu": _gelu,
+    "sign": lambda x: (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype),   # NaN: 0, as abi.h
 }
 # the ember call of a code that is no torch.<name> function
 _CALL = {"gelu": F.gelu}

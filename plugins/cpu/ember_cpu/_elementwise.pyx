@@ -26,7 +26,7 @@ from ember_cpu._abi cimport (
     EMBER_UNARY_LOG1P, EMBER_UNARY_ERF, EMBER_UNARY_ERFC, EMBER_UNARY_ASIN, EMBER_UNARY_ACOS,
     EMBER_UNARY_ATAN, EMBER_UNARY_SINH, EMBER_UNARY_COSH, EMBER_UNARY_RSQRT,
     EMBER_UNARY_BITWISE_NOT, EMBER_UNARY_TAN, EMBER_UNARY_ERFINV, EMBER_UNARY_LGAMMA,
-    EMBER_UNARY_DIGAMMA, EMBER_UNARY_GELU, EMBER_UNARY_COUNT,
+    EMBER_UNARY_DIGAMMA, EMBER_UNARY_GELU, EMBER_UNARY_SIGN, EMBER_UNARY_COUNT,
     EMBER_BINARY_ADD, EMBER_BINARY_SUB, EMBER_BINARY_MUL, EMBER_BINARY_DIV,
     EMBER_BINARY_MAXIMUM, EMBER_BINARY_MINIMUM, EMBER_BINARY_POW, EMBER_BINARY_EQ,
     EMBER_BINARY_NE, EMBER_BINARY_LT, EMBER_BINARY_LE, EMBER_BINARY_GT, EMBER_BINARY_GE,
@@ -110,6 +110,9 @@ cdef int unary_loop(int op, ct_t *o, const ct_t *a, int64_t n) noexcept nogil:
     elif op == EMBER_UNARY_SQUARE:
         for i in range(n):
             o[i] = _mul(a[i], a[i])
+    elif op == EMBER_UNARY_SIGN:              # NaN and -0.0 give 0, as PyTorch
+        for i in range(n):
+            o[i] = (a[i] > 0) - (a[i] < 0)
     elif ct_t is int64_t:
         if EMBER_UNARY_FLOOR <= op <= EMBER_UNARY_ROUND:      # identity on integers
             for i in range(n):

@@ -69,6 +69,7 @@ cdef extern from "_unary_math.h":
     void ember_ceil_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_trunc_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_round_f32(float *o, const float *a, int64_t n) noexcept nogil
+    void ember_sign_f32(float *o, const float *a, int64_t n) noexcept nogil
     void ember_neg_f64(double *o, const double *a, int64_t n) noexcept nogil
     void ember_abs_f64(double *o, const double *a, int64_t n) noexcept nogil
     void ember_relu_f64(double *o, const double *a, int64_t n) noexcept nogil
@@ -79,6 +80,7 @@ cdef extern from "_unary_math.h":
     void ember_ceil_f64(double *o, const double *a, int64_t n) noexcept nogil
     void ember_trunc_f64(double *o, const double *a, int64_t n) noexcept nogil
     void ember_round_f64(double *o, const double *a, int64_t n) noexcept nogil
+    void ember_sign_f64(double *o, const double *a, int64_t n) noexcept nogil
     void ember_gelu_backward_f32(float *o, const float *g, const float *x,
                                  int64_t n) noexcept nogil
 
@@ -121,6 +123,7 @@ cdef void init_rows() noexcept nogil:
     F32_ROWS[EMBER_UNARY_CEIL] = ember_ceil_f32
     F32_ROWS[EMBER_UNARY_TRUNC] = ember_trunc_f32
     F32_ROWS[EMBER_UNARY_ROUND] = ember_round_f32
+    F32_ROWS[EMBER_UNARY_SIGN] = ember_sign_f32
     F64_ROWS[EMBER_UNARY_NEG] = ember_neg_f64
     F64_ROWS[EMBER_UNARY_ABS] = ember_abs_f64
     F64_ROWS[EMBER_UNARY_RELU] = ember_relu_f64
@@ -131,6 +134,7 @@ cdef void init_rows() noexcept nogil:
     F64_ROWS[EMBER_UNARY_CEIL] = ember_ceil_f64
     F64_ROWS[EMBER_UNARY_TRUNC] = ember_trunc_f64
     F64_ROWS[EMBER_UNARY_ROUND] = ember_round_f64
+    F64_ROWS[EMBER_UNARY_SIGN] = ember_sign_f64
 
 
 init_rows()

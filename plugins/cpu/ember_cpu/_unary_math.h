@@ -46,6 +46,7 @@ EMBER_UNARY_ROW(cosh, ember_fast_coshf)
 #define EMBER_RELU(x) ((x) < 0 ? 0 : (x))
 #define EMBER_SQUARE(x) ((x) * (x))
 #define EMBER_RECIP(x) (1 / (x))
+#define EMBER_SIGN(x) (((x) > 0) - ((x) < 0))      /* NaN and -0.0: +0 */
 #define EMBER_CHEAP_ROWS(T, S, FABS, SQRT, FLOOR, CEIL, TRUNC, NEARBYINT)                 \
 EMBER_UNARY_ROW_T(T, S, neg, EMBER_NEG)                                                   \
 EMBER_UNARY_ROW_T(T, S, abs, FABS)                                                        \
@@ -56,7 +57,8 @@ EMBER_UNARY_ROW_T(T, S, sqrt, SQRT)                                             
 EMBER_UNARY_ROW_T(T, S, floor, FLOOR)                                                     \
 EMBER_UNARY_ROW_T(T, S, ceil, CEIL)                                                       \
 EMBER_UNARY_ROW_T(T, S, trunc, TRUNC)                                                     \
-EMBER_UNARY_ROW_T(T, S, round, NEARBYINT)
+EMBER_UNARY_ROW_T(T, S, round, NEARBYINT)                                                 \
+EMBER_UNARY_ROW_T(T, S, sign, EMBER_SIGN)
 EMBER_CHEAP_ROWS(float, f32, fabsf, sqrtf, floorf, ceilf, truncf, nearbyintf)
 EMBER_CHEAP_ROWS(double, f64, fabs, sqrt, floor, ceil, trunc, nearbyint)
 

@@ -108,6 +108,8 @@ class _Renderer(ExprRenderer):
             return f"EMBER_MAX({xs[0]}, {xs[1]})"
         if name == "minimum":
             return f"EMBER_MIN({xs[0]}, {xs[1]})"
+        if name == "sign":              # NaN and -0.0 give 0 (abi.h's EMBER_UNARY_SIGN)
+            return f"(({xs[0]} > 0) - ({xs[0]} < 0))"
         if name == "relu":
             return f"({xs[0]} < 0 ? 0 : {xs[0]})"
         if name == "neg":

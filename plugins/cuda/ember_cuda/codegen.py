@@ -40,11 +40,11 @@ MULTIPROCESSORS = 132   # what source() assumes when not told (an H100 or H200)
 
 _UNARY = frozenset("neg exp log sin cos tan tanh sigmoid relu sqrt rsqrt abs reciprocal "
                    "square floor ceil trunc round exp2 expm1 log2 log10 log1p erf erfc gelu "
-                   "asin acos atan sinh cosh".split())
+                   "asin acos atan sinh cosh sign".split())
 _BINARY = frozenset("add sub mul div pow maximum minimum fmax fmin atan2 gelu_backward"
                     .split())
 # what scalar_ops.cuh's int64 overloads compute (the rounding ops are the identity there)
-_INT_UNARY = frozenset("neg relu abs square floor ceil trunc round".split())
+_INT_UNARY = frozenset("neg relu abs square floor ceil trunc round sign".split())
 _INT_BINARY = frozenset("add sub mul maximum minimum fmax fmin pow".split())
 
 

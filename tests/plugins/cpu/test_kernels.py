@@ -1317,7 +1317,7 @@ torch = pytest.importorskip("torch")
 NEW_UNARY = ["floor", "ceil", "trunc", "round", "exp2", "expm1", "log2", "log10", "log1p",
              "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "rsqrt", "bitwise_not",
              "tan", "erfinv", "lgamma", "digamma"]
-ALL_UNARY = UNARY + NEW_UNARY + ["gelu"]              # GELU: ABI 6
+ALL_UNARY = UNARY + NEW_UNARY + ["gelu", "sign"]      # GELU: ABI 6; SIGN after it
 NEW_BINARY = ["atan2", "fmod", "remainder", "floor_divide", "fmax", "fmin", "bitwise_and",
               "bitwise_or", "bitwise_xor", "shift_left", "shift_right"]
 ALL_BINARY = BINARY + PREDICATES + NEW_BINARY + ["gelu_backward"]
@@ -1359,6 +1359,8 @@ def torch_binary(op, a, b, name):
 
 
 def new_unary_supported(op, name):
+    if op == "sign":
+        return name != "bool"
     if op == "bitwise_not":
         return name not in FLOATS
     return name in FLOATS or (name in INTS and op in ROUNDING)
@@ -1384,7 +1386,7 @@ def new_unary_rtol(op, name):
     return None if op in ROUNDING or name not in FLOATS else tol(name) * 4
 
 
-@pytest.mark.parametrize("op", NEW_UNARY)
+@pytest.mark.parametrize("op", NEW_UNARY + ["sign"])
 @pytest.mark.parametrize("name", DTYPES)
 def test_new_unary(op, name, rng):
     a = new_unary_input(op, name, (6, 9), rng)
@@ -1580,7 +1582,7 @@ def test_integer_division_extremes():
 
 
 def test_new_op_codes_and_names():
-    assert len(ALL_UNARY) == 35 and len(ALL_BINARY) == 28
+    assert len(ALL_UNARY) == 36 and len(ALL_BINARY) == 28
     x = np.zeros(2, np.float32)
     with pytest.raises(NotImplementedError, match="unknown op"):
         K._test_unary(len(ALL_UNARY), x, x)

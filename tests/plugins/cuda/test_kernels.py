@@ -47,3 +47,16 @@ def test_every_module_compiles(tmp_path, monkeypatch):
     # a second pass is served from the cache: nothing is compiled again
     monkeypatch.setattr(m, "nvcc_compile", lambda *a: pytest.fail("recompiled a cached module"))
     assert m.compile_module(names[0], "sm_90")
+
+
+def test_scalar_ops_codes_are_the_op_tables():
+    # scalar_ops.cuh spells abi.h's unary codes; its internal logical-not code follows them
+    # (csrc/elementwise.c passes EMBER_UNARY_COUNT): a new op-table row must move it
+    import re
+
+    from ember.core import optable
+    src = m.read("scalar_ops.cuh")
+    codes = {name: int(v) for name, v in re.findall(r"#define U_(\w+) (\d+)", src)}
+    for row in optable.UNARY.ops:
+        assert codes[row.enum] == row.code, row.name
+    assert codes["LOGICAL_NOT"] == len(optable.UNARY.ops)

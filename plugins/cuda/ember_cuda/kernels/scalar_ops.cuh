@@ -39,7 +39,8 @@
 #define U_LGAMMA 32
 #define U_DIGAMMA 33
 #define U_GELU 34
-#define U_LOGICAL_NOT 35          // not an abi.h code: bitwise_not of bool
+#define U_SIGN 35
+#define U_LOGICAL_NOT 36          // not an abi.h code (EMBER_UNARY_COUNT): bitwise_not of bool
 
 // psi(x): reflection below 0, the recurrence up to x >= 10, then the asymptotic series
 // (the CPU plugin's algorithm, in double)
@@ -96,6 +97,7 @@ __device__ __forceinline__ float f_unary(int op, float x) {
     case U_LGAMMA: return lgammaf(x);
     case U_DIGAMMA: return (float)digamma_d(x);
     case U_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+    case U_SIGN: return (float)((x > 0.0f) - (x < 0.0f));      // NaN and -0.0 give 0
     default: return CUDART_NAN_F;
     }
 }
@@ -136,6 +138,7 @@ __device__ __forceinline__ double f_unary(int op, double x) {
     case U_LGAMMA: return lgamma(x);
     case U_DIGAMMA: return digamma_d(x);
     case U_GELU: return 0.5 * x * (1.0 + erf(x * 0.70710678118654752));
+    case U_SIGN: return (double)((x > 0.0) - (x < 0.0));
     default: return CUDART_NAN;
     }
 }
@@ -149,6 +152,7 @@ __device__ __forceinline__ i64 f_unary(int op, i64 x) {
     case U_SQUARE: return (i64)((u64)x * (u64)x);
     case U_BITWISE_NOT: return ~x;
     case U_LOGICAL_NOT: return x == 0;
+    case U_SIGN: return (x > 0) - (x < 0);
     default: return x;                    // rounding is the identity on integers
     }
 }

@@ -108,6 +108,7 @@ static double unary_d(int32_t op, double x) {
     case EMBER_UNARY_ERFINV: return erfinv(x);
     case EMBER_UNARY_LGAMMA: return lgamma_r(x, &sign);            /* thread-safe lgamma */
     case EMBER_UNARY_DIGAMMA: return digamma(x);
+    case EMBER_UNARY_SIGN: return (double)((x > 0) - (x < 0));    /* NaN and -0.0: 0 */
     default: return x * normal_cdf(x);                             /* EMBER_UNARY_GELU */
     }
 }
@@ -120,6 +121,7 @@ static int64_t unary_i(int32_t op, int64_t x) {    /* wrapping integer arithmeti
     case EMBER_UNARY_ABS: return x < 0 ? (int64_t)(0 - u) : x;
     case EMBER_UNARY_SQUARE: return (int64_t)(u * u);
     case EMBER_UNARY_BITWISE_NOT: return ~x;
+    case EMBER_UNARY_SIGN: return (x > 0) - (x < 0);
     default: return x;                        /* rounding: the identity on integers */
     }
 }
