@@ -11,8 +11,9 @@ I = [ember.uint8, ember.int8, ember.int16, ember.int32, ember.int64]
 UNARY_FLOAT = ["neg", "exp", "relu", "abs", "log", "sqrt", "sin", "cos", "tanh", "sigmoid",
                "reciprocal", "square", "floor", "ceil", "trunc", "round", "exp2", "expm1",
                "log2", "log10", "log1p", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh",
-               "rsqrt", "tan", "erfinv", "lgamma", "digamma"]
-UNARY_INT = ["neg", "abs", "relu", "square", "floor", "ceil", "trunc", "round", "bitwise_not"]
+               "rsqrt", "tan", "erfinv", "lgamma", "digamma", "sign"]
+UNARY_INT = ["neg", "abs", "relu", "square", "floor", "ceil", "trunc", "round", "bitwise_not",
+             "sign"]
 BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow", "atan2", "fmod",
           "remainder", "floor_divide", "fmax", "fmin"]
 COMPARE = ["eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor"]
