@@ -458,13 +458,20 @@ cdef inline bint is_predicate(int code) noexcept:
     return EMBER_BINARY_EQ <= code <= EMBER_BINARY_LOGICAL_XOR
 
 
-_POW_FORMS = (2, 3, 0.5, -0.5, -1)
+_POW_FORMS = (2, 3, 0.5, -0.5, -1, -2, 1)
 
 
 cdef object pow_form(TensorBase a, object e, object out):
     """a ** e for an exponent of _POW_FORMS, as PyTorch computes it."""
     if e == 2:
         return binary_op(op_mul, a, a, 1, out)
+    if e == 1:              # PyTorch copies the base; x * 1 is x, NaN and -0. included
+        if out is a:        # x.pow_(1): a copy onto itself, which PyTorch skips
+            a.bump()
+            return a
+        return binary_op(op_mul, a, 1, 1, out)
+    if e == -2:
+        return unary_op(op_reciprocal_, binary_op(op_mul, a, a, 1, None), out)
     if e == 3:
         return binary_op(op_mul, binary_op(op_mul, a, a, 1, None), a, 1, out)
     if e == 0.5:

@@ -3,6 +3,7 @@ PyTorch's derivative, zero where the norm is zero), torch.norm, dist, cdist and 
 (The matrix norms are ember.linalg's, in core/linalg/norms.py.)"""
 import math
 
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._errors import _scalar_name, _tensor_arg
@@ -32,9 +33,14 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         return _ZeroNorm.apply(x, dim, keepdim)
     if ord == 1:
         return _T._abs(x).sum(dim, keepdim=keepdim)
-    if _opmath(x.dtype) != x.dtype:                 # torch computes these in float32
-        return _PNorm.apply(x.float(), float(ord), dim, keepdim).to(x.dtype)
-    return _PNorm.apply(x, float(ord), dim, keepdim)
+    xf = x.float() if _opmath(x.dtype) != x.dtype else x   # torch computes these in float32
+    if ord == 2 and not _ag._tracked(xf):
+        # nothing differentiates it (clip_grad_norm_'s norms): the ops alone, without the
+        # node, whose apply cost more than the two passes on a small tensor
+        r = _T.sqrt(_T.square(xf).sum(dim, keepdim=keepdim))
+    else:
+        r = _PNorm.apply(xf, float(ord), dim, keepdim)
+    return r if xf is x else r.to(x.dtype)
 
 
 class _ZeroNorm(Function):

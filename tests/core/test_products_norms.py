@@ -367,3 +367,22 @@ def test_vector_norm_ord_zero_records_but_passes_no_gradient(fn):
         assert out.grad_fn.name() == "LinalgVectorNormBackward0"
         out.sum().backward()
         assert x.grad is None, lib
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_vector_norm_without_autograd_matches_the_recorded_one(dtype):
+    # nothing differentiates it (clip_grad_norm_'s norms): the ops alone, PyTorch's values
+    x = torch.randn(7, 9).to(getattr(torch, dtype))
+    e = ember.tensor(x.float().numpy()).to(getattr(ember, dtype)).requires_grad_()
+    for kw in ({}, {"dim": 1}, {"dim": (0, 1), "keepdim": True}):
+        with ember.no_grad():
+            plain = ember.linalg.vector_norm(e, **kw)
+        recorded = ember.linalg.vector_norm(e, **kw)
+        assert plain.grad_fn is None and recorded.grad_fn is not None
+        want = torch.linalg.vector_norm(x, **kw)
+        assert plain.dtype == recorded.dtype == getattr(ember, dtype)
+        assert tuple(plain.shape) == tuple(want.shape)
+        tol = 2e-3 if dtype == "float16" else 1e-6
+        np.testing.assert_allclose(plain.float().numpy(), want.float().numpy(), rtol=tol)
+        np.testing.assert_allclose(plain.float().numpy(), recorded.detach().float().numpy(),
+                                   rtol=tol)
