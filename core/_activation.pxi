@@ -96,6 +96,7 @@ cdef object written(int code, TensorBase x, TensorBase g, double p0, double p1, 
             o._ndim != x._ndim or memcmp(o._sizes, x._sizes, x._ndim * sizeof(int64_t)) or \
             (o is not x and not x.contiguous_c()):
         return None
+    grant_out_write(o, x, g)                # out=, not in place: a captured out may be written
     check_writable(o, x, g)
     try:
         run_activation(code, x, g, p0, p1, p2, o)

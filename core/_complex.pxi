@@ -210,6 +210,7 @@ cdef TensorBase batched_view(TensorBase t, object view):
 
 def _result_out(TensorBase result, out, str op):
     """``out`` (checked, resized as PyTorch's out= does) holding ``result``'s values."""
+    grant_out_write(out, result, None)
     cdef TensorBase o = prepare_out(out, result._ndim, result._sizes, result._dtype,
                                     result._device, op)
     check_writable(o, result, None)
@@ -248,6 +249,7 @@ def _complex_out(re, im, dtype ct, out, str op):
     broadcast_into(nd, sizes, r)
     if isinstance(im, TensorBase):
         broadcast_into(nd, sizes, <TensorBase>im)
+    grant_out_write(out, re, im)
     cdef TensorBase o = prepare_out(out, nd, sizes, ct, r._device, op)
     if out is not None:
         check_writable(o, None, None)

@@ -397,6 +397,7 @@ cdef object binary_op(Op op, object a, object b, object alpha, object out):
     if tb is not None:
         broadcast_into(nd, sizes, tb)
     cdef dtype rt = _dtypes.bool if is_predicate(code) else ct    # result dtype
+    grant_out_write(out, a, b)
     cdef TensorBase o = result_in_layout(ta, tb, nd, sizes, rt, ref._device) if out is None \
         else prepare_out(out, nd, sizes, rt, ref._device, op.name)
     if out is not None:
@@ -541,6 +542,7 @@ cdef object unary_op(Op op, TensorBase a, object out):
     if unary_to_float(op.code) and not ct.is_floating_point:
         ct = <dtype>_state.default_dtype()
     cdef TensorBase src = cast_to(a, ct)
+    grant_out_write(out, a, None)
     cdef TensorBase o = result_in_layout(a, None, a._ndim, a._sizes, ct, a._device) \
         if out is None else prepare_out(out, a._ndim, a._sizes, ct, a._device, op.name)
     if out is not None:

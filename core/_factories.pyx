@@ -12,6 +12,7 @@ from ember.core._tensor cimport (
     cast_to, check_writable, contiguous_copy, default_complex_dtype, detach_c, empty_c,
     factory_size, fill_c, foreign_storage, init_ctx, is_scalar, kernel_fill, make_view, new_empty,
     new_like, new_tensor, numpy, op_ne, prepare_out, raise_kernel_error, raise_sync_error,
+    grant_out_write,
     is_grad_enabled_c, read_scalar, refuse_batched, refuse_limited_named, report_data_read,
     restrided,
     run_copy, scalar_buf, scalar_dtype, st_name, to_c, with_grad)

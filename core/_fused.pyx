@@ -12,7 +12,8 @@ from ember.core cimport _tensor as _T
 from ember.core._dispatch cimport SAVE_INPUTS
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, contiguous_copy, derive,
-    derive_binary, derive_unary, effective_keys, empty_c, expanded_view, init_ctx,
+    derive_binary, derive_unary, effective_keys, empty_c, expanded_view, grant_out_write,
+    init_ctx,
     is_grad_enabled_c, raise_kernel_error, report_side_effect, routed, same_device, st_name,
     unary_op)
 

@@ -125,6 +125,7 @@ cdef TensorBase to_out(TensorBase r, object out, str op):
     """`r`, or `out` resized to r's shape holding r's values."""
     if out is None:
         return r
+    grant_out_write(out, r, None)
     cdef TensorBase o = prepare_out(out, r._ndim, r._sizes, r._dtype, r._device, op)
     run_copy(o, r)
     o.bump()

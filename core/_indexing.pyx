@@ -11,6 +11,7 @@ from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, clone_c, copy_into,
     derive, empty_c, fill_c, init_ctx, make_view, numpy, op_add, op_amin, op_div, op_eq,
     op_floor_divide, op_gt, op_mul, op_neg, op_sum, prepare_out, raise_kernel_error,
+    grant_out_write,
     reduce_op, refuse_limited_named, result_type2, routed, routed2, routed_n, run_copy,
     same_device, st_name, to_c, unary_op, wrap_dim, zeros_for)
 from ember.core._views cimport (

@@ -99,11 +99,14 @@ def _cat_forward(dim, *tensors, out=None):
     cdef bint fresh = out is None and not (
         (op_copy._kernel_mask >> op_copy.resolve(effective_keys(result._keys))) & 1)
     cdef int64_t start = 0
+    cdef TensorBase piece
     for t in parts:
+        piece = narrow_c(result, d, start, t._sizes[d], 1)
         if fresh:
-            run_copy(narrow_c(result, d, start, t._sizes[d], 1), t)
+            run_copy(piece, t)
         else:
-            copy_into(narrow_c(result, d, start, t._sizes[d], 1), t, "cat")
+            grant_out_write(piece, None, None)  # out= may write a captured tensor, piecewise
+            copy_into(piece, t, "cat")
         start += t._sizes[d]
     return result
 

@@ -7,7 +7,7 @@ include "_core_cimports.pxi"
 from ember.core._dispatch cimport SAVE_RESULT
 from ember.core._tensor cimport (
     Storage, TensorBase, allocate, can_cast, check_write, copy_into, derive, effective_keys,
-    new_empty, new_tensor, op_copy, own_device, prepare_out, run_copy, st_name,
+    new_empty, new_tensor, op_copy, own_device, grant_out_write, prepare_out, run_copy, st_name,
     storage_nbytes, wrap_dim)
 
 cdef uint64_t PYTHON_KEY_BIT = <uint64_t>1 << DispatchKey.Python

@@ -306,6 +306,8 @@ cdef object where_c(TensorBase cond, object a, object b, dtype rt, object out):
     for x in (a, b):
         if isinstance(x, TensorBase):
             broadcast_into(nd, sizes, <TensorBase>x)
+    if out is not b:
+        grant_out_write(out, cond, a)
     cdef TensorBase o = prepare_out(out, nd, sizes, rt, cond._device, "where")
     if out is not None:
         check_writable(o, cond, a if isinstance(a, TensorBase) else b)

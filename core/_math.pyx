@@ -13,7 +13,7 @@ from ember.core._tensor cimport (
     effective_keys, empty_c, expanded_view, init_ctx, is_grad_enabled_c, is_scalar, numpy,
     op_abs, op_amax, op_amin, op_div, op_eq, op_exp, op_floor_divide, op_ge, op_gt, op_le,
     op_logical_and, op_logical_xor, op_lt, op_mul, op_ne, op_pow, op_remainder, op_sub,
-    op_sum, op_trunc, operator_op, prepare_out, raise_kernel_error, reduce_op,
+    op_sum, op_trunc, operator_op, grant_out_write, prepare_out, raise_kernel_error, reduce_op,
     refuse_limited_named, result_type2, routed, run_copy, scalar_buf, scalar_view, st_name,
     unary_entry, unary_op, wrap_dim, write_scalar, check_scalar_range)
 from ember.core._views cimport expand_c, reshape_c, squeeze_c, transpose_c, unsqueeze_c

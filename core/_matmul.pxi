@@ -94,6 +94,7 @@ def matmul(input, other, *, out=None):
     if b._ndim > 1:
         osizes[on] = N
         on += 1
+    grant_out_write(out, a, b)
     cdef TensorBase o = prepare_out(out, on, osizes, a._dtype, a._device, "matmul")
     if o._backend.is_meta:
         return o

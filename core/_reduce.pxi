@@ -69,6 +69,7 @@ cdef object reduce_op(Op op, TensorBase a, object dim, bint keepdim, object dtyp
             n += 1
     cdef bint positions = op.code == EMBER_REDUCE_ARGMAX or op.code == EMBER_REDUCE_ARGMIN
     cdef dtype rt = _dtypes.int64 if positions else ct      # arg-reductions write int64
+    grant_out_write(out, a, None)
     cdef TensorBase o = prepare_out(out, n, osizes, rt, a._device, op.name)
     if o._backend.is_meta:
         return o

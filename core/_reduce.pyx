@@ -10,6 +10,7 @@ from ember.core._factories cimport complex_ops
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, cast_to, derive, effective_keys, empty_c, init_ctx, op_amax,
     op_amin, op_mean, op_prod, op_sum, prepare_out, raise_kernel_error, refuse_batched,
+    grant_out_write,
     refuse_limited, run_copy, st_name, table_op, wrap_dim)
 from ember.core._views cimport reshape_c
 

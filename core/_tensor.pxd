@@ -71,12 +71,16 @@ cdef int refuse_inference_write(TensorBase t) except -1
 cdef int func_level_c() noexcept
 cdef int set_func_level_c(int level) noexcept
 cdef int refuse_write(TensorBase t) except -1
+cdef void* out_grant_c() noexcept
+cdef int grant_out_write(object out, object a, object b) noexcept
+cdef int end_out_grant(TensorBase t) noexcept
 
 
 cdef inline int check_write(TensorBase t) except -1:
     """Refuse an in-place write into t, before it happens, where PyTorch does: an
-    inference tensor outside inference_mode, a tensor captured by a function transform."""
-    if t._inference or t._level < func_level_c():
+    inference tensor outside inference_mode, a tensor captured by a function transform
+    (unless an out= op was granted the write: grant_out_write)."""
+    if t._inference or (t._level < func_level_c() and <void*>t != out_grant_c()):
         refuse_write(t)
     return 0
 

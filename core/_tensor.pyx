@@ -97,8 +97,7 @@ cdef class TensorBase:
             if self._storage.data is not NULL else NULL
         v.ndim = self._ndim
         v.dtype = self._dtype.code
-        v.flags = 0
-        v.reserved = 0
+        v.flags = v.reserved = 0
         if self._ndim:
             memcpy(v.sizes, self._sizes, self._ndim * sizeof(int64_t))
             memcpy(v.strides, self._strides, self._ndim * sizeof(int64_t))
@@ -112,6 +111,7 @@ cdef class TensorBase:
     cdef int bump(self) except -1:
         if self._inference or self._level < ember_tls_func_level:
             refuse_write(self)
+            end_out_grant(self)
         if self._version is not None:
             self._version.value += 1
         return 0

@@ -15,9 +15,11 @@ cdef extern from *:
     """
     static __thread int ember_tls_inference = 0;
     static __thread int ember_tls_func_level = 0;
+    static __thread void *ember_tls_out_grant = NULL;
     """
     int ember_tls_inference
     int ember_tls_func_level
+    void *ember_tls_out_grant
 
 cdef int _next_func_level = 1     # process-wide, never reused: a later transform's is larger
 
@@ -60,9 +62,34 @@ cdef str _CAPTURED_WRITE = (
 cdef int refuse_write(TensorBase t) except -1:
     """check_write's slow path: raise for whichever rule t breaks."""
     refuse_inference_write(t)
-    if t._level < ember_tls_func_level:
+    if t._level < ember_tls_func_level and <void*>t != ember_tls_out_grant:
         raise RuntimeError(_CAPTURED_WRITE.format(
             f"a write into a tensor of shape {list(shape_c(t))} made outside the function"))
+    return 0
+
+
+# The rule covers in-place ops only, as PyTorch's transforms check in-place schemas alone: an
+# op writing into its out= tensor (one that is not also its operand) may write a captured
+# one.  That op grants the write before its checks; the tensor's bump after the write ends
+# the grant (so does a transform's start or end).
+cdef void* out_grant_c() noexcept:
+    return ember_tls_out_grant
+
+
+cdef int grant_out_write(object out, object a, object b) noexcept:
+    """Let the coming out= write into ``out`` (not the operand a or b) pass the captured-
+    tensor rule."""
+    global ember_tls_out_grant
+    if isinstance(out, TensorBase) and out is not a and out is not b and \
+            (<TensorBase>out)._level < ember_tls_func_level:
+        ember_tls_out_grant = <void*>out
+    return 0
+
+
+cdef int end_out_grant(TensorBase t) noexcept:
+    global ember_tls_out_grant
+    if <void*>t == ember_tls_out_grant:
+        ember_tls_out_grant = NULL
     return 0
 
 
@@ -70,13 +97,17 @@ def _enter_func_level():
     """Start a function transform's level on this thread: (its level, the previous one)."""
     global _next_func_level
     cdef int previous = ember_tls_func_level, level = _next_func_level
+    global ember_tls_out_grant
     _next_func_level += 1
     set_func_level_c(level)
+    ember_tls_out_grant = NULL
     return level, previous
 
 
 def _exit_func_level(int previous):
+    global ember_tls_out_grant
     set_func_level_c(previous)
+    ember_tls_out_grant = NULL
 
 
 cdef int set_func_level_c(int level) noexcept:

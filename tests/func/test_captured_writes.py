@@ -84,6 +84,32 @@ def test_every_inplace_form_on_a_captured_tensor(name):
     np.testing.assert_array_equal(e[1], t[1])
 
 
+# out= writes: PyTorch's transforms check in-place schemas only, so an op may write its out=
+# tensor even when the function captured it (the op's own operands are not written)
+_OUT = {
+    "mul(out=)": lambda b, m: m.mul(m.ones(3), 2, out=b),
+    "exp(out=)": lambda b, m: m.exp(m.ones(3), out=b),
+    "sum(out=)": lambda b, m: m.sum(m.ones(2, 3), 0, out=b),
+    "matmul(out=)": lambda b, m: m.matmul(m.ones(3, 2), m.ones(2), out=b),
+    "where(out=)": lambda b, m: m.where(m.ones(3) > 0, m.ones(3), m.zeros(3), out=b),
+    "cat(out=)": lambda b, m: m.cat([m.ones(1), m.ones(2)], out=b),
+    "gather(out=)": lambda b, m: m.gather(m.ones(3), 0, m.tensor([0, 1, 2]), out=b),
+    "clamp(out=)": lambda b, m: m.clamp(m.ones(3), 0, 0.5, out=b),
+    "lerp(out=)": lambda b, m: m.lerp(m.ones(3), m.zeros(3), 0.25, out=b),
+    # ... but not an in-place write right after one
+    "mul(out=) then add_": lambda b, m: (m.mul(m.ones(3), 2, out=b), b.add_(1)),
+}
+
+
+@pytest.mark.parametrize("transform", ["grad", "jvp", "vmap(grad)"])
+@pytest.mark.parametrize("name", list(_OUT))
+def test_out_writes_into_a_captured_tensor(transform, name):
+    t = _outcome(torch, transform, _OUT[name], "captured")
+    e = _outcome(ember, transform, _OUT[name], "captured")
+    assert e[0] == t[0], (transform, name, e[0], t[0])
+    np.testing.assert_array_equal(e[1], t[1])
+
+
 def test_random_fill_of_a_captured_tensor_is_refused():
     assert _outcome(ember, "grad", _INPLACE["uniform_"], "captured")[0]
 
