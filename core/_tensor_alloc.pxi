@@ -71,7 +71,7 @@ cdef int refuse_write(TensorBase t) except -1:
 # The rule covers in-place ops only, as PyTorch's transforms check in-place schemas alone: an
 # op writing into its out= tensor (one that is not also its operand) may write a captured
 # one.  That op grants the write before its checks; the tensor's bump after the write ends
-# the grant (so does a transform's start or end).
+# the grant (so does any change of the running level: set_func_level_c).
 cdef void* out_grant_c() noexcept:
     return ember_tls_out_grant
 
@@ -97,24 +97,22 @@ def _enter_func_level():
     """Start a function transform's level on this thread: (its level, the previous one)."""
     global _next_func_level
     cdef int previous = ember_tls_func_level, level = _next_func_level
-    global ember_tls_out_grant
     _next_func_level += 1
     set_func_level_c(level)
-    ember_tls_out_grant = NULL
     return level, previous
 
 
 def _exit_func_level(int previous):
-    global ember_tls_out_grant
     set_func_level_c(previous)
-    ember_tls_out_grant = NULL
 
 
 cdef int set_func_level_c(int level) noexcept:
-    """Make ``level`` this thread's running transform level; the previous one is returned."""
-    global ember_tls_func_level
+    """Make ``level`` this thread's running transform level (ending any out= grant); the
+    previous one is returned."""
+    global ember_tls_func_level, ember_tls_out_grant
     cdef int previous = ember_tls_func_level
     ember_tls_func_level = level
+    ember_tls_out_grant = NULL
     return previous
 
 
