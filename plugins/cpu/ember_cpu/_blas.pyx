@@ -7,6 +7,8 @@
 # is passed in place when one of its matrix strides is 1 and the other a valid leading
 # dimension (the other layout is a transpose flag); otherwise it is copied to a
 # contiguous temporary, as is every float16/bfloat16 operand (converted to float32).
+import os as _os
+
 from cpython.pycapsule cimport PyCapsule_New
 from libc.limits cimport INT_MAX
 from libc.stdint cimport int64_t, uintptr_t
@@ -18,11 +20,15 @@ from ember_cpu._abi cimport (
     EMBER_FLOAT32, EMBER_FLOAT64,
 )
 
+from ember_cpu._gemm cimport (
+    EMBER_GEMM_MR, ember_gemm_nr_f32, ember_gemm_nr_f64, ember_gemm_scratch_f32,
+    ember_gemm_scratch_f64, ember_gemm_tile_f32, ember_gemm_tile_f64,
+)
 from ember_cpu._small_gemm cimport (
     ember_sg_gather_f32, ember_sg_gather_f64, ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32,
     ember_sg_pack_f64, ember_sg_panel_f32, ember_sg_panel_f64,
 )
-from ember_cpu._strided cimport load, run_items, set_error, store
+from ember_cpu._strided cimport load, num_threads, run_items, set_error, store
 
 ctypedef fused real_t:
     float
@@ -252,6 +258,92 @@ cdef int small_batch(ember_ctx *ctx, const ember_view *out, const ember_view *a,
     return EMBER_OK
 
 
+# --- products on _gemm.h's packed kernel: tiles of C over the team ---
+# OpenBLAS keeps a pthread pool of its own, whose workers busy-wait after each call while
+# ember's OpenMP team runs the next op on the same cores (on 2 cores, a program's products
+# took 1.2-2x their time alone).  This path runs on ember's team: each work item is a
+# range of C's columns (rows, when C is taller than wide) of one batch entry, packing what
+# it reads.  `EMBER_CPU_GEMM=blas` in the environment sends products to BLAS instead.
+cdef bint _packed = True
+
+
+cdef bint packed_enabled() noexcept nogil:
+    return _packed
+
+
+def _set_packed(bint on):
+    """Turn the packed-kernel path on or off (tests compare it with BLAS's); returns the
+    previous setting."""
+    global _packed
+    previous, _packed = _packed, on
+    return previous
+
+
+ctypedef struct PackedJob:
+    const char *a
+    const char *b
+    char *out
+    const int64_t *sa
+    const int64_t *sb
+    const int64_t *so
+    int64_t M, N, K, pieces, chunk
+    bint by_cols, add, f64, failed
+
+
+cdef void packed_typed(PackedJob *j, real_t *tag, int64_t item) noexcept nogil:
+    cdef int64_t e = item // j.pieces, lo = (item % j.pieces) * j.chunk
+    cdef int64_t hi = min(lo + j.chunk, j.N if j.by_cols else j.M)
+    cdef const real_t *pa = <const real_t *>j.a + e * j.sa[0]
+    cdef const real_t *pb = <const real_t *>j.b + e * j.sb[0]
+    cdef real_t *po = <real_t *>j.out + e * j.so[0]
+    cdef int64_t m0 = 0 if j.by_cols else lo, m1 = j.M if j.by_cols else hi
+    cdef int64_t n0 = lo if j.by_cols else 0, n1 = hi if j.by_cols else j.N
+    cdef real_t *buf
+    if real_t is float:
+        buf = <real_t *>malloc(ember_gemm_scratch_f32(m1 - m0, n1 - n0, j.K) * sizeof(real_t))
+    else:
+        buf = <real_t *>malloc(ember_gemm_scratch_f64(m1 - m0, n1 - n0, j.K) * sizeof(real_t))
+    if buf == NULL:
+        j.failed = True
+        return
+    if real_t is float:
+        ember_gemm_tile_f32(j.K, pa, j.sa[1], j.sa[2], pb, j.sb[1], j.sb[2], po, j.so[1],
+                            m0, m1, n0, n1, j.add, buf)
+    else:
+        ember_gemm_tile_f64(j.K, pa, j.sa[1], j.sa[2], pb, j.sb[1], j.sb[2], po, j.so[1],
+                            m0, m1, n0, n1, j.add, buf)
+    free(buf)
+
+
+cdef void packed_item(void *job, int64_t i) noexcept nogil:
+    cdef PackedJob *j = <PackedJob *>job
+    if j.f64:
+        packed_typed(j, <double *>NULL, i)
+    else:
+        packed_typed(j, <float *>NULL, i)
+
+
+cdef int packed_gemm(bint f64, int64_t B, int64_t M, int64_t N, int64_t K, const char *a,
+                     const int64_t *sa, const char *b, const int64_t *sb, char *out,
+                     const int64_t *so, bint add) noexcept nogil:
+    cdef PackedJob j
+    cdef int nt = num_threads()
+    cdef int64_t align, length, want
+    j.a, j.b, j.out, j.sa, j.sb, j.so = a, b, out, sa, sb, so
+    j.M, j.N, j.K, j.add, j.f64, j.failed = M, N, K, add, f64, False
+    j.by_cols = N >= M
+    align = (ember_gemm_nr_f64() if f64 else ember_gemm_nr_f32()) if j.by_cols \
+        else EMBER_GEMM_MR
+    length = N if j.by_cols else M
+    # two items a thread (a late teammate's second one can be taken over), whole entries
+    # when the batch alone gives that many
+    want = max(1, min((length + align - 1) // align, (2 * nt + B - 1) // B))
+    j.chunk = ((length + want - 1) // want + align - 1) // align * align
+    j.pieces = (length + j.chunk - 1) // j.chunk
+    run_items(packed_item, &j, B * j.pieces, B * M * N * K // 4)
+    return EMBER_ERR_MEMORY if j.failed else EMBER_OK
+
+
 # out[B, M, N] = a[B, M, K] @ b[B, K, N]; the caller checked shapes, dtypes and that
 # B, M, N, K > 0
 cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
@@ -277,7 +369,7 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         B = 1
     if max(M, max(N, K)) > INT_MAX:
         return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", "matrix too large for 32-bit BLAS")
-    cdef int64_t panel
+    cdef int64_t panel, sa[3], sb[3], so[2]
     if real_t is float:
         panel = ember_sg_panel_f32()
     else:
@@ -287,6 +379,15 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         # one product too where it fills whole panels from rows of A (a Linear's 64 or 128
         # features: 0.75-0.85x OpenBLAS's time; ragged panels and column-major A were slower)
         return small_batch(ctx, out, a, b, B, M, N, K, tag)
+    if _packed and native and M >= EMBER_GEMM_MR and N >= panel and out.strides[2] == 1 \
+            and os0 >= N:
+        sa[0], sa[1], sa[2] = a.strides[0], as0, a.strides[2]
+        sb[0], sb[1], sb[2] = b.strides[0], b.strides[1], b.strides[2]
+        so[0], so[1] = out.strides[0], os0
+        if packed_gemm(sizeof(real_t) == 8, B, M, N, K, a.data, sa, b.data, sb, out.data, so,
+                       False) != EMBER_OK:
+            return set_error(ctx, EMBER_ERR_MEMORY, "matmul", "out of memory")
+        return EMBER_OK
     # strides are the same for every batch entry: decide once which operands need a copy
     a_ok = as_blas(&A, a.data, M, K, as0, a.strides[2]) and native
     b_ok = as_blas(&Bm, b.data, K, N, b.strides[1], b.strides[2]) and native
@@ -350,4 +451,6 @@ cdef int blas_matmul(ember_ctx *ctx, const ember_view *out, const ember_view *a,
 
 
 _init_blas_threads()
+if _os.environ.get("EMBER_CPU_GEMM") == "blas":
+    _packed = False
 matmul_capsule = PyCapsule_New(<void *><matmul_fn>blas_matmul, "ember_cpu._blas.matmul", NULL)

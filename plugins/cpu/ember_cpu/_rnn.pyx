@@ -22,11 +22,14 @@ from ember_cpu._abi cimport (
     ember_ctx, ember_view, EMBER_OK, EMBER_ERR_MEMORY, EMBER_ERR_NOT_IMPLEMENTED,
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD,
 )
-from ember_cpu._blas cimport MAX_BLAS_LIBS, blas_restore, blas_single
+from ember_cpu._blas cimport (
+    MAX_BLAS_LIBS, blas_restore, blas_single, packed_enabled, packed_gemm,
+)
 from ember_cpu._small_gemm cimport (
     ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32, ember_sg_pack_f64, ember_sg_panel_f32,
     ember_sg_panel_f64,
 )
+from ember_cpu._gemm cimport EMBER_GEMM_MR
 from ember_cpu._openmp_helpers cimport omp_get_num_threads, omp_get_thread_num
 from ember_cpu._strided cimport num_threads, parallel_cutoff, set_error
 
@@ -361,11 +364,12 @@ cdef void packed_backward_steps(const ember_view *const *v, bint reverse, const 
         ember_barrier_wait(bar, n)          # dh_prev complete
 
 
-cdef void lstm_weight_grad(const ember_view *const *v, bint reverse,
-                           real_t *tag) noexcept nogil:
+cdef int lstm_weight_grad(const ember_view *const *v, bint reverse,
+                          real_t *tag) noexcept nogil:
     """dW_hh = sum over steps of dz^T h_prev, once lstm_backward wrote dz (dgi): the first
     step run reads h0, the others the previous step's output, which for the whole run is
-    one block of y.  Two products over every step: BLAS with its threads."""
+    one block of y.  Two products over every step: _gemm.h's on the team (BLAS with its
+    threads when that path is off).  EMBER_OK or EMBER_ERR_MEMORY."""
     cdef int64_t T = v[0].sizes[0], B = v[0].sizes[1], H = v[10].sizes[1]
     cdef int64_t G = 4 * H, BH = B * H, t
     cdef const real_t *dgi = <const real_t *>v[0].data
@@ -373,14 +377,29 @@ cdef void lstm_weight_grad(const ember_view *const *v, bint reverse,
     cdef const real_t *y = <const real_t *>v[9].data
     cdef const real_t *h0 = <const real_t *>v[10].data
     if H == 0:
-        return
+        return EMBER_OK
     t = step_t(0, T, reverse)
-    mm_tn(G, H, B, dgi + t * B * G, h0, <real_t>0, dw)
+    if weight_product(G, H, B, dgi + t * B * G, h0, False, dw) != EMBER_OK:
+        return EMBER_ERR_MEMORY
     if T > 1:
-        if reverse:         # step t = 0 .. T-2 read y[t + 1]
-            mm_tn(G, H, (T - 1) * B, dgi, y + BH, <real_t>1, dw)
-        else:               # step t = 1 .. T-1 read y[t - 1]
-            mm_tn(G, H, (T - 1) * B, dgi + B * G, y, <real_t>1, dw)
+        # step t = 0 .. T-2 read y[t + 1] (reverse), else step t = 1 .. T-1 read y[t - 1]
+        return weight_product(G, H, (T - 1) * B, dgi if reverse else dgi + B * G,
+                              y + BH if reverse else y, True, dw)
+    return EMBER_OK
+
+
+cdef int weight_product(int64_t M, int64_t N, int64_t K, const real_t *A, const real_t *B,
+                        bint add, real_t *C) noexcept nogil:
+    """C (M x N) (+)= A^T B, A (K x M) and B (K x N) rows."""
+    cdef int64_t sa[3], sb[3], so[2]
+    if not (packed_enabled() and M >= EMBER_GEMM_MR and N >= 8):
+        mm_tn(M, N, K, A, B, <real_t>(1 if add else 0), C)
+        return EMBER_OK
+    sa[0], sa[1], sa[2] = 0, 1, M
+    sb[0], sb[1], sb[2] = 0, N, 1
+    so[0], so[1] = 0, N
+    return packed_gemm(sizeof(real_t) == 8, 1, M, N, K, <const char *>A, sa, <const char *>B,
+                       sb, <char *>C, so, add)
 
 
 cdef int check_shapes(ember_ctx *ctx, int32_t op, const ember_view *const *v) noexcept nogil:
@@ -436,9 +455,9 @@ cdef int rnn_kernel(ember_ctx *ctx, int32_t op, const ember_view *const *v,
         blas_restore(saved)
     if rc == EMBER_OK and op == EMBER_RNN_LSTM_BACKWARD:
         if gi.dtype == EMBER_FLOAT32:
-            lstm_weight_grad(v, reverse, <float *>NULL)
+            rc = lstm_weight_grad(v, reverse, <float *>NULL)
         else:
-            lstm_weight_grad(v, reverse, <double *>NULL)
+            rc = lstm_weight_grad(v, reverse, <double *>NULL)
     if rc == EMBER_ERR_MEMORY:
         return set_error(ctx, EMBER_ERR_MEMORY, "lstm", "out of memory")
     return rc
