@@ -21,7 +21,7 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# the user's environment, before importing ember here (ember-cpu sets OMP_WAIT_POLICY for
+# the user's environment, before importing ember here (ember-cpu sets GOMP_SPINCOUNT for
 # its own process when the user did not): each child starts from this
 USER_ENV = dict(os.environ)
 PROGRAMS = {"lstm_lm": 60, "char_gpt": 60, "cnn": 30, "mlp_char": 1500}   # name -> steps
@@ -61,7 +61,7 @@ def child(lib, program, threads, steps, profile):
 
 def run(lib, program, threads, steps, profile):
     # each library waits for its threads its own way, as its users get it: PyTorch with
-    # libgomp's default (spinning a while), ember with ember-cpu's (passive); forcing one
+    # libgomp's default (spinning 300k rounds), ember with ember-cpu's (10k); forcing one
     # policy on both (this benchmark forced passive waits until 2026-11-27) slowed PyTorch
     # 1.3-3.3x at 2 threads.  A policy the user set applies to both.
     env = dict(USER_ENV, OMP_NUM_THREADS=str(threads))

@@ -6,7 +6,7 @@ Goals: MLP <= 1.0x, CNN and GPT <= 1.25x PyTorch.  Not a test:
 python benchmarks/bench_training.py
 """
 
-import ember  # noqa: I001  (first: both libraries' OpenMP runtimes then wait passively,
+import ember  # noqa: I001  (first: both libraries' OpenMP runtimes then wait alike, a short spin,
 import numpy as np  # so neither one's idle spinning workers slow the other's rounds)
 import torch
 from bench_foundation import compare

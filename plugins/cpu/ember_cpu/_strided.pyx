@@ -3,7 +3,7 @@ from cython.parallel cimport parallel, prange
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
 from libc.stdlib cimport getenv, strtoll
-from posix.time cimport clock_gettime, CLOCK_MONOTONIC, timespec
+from posix.time cimport clock_gettime, nanosleep, CLOCK_MONOTONIC, timespec
 
 cdef extern from "_spin_barrier.h":
     ctypedef struct ember_work_queue:
@@ -54,15 +54,17 @@ cdef void set_num_threads(int n) noexcept nogil:
     omp_set_num_threads(_num_threads)
 
 
-# A parallel region pays for waking the team.  Threads that wait passively (ember-cpu's
-# default, see __init__.py) sleep in the kernel between regions, and waking them is cheap
+# A parallel region pays for waking the team.  Threads that have waited past their short
+# spin (ember-cpu's default, see __init__.py) sleep in the kernel, and waking them is cheap
 # on most machines (a few us) but 50-80 us on some virtual machines: measured on a 2-core
 # VM, a 32768-element add took 4 us serially and 77 us in two threads, and two threads won
 # only from ~1M elements.  So the cutoff is the work at which the cheapest kernel (an add,
 # 5-9 elements a ns on one thread) saves what waking costs, and a margin for the rest of
 # a region's cost (an empty region measures the wake-up alone): 20 elements per ns of
-# wake-up, measured once per team size as the fastest of a few empty regions,
-# PARALLEL_CUTOFF at least and 2M at most.  EMBER_CPU_PARALLEL_CUTOFF sets it instead.
+# wake-up, measured once per team size as the fastest of a few empty regions each entered
+# after the team has had time to fall asleep (a still-spinning team measured 32k elements
+# here, and small ops then split and paid the wake-ups), PARALLEL_CUTOFF at least and 2M at
+# most.  EMBER_CPU_PARALLEL_CUTOFF sets it instead.
 DEF ELEMENTS_PER_WAKE_NS = 20
 DEF MAX_CUTOFF = 1 << 21
 
@@ -73,13 +75,17 @@ cdef int64_t _now_ns() noexcept nogil:
 
 
 cdef int64_t _wake_ns(int nt) noexcept nogil:
-    """The fastest of a few empty parallel regions of `nt` threads (the first, which may
-    start the team, not counted)."""
+    """The fastest of a few empty parallel regions of `nt` threads, each after a sleep that
+    outlasts the team's spin (the first, which may start the team, not counted)."""
     cdef int c, r
     cdef int64_t t0, t, best = -1
     cdef int sink[MAX_CHUNKS]
     nt = min(nt, MAX_CHUNKS)
-    for r in range(5):
+    cdef timespec pause
+    pause.tv_sec, pause.tv_nsec = 0, 1000000      # 1 ms: past the team's 10k-round spin
+    for r in range(4):
+        if r > 0:
+            nanosleep(&pause, NULL)
         t0 = _now_ns()
         for c in prange(nt, nogil=True, schedule='static', num_threads=nt):
             sink[c] = c

@@ -47,16 +47,24 @@ def test_importing_the_plugin_loads_no_kernels():
 
 
 def test_thread_waits_are_short_unless_the_user_set_them():
-    """Importing the plugin makes OpenMP wait passively and OpenBLAS's workers spin 2^20
-    cycles (not 2^28) before sleeping, so they leave the cores to the next op's team; a
-    setting already in the environment wins."""
+    """Importing the plugin makes OpenMP threads spin 10k rounds (not libgomp's 300k)
+    and OpenBLAS's workers 2^20 cycles (not 2^28) before sleeping, so they leave the cores
+    to the next op's team and to other processes; a setting already in the environment
+    wins."""
     env_keys = ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_THREAD_TIMEOUT")
     run_python(f"""
         for k in {env_keys!r}:
             os.environ.pop(k, None)
         import ember_cpu
-        assert os.environ["OMP_WAIT_POLICY"] == "PASSIVE"
+        assert os.environ["GOMP_SPINCOUNT"] == "10000"
+        assert "OMP_WAIT_POLICY" not in os.environ
         assert os.environ["OPENBLAS_THREAD_TIMEOUT"] == "20"
+    """)
+    run_python("""
+        os.environ.pop("GOMP_SPINCOUNT", None)
+        os.environ["OMP_WAIT_POLICY"] = "ACTIVE"
+        import ember_cpu
+        assert "GOMP_SPINCOUNT" not in os.environ
     """)
     run_python("""
         os.environ["OPENBLAS_THREAD_TIMEOUT"] = "28"
