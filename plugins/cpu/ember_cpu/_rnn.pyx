@@ -131,6 +131,22 @@ cdef inline void thread_steps(bint backward, const ember_view *const *v, bint re
         packed_forward_steps(v, reverse, pk, buf, tid, n, bar)
 
 
+cdef inline int64_t panel_at(const Packed *pk, int64_t tid, int n) noexcept nogil:
+    """The first panel of thread `tid`'s share of the columns, rounded to a panel."""
+    if tid >= n:
+        return pk.npanels
+    return min((tid * pk.N // n + pk.np // 2) // pk.np, pk.npanels)
+
+
+cdef inline void share_panels(const Packed *pk, int tid, int n, int64_t *p0,
+                              int64_t *p1) noexcept nogil:
+    """Thread `tid` of `n`'s panels [p0, p1): equal shares of the columns, so a last, part
+    panel counts for what it holds (200 columns in 16-wide panels went 7 | 5.5 panels:
+    the team waited on the first thread's 27% more work every step; now 6 | 6.5)."""
+    p0[0] = panel_at(pk, tid, n)
+    p1[0] = panel_at(pk, tid + 1, n)
+
+
 cdef inline void share(int64_t count, int tid, int n, int64_t *lo, int64_t *hi) noexcept nogil:
     """Thread `tid` of `n`'s part [lo, hi) of `count` items."""
     cdef int64_t per = (count + n - 1) // n
@@ -260,7 +276,7 @@ cdef void packed_forward_steps(const ember_view *const *v, bint reverse, const P
     cdef const real_t *c_prev = <const real_t *>v[7].data
     cdef real_t *z
     cdef real_t *c
-    share(pk.npanels, tid, n, &p0, &p1)
+    share_panels(pk, tid, n, &p0, &p1)
     share(B, tid, n, &r0, &r1)
     for s in range(T):
         t = step_t(s, T, reverse)
@@ -348,7 +364,7 @@ cdef void packed_backward_steps(const ember_view *const *v, bint reverse, const 
     cdef real_t *dhp = dh + BH
     cdef real_t *dc = dh + 2 * BH
     cdef real_t *dz
-    share(pk.npanels, tid, n, &p0, &p1)
+    share_panels(pk, tid, n, &p0, &p1)
     share(B, tid, n, &r0, &r1)
     for s in range(T - 1, -1, -1):
         t = step_t(s, T, reverse)
