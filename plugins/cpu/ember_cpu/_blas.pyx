@@ -21,7 +21,7 @@ from ember_cpu._abi cimport (
 )
 
 from ember_cpu._gemm cimport (
-    EMBER_GEMM_MR, ember_gemm_nr_f32, ember_gemm_nr_f64, ember_gemm_scratch_f32,
+    EMBER_GEMM_MR, ember_gemm_cap, ember_gemm_nr_f32, ember_gemm_nr_f64, ember_gemm_scratch_f32,
     ember_gemm_scratch_f64, ember_gemm_tile_f32, ember_gemm_tile_f64,
 )
 from ember_cpu._small_gemm cimport (
@@ -276,6 +276,14 @@ def _set_packed(bint on):
     previous setting."""
     global _packed
     previous, _packed = _packed, on
+    return previous
+
+
+def _set_gemm_cap(int level):
+    """Use the packed kernel's variants up to `level` (2: AVX-512, 1: AVX2, 0: SSE2; tests
+    run the narrower ones on a wider CPU); returns the previous cap."""
+    global ember_gemm_cap
+    previous, ember_gemm_cap = ember_gemm_cap, level
     return previous
 
 

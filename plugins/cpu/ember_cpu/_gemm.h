@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "_transpose8.h"
 
 #define EMBER_GEMM_MR 6
 #define EMBER_GEMM_KC 256
@@ -37,10 +38,33 @@
 #define EMBER_GEMM_V4_OK 0
 #endif
 
+/* Ap[k][i] = src[i * sm + k] for 6 float rows and k < 8: the rows (two zero rows beside
+ * them) transposed, stored 8 lanes 6 apart in order, so each store's two zero lanes are
+ * overwritten by the next (the last one's land in the 2 spare elements past the block) */
+EMBER_GEMM_V3 static inline void ember_gemm_rows6x8(const float *src, int64_t sm, float *dst) {
+    ember_v8f r[8], o[8];
+    int i;
+    for (i = 0; i < 6; i++) r[i] = *(const ember_u8f *)(src + i * sm);
+    r[6] = r[7] = (ember_v8f){0};
+    ember_transpose8_f32(r, o);
+    for (i = 0; i < 8; i++) *(ember_u8f *)(dst + i * 6) = o[i];
+}
+
+/* Bp[k][j] = src[j * sn + k] for j, k < 8 (a column-major float B), Bp's rows nr apart */
+EMBER_GEMM_V3 static inline void ember_gemm_cols8x8(const float *src, int64_t sn, float *dst,
+                                                    int64_t nr) {
+    ember_v8f r[8], o[8];
+    int i;
+    for (i = 0; i < 8; i++) r[i] = *(const ember_u8f *)(src + i * sn);
+    ember_transpose8_f32(r, o);
+    for (i = 0; i < 8; i++) *(ember_u8f *)(dst + i * nr) = o[i];
+}
+
 /* one variant: element type T, LANES elements a vector, NAME its functions' prefix */
 #define EMBER_GEMM_VARIANT(T, NAME, LANES, ATTR)                                           \
 typedef T NAME##_v __attribute__((vector_size((LANES) * sizeof(T))));                      \
-typedef T NAME##_u __attribute__((vector_size((LANES) * sizeof(T)), aligned(sizeof(T)), may_alias)); \
+typedef T NAME##_u                                                                         \
+    __attribute__((vector_size((LANES) * sizeof(T)), aligned(sizeof(T)), may_alias));      \
 /* c[0:mr, 0:nr] (+)= ap-panel x bp-panel over kc steps */                                 \
 ATTR static inline void NAME##_kernel(int64_t kc, const T *ap, const T *bp, T *c,           \
                                       int64_t ldc, int64_t mr, int64_t nr, int add) {      \
@@ -95,7 +119,13 @@ ATTR static void NAME##_pack_b(const T *b, int64_t sk, int64_t sn, int64_t kc, i
         const T *src = b + q * NR * sn;                                                    \
         T *dst = bp + q * kc * NR;                                                         \
         w = n - q * NR < NR ? n - q * NR : NR;                                             \
-        for (k = 0; k < kc; k++, dst += NR) {                                              \
+        k = 0;                                                                             \
+        if (sizeof(T) == 4 && (LANES) >= 8 && sk == 1 && w == NR)  /* columns, AVX2 */     \
+            for (; k + 8 <= kc; k += 8, dst += 8 * NR)                                     \
+                for (j = 0; j < NR; j += 8)                                                \
+                    ember_gemm_cols8x8((const float *)(src + j * sn + k), sn,              \
+                                       (float *)(dst + j), NR);                            \
+        for (; k < kc; k++, dst += NR) {                                                   \
             if (sn == 1 && w == NR) {                                                      \
                 *(NAME##_v *)dst = *(const NAME##_u *)(src + k * sk);                      \
                 *(NAME##_v *)(dst + (LANES)) = *(const NAME##_u *)(src + k * sk + (LANES)); \
@@ -116,7 +146,11 @@ ATTR static void NAME##_pack_a(const T *a, int64_t sm, int64_t sk, int64_t m, in
         T *dst = ap + p * kc * MR;                                                         \
         h = m - p * MR < MR ? m - p * MR : MR;                                             \
         if (h == MR && sk == 1) {        /* rows of A: MR streams read side by side */     \
-            for (k = 0; k < kc; k++)                                                       \
+            k = 0;                                                                         \
+            if (sizeof(T) == 4 && (LANES) >= 8)  /* float under AVX2: 8 k at a time */     \
+                for (; k + 8 <= kc; k += 8)                                                \
+                    ember_gemm_rows6x8((const float *)(src + k), sm, (float *)(dst + k * MR)); \
+            for (; k < kc; k++)                                                            \
                 for (i = 0; i < MR; i++) dst[k * MR + i] = src[i * sm + k];                \
             continue;                                                                      \
         }                                                                                  \
@@ -167,39 +201,45 @@ EMBER_GEMM_VARIANT(double, ember_gemm_avx2_f64, 4, EMBER_GEMM_V3)
 EMBER_GEMM_VARIANT(float, ember_gemm_avx512_f32, 16, EMBER_GEMM_V4)
 EMBER_GEMM_VARIANT(double, ember_gemm_avx512_f64, 8, EMBER_GEMM_V4)
 
+/* the highest variant to use (2: AVX-512, 1: AVX2, 0: SSE2), for tests of the others */
+static int ember_gemm_cap = 2;
+
 /* the dispatch a type: the panel width the running CPU's kernel packs for, and a tile */
 #define EMBER_GEMM_API(T, S)                                                               \
 static inline int ember_gemm_level_##S(void) {                                            \
     static int level = -1;                                                                 \
     if (level < 0) level = EMBER_GEMM_V4_OK ? 2 : EMBER_GEMM_V3_OK ? 1 : 0;                \
-    return level;                                                                          \
+    return ember_gemm_cap < level ? ember_gemm_cap : level;                                \
 }                                                                                          \
 static inline int64_t ember_gemm_nr_##S(void) {                                           \
     return 2 * (int64_t)((16 << ember_gemm_level_##S()) / sizeof(T));                      \
 }                                                                                          \
 /* the scratch a tile of m rows and n columns over K needs, in elements (with room for   \
- * the 64-byte alignment) */                                                               \
+ * the 64-byte alignment and ember_gemm_rows6x8's 2 spare elements) */                     \
 static inline int64_t ember_gemm_scratch_##S(int64_t m, int64_t n, int64_t K) {           \
     int64_t nr = ember_gemm_nr_##S(), kc = K < EMBER_GEMM_KC ? K : EMBER_GEMM_KC;          \
     if (n > EMBER_GEMM_NC) n = EMBER_GEMM_NC;                                              \
     int64_t mc = m < EMBER_GEMM_MC ? (m + EMBER_GEMM_MR - 1) / EMBER_GEMM_MR * EMBER_GEMM_MR \
                                    : EMBER_GEMM_MC;                                        \
-    return kc * ((n + nr - 1) / nr * nr + mc) + 64 / sizeof(T);                            \
+    return kc * ((n + nr - 1) / nr * nr + mc) + 64 / sizeof(T) + 2;                        \
 }                                                                                          \
-static void ember_gemm_tile_##S(int64_t K, const T *a, int64_t sam, int64_t sak,           \
-                                const T *b, int64_t sbk, int64_t sbn, T *c, int64_t ldc,   \
-                                int64_t m0, int64_t m1, int64_t n0, int64_t n1, int add,   \
-                                T *buf) {                                                  \
+static inline void ember_gemm_tile_##S(int64_t K, const T *a, int64_t sam, int64_t sak,    \
+                                       const T *b, int64_t sbk, int64_t sbn, T *c,         \
+                                       int64_t ldc, int64_t m0, int64_t m1, int64_t n0,    \
+                                       int64_t n1, int add, T *buf) {                      \
     buf = (T *)(((uintptr_t)buf + 63) & ~(uintptr_t)63);                                   \
     switch (ember_gemm_level_##S()) {                                                      \
     case 2:                                                                                \
-        ember_gemm_avx512_##S##_tile(K, a, sam, sak, b, sbk, sbn, c, ldc, m0, m1, n0, n1, add, buf); \
+        ember_gemm_avx512_##S##_tile(K, a, sam, sak, b, sbk, sbn, c, ldc, m0, m1, n0, n1,  \
+                                     add, buf);                                            \
         break;                                                                             \
     case 1:                                                                                \
-        ember_gemm_avx2_##S##_tile(K, a, sam, sak, b, sbk, sbn, c, ldc, m0, m1, n0, n1, add, buf); \
+        ember_gemm_avx2_##S##_tile(K, a, sam, sak, b, sbk, sbn, c, ldc, m0, m1, n0, n1,    \
+                                   add, buf);                                              \
         break;                                                                             \
     default:                                                                               \
-        ember_gemm_sse_##S##_tile(K, a, sam, sak, b, sbk, sbn, c, ldc, m0, m1, n0, n1, add, buf); \
+        ember_gemm_sse_##S##_tile(K, a, sam, sak, b, sbk, sbn, c, ldc, m0, m1, n0, n1,     \
+                                  add, buf);                                               \
     }                                                                                      \
 }
 EMBER_GEMM_API(float, f32)

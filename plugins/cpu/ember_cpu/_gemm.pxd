@@ -4,6 +4,7 @@ from libc.stdint cimport int64_t
 
 cdef extern from "_gemm.h":
     int EMBER_GEMM_MR
+    int ember_gemm_cap
     int64_t ember_gemm_nr_f32() noexcept nogil
     int64_t ember_gemm_nr_f64() noexcept nogil
     int64_t ember_gemm_scratch_f32(int64_t m, int64_t n, int64_t K) noexcept nogil

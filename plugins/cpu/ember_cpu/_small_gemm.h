@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "_rowmath.h"
+#include "_transpose8.h"
 
 #define EMBER_SG_TM 4
 #define EMBER_SG_NV 2
@@ -85,33 +86,14 @@ EMBER_SG_KERNEL(double, ember_sg_narrow_f64, 4, EMBER_ROW_CLONES)
 EMBER_SG_KERNEL(float, ember_sg_wide_f32, 16, EMBER_SG_WIDE_ATTR)
 EMBER_SG_KERNEL(double, ember_sg_wide_f64, 8, EMBER_SG_WIDE_ATTR)
 
-/* dst[c * ds + r] = src[r * ss + c] for an 8 x 8 block of floats: three rounds of
- * shuffles (unpack pairs of rows, then pairs of pairs, then halves), no scalar moves */
-typedef float ember_sg_v8f __attribute__((vector_size(32)));
-typedef float ember_sg_u8f __attribute__((vector_size(32), aligned(4), may_alias));
-typedef int32_t ember_sg_v8i __attribute__((vector_size(32)));
+/* dst[c * ds + r] = src[r * ss + c] for an 8 x 8 block of floats */
 static inline void ember_sg_transpose8_f32(const float *src, int64_t ss, float *dst,
                                            int64_t ds) {
-    const ember_sg_v8i lo = {0, 8, 1, 9, 4, 12, 5, 13}, hi = {2, 10, 3, 11, 6, 14, 7, 15};
-    const ember_sg_v8i lo2 = {0, 1, 8, 9, 4, 5, 12, 13}, hi2 = {2, 3, 10, 11, 6, 7, 14, 15};
-    const ember_sg_v8i lo4 = {0, 1, 2, 3, 8, 9, 10, 11}, hi4 = {4, 5, 6, 7, 12, 13, 14, 15};
-    ember_sg_v8f r[8], t[8], u[8];
+    ember_v8f r[8], o[8];
     int i;
-    for (i = 0; i < 8; i++) r[i] = *(const ember_sg_u8f *)(src + i * ss);
-    for (i = 0; i < 8; i += 2) {
-        t[i] = __builtin_shuffle(r[i], r[i + 1], lo);
-        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], hi);
-    }
-    for (i = 0; i < 8; i += 4) {   /* u[i + c] holds columns c and c + 4 of 4 rows */
-        u[i] = __builtin_shuffle(t[i], t[i + 2], lo2);
-        u[i + 1] = __builtin_shuffle(t[i], t[i + 2], hi2);
-        u[i + 2] = __builtin_shuffle(t[i + 1], t[i + 3], lo2);
-        u[i + 3] = __builtin_shuffle(t[i + 1], t[i + 3], hi2);
-    }
-    for (i = 0; i < 4; i++) {
-        *(ember_sg_u8f *)(dst + i * ds) = __builtin_shuffle(u[i], u[i + 4], lo4);
-        *(ember_sg_u8f *)(dst + (i + 4) * ds) = __builtin_shuffle(u[i], u[i + 4], hi4);
-    }
+    for (i = 0; i < 8; i++) r[i] = *(const ember_u8f *)(src + i * ss);
+    ember_transpose8_f32(r, o);
+    for (i = 0; i < 8; i++) *(ember_u8f *)(dst + i * ds) = o[i];
 }
 
 #define EMBER_SG_API(T, S)                                                                 \

@@ -33,10 +33,11 @@ def product(a, b, packed=True):
     return out
 
 
-# (B, M, N, K): a language model's decoder, tails of every kind, a C taller than wide (split
-# by rows), a batch of entries
+# (B, M, N, K): a language model's decoder, tails of every kind (K in whole and part blocks
+# of 8 for the vector packs, the last pack's spill past a block of whole panels), a C taller
+# than wide (split by rows), a batch of entries
 SHAPES = [(1, 70, 197, 20), (1, 7, 17, 5), (1, 6, 16, 1), (1, 145, 33, 257), (1, 9, 2100, 3),
-          (1, 300, 40, 600), (3, 20, 64, 70), (2, 13, 23, 513)]
+          (1, 300, 40, 600), (3, 20, 64, 70), (2, 13, 23, 513), (1, 12, 40, 64)]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -52,6 +53,23 @@ def test_against_float64_and_blas(shape, a_t, b_t, dtype):
     np.testing.assert_allclose(got, ref, rtol=TOL[dtype], atol=TOL[dtype] * np.sqrt(Kd))
     np.testing.assert_allclose(got, product(a, b, packed=False), rtol=TOL[dtype],
                                atol=TOL[dtype] * np.sqrt(Kd))
+
+
+@pytest.mark.parametrize("level", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_narrower_variants(level, dtype):
+    """The SSE2 and AVX2 variants (their panels are narrower) on whichever CPU runs the
+    tests: every tail, both layouts."""
+    previous = _blas._set_gemm_cap(level)
+    try:
+        for B, M, N, Kd in SHAPES:
+            rng = np.random.default_rng(M)
+            a = layout(rng.standard_normal((B, M, Kd)).astype(dtype), True)
+            b = layout(rng.standard_normal((B, Kd, N)).astype(dtype), N % 2 == 0)
+            np.testing.assert_allclose(product(a, b), a.astype(np.float64) @ b.astype(np.float64),
+                                       rtol=TOL[dtype], atol=TOL[dtype] * np.sqrt(Kd))
+    finally:
+        _blas._set_gemm_cap(previous)
 
 
 def test_shared_b_and_strided_rows():
