@@ -82,16 +82,18 @@ def test_small_strided_output_and_shared_b():
                                atol=1e-4)
 
 
-def test_small_bits_do_not_depend_on_threads():
+@pytest.mark.parametrize("kernel,a_shape,b_shape", [
+    ("small", (64, 64, 32), (64, 32, 64)), ("packed", (1, 301, 700), (1, 700, 530))])
+def test_bits_do_not_depend_on_threads(kernel, a_shape, b_shape):
     rng = np.random.default_rng(9)
-    a = rng.standard_normal((64, 64, 32)).astype(np.float32)
-    b = layout(rng.standard_normal((64, 32, 64)).astype(np.float32), True)
+    a = rng.standard_normal(a_shape).astype(np.float32)
+    b = layout(rng.standard_normal(b_shape).astype(np.float32), True)
     before = ember.get_num_threads()
     try:
         ember.set_num_threads(1)
-        one = product(a, b)
+        one = product(a, b, small=kernel == "small")
         ember.set_num_threads(2)
-        two = product(a, b)
+        two = product(a, b, small=kernel == "small")
     finally:
         ember.set_num_threads(before)
     assert np.array_equal(one, two)
@@ -142,21 +144,6 @@ def test_packed_shared_b_and_strided_rows():
     a = rng.standard_normal((4, 30, 50)).astype(np.float32)[:, :, :40]
     b = np.broadcast_to(rng.standard_normal((1, 40, 48)).astype(np.float32), (4, 40, 48))
     assert_product(product(a, b, small=False), a, b, np.float32)
-
-
-def test_packed_bits_do_not_depend_on_threads():
-    rng = np.random.default_rng(9)
-    a = rng.standard_normal((1, 301, 700)).astype(np.float32)
-    b = layout(rng.standard_normal((1, 700, 530)).astype(np.float32), True)
-    before = ember.get_num_threads()
-    try:
-        ember.set_num_threads(1)
-        one = product(a, b, small=False)
-        ember.set_num_threads(2)
-        two = product(a, b, small=False)
-    finally:
-        ember.set_num_threads(before)
-    assert np.array_equal(one, two)
 
 
 def test_public_matmul_and_linear_against_torch():
