@@ -1,7 +1,10 @@
-# Floating-point matmul through SciPy's BLAS.  Importing scipy.linalg.cython_blas costs
-# ~0.17 s, so this module is imported by the matmul entry of _kernels at the first
-# floating-point matmul, never when the plugin or the kernel table loads; it hands its
-# entry point over as the capsule `matmul_capsule`.
+# Floating-point matmul: float32/float64 products on ember-cpu's own kernels (batches of
+# small products on _small_gemm.h's register tiles, the rest of 6 rows or more on _gemm.h's
+# packed GEMM, both over ember's OpenMP team), the others through SciPy's BLAS (one row,
+# thin products, float16/bfloat16).  Importing scipy.linalg.cython_blas costs ~0.17 s, so
+# this module is imported by the matmul entry of _kernels at the first floating-point
+# matmul, never when the plugin or the kernel table loads; it hands its entry point over
+# as the capsule `matmul_capsule`.
 #
 # BLAS is column-major; a row-major C = A @ B is computed as C^T = B^T A^T.  An operand
 # is passed in place when one of its matrix strides is 1 and the other a valid leading
