@@ -270,8 +270,11 @@ cdef int small_batch(ember_ctx *ctx, const ember_view *out, const ember_view *a,
 cdef bint _packed = True
 
 
-cdef bint packed_enabled() noexcept nogil:
-    return _packed
+cdef bint packed_suits(bint f64, int64_t M, int64_t N) noexcept nogil:
+    """Whether an M x N float product goes to the packed kernel: the path is on and C fills
+    a row tile and a panel (thinner products waste most of a register tile)."""
+    return _packed and M >= EMBER_GEMM_MR and N >= (ember_gemm_nr_f64() if f64 else
+                                                    ember_gemm_nr_f32())
 
 
 def _set_packed(bint on):
@@ -288,6 +291,11 @@ def _set_gemm_cap(int level):
     global ember_gemm_cap
     previous, ember_gemm_cap = ember_gemm_cap, level
     return previous
+
+
+def _gemm_panel(bint f64=False):
+    """The panel width (columns) the packed kernel in use packs for."""
+    return ember_gemm_nr_f64() if f64 else ember_gemm_nr_f32()
 
 
 ctypedef struct PackedJob:
@@ -390,7 +398,7 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         # one product too where it fills whole panels from rows of A (a Linear's 64 or 128
         # features: 0.75-0.85x OpenBLAS's time; ragged panels and column-major A were slower)
         return small_batch(ctx, out, a, b, B, M, N, K, tag)
-    if _packed and native and M >= EMBER_GEMM_MR and N >= panel and out.strides[2] == 1 \
+    if native and packed_suits(sizeof(real_t) == 8, M, N) and out.strides[2] == 1 \
             and os0 >= N:
         sa[0], sa[1], sa[2] = a.strides[0], as0, a.strides[2]
         sb[0], sb[1], sb[2] = b.strides[0], b.strides[1], b.strides[2]

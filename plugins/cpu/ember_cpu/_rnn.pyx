@@ -23,13 +23,12 @@ from ember_cpu._abi cimport (
     EMBER_ERR_VALUE, EMBER_FLOAT32, EMBER_FLOAT64, EMBER_RNN_LSTM, EMBER_RNN_LSTM_BACKWARD,
 )
 from ember_cpu._blas cimport (
-    MAX_BLAS_LIBS, blas_restore, blas_single, packed_enabled, packed_gemm,
+    MAX_BLAS_LIBS, blas_restore, blas_single, packed_gemm, packed_suits,
 )
 from ember_cpu._small_gemm cimport (
     ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32, ember_sg_pack_f64, ember_sg_panel_f32,
     ember_sg_panel_f64,
 )
-from ember_cpu._gemm cimport EMBER_GEMM_MR
 from ember_cpu._openmp_helpers cimport omp_get_num_threads, omp_get_thread_num
 from ember_cpu._strided cimport num_threads, parallel_cutoff, set_error
 
@@ -408,7 +407,7 @@ cdef int weight_product(int64_t M, int64_t N, int64_t K, const real_t *A, const 
                         bint add, real_t *C) noexcept nogil:
     """C (M x N) (+)= A^T B, A (K x M) and B (K x N) rows."""
     cdef int64_t sa[3], sb[3], so[2]
-    if not (packed_enabled() and M >= EMBER_GEMM_MR and N >= 8):
+    if not packed_suits(sizeof(real_t) == 8, M, N):
         mm_tn(M, N, K, A, B, <real_t>(1 if add else 0), C)
         return EMBER_OK
     sa[0], sa[1], sa[2] = 0, 1, M

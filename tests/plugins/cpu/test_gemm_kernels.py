@@ -128,6 +128,11 @@ def test_narrower_variants(level, dtype):
     tests: every tail, both layouts."""
     previous = _blas._set_gemm_cap(level)
     try:
+        width = 32 // np.dtype(dtype).itemsize     # 2 vectors of 16 bytes (SSE2)
+        if level == 0:
+            assert _blas._gemm_panel(dtype == np.float64) == width
+        else:                                   # AVX2 where the CPU has it
+            assert _blas._gemm_panel(dtype == np.float64) in (width, 2 * width)
         for B, M, N, Kd in PACKED:
             rng = np.random.default_rng(M)
             a = layout(rng.standard_normal((B, M, Kd)).astype(dtype), True)
