@@ -7,8 +7,9 @@
 #
 # Threads: a batch of more than one sample runs OpenMP over the samples, each thread with
 # its own column buffer and BLAS held to one thread (threaded BLAS inside a parallel region
-# would oversubscribe the cores); a single sample runs one GEMM per group with BLAS's own
-# threads.  The weight gradient sums the batch in fixed blocks (their number depends only
+# would oversubscribe the cores); with fewer samples than two per thread, each sample's
+# groups split into chunks that threads share too; a single sample of one group runs one
+# GEMM with BLAS's own threads.  The weight gradient sums the batch in fixed blocks (their number depends only
 # on N) combined in order, so every result has the same bits for any thread count.
 from cpython.pycapsule cimport PyCapsule_New
 from cython.parallel cimport prange
@@ -114,8 +115,8 @@ cdef inline void dconv(const Conv *c, const real_t *x, int64_t C, int64_t H, int
         ember_dconv_f64(x, C, H, W, wt, M, c.kh, c.kw, ph, pw, bias, out, work)
 
 
-# one sample of the forward or input-gradient op
-cdef void sample(const Conv *c, int64_t n, real_t *col) noexcept nogil:
+# groups g0 .. g1 - 1 of one sample of the forward or input-gradient op
+cdef void sample(const Conv *c, int64_t n, int64_t g0, int64_t g1, real_t *col) noexcept nogil:
     cdef int64_t g, co, l, gsz = c.Cg * c.H * c.W
     cdef real_t *x = <real_t *>(c.out if c.op == EMBER_CONV_BACKWARD_INPUT else c.a)
     cdef real_t *y = <real_t *>(c.a if c.op == EMBER_CONV_BACKWARD_INPUT else c.out)
@@ -126,7 +127,7 @@ cdef void sample(const Conv *c, int64_t n, real_t *col) noexcept nogil:
     x += n * c.C * c.H * c.W
     y += n * c.Cout * c.L
     if c.dconv:
-        for g in range(c.G):
+        for g in range(g0, g1):
             if c.op == EMBER_CONV_FORWARD:
                 dconv(c, x + g * gsz, c.Cg, c.H, c.W, wt + g * c.dK * c.dMr, c.Coutg,
                       c.p.padding[0], c.p.padding[1],
@@ -138,8 +139,8 @@ cdef void sample(const Conv *c, int64_t n, real_t *col) noexcept nogil:
                       x + g * gsz, col)
         return
     if c.op == EMBER_CONV_BACKWARD_INPUT and not c.direct:
-        memset(x, 0, c.C * c.H * c.W * sizeof(real_t))
-    for g in range(c.G):
+        memset(x + g0 * gsz, 0, (g1 - g0) * gsz * sizeof(real_t))
+    for g in range(g0, g1):
         yo = y + g * c.Coutg * c.L
         if c.op == EMBER_CONV_FORWARD:
             if c.direct:
@@ -161,19 +162,20 @@ cdef void sample(const Conv *c, int64_t n, real_t *col) noexcept nogil:
             im2col(c, x + g * gsz, col, True)
 
 
-# weight-gradient block `blk`: its samples' col @ g^T summed into its own partial weight
-# (per group, [K, Coutg])
-cdef void weight_block(const Conv *c, int64_t blk, int64_t nblk, real_t *col) noexcept nogil:
+# groups g0 .. g1 - 1 of weight-gradient block `blk`: its samples' col @ g^T summed into
+# its own partial weight (per group, [K, Coutg])
+cdef void weight_block(const Conv *c, int64_t blk, int64_t nblk, int64_t g0, int64_t g1,
+                       real_t *col) noexcept nogil:
     cdef int64_t n, g, wsz = c.Cout * c.K
     cdef real_t *acc = <real_t *>c.blocks + blk * wsz
     cdef const real_t *x
     cdef const real_t *gy
     cdef const real_t *src
-    memset(acc, 0, wsz * sizeof(real_t))
+    memset(acc + g0 * c.Coutg * c.K, 0, (g1 - g0) * c.Coutg * c.K * sizeof(real_t))
     for n in range(blk * c.N // nblk, (blk + 1) * c.N // nblk):
         x = <const real_t *>c.b + n * c.C * c.H * c.W
         gy = <const real_t *>c.a + n * c.Cout * c.L
-        for g in range(c.G):
+        for g in range(g0, g1):
             if c.dconv:
                 if real_t is float:
                     ember_dwgrad_f32(x + g * c.Cg * c.H * c.W, c.Cg, c.H, c.W,
@@ -250,9 +252,14 @@ cdef int run(Conv *c, real_t *tag) noexcept nogil:
     cdef int64_t n, i, blk, nblk, g, co, k, wsz = c.Cout * c.K
     cdef bint weight = c.op == EMBER_CONV_BACKWARD_WEIGHT
     cdef int64_t units = min(c.N, <int64_t>WEIGHT_BLOCKS) if weight else c.N
-    cdef bint parallel = nt > 1 and units > 1 and \
+    # fewer samples (weight blocks) than two per thread: each also splits into chunks of
+    # its groups (vmap's per-sample gradients are one sample of 64 groups); groups write
+    # disjoint outputs, so the bits stay those of one thread
+    cdef int64_t chunks = 1 if units >= 2 * nt else min(c.G, (2 * nt + units - 1) // units)
+    cdef int64_t items = units * chunks, g0, g1
+    cdef bint parallel = nt > 1 and items > 1 and \
         c.N * c.K * c.L * c.G >= PARALLEL_CUTOFF
-    cdef int64_t nbuf = min(<int64_t>nt, units) if parallel else 1
+    cdef int64_t nbuf = min(<int64_t>nt, items) if parallel else 1
     cdef real_t *acc
     c.cols = NULL
     c.blocks = NULL
@@ -283,19 +290,21 @@ cdef int run(Conv *c, real_t *tag) noexcept nogil:
         pack_direct(c, <real_t *>c.wt)
     if parallel:
         blas_single(saved)
-        for i in prange(units, nogil=True, schedule='static', num_threads=<int>nbuf):
+        for i in prange(items, nogil=True, schedule='static', num_threads=<int>nbuf):
             t = omp_get_thread_num()
+            g0 = i % chunks * c.G // chunks
+            g1 = (i % chunks + 1) * c.G // chunks
             if weight:
-                weight_block(c, i, units, <real_t *>c.cols + t * c.colsz)
+                weight_block(c, i // chunks, units, g0, g1, <real_t *>c.cols + t * c.colsz)
             else:
-                sample(c, i, <real_t *>c.cols + t * c.colsz)
+                sample(c, i // chunks, g0, g1, <real_t *>c.cols + t * c.colsz)
         blas_restore(saved)
     else:
         for i in range(units):
             if weight:
-                weight_block(c, i, units, <real_t *>c.cols)
+                weight_block(c, i, units, 0, c.G, <real_t *>c.cols)
             else:
-                sample(c, i, <real_t *>c.cols)
+                sample(c, i, 0, c.G, <real_t *>c.cols)
     if weight:
         # the blocks in order (the same sum for any thread count), then each group's
         # [K, Coutg] transposed into the weight's [Coutg, K]

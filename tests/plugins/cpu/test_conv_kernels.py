@@ -89,3 +89,30 @@ def test_bad_indices_raise():
     bad = ember.tensor([[[[0, 1], [2, 99]]]])
     with pytest.raises(IndexError, match="out of range"):
         T.max_pool2d_with_indices_backward(g, x, (2, 2), (2, 2), (0, 0), (1, 1), False, bad)
+
+
+@pytest.mark.parametrize("n", [1, 3])
+@pytest.mark.parametrize("kernel, padding", [((3, 3), (1, 1)), ((1, 1), (0, 0)),
+                                             ((3, 3), (0, 0))])
+def test_group_chunks_match_composite_and_one_thread(threads, n, kernel, padding):
+    """Fewer samples than two per thread (vmap's per-sample gradients: one sample of many
+    groups): threads share chunks of the groups, with one thread's bits."""
+    from ember_cpu import _kernels
+    ember.manual_seed(0)
+    args = ((1, 1), padding, (1, 1), 16)
+    x = ember.randn(n, 16 * 4, 14, 14)
+    w = ember.randn(16 * 8, 4, *kernel)
+    b = ember.randn(16 * 8)
+    go = ember.randn(*T._conv_composite(x, w, b, *args).shape)
+    res = {}
+    for nt in (1, 2):
+        ember.set_num_threads(nt)
+        res[nt] = [T.convolution(x, w, b, *args),
+                   *T.convolution_backward(go, x, w, *args, (True, True, True))]
+    comp = [T._conv_composite(x, w, b, *args),
+            *T._conv_composite(x, w, b, *args, grad_output=go)]
+    for r, c in zip(res[1], comp):
+        assert ember.allclose(r, c, rtol=1e-4, atol=1e-4)
+    if _kernels._openmp_enabled():
+        for a, c in zip(res[1], res[2]):
+            assert ember.equal(a, c)
