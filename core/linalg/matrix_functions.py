@@ -20,27 +20,36 @@ def _expm_host(A):
     return _back(expm(a), A)
 
 
+def _frechet(A, E):
+    """The derivative of exp at A in the direction E: the top-right block of
+    exp([[A, E], [0, A]])."""
+    n = A.shape[-1]
+    top = _T._cat([A, E], -1)
+    bottom = _T._cat([_T.zeros_like(A), A], -1)
+    return matrix_exp(_T._cat([top, bottom], -2))[..., :n, n:]
+
+
 class _MatrixExp(Function):
-    """d exp(A)[G] adjoint: the top-right block of exp([[A^H, G], [0, A^H]])."""
+    """Forward mode: d exp(A)[E]; its adjoint (backward) is d exp(A^H)[G]."""
 
     @staticmethod
     def forward(ctx, A):
         ctx.save_for_backward(A)
-        return _expm_host(A)
+        return matrix_exp(A)        # untracked here: inside vmap, one batched call
 
     @staticmethod
     def backward(ctx, g):
         A, = ctx.saved_tensors
-        n = A.shape[-1]
         At = A.transpose(-2, -1).conj() if A.is_complex() else A.transpose(-2, -1)
-        zero = _T.zeros_like(At)
-        top = _T._cat([At, g], -1)
-        bottom = _T._cat([zero, At], -1)
-        big = matrix_exp(_T._cat([top, bottom], -2))
-        return big[..., :n, n:]
+        return _frechet(At, g)
+
+    @staticmethod
+    def jvp(ctx, E):
+        A, = ctx.saved_tensors
+        return _frechet(A, E)
 
 
-@composite("matrix_exp")    # inside vmap its scaling step (a host read) runs sample by sample
+@composite("matrix_exp")    # inside vmap: one call on the batch (func/_batching/linalg.py)
 @with_out
 def matrix_exp(A, *, out=None):
     """The matrix exponential sum_k A^k / k! of each square matrix of ``A``."""

@@ -14,6 +14,7 @@ from ember.core import _tensor as _T
 from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
 from ember.func import _levels
+from ember.func._batching._loop_grad import differentiable_loop, tracked
 from ember.func._batching._util import (
     BatchRuleError,
     UnbatchedSelfWrite,
@@ -159,6 +160,9 @@ def _vmap_composite(op, fn, args, kwargs):
         return fn(*args, **kwargs)
     except (_T.BatchedDataAccess, UnbatchedSelfWrite):
         v = _levels.info(lv)
+        if tracked(args, kwargs) and kwargs.get("out") is None and not op.name.endswith("_"):
+            # the graph an enclosing grad or jvp records on the wrappers goes through it
+            return differentiable_loop(v, op.name, fn, args, kwargs, loop)
         with _levels.switch(v):
             return loop(v, None, fn, args, kwargs, name=op.name)
 

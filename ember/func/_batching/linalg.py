@@ -18,7 +18,7 @@ BATCH_LEADING = ("linalg_inv", "linalg_inv_ex", "inverse", "linalg_det", "linalg
                  "linalg_cholesky_ex", "cholesky", "linalg_qr", "qr", "linalg_svd", "svd",
                  "linalg_svdvals", "linalg_eigh", "linalg_eigvalsh", "linalg_pinv",
                  "pinverse", "linalg_matrix_rank", "linalg_solve_triangular",
-                 "cholesky_solve", "cholesky_inverse", "linalg_matrix_power",
+                 "cholesky_solve", "cholesky_inverse", "linalg_matrix_power", "matrix_exp",
                  # LU: rules ready for core/linalg/factorizations.py's (and legacy.py's)
                  # functions once they are composites of these names; until then they read
                  # a wrapper on the host (BatchedDataAccess)
@@ -58,9 +58,11 @@ class _BatchLeading:
                       if isinstance(a, TensorBase)), default=0)
         cores = self.cores or ()
         with _levels.switch(v):
-            r = self.op.entry(*(phys(a, cores[i] if i < len(cores) else None)
-                                for i, a in enumerate(args)),
-                              **{k: phys(a) for k, a in kwargs.items()})
+            pa = [phys(a, cores[i] if i < len(cores) else None) for i, a in enumerate(args)]
+            pk = {k: phys(a) for k, a in kwargs.items()}
+            # wrappers of an enclosing vmap inside: that level's turn next (the function's
+            # body may read values on the host, as matrix_exp's scaling step does)
+            r = (self if _level_of(pa, pk) >= 0 else self.op.entry)(*pa, **pk)
         return wrap_all(r, lv)
 
 
