@@ -168,15 +168,17 @@ cdef object to_c(TensorBase t, object dev, object dt, bint copy):
     cdef dtype target = t._dtype if dt is None else as_dtype(dt, "to", "dtype")
     if d == t._device and target is t._dtype:
         return clone_c(t) if copy else t
-    return to_copy(t, d, target)
+    return to_copy(t, None if dev is None else d, target)
 
 
 cdef TensorBase to_copy(TensorBase t, device d, dtype dt):
-    """A converted copy of t (dtype and/or device): the differentiable op behind to()."""
+    """A converted copy of t (dtype and/or device): the differentiable op behind to().  d
+    None: t's own device (so a recorded graph's cast stays on its inputs' device, not on
+    the meta device that a fake tensor's data lives on)."""
     cdef int k = op_to_copy.resolve(effective_keys(t._keys))
     if (op_to_copy._kernel_mask >> k) & 1:
         return op_to_copy._table[k](t, d, dt)
-    if d == t._device:
+    if d is None or d == t._device:
         return cast_to(t, dt) if dt is not t._dtype else contiguous_copy(t)
     return to_device(t, d, dt)
 
@@ -195,7 +197,8 @@ def _parse_to(args, kwargs):
     dev, dt = kwargs.get("device"), kwargs.get("dtype")
     for a in args:
         if isinstance(a, TensorBase):
-            dev, dt = (<TensorBase>a)._device, (<TensorBase>a)._dtype
+            # .device: a fake tensor's is the device it stands for
+            dev, dt = a.device, (<TensorBase>a)._dtype
         elif isinstance(a, dtype):
             dt = a
         elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
@@ -212,7 +215,7 @@ def _cast_methods():
         def method(self, memory_format=None):
             if (<TensorBase>self)._dtype is dt:     # as PyTorch: self, whatever the format
                 return self
-            r = to_copy(self, (<TensorBase>self)._device, dt)
+            r = to_copy(self, None, dt)
             if memory_format is None:
                 return r
             from ember.core import memory_format as _mf

@@ -622,12 +622,13 @@ cdef uint64_t TRANSFORMED = BATCHED_BIT | (<uint64_t>1 << DispatchKey.ForwardAD)
 
 cdef bint recording(TensorBase self, object other):
     """Whether an in-place index op goes through its out-of-place form and copy_: while
-    autograd records, and for vmap's wrappers and tensors with tangents (which only the
-    dispatcher's keys handle)."""
+    autograd records, for vmap's wrappers and tensors with tangents (which only the
+    dispatcher's keys handle), and while ember.compile captures (its graph holds ops)."""
     cdef uint64_t keys = self._keys | ((<TensorBase>other)._keys
                                        if isinstance(other, TensorBase) else 0)
     return bool(keys & TRANSFORMED) or (
-        not (_state.tls_excluded() & AUTOGRAD_BIT) and bool(keys & AUTOGRAD_BIT))
+        not (_state.tls_excluded() & AUTOGRAD_BIT) and bool(keys & AUTOGRAD_BIT)) or \
+        capture_live()
 
 
 def _d_gather(ctx, g):

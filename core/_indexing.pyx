@@ -8,7 +8,7 @@ include "_core_cimports.pxi"
 from ember.core._factories cimport complex_index_views, from_host_array, host_array, item_c
 from ember.core._math cimport where_c
 from ember.core._tensor cimport (
-    TensorBase, as_tensor_arg, binary_op, cast_to, check_writable, clone_c, copy_into,
+    TensorBase, as_tensor_arg, binary_op, capture_live, cast_to, check_writable, clone_c, copy_into,
     derive, empty_c, fill_c, init_ctx, make_view, numpy, op_add, op_amin, op_div, op_eq,
     op_floor_divide, op_gt, op_mul, op_neg, op_sum, prepare_out, raise_kernel_error,
     grant_out_write,

@@ -7,7 +7,8 @@ include "_core_cimports.pxi"
 from ember.core._dispatch cimport WRITES_SELF
 from ember.core._tensor cimport (
     TensorBase, as_tensor_arg, derive, effective_keys, factory_size, init_ctx, new_empty,
-    new_like, parse_size, raise_kernel_error, report_side_effect, st_name, with_grad)
+    new_like, parse_size, raise_kernel_error, report_allocation, report_side_effect, st_name,
+    with_grad)
 
 from ember.core._factories cimport real_view_c
 

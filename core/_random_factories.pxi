@@ -80,6 +80,7 @@ def _shuffled_range(TensorBase u):
             or u._device.type != "cpu":
         raise RuntimeError("_shuffled_range: expects a contiguous 1-D float64 host tensor")
     cdef int64_t n = u._sizes[0], i, j, t
+    report_allocation()             # written past the dispatcher: a capture stops here
     cdef TensorBase out = _factories.empty(n, dtype=_dtypes.int64)
     cdef const double* w = <const double*>u._storage.data + u._offset if n else NULL
     cdef int64_t* p = <int64_t*>out._storage.data if n else NULL

@@ -161,6 +161,7 @@ cdef int report_side_effect(str what) except -1
 cdef int report_data_read(TensorBase t, str what) except -1
 cdef object captured_factory(str kind, tuple args)
 cdef bint capture_live() noexcept
+cdef int report_allocation() except -1
 # _storage.pxi, _tensor_alloc.pxi
 cdef Storage allocate(Backend b, device dev, int64_t nbytes)
 cdef Storage foreign_storage(Backend b, device dev, char* data, int64_t nbytes, object owner)

@@ -51,6 +51,11 @@ def set_requires_grad(TensorBase self, requires_grad=True):
     return self
 
 
+def _raw_grad(TensorBase self):
+    """self.grad without the non-leaf warning (ember.compile compares it around a call)."""
+    return self._grad
+
+
 def _get_grad(TensorBase self):
     if self._grad is None and self._grad_fn is not None and not _retains(self):
         import warnings

@@ -161,13 +161,18 @@ def _trace_backward(rec, out_tensors, diff_tensors, make_tangent):
         rec.symbolic.add_placeholders(rec)
     for k, t in enumerate(tangents):
         rec.add_input(t, f"tangent_{k}")
-    # the inputs' own tensor hooks stay out of the graph: the real backward runs them
+    # the inputs' own tensor hooks stay out of the graph: the real backward runs them; so
+    # does a retain_grad input's .grad, which the traced pass must not fill
     suspended = _ag._suspend_tensor_hooks(diff_tensors)
+    retained = [(t, _ag._raw_grad(t)) for t in diff_tensors]
     try:
         grads = ember.autograd.grad([out_tensors[i] for i in idx], diff_tensors, tangents,
                                     retain_graph=True, allow_unused=True)
     finally:
         _ag._restore_tensor_hooks(suspended)
+        for t, g in retained:
+            if _ag._raw_grad(t) is not g:
+                t.grad = g
     return idx, list(grads)
 
 
@@ -368,7 +373,7 @@ def _grads(index, leaves):
     tensors = [x for x in leaves if isinstance(x, TensorBase)]
     for m in index.modules.values():
         tensors.extend(p for p in m._parameters.values() if p is not None)
-    return [(t, id(t.grad), t.requires_grad) for t in tensors]
+    return [(t, id(_ag._raw_grad(t)), t.requires_grad) for t in tensors]
 
 
 def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
@@ -392,7 +397,7 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
         rec.note_break(reason)
     if Module._attribute_epoch - rec.own_epoch_moves != epoch:
         rec.note_break("side effect: a Module attribute was assigned during the call")
-    if any(id(t.grad) != g for t, g, _ in grads):
+    if any(id(_ag._raw_grad(t)) != g for t, g, _ in grads):
         rec.note_break("side effect: the call set the .grad of a tensor (a backward inside "
                        "the compiled function)")
     if any(t.requires_grad != r for t, _, r in grads):

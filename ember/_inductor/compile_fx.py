@@ -86,9 +86,17 @@ def compile_fx(gm, example_inputs, config_patches=None):
     profiled = []                   # the same code with recorded kernels, made when first asked
     slow = gm.forward
     profiler_only = 1 << int(DispatchKey.Profiler)
+    layouts = _input_layouts(gm)
 
     def call(*args):
         live = live_mode_keys()
+        for i, strides in layouts:
+            if args[i].stride() != strides:
+                # the kernels index memory as the capture laid it out (a backward's saved
+                # expand has stride 0 where the compiled forward wrote it out whole)
+                from ember._dynamo.utils import counters
+                counters["inductor"]["layout_fallbacks"] += 1
+                return slow(*args)
         if live & ~profiler_only or max(_fw_scan(args)) >= 0:
             # another mode key (autocast, a Python mode, vmap) wants to see each op, or a
             # dual tensor carries a tangent (no mode key: forward-mode AD, jvp) that the
@@ -107,6 +115,18 @@ def compile_fx(gm, example_inputs, config_patches=None):
     call.kernels = kernels
     call.externs = sched.externs
     return call
+
+
+def _input_layouts(gm):
+    """(position, strides) of the graph's tensor inputs, as its kernels read them."""
+    out = []
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for i, node in enumerate(placeholders):
+        v = node.meta.get("val")
+        stride = getattr(v, "stride", None)
+        if hasattr(v, "shape") and stride is not None:
+            out.append((i, tuple(stride() if callable(stride) else stride)))
+    return tuple(out)
 
 
 def _recorded(namespace, kernels):

@@ -120,6 +120,8 @@ class KernelBuilder:
     def _index_of(self, shape):
         if tuple(shape) == self.full_shape:
             return self.identity
+        if tuple(shape) == self.outer and numel(self.inner) == 1:
+            return self.identity[:len(shape)]       # rows of one element: a reduction's
         # same element count, other shape (a 0-d value in a [1] loop, ...): flat position
         from ember._inductor.lowering import unflatten_index
         return unflatten_index(self.flat, shape)
