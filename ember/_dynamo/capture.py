@@ -380,6 +380,10 @@ class Recorder:
             if self.fullgraph:
                 from ember._dynamo.exc import Unsupported
                 raise Unsupported(reason)
+            if self.fake_mode is not None:
+                # a run on fake tensors cannot finish eagerly: it stops before the effect
+                # (which would see symbolic sizes), and the call runs again on real tensors
+                raise GraphBreak(reason)
 
     def paused(self):
         """A context in which the recorder records nothing and stops at nothing (reading a

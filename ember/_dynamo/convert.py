@@ -376,6 +376,13 @@ def _grads(index, leaves):
     return [(t, id(_ag._raw_grad(t)), t.requires_grad) for t in tensors]
 
 
+def _defaults(fn):
+    """The default values of ``fn``'s parameters (a mutable one outlives every call)."""
+    fn = getattr(fn, "__func__", fn)
+    return tuple(getattr(fn, "__defaults__", None) or ()) + \
+        tuple((getattr(fn, "__kwdefaults__", None) or {}).values())
+
+
 def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     """Call the user's function under the side-effect monitor; Module attribute writes and
     ``.grad`` changes (a backward inside the call) are side effects too."""
@@ -386,8 +393,8 @@ def _run_user(cf, rec, index, call_args, call_kwargs, leaves):
     if not watched:                 # no monitor to see which tensor attributes are read
         index.tensor_attrs.update(TENSOR_STATE)
     caller = caller_mode()
-    with SideEffectMonitor(rec, index, watched,
-                           tuple(call_args) + tuple(call_kwargs.values())):
+    with SideEffectMonitor(rec, index, watched, tuple(call_args) +
+                           tuple(call_kwargs.values()) + _defaults(cf.sig_fn)):
         result = cf.fn(*call_args, **call_kwargs)
     if caller_mode() != caller:
         rec.note_break("side effect: the call left grad mode, inference mode or autocast "

@@ -4,16 +4,17 @@ A captured graph replays tensor ops only; the Python around them runs once, duri
 capture.  While a capture runs, a profile function (``sys.setprofile``, this thread only)
 sees every Python and builtin call the user's code makes and stops the capture at:
 
-* output and input (``print``, ``input``, ``open``), ``exec``/``eval``;
+* output and input (``print``, ``input``, ``open``, ``warnings.warn``, a logger's
+  ``info``/``warning``/...), ``exec``/``eval``;
 * Python's ``random`` and ``time`` functions (their values would be frozen into the graph);
 * writes to global variables (``global x; x = ...``) and to an enclosing function's
   (``nonlocal x; x = ...``);
 * a mutating method (``append``, ``extend``, ``update``, ``pop``, ...) of a list, dict, set
   or deque that outlives the call: one reached from the calling function's globals or
-  closure, from the call's arguments, or from an attribute of a Module the call uses (one
-  level into dicts, lists and tuples), as a hook collecting activations does.  PyTorch
-  replays such mutations after its graph; ember runs the call eagerly instead, so the list
-  grows on every call.  Containers the call makes for itself are not side effects.
+  closure, from the call's arguments or the function's defaults, or from an attribute of
+  a Module the call uses (one level into dicts, lists and tuples), as a hook collecting
+  activations does.  PyTorch replays such mutations after its graph; ember runs the call
+  eagerly instead, so the list grows on every call.  Containers the call makes for itself are not side effects.
 * the builtins ``setattr``/``delattr`` (their target is not visible here; a hook put on
   a tensor, ``register_hook``/``retain_grad``, the core reports itself);
 * item and attribute assignment (``d[k] = v``, ``counts[0] += 1``, ``del d[k]``,
@@ -40,9 +41,11 @@ import builtins
 import collections
 import dis
 import gc
+import logging
 import random
 import sys
 import time
+import warnings
 
 from ember._dynamo.capture import _ember_dirs
 from ember.core._tensor import TensorBase
@@ -50,7 +53,13 @@ from ember.core._tensor import TensorBase
 __all__ = ["TENSOR_STATE", "SideEffectMonitor"]
 
 _IO = {builtins.print: "print", builtins.input: "input", builtins.open: "open",
-       builtins.exec: "exec", builtins.eval: "eval", builtins.breakpoint: "breakpoint"}
+       builtins.exec: "exec", builtins.eval: "eval", builtins.breakpoint: "breakpoint",
+       warnings.warn: "warnings.warn", warnings.warn_explicit: "warnings.warn_explicit"}
+# a logger's entry points, called from the user's code (logging's own code is a library's)
+_LOGGING = {getattr(logging.Logger, n).__code__: f"logging.Logger.{n}" for n in
+            ("debug", "info", "warning", "error", "exception", "critical", "log")}
+_LOGGING.update({getattr(logging, n).__code__: f"logging.{n}" for n in
+                 ("debug", "info", "warning", "error", "exception", "critical", "log")})
 _TIME = {getattr(time, n) for n in ("time", "perf_counter", "monotonic", "time_ns",
                                     "perf_counter_ns", "process_time", "sleep")}
 _CONTAINERS = (list, dict, set, collections.deque, bytearray)
@@ -427,6 +436,11 @@ class SideEffectMonitor:
             if code is _backward_code():
                 self.rec.note_break("side effect: backward() accumulates into .grad "
                                     f"({self._where(frame.f_back)})")
+            if code in _LOGGING and frame.f_back is not None and \
+                    frame.f_back.f_code not in self._library:
+                self.rec.note_break(f"side effect: {_LOGGING[code]}() called "
+                                    f"({self._where(frame.f_back)}); a replayed graph would "
+                                    f"not log again")
             if code not in self._seen:
                 self._seen.add(code)
                 if code.co_filename.startswith(self._dirs) or code.co_name == "<module>":

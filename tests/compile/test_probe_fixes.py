@@ -110,3 +110,39 @@ def test_a_non_leaf_input_gives_no_grad_access_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.compile(lambda x: x.sin())(w * 1)
+
+
+def test_side_effects_run_once_per_call_across_recompiles(caplog):
+    """A default-argument list, a list and a dict that outlive the call, warnings and
+    logging: once per call, as eagerly - never on the fake tensors of a recompile with
+    symbolic sizes (which leaked SymInts and counted twice)."""
+    import logging
+    import warnings
+
+    def f(x, acc=[]):                                   # noqa: B006
+        acc.append(1)
+        return x * len(acc)
+    cf = ember.compile(f)
+    assert [cf(ember.ones(1)).item() for _ in range(3)] == [1.0, 2.0, 3.0]
+    log, counts = [], {"c": 0}
+
+    def g(x):
+        log.append(x.shape[0])
+        counts["c"] += 1
+        return x * counts["c"]
+    cg = ember.compile(g)
+    assert [cg(ember.ones(n)).sum().item() for n in (2, 2, 3, 4)] == [2.0, 4.0, 9.0, 16.0]
+    assert log == [2, 2, 3, 4] and all(type(v) is int for v in log)
+
+    def w(x):
+        warnings.warn("once per call")
+        logging.getLogger("ember.test.probe").warning("n %s", x.shape[0])
+        return x + 1
+    cw = ember.compile(w)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        for n in (2, 3, 4):
+            cw(ember.ones(n))
+    assert len([m for m in got if "once per call" in str(m.message)]) == 3
+    assert [r.getMessage() for r in caplog.records if r.name == "ember.test.probe"] == \
+        ["n 2", "n 3", "n 4"]
