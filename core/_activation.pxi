@@ -161,7 +161,10 @@ cdef object activation_formula(str name, int code):
         x, p0, p1, p2 = ctx.args
         if name == "celu":              # PyTorch's celu backward: 1 / alpha.toFloat()
             p2 = 1.0 / <double><float>p0
-        if is_grad_enabled_c():         # the backward is recorded: differentiable ops
+        # the backward is recorded, or a vmap's wrapper (jacrev's batch of cotangents) or a
+        # tangent reaches it: differentiable ops, which the dispatcher's keys handle
+        if is_grad_enabled_c() or not (isinstance(g, TensorBase) and plain_floating(g)
+                                       and plain_floating(x)):
             return (composite(x, g, p0, p1, p2), None, None, None)
         try:
             return (run_activation(code, x, g, p0, p1, p2), None, None, None)
