@@ -314,3 +314,48 @@ def test_lu_solve_with_more_batch_dims_in_b_than_in_lu():
     _close(_one_call(ember.linalg.lu_solve)(LUe, Pe, ember.tensor(Bb)),
            torch.stack([torch.linalg.lu_solve(LUt[i], Pt[i], torch.tensor(Bb[i]))
                         for i in range(B)]), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", ["index_add", "index_copy"])
+@pytest.mark.parametrize("dim", [0, -2])
+def test_index_update_with_an_index_per_sample(name, dim):
+    """One call with the batch folded into the indexed dim, no loop (an embedding's
+    backward in per-sample gradients took the loop, with its warning)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((B, 5, 3))
+    if name == "index_add":
+        idx, src, kw = rng.integers(0, 5, (B, 6)), rng.standard_normal((B, 6, 3)), {"alpha": 2.0}
+    else:
+        idx = np.stack([rng.permutation(5)[:3] for _ in range(B)])
+        src, kw = rng.standard_normal((B, 3, 3)), {}
+
+    def run(lib):
+        return lib.vmap(lambda x, i, s: getattr(x, name)(dim, i, s, **kw))(
+            lib.tensor(a), lib.tensor(idx), lib.tensor(src))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        got = run(ember)
+    _close(got, run(torch), rtol=1e-12, atol=1e-12)
+
+
+def test_per_sample_embedding_gradients_take_no_loop():
+    rng = np.random.default_rng(3)
+    w, toks = rng.standard_normal((10, 4)), rng.integers(0, 10, (B, 7))
+
+    def run(lib):
+        loss = lambda wt, t: (lib.nn.functional.embedding(t, wt) ** 2).sum()  # noqa: E731
+        return lib.vmap(lib.func.grad(loss), in_dims=(None, 0))(lib.tensor(w),
+                                                                 lib.tensor(toks))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        got = run(ember)
+    _close(got, run(torch), rtol=1e-12, atol=1e-12)
+
+
+def test_index_add_with_an_out_of_range_index_per_sample_raises():
+    a, src = ember.zeros(B, 5), ember.ones(B, 2)
+    idx = ember.tensor([[0, 1]] * (B - 1) + [[0, 7]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(IndexError, match="out of bounds"):
+            vmap(lambda x, i, s: x.index_add(0, i, s))(a, idx, src)

@@ -3,7 +3,8 @@ operands with the dim shifted; index_select and take through gather when the ind
 batched; advanced indexing (getitem, index_put) with a leading full slice for the batch
 dim when the index tensors are shared by every sample and form one block; index_fill with a
 batched value (0-d per sample) through a mask of the indexed positions.  Other cases
-(batched index tensors of index_put / index_add / put, split index blocks) run the loop."""
+(batched index tensors of index_put / put / index_fill, split index blocks) run the loop;
+index_add and index_copy with an index per sample fold the batch into the indexed dim."""
 from ember.core import _dtype
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
@@ -73,11 +74,13 @@ def _index_select(v, op, args, kwargs):
 
 @rule("index_add", "index_copy", "index_fill")
 def _index_update(v, op, args, kwargs):
-    if unwrap(args[2], v.level)[1]:
-        raise BatchRuleError(op.name)         # a batched index: sample by sample
     nd = args[0].dim()
     if nd == 0:
         raise BatchRuleError(op.name)
+    if unwrap(args[2], v.level)[1]:
+        if op.name == "index_fill" or len(args) < 4:
+            raise BatchRuleError(op.name)     # a batched index: sample by sample
+        return _out(v, _index_update_batched(v, op, args, kwargs), kwargs)
     a = _mat(v, args[0])
     d = dim_of(args[1], nd)
     if op.name == "index_fill":
@@ -88,6 +91,28 @@ def _index_update(v, op, args, kwargs):
     else:
         extra = [_mat(v, x) for x in args[3:]]
     return _out(v, op.entry(a, d, args[2], *extra, **_kw(kwargs)), kwargs)
+
+
+def _index_update_batched(v, op, args, kwargs):
+    """index_add / index_copy with an index per sample (an embedding's backward in per-
+    sample gradients): the batch dim folded into the indexed one, each sample's index
+    offset into its own block, so one call does every sample, in each sample's order."""
+    nd = args[0].dim()
+    d = dim_of(args[1], nd)
+    a, idx, src = _mat(v, args[0]), _mat(v, args[2]), _mat(v, args[3])
+    if idx.dim() != 2 or src.dim() != nd + 1:
+        raise BatchRuleError(op.name)
+    size = a.shape[d]
+    if idx.numel() and bool(((idx < 0) | (idx >= size)).any()):
+        raise BatchRuleError(op.name)         # the op's own error, sample by sample
+    offsets = _T.arange(v.size, device=idx.device, dtype=idx.dtype).unsqueeze(1) * size
+    flat = (idx + offsets).reshape(-1)
+    a2 = a.movedim(0, d - 1)
+    s2 = src.movedim(0, d - 1)
+    folded = a2.reshape(a2.shape[:d - 1] + (-1,) + a2.shape[d + 1:])
+    r = op.entry(folded, d - 1, flat, s2.reshape(s2.shape[:d - 1] + (-1,) + s2.shape[d + 1:]),
+                 **_kw(kwargs))
+    return r.reshape(a2.shape).movedim(d - 1, 0)
 
 
 def _fill_where(a, d, index, value):
