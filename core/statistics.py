@@ -329,6 +329,7 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return r if out is None else _T._result_out(r, out, "nanquantile")
 
 
+@composite("nanmedian")    # inside vmap its gradient's pick (a host read) runs per sample
 def nanmedian(input, dim=None, keepdim=False, *, axis=None, keepdims=None):
     """The lower median of the non-NaN values; with ``dim``, (values, indices)."""
     if axis is not None or keepdims is not None:     # NumPy's names

@@ -14,7 +14,8 @@ sees every Python and builtin call the user's code makes and stops the capture a
   closure, from the call's arguments or the function's defaults, or from an attribute of
   a Module the call uses (one level into dicts, lists and tuples), as a hook collecting
   activations does.  PyTorch replays such mutations after its graph; ember runs the call
-  eagerly instead, so the list grows on every call.  Containers the call makes for itself are not side effects.
+  eagerly instead, so the list grows on every call.  Containers the call makes for itself
+  are not side effects.
 * the builtins ``setattr``/``delattr`` (their target is not visible here; a hook put on
   a tensor, ``register_hook``/``retain_grad``, the core reports itself);
 * item and attribute assignment (``d[k] = v``, ``counts[0] += 1``, ``del d[k]``,
