@@ -8,9 +8,10 @@
 #   in row-major order, are cut into blocks of BLOCK; a block is cut into leaves of LEAF
 #   summed with 8 interleaved accumulators (vectorizes without -ffast-math); leaves and
 #   then blocks are combined pairwise by a binary-counter cascade.  A float sum's block is
-#   one leaf of 32-byte vector accumulators built per instruction set (_sum_block.h).
-#   Few outputs over many elements: threads share the blocks of one output; many outputs:
-#   threads share outputs.
+#   one leaf of 32-byte vector accumulators built per instruction set (_sum_block.h); two
+#   whole contiguous blocks run in one pass of two load streams (each with its own bits).
+#   Few outputs over many elements: threads share the block pairs of one output; many
+#   outputs: threads share outputs.
 # * "outer" layout (the kept dim is the contiguous one, e.g. sum(dim=0) of a row-major
 #   matrix): rows are accumulated into a tile of kept elements, vectorized over the
 #   tile, ROW_BLOCK rows in sequence, and those partial rows are cascaded pairwise.
@@ -45,6 +46,8 @@ cdef extern from *:
 cdef extern from "_sum_block.h":
     float ember_sum_block_f32(const float *x, int64_t n) noexcept nogil
     double ember_sum_block_f64(const double *x, int64_t n) noexcept nogil
+    void ember_sum_block2_f32(const float *x, int64_t n, float *out) noexcept nogil
+    void ember_sum_block2_f64(const double *x, int64_t n, double *out) noexcept nogil
     float ember_max_block_f32(const float *x, int64_t n) noexcept nogil
     float ember_min_block_f32(const float *x, int64_t n) noexcept nogil
     double ember_max_block_f64(const double *x, int64_t n) noexcept nogil
@@ -225,18 +228,38 @@ cdef void block_partial(const ReducePlan *p, char *base, int64_t blk,
     result[0] = block_reduce(p.op, buf, m)
 
 
+# partials of blocks 2 * pair and (if there is one) 2 * pair + 1: a float sum of two whole
+# contiguous blocks in one pass of two load streams (_sum_block.h; the same bits)
+cdef void pair_partials(const ReducePlan *p, char *base, int64_t pair,
+                        ct_t *result) noexcept nogil:
+    cdef int64_t blk = 2 * pair
+    if p.direct and (p.op == EMBER_REDUCE_SUM or p.op == EMBER_REDUCE_MEAN) and \
+            (blk + 2) * BLOCK <= p.nred:
+        if ct_t is float:
+            ember_sum_block2_f32(<const float *>base + blk * BLOCK, BLOCK, result)
+            return
+        elif ct_t is double:
+            ember_sum_block2_f64(<const double *>base + blk * BLOCK, BLOCK, result)
+            return
+    block_partial(p, base, blk, result)
+    if (blk + 1) * BLOCK < p.nred:
+        block_partial(p, base, blk + 1, result + 1)
+
+
 cdef void reduce_one(const ReducePlan *p, char *base, ct_t *result) noexcept nogil:
     cdef ct_t vals[LEVELS]
     cdef int64_t counts[LEVELS]
     cdef int depth = 0
-    cdef int64_t blk
-    cdef ct_t part
+    cdef int64_t pair, nblocks = (p.nred + BLOCK - 1) // BLOCK
+    cdef ct_t parts[2]
     if p.nred == 0:
         result[0] = identity(p.op, result)
         return
-    for blk in range((p.nred + BLOCK - 1) // BLOCK):
-        block_partial(p, base, blk, &part)
-        push(p.op, vals, counts, &depth, part)
+    for pair in range((nblocks + 1) // 2):
+        pair_partials(p, base, pair, parts)
+        push(p.op, vals, counts, &depth, parts[0])
+        if 2 * pair + 1 < nblocks:
+            push(p.op, vals, counts, &depth, parts[1])
     result[0] = finish(p.op, vals, depth)
 
 
@@ -262,8 +285,8 @@ cdef int inner_row(void *arg, char **ptrs, const int64_t *st, int64_t n,
     return EMBER_OK
 
 
-# few outputs over many elements: for each output, threads compute the block partials,
-# which are then cascaded in block order exactly as reduce_one does
+# few outputs over many elements: for each output, threads compute the block partials (two
+# blocks at a time), which are then cascaded in block order exactly as reduce_one does
 cdef int reduce_few(const ReducePlan *p, ct_t *tag) noexcept nogil:
     cdef int64_t nblocks = (p.nred + BLOCK - 1) // BLOCK, blk, o, i, rem
     cdef ct_t *partials = <ct_t *>malloc(nblocks * sizeof(ct_t))
@@ -283,8 +306,9 @@ cdef int reduce_few(const ReducePlan *p, ct_t *tag) noexcept nogil:
             rem = rem // p.kept.sizes[d]
             for k in range(2):
                 bases[k] += i * p.kept.strides[k][d] * p.itemsize
-        for blk in prange(nblocks, nogil=True, schedule='static', num_threads=nt):
-            block_partial(p, bases[1], blk, &partials[blk])
+        for blk in prange((nblocks + 1) // 2, nogil=True, schedule='static',
+                          num_threads=nt):
+            pair_partials(p, bases[1], blk, &partials[2 * blk])
         depth = 0
         for blk in range(nblocks):
             push(p.op, vals, counts, &depth, partials[blk])

@@ -12,20 +12,16 @@
 #include "_rowmath.h"
 
 #define EMBER_SUM_BLOCK(T, S)                                                             \
-EMBER_ROW_CLONES static T ember_sum_block_##S(const T *x, int64_t n) {                    \
-    typedef T vec __attribute__((vector_size(32)));                                       \
+typedef T ember_sum_vec_##S __attribute__((vector_size(32)));                             \
+/* the accumulators a[0..7] folded, then the tail x[nb..n) added in order */              \
+static inline __attribute__((always_inline)) T                                            \
+ember_sum_finish_##S(const ember_sum_vec_##S *a, const T *x, int64_t nb, int64_t n) {     \
+    typedef ember_sum_vec_##S vec;                                                        \
     enum { V = 32 / sizeof(T), W = 2 * V };                                               \
-    vec a[8] = {{0}}, v, lo, hi;                                                          \
+    vec lo = (a[0] + a[2]) + (a[4] + a[6]), hi = (a[1] + a[3]) + (a[5] + a[7]);           \
     T lane[W], s;                                                                         \
-    int64_t i, nb = n - n % (4 * W);                                                      \
-    int j, k;                                                                             \
-    for (i = 0; i < nb; i += 4 * W)                                                       \
-        for (k = 0; k < 8; k++) {                                                         \
-            memcpy(&v, x + i + k * V, sizeof v);                                          \
-            a[k] += v;                                                                    \
-        }                                                                                 \
-    lo = (a[0] + a[2]) + (a[4] + a[6]);                                                   \
-    hi = (a[1] + a[3]) + (a[5] + a[7]);                                                   \
+    int64_t i;                                                                            \
+    int j;                                                                                \
     memcpy(lane, &lo, sizeof lo);                                                         \
     memcpy(lane + V, &hi, sizeof hi);                                                     \
     for (j = 0; j < W / 2; j++) lane[j] += lane[j + W / 2];                               \
@@ -35,6 +31,42 @@ EMBER_ROW_CLONES static T ember_sum_block_##S(const T *x, int64_t n) {          
     s = lane[0];                                                                          \
     for (i = nb; i < n; i++) s += x[i];                                                   \
     return s;                                                                             \
+}                                                                                         \
+EMBER_ROW_CLONES static T ember_sum_block_##S(const T *x, int64_t n) {                    \
+    typedef ember_sum_vec_##S vec;                                                        \
+    enum { V = 32 / sizeof(T), W = 2 * V };                                               \
+    vec a[8] = {{0}}, v;                                                                  \
+    int64_t i, nb = n - n % (4 * W);                                                      \
+    int k;                                                                                \
+    for (i = 0; i < nb; i += 4 * W)                                                       \
+        for (k = 0; k < 8; k++) {                                                         \
+            memcpy(&v, x + i + k * V, sizeof v);                                          \
+            a[k] += v;                                                                    \
+        }                                                                                 \
+    return ember_sum_finish_##S(a, x, nb, n);                                             \
+}                                                                                         \
+/* two consecutive blocks of n, each summed as ember_sum_block sums it (the same bits):  \
+ * two streams of loads in flight read a sum bigger than the caches 5-12% faster, and    \
+ * one that fits them as fast */                                                          \
+EMBER_ROW_CLONES static void ember_sum_block2_##S(const T *x, int64_t n, T *out) {       \
+    typedef ember_sum_vec_##S vec;                                                        \
+    enum { V = 32 / sizeof(T), W = 2 * V };                                               \
+    vec a[8] = {{0}}, b[8] = {{0}}, v;                                                    \
+    const T *y = x + n;                                                                   \
+    int64_t i, nb = n - n % (4 * W);                                                      \
+    int k;                                                                                \
+    for (i = 0; i < nb; i += 4 * W) {                                                     \
+        for (k = 0; k < 8; k++) {                                                         \
+            memcpy(&v, x + i + k * V, sizeof v);                                          \
+            a[k] += v;                                                                    \
+        }                                                                                 \
+        for (k = 0; k < 8; k++) {                                                         \
+            memcpy(&v, y + i + k * V, sizeof v);                                          \
+            b[k] += v;                                                                    \
+        }                                                                                 \
+    }                                                                                     \
+    out[0] = ember_sum_finish_##S(a, x, nb, n);                                           \
+    out[1] = ember_sum_finish_##S(b, y, nb, n);                                           \
 }
 
 EMBER_SUM_BLOCK(float, f32)

@@ -1018,6 +1018,36 @@ def test_float_sum_block_runs_its_documented_order(name, n, rng):
     assert out.tobytes() == np.asarray(_block_sum_in_order(x), name).tobytes()
 
 
+def _cascade(parts):
+    """_reduce.pyx's push/finish: equal-sized partials merge as soon as both exist, then
+    the stack from the top down."""
+    stack = []
+    for v in parts:
+        c = 1
+        while stack and stack[-1][1] == c:
+            v = stack.pop()[0] + v
+            c *= 2
+        stack.append((v, c))
+    acc = stack[-1][0]
+    for part, _ in reversed(stack[:-1]):
+        acc = part + acc
+    return acc
+
+
+@pytest.mark.parametrize("name", ["float32", "float64"])
+@pytest.mark.parametrize("n", [4096, 2048 * 3 + 17, 2048 * 5, 2048 * 7 - 3, 100_000])
+@pytest.mark.parametrize("nt", [1, 2])
+def test_float_sum_of_blocks_runs_its_documented_order(name, n, nt, rng, threads):
+    # whole blocks go two at a time through one pass of two load streams: each block's
+    # bits are still the single-block order's, and the blocks cascade in order
+    x = (rng.uniform(-1, 1, n) * 1000).astype(name)
+    threads(nt)
+    out = np.zeros((), name)
+    run_reduce("sum", out, x, 1, name)
+    parts = [_block_sum_in_order(x[i:i + 2048]) for i in range(0, n, 2048)]
+    assert out.tobytes() == np.asarray(_cascade(parts), name).tobytes()
+
+
 def _outer_sum_in_order(a):
     """The outer layout's order for sum over dim 0, one IEEE add at a time: rows added in
     sequence within blocks of 64, the blocks' partial rows combined by a binary-counter
