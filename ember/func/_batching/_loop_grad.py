@@ -36,15 +36,19 @@ def _flatten(x, tensors):
         tensors.append(x)
         return _Slot(len(tensors) - 1)
     if isinstance(x, (list, tuple)) and any(isinstance(y, TensorBase) for y in x):
-        return type(x)(_flatten(y, tensors) for y in x)
+        return _rebuilt(x, [_flatten(y, tensors) for y in x])
     return x
+
+
+def _rebuilt(x, items):
+    return type(x)(*items) if hasattr(x, "_fields") else type(x)(items)
 
 
 def _fill(x, tensors):
     if isinstance(x, _Slot):
         return tensors[x.i]
     if isinstance(x, (list, tuple)) and any(isinstance(y, _Slot) for y in x):
-        return type(x)(_fill(y, tensors) for y in x)
+        return _rebuilt(x, [_fill(y, tensors) for y in x])
     return x
 
 
