@@ -2,6 +2,7 @@
 bernoulli.  They draw from ember's generators, so a seed reproduces them on any device and
 at any thread count."""
 from ember.core import _tensor as _T
+from ember.core._dispatch import DispatchKey, live_mode_keys
 from ember.core._dtype import _dtype_by_name
 from ember.core._errors import _is_all_true, _tensor_arg
 from ember.core._results import into_out
@@ -12,6 +13,7 @@ from ember.core.shape_rules import broadcast_shapes
 __all__ = ["bernoulli", "normal", "randint", "randint_like"]
 
 _FLOAT64 = _dtype_by_name["float64"]
+_VMAP_MODE = 1 << int(DispatchKey.VmapMode)
 
 
 def randint(*args, generator=None, dtype=None, device=None, requires_grad=False, **kwargs):
@@ -36,8 +38,14 @@ def randint(*args, generator=None, dtype=None, device=None, requires_grad=False,
     dtype = _dtype_by_name["int64"] if dtype is None else dtype
     # uniforms in [0, high - low), whose truncation is their floor: one fill, one cast
     # (and one add when low is not 0) rather than a chain of float64 temporaries
-    u = _T._fill_uniform(_T.empty(*tuple(size), dtype=_FLOAT64, device=device), 0.0,
-                         float(high - low), generator)
+    if live_mode_keys() & _VMAP_MODE:
+        # inside vmap the factory draws (per sample under randomness="different"); the
+        # fill of an unbatched tensor would be refused as in-place randomness
+        u = _T.rand(*tuple(size), dtype=_FLOAT64, device=device, generator=generator) * \
+            float(high - low)
+    else:
+        u = _T._fill_uniform(_T.empty(*tuple(size), dtype=_FLOAT64, device=device), 0.0,
+                             float(high - low), generator)
     exact = not dtype.is_floating_point and dtype is not _dtype_by_name["bool"]
     r = u.to(dtype) if exact else u.floor_().to(dtype)
     r = r.add_(low) if low else r

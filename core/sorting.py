@@ -460,6 +460,11 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     keys = _T.rand(n, generator=generator, dtype=_dtype_by_name["float64"], device=device)
+    if _T._batch_level(keys) is not None:
+        # vmap's randomness="different": keys per sample, and their order (a batched
+        # argsort) a uniform permutation per sample
+        perm = keys.argsort()
+        return perm if dtype is None else perm.to(dtype)
     perm = _T._shuffled_range(keys.cpu())
     if keys.device.type != "cpu":
         perm = perm.to(keys.device)

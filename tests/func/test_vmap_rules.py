@@ -359,3 +359,22 @@ def test_index_add_with_an_out_of_range_index_per_sample_raises():
         warnings.simplefilter("ignore")
         with pytest.raises(IndexError, match="out of bounds"):
             vmap(lambda x, i, s: x.index_add(0, i, s))(a, idx, src)
+
+
+@pytest.mark.parametrize("name", ["randint", "randperm"])
+def test_random_integers_per_sample(name):
+    """randomness="different" draws randint and randperm per sample (randint raised the
+    in-place-randomness error, randperm repeated one permutation); "same" repeats one."""
+    draw = (lambda x: x + ember.randint(0, 1000, (6,))) if name == "randint" else \
+        (lambda x: x + ember.randperm(6))
+    x = ember.zeros(4, 6, dtype=ember.int64)
+    ember.manual_seed(0)
+    diff = vmap(draw, randomness="different")(x)
+    same = vmap(draw, randomness="same")(x)
+    assert len({tuple(r) for r in diff.tolist()}) > 1
+    assert len({tuple(r) for r in same.tolist()}) == 1
+    for r in diff.tolist():
+        assert all(0 <= v < 1000 for v in r) if name == "randint" else \
+            sorted(r) == list(range(6))
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(draw)(x)
