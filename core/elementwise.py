@@ -248,6 +248,8 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
         return _out(r, out)
     if not input.is_floating_point():
         return input.clone() if out is None else _T._result_out(input, out, "nan_to_num")
+    if out is None and _ag._tracked(input):
+        return _NanToNum.apply(input, nan, posinf, neginf)
     info = finfo(input.dtype)
     r = _nan_to_num_pass(input, nan, posinf, neginf, info, out)
     if r is not None:
@@ -259,6 +261,28 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None, *, out=None):
     r = _T.where(r == math.inf, posinf, r)
     r = _T.where(r == -math.inf, neginf, r)
     return r.to(input.dtype) if out is None else _T._result_out(r, out, "nan_to_num")
+
+
+class _NanToNum(Function):
+    """PyTorch's derivative, both ways: the gradient or tangent times isfinite(input) (a
+    NaN tangent at a replaced element stays NaN, as torch's; a where would give 0)."""
+
+    _node_name = "NanToNumBackward0"
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        ctx.save_for_backward(x)
+        return nan_to_num(x, nan, posinf, neginf)       # untracked here
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * isfinite(x), None, None, None
+
+    @staticmethod
+    def jvp(ctx, t, *_):
+        x, = ctx.saved_tensors
+        return t * isfinite(x)
 
 
 def _nan_to_num_pass(x, nan, posinf, neginf, info, out):

@@ -447,3 +447,23 @@ def test_signbit_reads_the_sign_bit(oracle, dtype):
 def test_signbit_of_a_tensor_requiring_grad_and_copysign(oracle):
     _same(oracle, lambda lib: lib.signbit(lib.tensor([-NAN, -0.0, 2.0], requires_grad=True)))
     _same(oracle, lambda lib: lib.copysign(lib.tensor([1.0, 1.0]), lib.tensor([-NAN, NAN])))
+
+
+def test_nan_to_num_derivative_is_torchs_both_ways():
+    """grad and tangent times isfinite(input), so a NaN tangent at a replaced element stays
+    NaN (forward mode gave 0 where reverse mode gave NaN); the node is NanToNumBackward0."""
+    import numpy as np
+    out = {}
+    for lib in (ember, torch):
+        x = lib.tensor([-1.0, 4.0, float("inf"), 2.0], dtype=lib.float64)
+        t = lib.ones(4, dtype=lib.float64)
+        tangent = lib.func.jvp(lambda v: v.sqrt().nan_to_num(), (x,), (t,))[1]
+        xr = x.clone().requires_grad_()
+        y = xr.sqrt().nan_to_num(posinf=3.0)
+        y.sum().backward()
+        out[lib] = (tangent.numpy(), xr.grad.numpy(), y.detach().numpy(), y.grad_fn.name())
+    for a, b in zip(out[ember], out[torch]):
+        if isinstance(a, str):
+            assert a == b
+        else:
+            np.testing.assert_array_equal(a, b)
