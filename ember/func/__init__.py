@@ -18,9 +18,21 @@ from ember.func._reverse import jacrev as jacrev
 from ember.func._reverse import vjp as vjp
 from ember.func._vmap import vmap as vmap
 
-__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
-           "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
+__all__ = ["debug_unwrap", "functional_call", "functionalize", "grad", "grad_and_value",
+           "hessian", "jacfwd", "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
            "stack_module_state", "vjp", "vmap"]
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """The tensor under vmap's wrapper (all levels with ``recurse``), for a debugger: using
+    it inside the transformed function is undefined, as in PyTorch.  Other transforms do
+    not wrap tensors in ember, and a plain tensor comes back as it is."""
+    from ember.core import _tensor as _T
+    b = _T._batch_level(tensor) if isinstance(tensor, _T.TensorBase) else None
+    while b is not None:
+        tensor = b.value
+        b = _T._batch_level(tensor) if recurse else None
+    return tensor
 
 
 def functionalize(func, *, remove="mutations"):

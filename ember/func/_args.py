@@ -9,7 +9,7 @@ from ember.func import _levels
 from ember.func._batching._util import unwrap, wrap
 from ember.func._pytree import tree_flatten
 
-__all__ = ["check_outputs", "diff_alias", "keep", "outer_tracked", "replace_args",
+__all__ = ["check_aux", "check_outputs", "diff_alias", "keep", "outer_tracked", "replace_args",
            "slice_argnums", "transform_level"]
 
 
@@ -130,6 +130,15 @@ def keep(x, tracked):
     y = x.detach()
     _ag._fw_copy_tangents(x, y)
     return y
+
+
+def check_aux(aux):
+    """torch.func's check of a has_aux function's auxiliary output: tensors only (in any
+    containers)."""
+    for leaf in tree_flatten(aux)[0]:
+        if not isinstance(leaf, TensorBase):
+            raise RuntimeError(f"Expected tensors, got unsupported type {type(leaf)}")
+    return aux
 
 
 def check_outputs(flat, api):

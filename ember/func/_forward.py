@@ -9,7 +9,13 @@ from ember.autograd.forward_ad import _make_dual, _unpack_dual
 from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
-from ember.func._args import check_outputs, replace_args, slice_argnums, transform_level
+from ember.func._args import (
+    check_aux,
+    check_outputs,
+    replace_args,
+    slice_argnums,
+    transform_level,
+)
 from ember.func._pytree import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["hessian", "jacfwd", "jvp", "linearize"]
@@ -69,6 +75,7 @@ def _jvp(func, primals, tangents, has_aux, inputs):
                     raise RuntimeError(f"{_JVP}: output of function f should be a tuple: "
                                        f"(output, aux) if has_aux is True")
                 out, aux = out
+                check_aux(aux)
             flat_out, out_spec = tree_flatten(out)
             check_outputs(flat_out, _JVP)
             primals_out, tangents_out = [], []

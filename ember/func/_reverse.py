@@ -14,6 +14,7 @@ from ember.core._tensor import TensorBase
 from ember.core.grad_mode import enable_grad
 from ember.core.gradients import grad as _autograd_grad
 from ember.func._args import (
+    check_aux,
     check_outputs,
     diff_alias,
     keep,
@@ -56,6 +57,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
                     raise RuntimeError("grad_and_value(f)(*args): output of function f should "
                                        "be a tuple: (output, aux) if has_aux is True")
                 output, aux = output
+                check_aux(aux)
             if not isinstance(output, TensorBase):
                 raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
                                    f"Tensor, got {type(output)}")
@@ -104,6 +106,7 @@ def _vjp(func, primals, has_aux, inputs):
                 raise RuntimeError("vjp(f, *primals): output of function f should be a tuple: "
                                    "(output, aux) if has_aux is True")
             output, aux = output
+            check_aux(aux)
         flat_out, out_spec = tree_flatten(output)
         check_outputs(flat_out, "vjp(f, *primals)")
         for o in flat_out:

@@ -445,3 +445,30 @@ def test_outputs_that_do_not_depend_on_the_input_give_zeros(name):
     got = cases[name](efunc, ember, ember.tensor(xs))
     want = cases[name](torch.func, torch, torch.tensor(xs))
     _close(got, want, 1e-12, 1e-12)
+
+
+@pytest.mark.parametrize("api", ["grad", "vjp", "jacrev", "jacfwd", "jvp"])
+@pytest.mark.parametrize("aux", [3, [1.0], None])
+def test_non_tensor_aux_raises_as_torch_func(api, aux):
+    """has_aux's auxiliary output must be tensors (in any containers), as torch.func's."""
+    def run(lib):
+        x, f = lib.randn(3), (lambda v: ((v * 2).sum(), aux))
+        fn = lib.func
+        return {"grad": lambda: fn.grad(f, has_aux=True)(x),
+                "vjp": lambda: fn.vjp(f, x, has_aux=True),
+                "jacrev": lambda: fn.jacrev(f, has_aux=True)(x),
+                "jacfwd": lambda: fn.jacfwd(f, has_aux=True)(x),
+                "jvp": lambda: fn.jvp(f, (x,), (x,), has_aux=True)}[api]()
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="Expected tensors, got unsupported type"):
+            run(lib)
+    g, aux_out = ember.func.grad(lambda v: ((v * 2).sum(), {"a": [v]}), has_aux=True)(
+        ember.ones(2))
+    assert ember.equal(aux_out["a"][0], ember.ones(2))
+
+
+def test_debug_unwrap():
+    x = ember.randn(4, 3)
+    assert ember.func.debug_unwrap(x) is x
+    shapes = ember.vmap(lambda v: ember.tensor(ember.func.debug_unwrap(v).shape))(x)
+    assert shapes.tolist() == [[4, 3]] * 4
