@@ -210,7 +210,8 @@ class Scheduler:
         operand to matmul as strides instead of a transposing copy)."""
         node, base = view.replay, view.base
         if base.realized is None:
-            if not isinstance(base, Value) or _numel(base.shape) != _numel(view.shape):
+            if not isinstance(base, Value) or \
+                    _numel(base.shape) != _numel(view.shape) and not _expands(view):
                 return None             # a part of a lazy value: a kernel writes that part
             if isinstance(base, View):  # a view of a view (a reshape, then a transpose)
                 base.realized = self._view_of_real(base)
@@ -229,6 +230,11 @@ class Scheduler:
     def _output(self, outs):
         outs = outs if isinstance(outs, (tuple, list)) else (outs,)
         values = [self.env[n] if isinstance(n, Node) else n for n in outs]
+        for v in values:
+            if isinstance(v, View) and v.realized is None and _expands(v):
+                # an expand goes out as eager's stride-0 view of its base: a backward graph
+                # reads it with those strides (written out whole, it ran op by op)
+                v.realized = self._view_of_real(v)
         self.realize([v for v in values if isinstance(v, Value) and v.realized is None])
         names = [self.materialize(v) if isinstance(v, (Value, _PyValue)) else self.const(v)
                  for v in values]
@@ -327,6 +333,13 @@ def _row_reduction(v):
         elif isinstance(x, View):
             stack.append(x.base)
     return None
+
+
+def _expands(view):
+    """Whether ``view`` is an expand of its base (more elements than the base holds)."""
+    target = getattr(view.replay, "target", None)
+    return getattr(target, "__name__", None) == "expand" and \
+        _numel(view.shape) > _numel(view.base.shape)
 
 
 def _squeeze1(shape):
