@@ -34,21 +34,12 @@ def _float(x, op):
     return x if x.is_floating_point() else x.to(_T._state_default_dtype())
 
 
-def _physical(t):
-    """t's values without vmap's wrappers (every sample): a shift that suits all of them
-    suits each."""
-    b = _T._batch_level(t)
-    while b is not None:
-        t = b.value
-        b = _T._batch_level(t)
-    return t
-
-
 def _hurwitz_zeta(s, q):
     """zeta(s, q) = sum_k (q + k)^-s for s > 1 (an integer, or a tensor): the first terms
     summed, the rest by Euler-Maclaurin at a = q + shift (shifted further when q has
     negative elements, which only integer s allow)."""
-    low = float(_physical(q).min()) if q.numel() else 0.0
+    # inside vmap a shift that suits every sample suits each
+    low = float(_T._physical(q).min()) if q.numel() else 0.0
     shift = _SHIFT + (math.ceil(-low) if low < 0 and math.isfinite(low) else 0)
     total = 0
     for k in range(shift):
@@ -90,8 +81,8 @@ def polygamma(n, input, *, out=None):
         r = (-1) ** (n + 1) * math.factorial(n) * _hurwitz_zeta(n + 1, x)
         # poles at 0 and the negative integers (the sum above overflows to +-inf there)
         pole = (x <= 0) & (x == x.floor())
-        r = _T.where(pole, math.inf if n % 2 else math.nan, r) if bool(_physical(pole).any()) \
-            else r
+        if bool(_T._physical(pole).any()):         # (any sample's, inside vmap)
+            r = _T.where(pole, math.inf if n % 2 else math.nan, r)
     return r if out is None else _T._result_out(r, out, "polygamma")
 
 

@@ -28,11 +28,7 @@ def debug_unwrap(tensor, *, recurse=True):
     it inside the transformed function is undefined, as in PyTorch.  Other transforms do
     not wrap tensors in ember, and a plain tensor comes back as it is."""
     from ember.core import _tensor as _T
-    b = _T._batch_level(tensor) if isinstance(tensor, _T.TensorBase) else None
-    while b is not None:
-        tensor = b.value
-        b = _T._batch_level(tensor) if recurse else None
-    return tensor
+    return _T._physical(tensor, recurse) if isinstance(tensor, _T.TensorBase) else tensor
 
 
 def functionalize(func, *, remove="mutations"):
