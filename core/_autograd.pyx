@@ -71,18 +71,25 @@ def _set_inference_mode(bint mode):
     return prev
 
 
-cdef bint _anomaly = False
+cdef bint _anomaly = False          # record each node's forward stack
+cdef bint _anomaly_nan = True       # and, while on, fail on a NaN gradient
 
 
-def _set_anomaly_enabled(bint mode):
-    global _anomaly
-    cdef bint prev = _anomaly
-    _anomaly = mode
+def _set_anomaly_enabled(bint mode, bint check_nan=True):
+    """Anomaly mode on or off, and whether it checks gradients for NaN; returns the previous
+    (mode, check_nan)."""
+    global _anomaly, _anomaly_nan
+    prev = (_anomaly, _anomaly_nan)
+    _anomaly, _anomaly_nan = mode, check_nan
     return prev
 
 
 def is_anomaly_enabled():
     return _anomaly
+
+
+def is_anomaly_check_nan_enabled():
+    return _anomaly and _anomaly_nan
 
 
 # --- per-tensor metadata beyond the fields on TensorBase -----------------------------

@@ -206,7 +206,7 @@ cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
             r = fn(out, grads)
             if r is not None:
                 out = tuple(r)
-    if _anomaly:
+    if _anomaly and _anomaly_nan:
         check_nan(n, out)
     if not keep_graph:
         n.release()

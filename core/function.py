@@ -65,16 +65,24 @@ class FunctionCtx(_ag.Node):
         grads = list(grads)
         if self.materialize_grads:
             for i, g in enumerate(grads):
-                if g is None:
+                if g is None and self._out_meta[i] is not None:     # (not a tensor output)
                     shape, dtype, device = self._out_meta[i]
                     grads[i] = _T.zeros(shape, dtype=dtype, device=device)
         res = self._cls.backward(self, *grads)
         if not isinstance(res, tuple):
             res = (res,)
-        if len(res) < len(self._in_meta):
-            if any(m is not None for m in self._in_meta[len(res):]):
-                raise RuntimeError(f"function {self.name()} returned an incorrect number of "
-                                   f"gradients (expected {len(self._in_meta)}, got {len(res)})")
+        n_in = len(self._in_meta)
+        if len(res) > n_in and all(g is None for g in res[n_in:]):
+            res = res[:n_in]                # trailing Nones past the inputs, as PyTorch drops
+        if len(res) > n_in or len(res) < n_in and \
+                any(m is not None for m in self._in_meta[len(res):]):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of "
+                               f"gradients (expected {n_in}, got {len(res)})")
+        for i, g in enumerate(res):
+            if g is not None and self._in_meta[i] is None:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than "
+                                   f"None at position {i + 1}, but the corresponding forward "
+                                   f"input was not a Variable")
         out = []
         for i, e in enumerate(self.next_edges):
             g = res[i] if i < len(res) else None
@@ -83,8 +91,7 @@ class FunctionCtx(_ag.Node):
                 continue
             meta = self._in_meta[i]
             if not isinstance(g, TensorBase):
-                raise TypeError(f"function {self.name()} returned a gradient of type "
-                                f"{type(g).__name__} at index {i}; expected a Tensor or None")
+                raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
             try:
                 out.append(_ag._conform(g, meta))
             except RuntimeError:

@@ -87,7 +87,13 @@ class set_grad_enabled(_Mode):
     """Set recording on or off: a function call, a context manager, or a decorator."""
 
     def __init__(self, mode):
-        self.mode = bool(mode)
+        if not isinstance(mode, bool):
+            kind = type(mode)
+            name = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be "
+                            f"bool, not {name}")
+        self.mode = mode
         self._prev = _ag._set_grad_enabled(self.mode)
 
     def __enter__(self):
@@ -95,6 +101,11 @@ class set_grad_enabled(_Mode):
 
     def __exit__(self, *exc):
         _ag._set_grad_enabled(self._prev)
+
+    def __call__(self, fn):
+        # as a decorator it sets the mode for each call only, not from here on (PyTorch)
+        _ag._set_grad_enabled(self._prev)
+        return super().__call__(fn)
 
     def clone(self):
         return set_grad_enabled(self.mode)

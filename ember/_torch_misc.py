@@ -22,7 +22,7 @@ has_spectral = True
 has_mkl = False
 has_openmp = True           # ember-cpu's kernels are built with OpenMP (one thread without)
 
-_state = {"check_nan": True, "interop": None, "interop_used": False}
+_state = {"interop": None, "interop_used": False}
 
 
 # -- settings ------------------------------------------------------------------------------
@@ -35,14 +35,14 @@ def is_anomaly_enabled():
 
 def is_anomaly_check_nan_enabled():
     """Whether anomaly detection checks gradients for NaN."""
-    return is_anomaly_enabled() and _state["check_nan"]
+    from ember.core import _autograd
+    return bool(_autograd.is_anomaly_check_nan_enabled())
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
     """Turn anomaly detection on or off (``check_nan``: also fail on NaN gradients)."""
     from ember.core import _autograd
-    _state["check_nan"] = bool(check_nan)
-    _autograd._set_anomaly_enabled(bool(enabled))
+    _autograd._set_anomaly_enabled(bool(enabled), bool(check_nan))
 
 
 def get_num_interop_threads():

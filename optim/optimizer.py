@@ -276,7 +276,7 @@ class Optimizer:
         if cls._update is Optimizer._update and cls._update_group is Optimizer._update_group:
             raise NotImplementedError       # torch's abstract step: no update to run
         loss = self._closure_loss(closure)
-        with ember.set_grad_enabled(self.defaults.get("differentiable", False)):
+        with ember.set_grad_enabled(bool(self.defaults.get("differentiable", False))):
             for group in self.param_groups:
                 self._update_group(group)
         return loss

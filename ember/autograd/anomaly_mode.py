@@ -6,18 +6,25 @@ __all__ = ["detect_anomaly", "set_detect_anomaly"]
 
 
 class detect_anomaly:
-    """Context manager (and decorator) turning anomaly detection on."""
+    """Context manager (and decorator) turning anomaly detection on; ``check_nan``: also fail
+    on a NaN gradient."""
 
     def __init__(self, check_nan=True):
+        import warnings
         self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", stacklevel=2)
 
     def __enter__(self):
-        self._prev = _ag._set_anomaly_enabled(self.check_nan)
+        self._prev = _ag._set_anomaly_enabled(True, bool(self.check_nan))
 
     def __exit__(self, *exc):
-        _ag._set_anomaly_enabled(self._prev)
+        _ag._set_anomaly_enabled(*self._prev)
 
     def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with detect_anomaly(self.check_nan):
                 return fn(*args, **kwargs)
@@ -25,13 +32,14 @@ class detect_anomaly:
 
 
 class set_detect_anomaly:
-    """Set anomaly detection on or off (a call, or a context manager restoring it)."""
+    """Set anomaly detection on or off (a call, or a context manager restoring it);
+    ``check_nan``: while on, also fail on a NaN gradient."""
 
     def __init__(self, mode, check_nan=True):
-        self._prev = _ag._set_anomaly_enabled(bool(mode) and check_nan)
+        self._prev = _ag._set_anomaly_enabled(bool(mode), bool(check_nan))
 
     def __enter__(self):
         pass
 
     def __exit__(self, *exc):
-        _ag._set_anomaly_enabled(self._prev)
+        _ag._set_anomaly_enabled(*self._prev)

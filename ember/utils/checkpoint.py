@@ -74,11 +74,93 @@ class _Checkpoint(Function):
         return none + tuple(a.grad if isinstance(a, TensorBase) else None for a in args)
 
 
+class _Recompute:
+    """One call checkpointed without reentrance: what its forward saved for backward is kept
+    as a handle (an index), and the first handle backward unpacks runs the function again,
+    from the same inputs and RNG state, collecting what it saves in the same order."""
+
+    def __init__(self, fn, args, kwargs, preserve_rng):
+        # the inputs themselves: recomputed with grad on, the saved tensors carry history
+        # back to them, so a backward that builds a graph (create_graph) differentiates on
+        self.fn, self.args, self.kwargs = fn, args, kwargs
+        self.rng = _rng_state() if preserve_rng else None
+        self.autocast = _autocast_mode._snapshot()
+        self.metas = []                 # (shape, dtype) of each tensor the forward saved
+        self.values = None
+
+    def pack(self, tensor):
+        self.metas.append((tuple(tensor.shape), tensor.dtype))
+        return len(self.metas) - 1
+
+    def unpack(self, index):
+        if self.values is None:
+            self.values = self._recomputed()
+        return self.values[index]
+
+    def _recomputed(self):
+        from ember.autograd.graph import saved_tensors_hooks
+        saved = []
+
+        def keep(tensor):
+            saved.append(tensor)
+            return len(saved) - 1
+        if self.rng is not None:
+            now = _rng_state()
+            _set_rng_state(self.rng)
+        try:
+            with saved_tensors_hooks(keep, saved.__getitem__), enable_grad(), \
+                    _autocast_mode._restored(self.autocast):
+                self.fn(*self.args, **self.kwargs)
+        finally:
+            if self.rng is not None:
+                _set_rng_state(now)
+        if len(saved) != len(self.metas):
+            raise CheckpointError(
+                f"torch.utils.checkpoint: A different number of tensors was saved during the "
+                f"original forward and recomputation.\nNumber of tensors saved during "
+                f"forward: {len(self.metas)}\nNumber of tensors saved during recomputation: "
+                f"{len(saved)}")
+        for k, (t, (shape, dtype)) in enumerate(zip(saved, self.metas)):
+            if tuple(t.shape) != shape or t.dtype != dtype:
+                raise CheckpointError(
+                    f"torch.utils.checkpoint: Recomputed values for the following tensors have "
+                    f"different metadata than during the forward pass.\ntensor at position "
+                    f"{k}:\nsaved metadata: {{'shape': {list(shape)}, 'dtype': {dtype}}}\n"
+                    f"recomputed metadata: {{'shape': {list(t.shape)}, 'dtype': {t.dtype}}}")
+        return saved
+
+
 def checkpoint(function, *args, use_reentrant=None, context_fn=None, determinism_check=None,
                debug=None, preserve_rng_state=True, **kwargs):
     """``function(*args, **kwargs)``, keeping only its inputs for backward, where it is run
-    again with recording on (the RNG state restored, so dropout masks match)."""
-    return _Checkpoint.apply(function, preserve_rng_state, kwargs, *args)
+    again with recording on (the RNG state restored, so dropout masks match).
+
+    ``use_reentrant=True`` (what PyTorch, with a warning, takes when it is not given): one
+    graph node whose backward recomputes and differentiates the region; only inputs that
+    require grad get gradients, and keyword arguments are refused.  ``False``: the region is
+    recorded as usual, but the tensors its ops save are dropped and recomputed when backward
+    first needs one, so parameters it closes over get gradients whatever the inputs."""
+    if use_reentrant is None:
+        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
+                      "explicitly; without it, use_reentrant=True is used (as PyTorch does), "
+                      "which refuses keyword arguments and gives no gradients when no input "
+                      "requires grad. use_reentrant=False is recommended.", stacklevel=2)
+        use_reentrant = True
+    if use_reentrant:
+        if context_fn is not None or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                             "use_reentrant=False.")
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if is_grad_enabled():
+            check_backward_validity(args)
+        return _Checkpoint.apply(function, preserve_rng_state, {}, *args)
+    if not is_grad_enabled():
+        return function(*args, **kwargs)    # nothing will be saved for backward
+    from ember.autograd.graph import saved_tensors_hooks
+    region = _Recompute(function, args, kwargs, preserve_rng_state)
+    with saved_tensors_hooks(region.pack, region.unpack):
+        return function(*args, **kwargs)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
@@ -95,7 +177,8 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         return f
 
     for start in range(0, len(functions), size):
-        input = checkpoint(run(functions[start:start + size]), input, **kwargs)
+        input = checkpoint(run(functions[start:start + size]), input,
+                           use_reentrant=use_reentrant, **kwargs)
     return input
 
 
