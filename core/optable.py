@@ -187,8 +187,8 @@ BINARY = Family("binary", "elementwise binary op codes: out = f(a, b)", (
     _b("logical_and", 13, "all", domain=("small", "small"), scalar_other=False),
     _b("logical_or", 14, "all", domain=("small", "small"), scalar_other=False),
     _b("logical_xor", 15, "all", domain=("small", "small"), scalar_other=False),
-    _b("atan2", 16, scalar_other=False, grad=("grad * other / (self * self + other * other)",
-                          "-grad * self / (self * self + other * other)"),
+    _b("atan2", 16, scalar_other=False, grad=("grad * other * atan2_recip(self, other)",
+                                              "grad * -self * atan2_recip(self, other)"),
        note="same dtype in and out again: ATAN2 on floats; FMOD has the dividend's sign "
             "(C fmod), REMAINDER the divisor's (Python %); FLOOR_DIVIDE rounds toward -inf; "
             "FMAX/FMIN ignore a NaN when the other operand is a number; integer division by "

@@ -7,6 +7,7 @@ core/sorting.py.)"""
 import math
 import warnings
 
+from ember.core import _autograd as _ag
 from ember.core import _tensor as _T
 from ember.core._dispatch import composite
 from ember.core._dtype import _dtype_by_name
@@ -16,6 +17,7 @@ from ember.core._tensor import TensorBase
 from ember.core.complex_functions import complex as _complex
 from ember.core.complex_ops import logaddexp as _complex_logaddexp
 from ember.core.elementwise import _opmath, _out, isinf, isnan, logaddexp
+from ember.core.function import Function
 from ember.core.shape_rules import _wrap
 from ember.core.shapes import cat
 from ember.core.sorting import _empty_median, _evenly_distributed, _int_dim, sort
@@ -54,8 +56,31 @@ def _var(input, dim, correction, keepdim, op, root=False):
                       UserWarning, stacklevel=3)
     var = sq.sum(dim, keepdim=keepdim) / max(0, n - correction)
     if root:
-        var = _T.sqrt(var)
+        var = _StdRoot.apply(var) if _ag._tracked(var) else _T.sqrt(var)
     return var, (mean if keepdim else mean.squeeze(dim) if dim is not None else mean.view(()))
+
+
+class _StdRoot(Function):
+    """std = sqrt(var) with PyTorch's derivative: g / (2 std), 0 where std is 0 (a constant
+    row: sqrt's own derivative there gave NaN gradients)."""
+
+    _node_name = "StdBackward0"
+
+    @staticmethod
+    def forward(ctx, var):
+        r = _T.sqrt(var)
+        ctx.save_for_backward(r)
+        return r
+
+    @staticmethod
+    def backward(ctx, g):
+        r, = ctx.saved_tensors
+        return _T.where(r == 0, 0.0, g / (2 * r))
+
+    @staticmethod
+    def jvp(ctx, t):
+        r, = ctx.saved_tensors
+        return _T.where(r == 0, 0.0, t / (2 * r))
 
 
 # PyTorch's overloads of var/std (var_mean/std_mean: the same without out=)

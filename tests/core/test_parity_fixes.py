@@ -467,3 +467,42 @@ def test_nan_to_num_derivative_is_torchs_both_ways():
             assert a == b
         else:
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("case", ["std_constant", "std_rows", "std_one_element", "std_mean",
+                                  "std_jvp", "atan2_origin", "angle_origin"])
+def test_gradients_at_degenerate_points_are_torchs(case):
+    """std of a constant row (sqrt's derivative at 0 gave NaN; PyTorch's std gives 0, on a
+    StdBackward0 node) and atan2 / angle at the origin (0 in PyTorch, NaN before)."""
+    import numpy as np
+
+    def run(lib):
+        if case == "std_jvp":
+            return lib.func.jvp(lambda v: v.std(1), (lib.tensor([[1., 1.], [1., 3.]]),),
+                                (lib.ones(2, 2),))[1].numpy()
+        if case in ("atan2_origin", "angle_origin"):
+            a = lib.tensor([0., 0, 1, 0.3], requires_grad=True)
+            b = lib.tensor([0., 1, 0, 0.7], requires_grad=True)
+            if case == "atan2_origin":
+                (lib.atan2(a, b) * lib.tensor([1., 2, 3, 1.7])).sum().backward()
+            else:
+                lib.view_as_complex(lib.stack([b, a], -1)).angle().sum().backward()
+            return np.concatenate([a.grad.numpy(), b.grad.numpy()])
+        x = lib.tensor({"std_constant": [2., 2., 2.], "std_rows": [[1., 1., 1.], [1., 2., 4.]],
+                        "std_one_element": [3.], "std_mean": [[1., 2.], [3., 3.]]}[case],
+                       dtype=lib.float64, requires_grad=True)
+        if case == "std_rows":
+            y = x.std(1).sum()
+        elif case == "std_one_element":
+            y = x.std(correction=0)
+        elif case == "std_mean":
+            s, m = lib.std_mean(x, 1)
+            y = s.sum() + m.sum()
+        else:
+            y = x.std()
+            assert y.grad_fn.name() == "StdBackward0"
+        y.backward()
+        return x.grad.numpy()
+    e, t = run(ember), run(torch)
+    np.testing.assert_array_equal(np.signbit(e), np.signbit(t))
+    np.testing.assert_allclose(e, t, rtol=1e-12, atol=0)
