@@ -420,7 +420,8 @@ cdef class AccumulateGrad(Node):
             t._grad.add_(g)
         if t._ag is not None:
             for fn in list((<AutogradMeta>t._ag).post_acc_hooks.values()):
-                fn(t)
+                if fn(t) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return ()
 
 

@@ -145,6 +145,23 @@ def _current_pass():
     return None if _current is None else (<GraphTask>_current).epoch
 
 
+cdef object hooked(object fn, object g):
+    """Tensor hook ``fn`` on gradient g: its result (g when it returns None), which must
+    keep g's size and dtype, as PyTorch checks."""
+    r = fn(g)
+    if r is None:
+        return g
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if not isinstance(r, TensorBase):
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    if (<TensorBase>r).shape != (<TensorBase>g).shape:
+        raise RuntimeError(f"hook '{name}' has changed the size of value")
+    if (<TensorBase>r)._dtype is not (<TensorBase>g)._dtype:
+        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.type()} got "
+                           f"{r.type()})")
+    return r
+
+
 cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
                   bint accumulate, set stop) except -1:
     buf = n._buffer
@@ -161,15 +178,11 @@ cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
         t = (<AccumulateGrad>n).variable
         if t._ag is not None and buf[0] is not None:
             for fn in list((<AutogradMeta>t._ag).hooks.values()):
-                r = fn(buf[0])
-                if r is not None:
-                    buf[0] = r
+                buf[0] = hooked(fn, buf[0])
     elif n._tensor_hooks:
         for nr, fn in list(n._tensor_hooks.values()):
             if buf[nr] is not None:
-                r = fn(buf[nr])
-                if r is not None:
-                    buf[nr] = r
+                buf[nr] = hooked(fn, buf[nr])
     if n._retain:
         for nr, ref in n._retain:
             t = ref()

@@ -53,6 +53,9 @@ def _make_grads(outputs, grads):
         if g is None:
             if t.requires_grad and t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if t.requires_grad and t.is_complex():
+                raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                   f"outputs but got {t.dtype}")
             g = _T.ones_like(t)
         else:
             if not isinstance(g, TensorBase):
