@@ -222,12 +222,24 @@ cdef void attach(OpNode node, object r, int save_result):
         node._result = tuple(saved)
 
 
-cdef void rebase(TensorBase t, Node node):
+cdef void move_retain(TensorBase t, Node new_fn) except *:
+    """retain_grad follows t to its new history (PyTorch: the gradient of the version an
+    in-place op made, not of the one before)."""
+    cdef Node old = t._grad_fn
+    if t._ag is None or not (<AutogradMeta>t._ag).retains_grad or old is None:
+        return
+    if old._retain:
+        old._retain = [(nr, ref) for nr, ref in old._retain if ref() is not t]
+    new_fn._retain_output(0, t)
+
+
+cdef void rebase(TensorBase t, Node node) except *:
     """After an in-place op: t's history is `node` (through its base, if t is a view)."""
     cdef TensorBase base
     cdef CopySlices cs
     cdef ViewOfBase v
     if t._base_ref is None:
+        move_retain(t, node)
         t._grad_fn = node
         t._output_nr = 0
         t._keys |= AG
@@ -239,6 +251,7 @@ cdef void rebase(TensorBase t, Node node):
     cs.view_geom = geometry(t)
     cs.next_edges = (edge_of(base),) + node.next_edges[1:]
     cs.num_outputs = 1
+    move_retain(base, cs)
     base._grad_fn = cs
     base._output_nr = 0
     base._keys |= AG
@@ -246,6 +259,7 @@ cdef void rebase(TensorBase t, Node node):
     v.base_geom, v.view_geom = cs.base_geom, cs.view_geom
     v.next_edges = ((cs, 0),)
     v.num_outputs = 1
+    move_retain(t, v)
     t._grad_fn = v
     t._output_nr = 0
     t._keys |= AG

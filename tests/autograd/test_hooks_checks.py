@@ -42,3 +42,20 @@ def test_complex_output_needs_an_explicit_gradient():
         z = lib.ones(2, requires_grad=True)
         with pytest.raises(RuntimeError, match="only for real scalar outputs"):
             (z * 1j).sum().backward()
+
+
+def test_retain_grad_follows_an_in_place_op():
+    """The retained gradient is the new version's (ember gave the old one's, 2x here)."""
+    got = {}
+    for lib in (ember, torch):
+        x, w = lib.ones(3, requires_grad=True), lib.tensor([1., 2., 3.])
+        y = x * 1
+        y.retain_grad()
+        y.mul_(2)
+        (y * w).sum().backward()
+        b = x * 1
+        b.retain_grad()
+        b[:2].mul_(3)
+        (b * w).sum().backward()
+        got[lib] = (y.grad.tolist(), b.grad.tolist(), x.grad.tolist())
+    assert got[ember] == got[torch]
