@@ -92,10 +92,13 @@ def _scalar_name(t):
     return t.type().rsplit(".", 1)[1][:-6]
 
 
-def _physical(t):
-    """t without its vmap wrappers: the tensor holding every level's batch."""
+def _physical(t, recurse=True):
+    """t without its vmap wrappers: the tensor holding every level's batch (the innermost
+    level's only, without ``recurse``)."""
     while (level := _T._batch_level(t)) is not None:
         t = level.value
+        if not recurse:
+            break
     return t
 
 

@@ -44,16 +44,6 @@ def _batch_level(TensorBase t):
     return t._bt
 
 
-def _physical(TensorBase t, bint recurse=True):
-    """The tensor under t's vmap wrapper (under every level's with ``recurse``; t itself if
-    it is none): every sample's values, for a decision that suits them all at once."""
-    while t._bt is not None:
-        t = <TensorBase>t._bt.value
-        if not recurse:
-            break
-    return t
-
-
 cdef object zeros_for(object g, object shape):
     """Zeros of ``shape`` with g's dtype and device and g's vmap batch (every level of it):
     what a backward formula writes g's pieces into (a plain zero tensor could not take a

@@ -6,7 +6,7 @@ import operator
 
 from ember.core import _tensor as _T
 from ember.core._dtype import _dtype_by_name
-from ember.core._errors import _arg_type_message, _tensor_arg
+from ember.core._errors import _arg_type_message, _is_any_true, _physical, _tensor_arg
 from ember.core.special_support import (
     float_input,
     float_pair,
@@ -39,7 +39,7 @@ def _hurwitz_zeta(s, q):
     summed, the rest by Euler-Maclaurin at a = q + shift (shifted further when q has
     negative elements, which only integer s allow)."""
     # inside vmap a shift that suits every sample suits each
-    low = float(_T._physical(q).min()) if q.numel() else 0.0
+    low = float(_physical(q).min()) if q.numel() else 0.0
     shift = _SHIFT + (math.ceil(-low) if low < 0 and math.isfinite(low) else 0)
     total = 0
     for k in range(shift):
@@ -81,7 +81,7 @@ def polygamma(n, input, *, out=None):
         r = (-1) ** (n + 1) * math.factorial(n) * _hurwitz_zeta(n + 1, x)
         # poles at 0 and the negative integers (the sum above overflows to +-inf there)
         pole = (x <= 0) & (x == x.floor())
-        if bool(_T._physical(pole).any()):         # (any sample's, inside vmap)
+        if bool(_is_any_true(pole)):                # (any sample's, inside vmap)
             r = _T.where(pole, math.inf if n % 2 else math.nan, r)
     return r if out is None else _T._result_out(r, out, "polygamma")
 

@@ -27,8 +27,9 @@ def debug_unwrap(tensor, *, recurse=True):
     """The tensor under vmap's wrapper (all levels with ``recurse``), for a debugger: using
     it inside the transformed function is undefined, as in PyTorch.  Other transforms do
     not wrap tensors in ember, and a plain tensor comes back as it is."""
-    from ember.core import _tensor as _T
-    return _T._physical(tensor, recurse) if isinstance(tensor, _T.TensorBase) else tensor
+    from ember.core._errors import _physical
+    from ember.core._tensor import TensorBase
+    return _physical(tensor, recurse) if isinstance(tensor, TensorBase) else tensor
 
 
 def functionalize(func, *, remove="mutations"):

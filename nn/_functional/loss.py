@@ -102,6 +102,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     indices ``target``, each weighted by ``weight[target]``; targets equal to
     ``ignore_index`` count for nothing.  'mean' divides by the summed weights."""
     red = _reduction(reduction, size_average, reduce)
+    _tensor_arg(input, "nll_loss_nd", position=1)
+    _tensor_arg(target, "nll_loss_nd", "target", position=2)
     _check_weight_dtype(input, weight, target)
     return _T.nll_loss_forward(input, target, weight, _REDUCTION_CODES[red], ignore_index)[0]
 
@@ -113,6 +115,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     indices (N, ...) or class probabilities of input's shape.  ``label_smoothing`` mixes
     the target with the uniform distribution over the C classes."""
     red = _reduction(reduction, size_average, reduce)
+    _tensor_arg(input, "cross_entropy_loss", position=1)
+    _tensor_arg(target, "cross_entropy_loss", "target", position=2)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")

@@ -506,3 +506,18 @@ def test_gradients_at_degenerate_points_are_torchs(case):
     e, t = run(ember), run(torch)
     np.testing.assert_array_equal(np.signbit(e), np.signbit(t))
     np.testing.assert_allclose(e, t, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.functional.cross_entropy(lib.randn(2, 5), 5),
+    lambda lib: lib.nn.CrossEntropyLoss()(lib.randn(2, 5), 5),
+    lambda lib: lib.nn.functional.nll_loss(lib.randn(2, 5), 5),
+    lambda lib: lib.nn.functional.cross_entropy(5, lib.tensor([1, 2]))])
+def test_losses_refuse_a_number_for_a_tensor_as_torch(call):
+    """A TypeError naming the argument (ember raised AttributeError)."""
+    messages = []
+    for lib in (ember, torch):
+        with pytest.raises(TypeError) as err:
+            call(lib)
+        messages.append(str(err.value))
+    assert messages[0] == messages[1]
