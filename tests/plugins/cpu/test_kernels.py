@@ -1052,21 +1052,14 @@ def _outer_sum_in_order(a):
     """The outer layout's order for sum over dim 0, one IEEE add at a time: rows added in
     sequence within blocks of 64, the blocks' partial rows combined by a binary-counter
     cascade (an entry merging into its equal-sized predecessor), then the stack from the
-    top down."""
-    stack = []                      # (partial row, rows it stands for, in blocks)
+    top down (_cascade)."""
+    parts = []
     for b0 in range(0, a.shape[0], 64):
         acc = a[b0].copy()
         for r in range(b0 + 1, min(b0 + 64, a.shape[0])):
             acc = acc + a[r]
-        c = 1
-        while stack and stack[-1][1] == c:
-            acc = stack.pop()[0] + acc
-            c *= 2
-        stack.append((acc, c))
-    acc = stack[-1][0]
-    for part, _ in reversed(stack[:-1]):
-        acc = part + acc
-    return acc
+        parts.append(acc)
+    return _cascade(parts)
 
 
 @pytest.mark.parametrize("name", ["float32", "float64"])
