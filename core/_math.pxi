@@ -501,7 +501,7 @@ def _polygamma(n, x):
     return polygamma(n, x)
 
 
-def _atan2_recip(y, x):
+cdef object _atan2_recip(object y, object x):
     """1 / (y^2 + x^2), 0 at y = x = 0: atan2's gradient is 0 there, as PyTorch's."""
     return where((y == 0) & (x == 0), 0.0, (y * y + x * x).reciprocal())
 
@@ -509,7 +509,7 @@ def _atan2_recip(y, x):
 # the constants and late-bound functions the table's derivative formulas may name
 cdef dict _FORMULA_NAMES = {"LN2": _LN2, "LN10": _LN10, "TWO_OVER_SQRT_PI": _TWO_OVER_SQRT_PI,
                             "HALF_SQRT_PI": 0.886226925452758, "polygamma": _polygamma,
-                            "atan2_recip": _atan2_recip,
+                            "atan2_recip": lambda y, x: _atan2_recip(y, x),
                             # (the C function: _tensor's module is still initialising)
                             "conj_of": lambda x: conj_of(x)}
 

@@ -88,12 +88,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
-    """The gradients of ``outputs`` w.r.t. ``inputs`` (nothing accumulates into .grad);
-    ``is_grads_batched``: each grad_output's first dim is a batch, vmapped over (one
-    vector-Jacobian product per row, as PyTorch's)."""
+    """The gradients of ``outputs`` w.r.t. ``inputs`` (nothing accumulates into .grad).
+    ``is_grads_batched`` needs vmap, a layer above: ember.autograd.grad takes it."""
     if is_grads_batched:
-        return _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph,
-                             allow_unused, materialize_grads)
+        raise NotImplementedError("is_grads_batched=True: call ember.autograd.grad")
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
@@ -109,25 +107,3 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         res = [_T.zeros_like(x) if g is None else g for x, g in zip(inputs, res)]
     return tuple(res)
 
-
-def _batched_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                  materialize_grads):
-    """grad(..., is_grads_batched=True): grad over vmap of the grad_outputs' first dim."""
-    from ember.func import vmap
-    outputs = _tensors(outputs, "grad")
-    if grad_outputs is None:
-        raise RuntimeError("autograd.grad: is_grads_batched=True needs grad_outputs")
-    gos = (grad_outputs,) if isinstance(grad_outputs, TensorBase) else tuple(grad_outputs)
-    for i, (o, g) in enumerate(zip(outputs, gos)):
-        if g is not None and tuple(g.shape[1:]) != tuple(o.shape):
-            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension "
-                               f"of each grad_output as the batch dimension. The sizes of the "
-                               f"remaining dimensions are expected to match the shape of "
-                               f"corresponding output, but a mismatch was detected: "
-                               f"grad_output[{i}] has a shape of {g.shape} and output[{i}] "
-                               f"has a shape of {o.shape}.")
-
-    def one(*rows):             # called once, on the batch (the rows' wrappers)
-        return grad(outputs, inputs, rows, retain_graph=retain_graph, create_graph=create_graph,
-                    allow_unused=allow_unused, materialize_grads=materialize_grads)
-    return tuple(vmap(one)(*gos))
