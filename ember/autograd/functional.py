@@ -18,6 +18,15 @@ def _tup(x):
         else (tuple(x), False)
 
 
+def _inputs(x, api):
+    """_tup of a function's ``inputs``: a tensor or a tuple of them (a list is refused with
+    PyTorch's TypeError)."""
+    if not isinstance(x, (tuple, TensorBase)):
+        raise TypeError(f"The inputs given to {api} must be either a Tensor or a tuple of "
+                        f"Tensors but the given inputs has type {type(x)}.")
+    return _tup(x)
+
+
 def _prep(inputs, create_graph):
     return tuple(x if create_graph and x.requires_grad else x.detach().requires_grad_(True)
                  for x in inputs)
@@ -59,7 +68,7 @@ def _detached(g):
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T J)."""
-    inputs, single = _tup(inputs)
+    inputs, single = _inputs(inputs, "vjp")
     with enable_grad():
         xs = _prep(inputs, create_graph)
         out = func(*xs)
@@ -108,7 +117,7 @@ def _dual_run(func, inputs, tangents, fn):
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), J v), by forward-mode AD."""
     from ember.autograd.forward_ad import _unpack_dual
-    inputs, single = _tup(inputs)
+    inputs, single = _inputs(inputs, "jvp")
     vs = _tangents(v, inputs, "jvp")
 
     def run(level, duals):
@@ -170,7 +179,11 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             raise NotImplementedError("Computing Jacobian using forward-AD or "
                                       "forward-over-reverse Hessian isonly implemented for "
                                       "`vectorize=True`.")
-    inputs, single = _tup(inputs)
+    inputs, single = _inputs(inputs, "jacobian")
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
     if vectorize:
         return _vectorized_jacobian(func, inputs, single, strategy, create_graph)
     with enable_grad():
@@ -194,7 +207,11 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar function of inputs."""
-    inputs, single = _tup(inputs)
+    inputs, single = _inputs(inputs, "hessian")
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
 
     def gradient(*xs):
         out = func(*xs)
@@ -220,7 +237,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), v^T H)."""
-    inputs, single = _tup(inputs)
+    inputs, single = _inputs(inputs, "vhp")
     with enable_grad():
         xs = _prep(inputs, True)
         out = func(*xs)
@@ -234,7 +251,7 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), H v) by forward-over-reverse: the tangent (along v) of the gradient."""
     from ember.autograd.forward_ad import _unpack_dual
-    inputs, single = _tup(inputs)
+    inputs, single = _inputs(inputs, "hvp")
     vs = _tangents(v, inputs, "hvp")
 
     def run(level, duals):
