@@ -180,12 +180,21 @@ cdef AccumulateGrad accumulator(TensorBase t):
 cdef object _current = None      # the GraphTask running now
 
 
+def _queue_callback(callback):
+    """Run ``callback()`` when the backward pass running now has run its nodes (PyTorch's
+    ``Variable._execution_engine.queue_callback``)."""
+    if _current is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    (<GraphTask>_current).callbacks.append(callback)
+
+
 cdef class GraphTask:
     """State of one backward run (runs nest: checkpoint's recomputation inside a node)."""
     cdef set foreign                 # ids of gradients the caller handed in
     cdef set stolen                  # ids of gradients already moved into some .grad
     cdef int64_t epoch               # the pass's mark on the nodes it reaches
     cdef bint pruned                 # only nodes leading to `inputs` run (autograd.grad)
+    cdef list callbacks              # queue_callback's functions, run when the pass ends
 
     cdef bint may_steal(self, TensorBase g):
         """A gradient can become a leaf's .grad without a copy when nobody else holds it:

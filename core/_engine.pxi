@@ -93,6 +93,7 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
     task.foreign = {id(g) for g in (grad_tensors if foreign is None else foreign)}
     task.stolen = set()
     task.epoch, task.pruned = epoch, bool(targets)
+    task.callbacks = []
     prev_task = _current
     _current = task
     cdef uint64_t ex = _state.tls_excluded()
@@ -107,6 +108,8 @@ def run_backward(tuple tensors, tuple grad_tensors, bint keep_graph, bint create
             _add_grad(n._buffer, roots[i][1], grad_tensors[i])
         for n in order:
             run_node(n, targets, captured, keep_graph, accumulate, stop)
+        while task.callbacks:               # a callback may queue another
+            task.callbacks.pop(0)()
     finally:
         _state.set_tls_excluded(ex)
         _state.set_ag_below(below)

@@ -11,9 +11,21 @@ class _VariableMeta(type):
         return isinstance(other, Tensor)
 
 
+class _ExecutionEngine:
+    """``Variable._execution_engine``: what code reaching into PyTorch's engine calls."""
+
+    @staticmethod
+    def queue_callback(callback):
+        """Run ``callback()`` once the backward pass running now has run every node."""
+        from ember.core._autograd import _queue_callback
+        _queue_callback(callback)
+
+
 class Variable(metaclass=_VariableMeta):
     """``Variable(tensor, requires_grad=False)``: the tensor itself (flagged when asked);
     every tensor is an instance."""
+
+    _execution_engine = _ExecutionEngine()
 
     def __new__(cls, data=None, requires_grad=False, volatile=False):
         if data is None:

@@ -59,3 +59,23 @@ def test_retain_grad_follows_an_in_place_op():
         (b * w).sum().backward()
         got[lib] = (y.grad.tolist(), b.grad.tolist(), x.grad.tolist())
     assert got[ember] == got[torch]
+
+
+def test_queue_callback_runs_when_the_pass_ends():
+    """Variable._execution_engine.queue_callback (custom data-parallel code uses it): the
+    callback runs after every node, .grad filled; outside backward it raises."""
+    got = {}
+    for lib in (ember, torch):
+        engine, log = lib.autograd.Variable._execution_engine, []
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+
+        def hook(g, engine=engine, log=log, x=x):
+            engine.queue_callback(lambda: log.append(x.grad.tolist()))
+            return g
+        y.register_hook(hook)
+        y.sum().backward()
+        with pytest.raises(RuntimeError, match="only be installed during backward"):
+            engine.queue_callback(lambda: None)
+        got[lib] = log
+    assert got[ember] == got[torch] == [[2.0, 2.0]]
