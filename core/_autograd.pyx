@@ -14,6 +14,7 @@ backward pass.
 cimport cython
 from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport int64_t, uint64_t
+from libc.string cimport memcmp
 
 from ember.core cimport _state
 from ember.core._dispatch cimport (

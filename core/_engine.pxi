@@ -154,15 +154,19 @@ cdef object hooked(object fn, object g):
     r = fn(g)
     if r is None:
         return g
-    name = getattr(fn, "__name__", type(fn).__name__)
     if not isinstance(r, TensorBase):
         raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
-    if (<TensorBase>r).shape != (<TensorBase>g).shape:
-        raise RuntimeError(f"hook '{name}' has changed the size of value")
-    if (<TensorBase>r)._dtype is not (<TensorBase>g)._dtype:
-        raise RuntimeError(f"hook '{name}' has changed the type of value (was {g.type()} got "
-                           f"{r.type()})")
+    cdef TensorBase a = <TensorBase>r, b = <TensorBase>g
+    if a._ndim != b._ndim or memcmp(a._sizes, b._sizes, a._ndim * sizeof(int64_t)):
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
+    if a._dtype is not b._dtype:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was "
+                           f"{g.type()} got {r.type()})")
     return r
+
+
+cdef str _hook_name(object fn):
+    return getattr(fn, "__name__", type(fn).__name__)
 
 
 cdef int run_node(Node n, dict targets, list captured, bint keep_graph,
