@@ -28,7 +28,7 @@ from ember_cpu._gemm cimport (
     ember_gemm_scratch_f64, ember_gemm_tile_f32, ember_gemm_tile_f64,
 )
 from ember_cpu._small_gemm cimport (
-    ember_sg_gather_f32, ember_sg_gather_f64, ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32,
+    ember_sg_mm_f32, ember_sg_mm_f64, ember_sg_pack_f32,
     ember_sg_pack_f64, ember_sg_panel_f32, ember_sg_panel_f64,
 )
 from ember_cpu._strided cimport load, num_threads, run_items, set_error, store
@@ -176,9 +176,12 @@ cdef void gemm(Operand *c, const Operand *a, const Operand *b, int64_t M, int64_
 # OpenBLAS runs such a batch one product after another on one thread (its pool costs more
 # than it saves there, and concurrent calls contend inside the library), so at 2 threads
 # attention's 64 products of 64x64x32 took PyTorch's 2.5-3x time.  Each entry packs its B
-# (any strides) and, when they are not rows of unit stride, copies its A and writes its C
-# through a buffer.  Each element sums over k in order: the bits do not depend on threads.
+# (any strides) into a buffer on the stack when small, reads A at its strides (a transposed
+# A was copied first: P^T @ dO took 2.4x PyTorch's time) and writes a C that is not rows of
+# unit stride through the buffer.  Each element sums over k in order: the bits do not
+# depend on threads.
 DEF SG_MIN_ROWS = 4
+DEF SG_STACK = 4096          # elements of an entry's buffers kept on the stack
 cdef bint _small_batches = True
 
 
@@ -204,38 +207,36 @@ cdef void small_entry_typed(SmallBatch *j, real_t *tag, int64_t i) noexcept nogi
     cdef const ember_view *b = j.b
     cdef const ember_view *o = j.out
     cdef int64_t M = j.M, N = j.N, K = j.K, np = j.np, r, c
-    cdef int64_t panels = (N + np - 1) // np, lda = a.strides[1]
-    cdef bint a_rows = a.strides[2] == 1 and lda >= K       # M >= SG_MIN_ROWS here
+    cdef int64_t panels = (N + np - 1) // np
     cdef bint c_rows = o.strides[2] == 1 and o.strides[1] == N
     cdef const real_t *pa = <const real_t *>a.data + i * a.strides[0]
     cdef const real_t *pb = <const real_t *>b.data + i * b.strides[0]
     cdef real_t *po = <real_t *>o.data + i * o.strides[0]
-    cdef real_t *buf = <real_t *>malloc((panels * K * np + (0 if a_rows else M * K)
-                                         + (0 if c_rows else M * N)) * sizeof(real_t))
-    cdef real_t *ta
+    # the kernel reads A's elements one by one at any strides (a transposed A needs no copy)
+    cdef int64_t need = panels * K * np + (0 if c_rows else M * N)
+    cdef real_t stack[SG_STACK]
+    cdef real_t *buf = &stack[0]
     cdef real_t *tc
+    if need > SG_STACK:
+        buf = <real_t *>malloc(need * sizeof(real_t))
     if buf == NULL:
         j.failed = True
         return
-    ta = buf + panels * K * np
-    tc = ta + (0 if a_rows else M * K)
-    if not a_rows:
-        if real_t is float:
-            ember_sg_gather_f32(pa, M, K, a.strides[1], a.strides[2], ta, K)
-        else:
-            ember_sg_gather_f64(pa, M, K, a.strides[1], a.strides[2], ta, K)
-        pa, lda = ta, K
+    tc = buf + panels * K * np
     if real_t is float:
         ember_sg_pack_f32(pb, K, N, b.strides[1], b.strides[2], np, buf)
-        ember_sg_mm_f32(M, N, K, pa, lda, buf, 0, panels, NULL, po if c_rows else tc)
+        ember_sg_mm_f32(np, M, N, K, pa, a.strides[1], a.strides[2], buf, 0, panels, NULL,
+                        po if c_rows else tc)
     else:
         ember_sg_pack_f64(pb, K, N, b.strides[1], b.strides[2], np, buf)
-        ember_sg_mm_f64(M, N, K, pa, lda, buf, 0, panels, NULL, po if c_rows else tc)
+        ember_sg_mm_f64(np, M, N, K, pa, a.strides[1], a.strides[2], buf, 0, panels, NULL,
+                        po if c_rows else tc)
     if not c_rows:
         for r in range(M):
             for c in range(N):
                 po[r * o.strides[1] + c * o.strides[2]] = tc[r * N + c]
-    free(buf)
+    if buf != &stack[0]:
+        free(buf)
 
 
 cdef void small_entry(void *job, int64_t i) noexcept nogil:
@@ -252,7 +253,7 @@ cdef int small_batch(ember_ctx *ctx, const ember_view *out, const ember_view *a,
     cdef SmallBatch j
     j.out, j.a, j.b, j.M, j.N, j.K = out, a, b, M, N, K
     j.f64, j.failed = real_t is double, False
-    j.np = ember_sg_panel_f32() if real_t is float else ember_sg_panel_f64()
+    j.np = ember_sg_panel_f32(N) if real_t is float else ember_sg_panel_f64(N)
     # a GEMM's multiply-add is ~4x cheaper than an element of the cutoff's ops: a team
     # woken for two 100^3 products took twice one thread's time
     run_items(small_entry, &j, B, B * M * N * K // 4)
@@ -390,9 +391,9 @@ cdef int batched(ember_ctx *ctx, const ember_view *out, const ember_view *a,
         return set_error(ctx, EMBER_ERR_RUNTIME, "matmul", "matrix too large for 32-bit BLAS")
     cdef int64_t panel, sa[3], sb[3], so[2]
     if real_t is float:
-        panel = ember_sg_panel_f32()
+        panel = ember_sg_panel_f32(N)
     else:
-        panel = ember_sg_panel_f64()
+        panel = ember_sg_panel_f64(N)
     if _small_batches and native and M >= SG_MIN_ROWS and M * N * K < SMALL_GEMM // 4 and (
             B > 1 or (a.strides[2] == 1 and N % panel == 0)):
         # one product too where it fills whole panels from rows of A (a Linear's 64 or 128

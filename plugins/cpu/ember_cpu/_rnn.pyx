@@ -76,7 +76,7 @@ cdef int pack_b(Packed *pk, const real_t *b, int64_t K, int64_t N, int64_t sk, i
     pk.data = NULL
     if not (SG_MIN_ROWS <= M <= SG_MAX_ROWS and T >= SG_MIN_STEPS and K > 0 and N > 0):
         return EMBER_OK
-    pk.np = ember_sg_panel_f32() if real_t is float else ember_sg_panel_f64()
+    pk.np = ember_sg_panel_f32(N) if real_t is float else ember_sg_panel_f64(N)
     pk.npanels = (N + pk.np - 1) // pk.np
     pk.K, pk.N = K, N
     pk.data = malloc(pk.npanels * pk.np * K * sizeof(real_t))
@@ -92,9 +92,9 @@ cdef int pack_b(Packed *pk, const real_t *b, int64_t K, int64_t N, int64_t sk, i
 cdef inline void packed_panels(const Packed *pk, int64_t M, const real_t *a, int64_t p0,
                                int64_t p1, const real_t *d, real_t *c) noexcept nogil:
     if real_t is float:
-        ember_sg_mm_f32(M, pk.N, pk.K, a, pk.K, <const float *>pk.data, p0, p1, d, c)
+        ember_sg_mm_f32(pk.np, M, pk.N, pk.K, a, pk.K, 1, <const float *>pk.data, p0, p1, d, c)
     else:
-        ember_sg_mm_f64(M, pk.N, pk.K, a, pk.K, <const double *>pk.data, p0, p1, d, c)
+        ember_sg_mm_f64(pk.np, M, pk.N, pk.K, a, pk.K, 1, <const double *>pk.data, p0, p1, d, c)
 
 
 cdef int team_size(const Packed *pk, int64_t M, int nt) noexcept nogil:

@@ -45,9 +45,12 @@ def assert_product(got, a, b, dtype):
 # (B, M, N, K) on the small kernel: attention's shapes, tails of every size (rows past a
 # 4-row tile, columns past a 16-column panel, K past an 8 x 8 transpose block), and a tile
 # taller than the matrix; single products (B = 1) take the tiles when N fills whole panels
-# and A is rows of unit stride
+# and A is rows of unit stride; C of one AVX-512 vector's columns or fewer takes the 8-row
+# tiles there (attention's 16-wide heads, rows past a tile of 8, float64's 8 columns); an
+# entry's buffers live on the stack up to 4096 elements, in malloc'd memory past that
 SMALL = [(64, 64, 64, 32), (6, 13, 21, 19), (5, 4, 8, 8), (3, 9, 40, 1), (7, 33, 17, 70),
-         (1, 32, 128, 64), (1, 4, 64, 64), (1, 13, 48, 7), (1, 30, 20, 9)]
+         (1, 32, 128, 64), (1, 4, 64, 64), (1, 13, 48, 7), (1, 30, 20, 9),
+         (64, 32, 16, 32), (64, 32, 32, 16), (3, 13, 16, 5), (2, 11, 8, 9), (2, 20, 12, 300)]
 # on the packed kernel (the small one off): a language model's decoder, tails of every kind
 # (K in whole and part blocks of 8 for the vector packs, the last pack's spill past a block
 # of whole panels), a C taller than wide (split by rows), a batch of entries
