@@ -2,6 +2,8 @@
 float32 (its opmath type) with the number unrounded, a number over the tensor as the
 tensor's reciprocal times it, the other ops with the number rounded to the tensor's dtype;
 and the activations in float32, rounded once.  Bit for bit against torch."""
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -53,13 +55,40 @@ ACTIVATIONS = [("silu", {}), ("gelu", {}), ("softplus", {"beta": 2.0}), ("mish",
                ("leaky_relu", {"negative_slope": 0.2})]
 
 
+def _gelu_exact(x, g=None):
+    """GELU (or its gradient times ``g``) in float64, and the error bound of a float32
+    evaluation with an erf within 1.5e-7 (PyTorch's AVX2 formula, ember's)."""
+    xs = x.ravel()
+    cdf = np.array([0.5 * (1 + math.erf(v / math.sqrt(2))) for v in xs]).reshape(x.shape)
+    if g is None:
+        return x * cdf, 0.5 * np.abs(x) * 1.5e-7
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return g * (cdf + x * pdf), 0.5 * np.abs(g) * 1.5e-7
+
+
+def _assert_rounded_once(got, want, name, dtype, exact):
+    """Bit for bit, except GELU's far tails: PyTorch's AVX-512 GELU evaluates erf
+    otherwise than its AVX2 one (ember's formula is the AVX2 one), and where 1 + erf(x)
+    cancels (x < -3.5) the two round a few elements to neighbouring narrow values; there
+    ember's must be within erf's error and a narrow step of the exact value."""
+    if name != "gelu":
+        np.testing.assert_array_equal(got, want)
+        return
+    value, err = exact()
+    differ = got != want
+    assert np.mean(differ) < 0.05
+    step = 2.0 ** (-7 if dtype == "bfloat16" else -10)
+    bound = err + step * np.abs(value)
+    assert np.all(np.abs(got - value)[differ] <= bound[differ])
+
+
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("name,kwargs", ACTIVATIONS)
 def test_activations_compute_in_float32_and_round_once(name, kwargs, dtype):
     """PyTorch's half kernels compute in float32 and round once; a composite rounding each
     step in the narrow dtype differed in up to a quarter of the elements.  The forward
     is bit for bit PyTorch's; the gradient too except logsigmoid's (PyTorch's backward
-    reads a rounded buffer of its forward)."""
+    reads a rounded buffer of its forward) and GELU's far tails (see _assert_rounded_once)."""
     x = (np.random.default_rng(0).standard_normal((32, 48)) * 3).astype(np.float32)
     g = np.random.default_rng(1).standard_normal(x.shape).astype(np.float32)
     t = torch.tensor(x).to(getattr(torch, dtype)).requires_grad_()
@@ -67,12 +96,16 @@ def test_activations_compute_in_float32_and_round_once(name, kwargs, dtype):
     tt = getattr(torch.nn.functional, name)(t, **kwargs)
     ee = getattr(ember.nn.functional, name)(e, **kwargs)
     assert ee.dtype == getattr(ember, dtype)
-    np.testing.assert_array_equal(ee.detach().float().numpy(), tt.detach().float().numpy())
-    tt.backward(torch.tensor(g).to(t.dtype))
+    xd = t.detach().double().numpy()
+    _assert_rounded_once(ee.detach().float().numpy(), tt.detach().float().numpy(), name,
+                         dtype, lambda: _gelu_exact(xd))
+    gt = torch.tensor(g).to(t.dtype)
+    tt.backward(gt)
     ee.backward(ember.tensor(g).to(e.dtype))
     assert e.grad.dtype == e.dtype
     if name != "logsigmoid":
-        np.testing.assert_array_equal(e.grad.float().numpy(), t.grad.float().numpy())
+        _assert_rounded_once(e.grad.float().numpy(), t.grad.float().numpy(), name, dtype,
+                             lambda: _gelu_exact(xd, gt.double().numpy()))
     else:
         np.testing.assert_allclose(e.grad.float().numpy(), t.grad.float().numpy(),
                                    rtol=1e-2, atol=1e-2)
