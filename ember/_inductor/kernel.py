@@ -7,7 +7,7 @@ over all elements (or, when some access is not contiguous, rows of the last dim 
 index arithmetic stays out of the inner loop).
 """
 from ember._inductor.ir import Kernel, Reduce, Store, index_add, index_mul, var
-from ember._inductor.values import numel
+from ember._inductor.values import Buffer, numel
 
 __all__ = ["KernelBoundsError", "KernelBuilder", "dtype_name"]
 
@@ -41,6 +41,7 @@ class KernelBuilder:
         self.stores = []
         self._storing = set()           # values this kernel writes out: computed here
         self.strided = False            # some load is not the flat index (set by loads)
+        self.outputs = []               # (value, buffer) of each value the kernel stores
 
     # ---- arguments ---------------------------------------------------------------------------
     def arg(self, buf, output=False):
@@ -64,10 +65,38 @@ class KernelBuilder:
         return value.load(self, idx)
 
     def load_pointwise(self, pw, idx):
-        if pw.users > 1 and pw.cost() > RECOMPUTE_LIMIT and id(pw) not in self._storing:
-            self.sched.realize([pw])
-            return self.load(pw, idx)
+        if id(pw) not in self._storing and pw.realized is None:
+            if pw.sink and self._here(pw, idx, whole=True):
+                # something needs it in memory later and this kernel computes it anyway:
+                # store it here (a layer norm's input, saved for its backward, took a
+                # kernel of its own)
+                self.keep(pw)
+            elif pw.users > 1 and pw.cost() > RECOMPUTE_LIMIT:
+                if not self._here(pw, idx, whole=False):
+                    self.sched.realize([pw])
+                    return self.load(pw, idx)
+                # a value per row of this kernel's rows (a layer norm's 1 / std): computed
+                # once per row here, and stored for its other readers (it took a kernel of
+                # its own that summed each row once more)
+                self.keep(pw)
         return pw.fn(self, idx)
+
+    def _here(self, value, idx, whole):
+        """Whether ``value`` read at ``idx`` is this kernel's own element (``whole``) or its
+        row's value."""
+        if whole:
+            return tuple(value.shape) == self.full_shape and list(idx) == self.identity
+        n = len(self.outer)
+        return n > 0 and numel(self.inner) != 1 and tuple(value.shape[:n]) == self.outer and \
+            all(s == 1 for s in value.shape[n:]) and list(idx[:n]) == self.identity[:n] and \
+            all(i == 0 for i in idx[n:])
+
+    def keep(self, value):
+        """Store ``value`` as an output of this kernel (the scheduler marks it realized
+        with the kernel's other outputs)."""
+        buf = Buffer(self.sched.fresh(), value.shape, value.dtype)
+        self.outputs.append((value, buf))
+        self.store(value, buf)
 
     def load_reduction(self, red, idx):
         n_out = len(red.outer)

@@ -91,12 +91,15 @@ class Scheduler:
                 value = self._lower(node)
                 if value is None:
                     value = self._extern(node, pos)
-                for v in (value if isinstance(value, tuple) else (value,)):
+                parts = value if isinstance(value, tuple) else (value,)
+                for i, v in enumerate(parts):
                     if isinstance(v, Value):
-                        v.users = max(v.users, len(node.users))
-                        v.last_use = max((pos[u] for u in node.users), default=-1)
+                        # a tuple's element is read through getitem nodes: their users count
+                        users = _readers(node, i if isinstance(value, tuple) else None)
+                        v.users = max(v.users, len(users))
+                        v.last_use = max((pos[u] for u in users), default=-1)
                         v.pos = pos[node]
-                        v.sink = v.sink or any(self._needs_memory(u) for u in node.users)
+                        v.sink = v.sink or any(self._needs_memory(u) for u in users)
                 self.env[node] = value
         body = self.lines + [out_line]
         return f"def call({', '.join(params)}):\n" + "".join(f"    {ln}\n" for ln in body)
@@ -277,7 +280,7 @@ class Scheduler:
                 outs.append(buf)
                 self.lines.append(f"{buf.name} = _empty({self.const(tuple(buf.shape))}, "
                                   f"dtype={self.const(buf.dtype)})")
-        for v, buf in zip(values + kb.extra, kb.out_buffers):
+        for v, buf in kb.outputs:
             v.realized = buf
         ptrs = ", ".join(f"{self._ptr_expr(n)}" for n in arg_names)
         self.lines.append(f"{name}(({ptrs}{',' if len(arg_names) == 1 else ''}))")
@@ -288,19 +291,13 @@ class Scheduler:
 
     def _build(self, name, outer, inner, values):
         kb = KernelBuilder(self, outer, inner, name)
-        kb.extra = []
-        kb.out_buffers = []
         for v in values:
-            buf = Buffer(self.fresh(), v.shape, v.dtype)
-            kb.out_buffers.append(buf)
-            kb.store(v, buf)
+            if id(v) not in kb._storing:        # not stored already as another's input
+                kb.keep(v)
         # reductions computed here that something else needs in memory: store them too
         for red in list(kb.reduction_values):
             if red.sink and red.realized is None and red not in values:
-                buf = Buffer(self.fresh(), red.shape, red.dtype)
-                kb.out_buffers.append(buf)
-                kb.extra.append(red)
-                kb.store(red, buf)
+                kb.keep(red)
         return kb
 
 
@@ -310,6 +307,20 @@ def _entry(target):
     entry again), anything else as it is."""
     op = getattr(target, "_op", None)
     return op.entry if op is not None else target
+
+
+def _readers(node, index=None):
+    """The nodes reading ``node`` (element ``index`` of it, through getitem, when it is a
+    tuple)."""
+    if index is None:
+        return list(node.users)
+    out = []
+    for u in node.users:
+        if u.target is operator.getitem and u.args[1] == index:
+            out.extend(u.users)
+        elif u.target is not operator.getitem:
+            out.append(u)
+    return out
 
 
 def _row_reduction(v):
