@@ -95,7 +95,8 @@ class Scheduler:
                 for i, v in enumerate(parts):
                     if isinstance(v, Value):
                         # a tuple's element is read through getitem nodes: their users count
-                        users = _readers(node, i if isinstance(value, tuple) else None)
+                        users = _readers(node, i if isinstance(value, tuple) else None,
+                                         len(parts))
                         v.users = max(v.users, len(users))
                         v.last_use = max((pos[u] for u in users), default=-1)
                         v.pos = pos[node]
@@ -309,17 +310,17 @@ def _entry(target):
     return op.entry if op is not None else target
 
 
-def _readers(node, index=None):
-    """The nodes reading ``node`` (element ``index`` of it, through getitem, when it is a
-    tuple)."""
+def _readers(node, index=None, n=0):
+    """The nodes reading ``node``, or element ``index`` of its ``n``-tuple (through getitem
+    nodes; one that takes a slice reads every element)."""
     if index is None:
         return list(node.users)
     out = []
     for u in node.users:
-        if u.target is operator.getitem and u.args[1] == index:
-            out.extend(u.users)
-        elif u.target is not operator.getitem:
+        if u.target is not operator.getitem:
             out.append(u)
+        elif not isinstance(u.args[1], int) or u.args[1] % n == index:
+            out.extend(u.users)
     return out
 
 
