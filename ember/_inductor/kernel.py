@@ -93,7 +93,9 @@ class KernelBuilder:
 
     def keep(self, value):
         """Store ``value`` as an output of this kernel (the scheduler marks it realized
-        with the kernel's other outputs)."""
+        with the kernel's other outputs), unless it stores it already."""
+        if id(value) in self._storing:
+            return
         buf = Buffer(self.sched.fresh(), value.shape, value.dtype)
         self.outputs.append((value, buf))
         self.store(value, buf)

@@ -293,11 +293,10 @@ class Scheduler:
     def _build(self, name, outer, inner, values):
         kb = KernelBuilder(self, outer, inner, name)
         for v in values:
-            if id(v) not in kb._storing:        # not stored already as another's input
-                kb.keep(v)
+            kb.keep(v)
         # reductions computed here that something else needs in memory: store them too
         for red in list(kb.reduction_values):
-            if red.sink and red.realized is None and red not in values:
+            if red.sink and red.realized is None:
                 kb.keep(red)
         return kb
 
