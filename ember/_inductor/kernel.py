@@ -66,26 +66,23 @@ class KernelBuilder:
 
     def load_pointwise(self, pw, idx):
         if id(pw) not in self._storing and pw.realized is None:
-            if pw.sink and self._here(pw, idx, whole=True):
-                # something needs it in memory later and this kernel computes it anyway:
-                # store it here (a layer norm's input, saved for its backward, took a
-                # kernel of its own)
+            shared = pw.users > 1 and pw.cost() > RECOMPUTE_LIMIT
+            if (pw.sink or shared) and self._here(pw, idx):
+                # this kernel computes it anyway, once per element or per row, and something
+                # needs it in memory or reads it again: store it here (a layer norm's input
+                # and 1 / std, saved for its backward, took two kernels of their own, one
+                # summing each row once more)
                 self.keep(pw)
-            elif pw.users > 1 and pw.cost() > RECOMPUTE_LIMIT:
-                if not self._here(pw, idx, whole=False):
-                    self.sched.realize([pw])
-                    return self.load(pw, idx)
-                # a value per row of this kernel's rows (a layer norm's 1 / std): computed
-                # once per row here, and stored for its other readers (it took a kernel of
-                # its own that summed each row once more)
-                self.keep(pw)
+            elif shared:
+                self.sched.realize([pw])
+                return self.load(pw, idx)
         return pw.fn(self, idx)
 
-    def _here(self, value, idx, whole):
-        """Whether ``value`` read at ``idx`` is this kernel's own element (``whole``) or its
-        row's value."""
-        if whole:
-            return tuple(value.shape) == self.full_shape and list(idx) == self.identity
+    def _here(self, value, idx):
+        """Whether ``value`` read at ``idx`` is this kernel's own element or its row's
+        value."""
+        if tuple(value.shape) == self.full_shape and list(idx) == self.identity:
+            return True
         n = len(self.outer)
         return n > 0 and numel(self.inner) != 1 and tuple(value.shape[:n]) == self.outer and \
             all(s == 1 for s in value.shape[n:]) and list(idx[:n]) == self.identity[:n] and \

@@ -134,6 +134,23 @@ def test_a_layer_norm_writes_what_it_saves_in_its_own_kernel():
         assert ember.equal(o, r)
 
 
+def test_a_layer_norm_read_by_a_matmul_first_writes_its_statistics_too():
+    """As in a training graph: the matmul needs the layer norm's output before anything
+    asks for the saved input and statistics; the one kernel writing the output writes
+    them too (1 / std, read once, took a kernel of its own summing each row again)."""
+    a, b, w = ember.randn(64, 32), ember.randn(32), ember.randn(32, 8)
+
+    def f(a, b, w):
+        x = a + b
+        y, mean, rstd = ember.native_layer_norm(x, (32,), None, None, 1e-5)
+        return y @ w, x, mean, rstd
+    with ember.no_grad():
+        out, call = _compiled(f, a, b, w)
+    assert len(call.kernels) == 1 and call.externs == ["matmul"], call.source
+    for o, r in zip(out, f(a, b, w)):
+        _close(o, r, 1e-5)
+
+
 @pytest.mark.parametrize("shape, kept", [((64, 384), True), ((2, 20000), False)])
 def test_a_rows_costly_values_are_kept_between_its_loops(shape, kept):
     """layer_norm(gelu(x)): the mean's loop computes gelu once and keeps it in a per-row
