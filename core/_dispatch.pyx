@@ -67,6 +67,15 @@ _fallbacks = [None] * NUM_KEYS
 cdef uint64_t _fallback_mask = 0    # keys with a fallback factory
 
 
+cdef list _define_hooks = []     # fn(op) for each op defined from now on
+
+
+def on_define(fn):
+    """Call ``fn(op)`` for every op defined from now on: a layer that registers kernels by
+    op name (vmap's rules) covers the ops of modules imported after it too."""
+    _define_hooks.append(fn)
+
+
 def get_op(name):
     """The Op named ``name`` (KeyError if none)."""
     return _ops[name]
@@ -134,6 +143,8 @@ cdef class Op:
         self._table = [None] * NUM_KEYS
         self._kernel_mask = 0
         self._ft_mask = 0
+        for fn in _define_hooks:
+            fn(self)
 
     def register(self, int key, kernel):
         """Register ``kernel`` (a callable, or FALLTHROUGH) for dispatch key ``key``."""

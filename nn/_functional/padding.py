@@ -138,7 +138,7 @@ _MODE_OPS = {(mode, k): composite(f"{op}_pad{k}d")(_padded)
                               ("circular", "_circular")) for k in (1, 2, 3)}
 
 
-@composite("one_hot")     # inside vmap its range checks (host reads) run sample by sample
+@composite("one_hot")     # inside vmap: one call on every sample (ember.func._batching)
 def one_hot(tensor, num_classes=-1):
     """An int64 tensor of shape tensor.shape + (num_classes,) with a 1 at each value of
     the int64 ``tensor`` (num_classes=-1: the maximum value + 1)."""

@@ -378,3 +378,98 @@ def test_random_integers_per_sample(name):
             sorted(r) == list(range(6))
     with pytest.raises(RuntimeError, match="randomness error mode"):
         vmap(draw)(x)
+
+
+# --- searchsorted and one_hot: one call for every sample, no loop -----------------------------
+
+def _no_loop(fn, *args, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # the loop fallback warns
+        return vmap(fn, **kw)(*args)
+
+
+SEARCHES = {
+    # (sequence per sample, values per sample, in_dims)
+    "shared_1d_seq": ((5,), (3, 2), (None, 0)),
+    "batched_1d_seq": ((5,), (3, 2), (0, 0)),
+    "batched_1d_seq_shared_values": ((5,), (4,), (0, None)),
+    "batched_1d_seq_0d_value": ((5,), (), (0, 0)),
+    "batched_nd_seq": ((3, 5), (3, 2), (0, 0)),
+    "nd_seq_batched_values": ((3, 5), (3, 2), (None, 1)),
+}
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+@pytest.mark.parametrize("dtype", ["float32", "int64"])
+@pytest.mark.parametrize("case", sorted(SEARCHES))
+def test_searchsorted(case, dtype, side):
+    seq_shape, val_shape, in_dims = SEARCHES[case]
+    seq = np.sort(RNG.integers(0, 10, ((B,) if in_dims[0] == 0 else ()) + seq_shape), -1)
+    vals = RNG.integers(-1, 11, val_shape[:1] + (B,) + val_shape[1:] if in_dims[1] == 1 else
+                        ((B,) if in_dims[1] == 0 else ()) + val_shape)
+    seq, vals = seq.astype(dtype), vals.astype(dtype)
+    ts = [ember.tensor(seq), ember.tensor(vals)]
+    got = _no_loop(lambda s, v: ember.searchsorted(s, v, side=side), *ts, in_dims=in_dims)
+    want = torch.func.vmap(lambda s, v: torch.searchsorted(s, v, side=side), in_dims=in_dims)(
+        torch.tensor(seq), torch.tensor(vals))
+    _close(got, want)
+
+
+@pytest.mark.parametrize("seq_dim", [0, None])
+def test_searchsorted_with_a_sorter_a_number_and_int32(seq_dim):
+    seq = RNG.standard_normal((B, 6) if seq_dim == 0 else (6,)).astype("float32")
+    sorter = np.argsort(seq, -1)
+    vals = RNG.standard_normal((B, 3)).astype("float32")
+    for lib in LIBS:
+        s, so, v = lib.tensor(seq), lib.tensor(sorter), lib.tensor(vals)
+        fns = [lambda a, b, o: lib.searchsorted(a, b, sorter=o),
+               lambda a, b, o: lib.searchsorted(a, 0.25, sorter=o, out_int32=True) + b[:1].int(),
+               lambda a, b, o: lib.searchsorted(a, b, sorter=o, right=True)]
+        res = [(_no_loop if lib is ember else lambda f, *a, **k: lib.func.vmap(f, **k)(*a))(
+            f, s, v, so, in_dims=(seq_dim, 0, seq_dim)) for f in fns]
+        if lib is ember:
+            got = res
+    for e, t in zip(got, res):
+        _close(e, t)
+
+
+def test_searchsorted_shape_error_names_the_op():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError, match="searchsorted.*first N-1 dimensions"):
+            vmap(ember.searchsorted)(ember.zeros(B, 3, 5), ember.zeros(B, 2, 1))
+
+
+def test_one_hot():
+    x = RNG.integers(0, 5, (B, 3))
+    got = _no_loop(lambda t: ember.nn.functional.one_hot(t, 6), ember.tensor(x))
+    want = torch.func.vmap(lambda t: torch.nn.functional.one_hot(t, 6))(torch.tensor(x))
+    _close(got, want)
+    empty = _no_loop(lambda t: ember.nn.functional.one_hot(t, 4), ember.zeros(B, 0).long())
+    assert tuple(empty.shape) == (B, 0, 4)
+
+
+def test_one_hot_errors():
+    """PyTorch's message for an inferred class count; a class out of range raises one_hot's
+    own error (PyTorch's rule gives a row of zeros)."""
+    with pytest.raises(RuntimeError, match="explicit positive num_classes"):
+        vmap(lambda t: ember.nn.functional.one_hot(t))(ember.zeros(B, 2).long())
+    with pytest.raises(RuntimeError, match="smaller than num_classes"):
+        vmap(lambda t: ember.nn.functional.one_hot(t, 3))(ember.tensor([[0, 1], [2, 3]]))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        vmap(lambda t: ember.nn.functional.one_hot(t, 3))(ember.tensor([[0, 1], [2, -1]]))
+
+
+def test_rules_reach_ops_of_modules_imported_after_the_first_vmap():
+    """vmap installs its rules on the first call; a composite defined by a module imported
+    later (nn.functional's one_hot) gets its rule too, instead of the loop."""
+    import subprocess
+    import sys
+    code = ("import warnings, ember\n"
+            "ember.func.vmap(lambda x: x + 1)(ember.ones(2))\n"
+            "import ember.nn.functional as F\n"
+            "warnings.simplefilter('error')\n"
+            "print(ember.func.vmap(lambda t: F.one_hot(t, 3))(ember.tensor([[0], [2]])).tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[[[1, 0, 0]], [[0, 0, 1]]]"

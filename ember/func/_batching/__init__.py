@@ -170,6 +170,13 @@ def _vmap_composite(op, fn, args, kwargs):
 _installed = False
 
 
+def _register(op):
+    if op.name in RULES:
+        op.register(_BATCHED, BatchedKernel(op, RULES[op.name]))
+    if op.name in MODE_RULES:
+        op.register(_VMAP_MODE, MODE_RULES[op.name](op))
+
+
 def install():
     """Register the batching rules (on the first vmap; no tensor carries the Batched key
     before that)."""
@@ -188,11 +195,9 @@ def install():
         selection,
         views,
     )
-    for name, op in _dispatch.all_ops().items():
-        if name in RULES:
-            op.register(_BATCHED, BatchedKernel(op, RULES[name]))
-        if name in MODE_RULES:
-            op.register(_VMAP_MODE, MODE_RULES[name](op))
+    for op in _dispatch.all_ops().values():
+        _register(op)
+    _dispatch.on_define(_register)      # composites of modules imported later (nn's one_hot)
     _dispatch.set_fallback(_BATCHED, _fallback)
     _dispatch.set_fallthrough(_BATCHED, False)
     _dispatch._set_vmap_composite(_vmap_composite)

@@ -4,7 +4,8 @@ batched; advanced indexing (getitem, index_put) with a leading full slice for th
 dim when the index tensors are shared by every sample and form one block; index_fill with a
 batched value (0-d per sample) through a mask of the indexed positions.  Other cases
 (batched index tensors of index_put / put / index_fill, split index blocks) run the loop;
-index_add and index_copy with an index per sample fold the batch into the indexed dim."""
+index_add and index_copy with an index per sample fold the batch into the indexed dim;
+searchsorted takes the batch as one more leading dim of its sequences and values."""
 from ember.core import _dtype
 from ember.core import _tensor as _T
 from ember.core._tensor import TensorBase
@@ -125,6 +126,32 @@ def _fill_where(a, d, index, value):
     shape[d] = a.shape[d]
     value = value.to(a.dtype).reshape((a.shape[0],) + (1,) * (a.dim() - 1))
     return _T.where(mask.reshape(shape), value, a)
+
+
+@rule("searchsorted")
+def _searchsorted(v, op, args, kwargs):
+    """The samples' sequences as the leading dim of one N-d sorted sequence (its values
+    matched dim for dim), or one shared 1-d sequence for every sample's values."""
+    if len(args) != 2 or kwargs.get("out") is not None or args[0].dim() == 0:
+        raise BatchRuleError(op.name)      # the op's own checks and out=, sample by sample
+    seq, value = args
+    kw = _kw(kwargs)
+    s, sb = unwrap(seq, v.level)
+    sorter = kw.get("sorter")
+    shared = not sb and not (isinstance(sorter, TensorBase) and unwrap(sorter, v.level)[1])
+    if not isinstance(value, TensorBase):  # a number: a 0-d value as the op makes it
+        value = _T.full((), value, device=s.device)
+    x, xb = unwrap(value, v.level)
+    if shared and seq.dim() == 1:          # one sequence: any values, the batch among them
+        return wrap(op.entry(s, materialize(x, xb, v.size), **kw), v.level)
+    if sorter is not None:
+        kw["sorter"] = _mat(v, sorter)
+    s, x = materialize(s, sb, v.size), materialize(x, xb, v.size)
+    if seq.dim() == 1:                     # a sequence per sample: its values as one row
+        return wrap(op.entry(s, x.reshape(v.size, -1), **kw).reshape(x.shape), v.level)
+    if value.dim() != seq.dim() or value.shape[:-1] != seq.shape[:-1]:
+        raise BatchRuleError(op.name)      # the op's shape error, sample by sample
+    return wrap(op.entry(s, x, **kw), v.level)
 
 
 @rule("take")

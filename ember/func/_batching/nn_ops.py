@@ -10,7 +10,8 @@
   channel layout (B * C channels); running statistics batched like the samples (model
   ensembles) go the same way, and in training each sample's are updated in place.
 * nll_loss / cross_entropy: the per-element losses of every sample in one call, reduced
-  per sample (sum, or mean over that sample's total weight)."""
+  per sample (sum, or mean over that sample's total weight).
+* one_hot: one call on the physical tensor, given the class count."""
 from ember.core import _tensor as _T
 from ember.core._dispatch import DispatchKey
 from ember.core._tensor import TensorBase
@@ -310,3 +311,28 @@ def _nll_backward(v, op, args, kwargs):
     g = g.reshape(t.shape)
     r = op.entry(g, x, t, weight, 0, ignore_index, x.new_ones(()))
     return wrap(r.reshape((v.size,) + tuple(x_.shape)), v.level)
+
+
+class _OneHot:
+    """VmapMode kernel of one_hot: every sample in one call on the physical tensor, whose
+    range checks cover all the samples.  The class count must be given, as PyTorch's
+    rule requires: inferred, it would depend on the data."""
+
+    __slots__ = ("op",)
+
+    def __init__(self, op):
+        self.op = op
+
+    def __call__(self, tensor, num_classes=-1):
+        lv = _level_of((tensor,), {})
+        if lv < 0:
+            return redispatch_below(self.op, DispatchKey.VmapMode, (tensor, num_classes), {})
+        if num_classes <= 0:
+            raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "
+                               "explicit positive num_classes argument.")
+        v = _levels.info(lv)
+        with _levels.switch(v):
+            return wrap(self.op.entry(unwrap(tensor, lv)[0], num_classes), lv)
+
+
+MODE_RULES["one_hot"] = _OneHot
