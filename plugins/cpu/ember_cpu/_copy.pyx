@@ -1,7 +1,7 @@
 # Memory kernels: allocation, strided copy with dtype casts, fill, host transfers.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdio cimport snprintf
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport free
 from libc.string cimport memcpy
 
 
@@ -13,9 +13,6 @@ from ember_cpu._strided cimport (
     CT_I64, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, is_floating,
     iter_init, iter_run, load_ct, run_items, store_ct, set_error,
 )
-
-cdef extern from "<stdlib.h>" nogil:
-    int posix_memalign(void **memptr, size_t alignment, size_t size)
 
 # Bytes held by live allocations (malloc_usable_size, so alloc and free agree without a
 # header) and the peak since the last reset: the runtime's memory_allocated().
@@ -93,29 +90,51 @@ def _reset_peak():
     ember_cpu_peak = ember_cpu_allocated
 
 
+# Every block is malloc's, handed out past a header that holds malloc's own pointer.  Small
+# blocks come from malloc's thread cache (16-byte aligned, ~10x cheaper than
+# posix_memalign, which dominated the cost of a 10-element op); larger ones start at the
+# first 64-byte boundary (a cache line, any SIMD width) at least 16 bytes in.
+# posix_memalign kept only the aligned part of the chunk it carved, so a freed block was
+# always a little short of the next request of its size: tensors of 19 MB made in turn
+# grew the heap into fresh pages on every call (trimmed, then grown again), 5x the time.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #define EMBER_CPU_SMALL 1024
+    static void *ember_cpu_malloc(size_t n) {
+        size_t pad = n <= EMBER_CPU_SMALL ? 16 : 80;
+        char *raw = (char *)malloc(n + pad);
+        if (raw == NULL) return NULL;
+        char *p = n <= EMBER_CPU_SMALL ? raw + 16
+                  : (char *)(((uintptr_t)raw + 16 + 63) & ~(uintptr_t)63);
+        ((void **)p)[-1] = raw;
+        return p;
+    }
+    static void *ember_cpu_block(void *p) { return ((void **)p)[-1]; }
+    """
+    void *ember_cpu_malloc(size_t n) nogil
+    void *ember_cpu_block(void *p) nogil
+
+
 cdef void *mem_alloc(ember_ctx *ctx, int64_t nbytes) noexcept nogil:
     cdef void *p = NULL
     if nbytes < 0:
         set_error(ctx, EMBER_ERR_VALUE, "alloc", "negative size")
         return NULL
-    # Small buffers come from malloc's thread cache (16-byte aligned, ~10x cheaper than
-    # posix_memalign, which dominated the cost of a 10-element op); larger ones are
-    # 64-byte aligned (a cache line, any SIMD width).  A 0-byte request still gets a
-    # unique pointer that free() accepts.
-    if nbytes <= 1024:
-        p = malloc(<size_t>(nbytes if nbytes > 0 else 1))
-    elif posix_memalign(&p, 64, <size_t>nbytes) != 0:
-        p = NULL
+    p = ember_cpu_malloc(<size_t>nbytes)
     if p is NULL:
         snprintf(ctx.error, EMBER_ERROR_LEN, "DefaultCPUAllocator: not enough memory: you "
                  "tried to allocate %lld bytes.", <long long>nbytes)
         return NULL
     ember_cpu_advise_huge(p, nbytes)
-    ember_cpu_track(p, 1)
+    ember_cpu_track(ember_cpu_block(p), 1)
     return p
 
 
 cdef void mem_free(int32_t device, void *ptr) noexcept nogil:
+    if ptr is NULL:
+        return
+    ptr = ember_cpu_block(ptr)
     ember_cpu_track(ptr, -1)
     free(ptr)
 
