@@ -137,6 +137,7 @@ def test_large_blocks_made_in_turn_reuse_the_heap():
     for _ in range(10):
         keep = ember.ones(n)
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    assert float(keep[-1]) == 1.0
     assert faults < pages, f"{faults} page faults for 10 blocks of {pages} pages"
 
 
