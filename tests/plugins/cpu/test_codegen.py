@@ -52,7 +52,7 @@ def _row_max(cols):
     idx = ("add", ("var", "j"), ("mul", ("var", "o"), cols))
     load = ("load", 0, idx, "float32")
     return Kernel("k0", (256,), (cols,), args, [Reduce("max", "float32", load)],
-                  [Store(1, ("var", "o"), ("reduced", 0), "outer")])
+                  [Store(1, ("var", "o"), ("reduced", 0, "float32"), "outer")])
 
 
 @pytest.mark.parametrize("cols", [16, 32, 63, 64, 256])
