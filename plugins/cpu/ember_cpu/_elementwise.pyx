@@ -46,7 +46,7 @@ from ember_cpu._special cimport _digamma, _erfinv, _lgamma
 from ember_cpu._strided cimport (
     ct_t, CT_F32, CT_F64, BUF_LEN, StageBuf, StridedIter, compute_type, parallel_cutoff,
     is_native, is_floating, dtype_itemsize, iter_init, iter_run, load_ct, store_ct,
-    set_error, error_dtype,
+    set_error, error_dtype, num_threads,
 )
 
 include "_elementwise_rows.pxi"
@@ -503,6 +503,57 @@ cdef inline int64_t flat_stride(const ember_view *v, const ember_view *out,
     return 1 if contiguous else (0 if scalar else -1)
 
 
+# the length of the block `v` repeats over out: out's element count when v is contiguous,
+# the count of its trailing dims when it is contiguous there and broadcast (stride 0) over
+# the leading ones (a bias row over a matrix), else -1
+cdef inline int64_t repeated_block(const ember_view *v, const ember_view *out) noexcept nogil:
+    cdef int64_t n = 1
+    cdef bint inner = True
+    cdef int d
+    if v.ndim != out.ndim:
+        return -1
+    for d in range(out.ndim - 1, -1, -1):
+        if v.sizes[d] != out.sizes[d]:
+            return -1
+        if out.sizes[d] == 1:
+            continue
+        if inner and v.strides[d] == n:
+            n *= out.sizes[d]
+        elif v.strides[d] == 0:
+            inner = False
+        else:
+            return -1
+    return n
+
+
+# A small call into a contiguous out whose inputs are contiguous or repeat one contiguous
+# block (x + bias): run_block block by block, without the iterator's row calls (an add of a
+# [192] bias into [512, 192] floats took 2x the plain add of two matrices).  Its status, or
+# -1 when the call is not one.
+cdef int repeated_blocks(const EwCall *e, const ember_view **views, int64_t n) noexcept nogil:
+    cdef int64_t block = n, b
+    cdef int64_t bl[3]
+    cdef char *ptrs[3]
+    cdef int k, status
+    for k in range(1, e.nin + 1):
+        bl[k] = repeated_block(views[k], views[0])
+        if bl[k] < 0 or (bl[k] < n and block < n and bl[k] != block):
+            return -1
+        if bl[k] < n:
+            block = bl[k]
+    if block == n or block < 16:
+        return -1
+    bl[0] = n
+    for b in range(n // block):
+        for k in range(e.nin + 1):
+            ptrs[k] = views[k].data + (b * block * (e.out_itemsize if k == 0 else e.itemsize)
+                                       if bl[k] == n else 0)
+        status = run_block(e, ptrs[0], ptrs[1], ptrs[2] if e.nin == 2 else NULL, block)
+        if status != EMBER_OK:
+            return status
+    return EMBER_OK
+
+
 # views[0] is out (of e.out_dtype), the others the inputs, which must be of e.dtype
 # The parallel cutoff counts elements of the cheapest kernel (an add); an op whose element
 # costs several adds reaches it with fewer elements (measured, 1 thread, float32: exp 3x an
@@ -542,8 +593,10 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
     e.out_native = e.native and e.out_dtype == e.dtype
     # small calls whose operands are each contiguous or a broadcast scalar are one row:
     # no iterator (the per-call cost of a 10-element add is a few tens of ns)
-    if (e.itemsize != 0 and e.out_itemsize != 0 and flat_stride(views[0], views[0], &n) == 1
-            and n * cost < parallel_cutoff()):
+    cdef bint out_flat = e.itemsize != 0 and e.out_itemsize != 0 and \
+        flat_stride(views[0], views[0], &n) == 1
+    cdef bint serial = n * cost < parallel_cutoff()
+    if out_flat and serial:
         for k in range(e.nin + 1):
             st[k] = flat_stride(views[k], views[0], &n)
             if st[k] < 0:
@@ -554,6 +607,10 @@ cdef int run_elementwise(ember_ctx *ctx, const char *name, EwCall *e,
             if e.out_native and contiguous:
                 return run_block(e, ptrs[0], ptrs[1], ptrs[2] if e.nin == 2 else NULL, n)
             return ew_row(e, ptrs, st, n, 0)
+    if out_flat and e.out_native and (serial or num_threads() <= 1):
+        status = repeated_blocks(e, views, n)
+        if status >= 0:
+            return status
     status = iter_init(&it, ctx, name, e.nin + 1, views, True)
     if status != EMBER_OK:
         return status
