@@ -132,7 +132,8 @@ def _fill_where(a, d, index, value):
 def _searchsorted(v, op, args, kwargs):
     """The samples' sequences as the leading dim of one N-d sorted sequence (its values
     matched dim for dim), or one shared 1-d sequence for every sample's values."""
-    if len(args) != 2 or kwargs.get("out") is not None or args[0].dim() == 0:
+    if len(args) != 2 or kwargs.get("out") is not None or \
+            not isinstance(args[0], TensorBase) or args[0].dim() == 0:
         raise BatchRuleError(op.name)      # the op's own checks and out=, sample by sample
     seq, value = args
     kw = _kw(kwargs)
