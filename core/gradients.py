@@ -106,4 +106,3 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         from ember.core import _tensor as _T
         res = [_T.zeros_like(x) if g is None else g for x, g in zip(inputs, res)]
     return tuple(res)
-

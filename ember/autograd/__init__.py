@@ -23,7 +23,6 @@ __all__ = ["Function", "FunctionCtx", "Variable", "backward", "detect_anomaly",
            "set_grad_enabled", "set_multithreading_enabled"]
 
 
-
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` w.r.t. ``inputs`` (nothing accumulates into .grad);
@@ -35,6 +34,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                             allow_unused, materialize_grads)
     return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs,
                  allow_unused, False, materialize_grads)
+
 
 def __getattr__(name):
     if name == "Variable":

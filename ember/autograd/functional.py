@@ -27,6 +27,13 @@ def _inputs(x, api):
     return _tup(x)
 
 
+def _refuse_strict_vectorized(strict, vectorize):
+    if strict and vectorize:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`vectorized=True` are not supported together. Please either set "
+                           "`strict=False` or `vectorize=False`.")
+
+
 def _prep(inputs, create_graph):
     return tuple(x if create_graph and x.requires_grad else x.detach().requires_grad_(True)
                  for x in inputs)
@@ -180,10 +187,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                       "forward-over-reverse Hessian isonly implemented for "
                                       "`vectorize=True`.")
     inputs, single = _inputs(inputs, "jacobian")
-    if strict and vectorize:
-        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
-                           "`vectorized=True` are not supported together. Please either set "
-                           "`strict=False` or `vectorize=False`.")
+    _refuse_strict_vectorized(strict, vectorize)
     if vectorize:
         return _vectorized_jacobian(func, inputs, single, strategy, create_graph)
     with enable_grad():
@@ -208,10 +212,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
     """The Hessian of a scalar function of inputs."""
     inputs, single = _inputs(inputs, "hessian")
-    if strict and vectorize:
-        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
-                           "`vectorized=True` are not supported together. Please either set "
-                           "`strict=False` or `vectorize=False`.")
+    _refuse_strict_vectorized(strict, vectorize)
 
     def gradient(*xs):
         out = func(*xs)
