@@ -1,6 +1,7 @@
 # The C-level vocabulary shared by the Tensor module (core/_tensor.pyx) and the op modules
 # split from it (core/_conv_pool.pyx, ...): the kernel ABI, dtypes, devices, dispatch, and
 # the compile-time constants.  Each includes this file first.
+cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, PyObject
 from libc.stdint cimport (

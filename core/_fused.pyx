@@ -6,8 +6,6 @@ in parallel.
 """
 include "_core_cimports.pxi"
 
-cimport cython
-
 from ember.core cimport _tensor as _T
 from ember.core._dispatch cimport SAVE_INPUTS
 from ember.core._tensor cimport (

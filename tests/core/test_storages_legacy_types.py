@@ -175,3 +175,22 @@ def test_deepcopy_copy_and_pickle_as_torch(lib):
     p = pickle.loads(pickle.dumps(lib.arange(6.).reshape(2, 3).t().requires_grad_()))
     assert p.requires_grad and p.is_leaf and p.stride() == (1, 3)
     assert p.tolist() == [[0., 3.], [1., 4.], [2., 5.]]
+
+
+def test_a_storage_freed_by_the_cycle_collector_returns_its_memory():
+    # The cyclic GC's clear used to empty the storage's backend before its __dealloc__
+    # ran, so a block reachable only from a reference cycle was never freed.
+    import gc
+
+    class Holder:
+        pass
+
+    gc.collect()
+    base = ember.cpu.memory_allocated()
+    for _ in range(3):
+        t = ember.ones(1 << 18)        # made first: the collector visits its storage first
+        h = Holder()
+        h.me, h.t = h, t
+        del h, t
+        gc.collect()
+    assert ember.cpu.memory_allocated() == base
