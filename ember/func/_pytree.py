@@ -52,35 +52,39 @@ def _children(tree):
     return None
 
 
+# The recursive walks are module functions that take their accumulator: a nested function
+# that calls itself closes a reference cycle (function -> cell -> function) holding every
+# leaf until the cycle collector runs, so each transform call kept its tensors alive.
 def tree_flatten(tree):
     """(leaves in order, TreeSpec)."""
     leaves = []
+    return leaves, _flatten(tree, leaves)
 
-    def walk(node):
-        node_info = _children(node)
-        if node_info is None:
-            leaves.append(node)
-            return LEAF
-        kind, ctx, kids = node_info
-        return TreeSpec(kind, ctx, [walk(k) for k in kids])
-    return leaves, walk(tree)
+
+def _flatten(node, leaves):
+    node_info = _children(node)
+    if node_info is None:
+        leaves.append(node)
+        return LEAF
+    kind, ctx, kids = node_info
+    return TreeSpec(kind, ctx, [_flatten(k, leaves) for k in kids])
 
 
 def tree_unflatten(leaves, spec):
     """The pytree of structure ``spec`` holding ``leaves``."""
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s):
-        if s.type is None:
-            return next(it)
-        kids = [build(c) for c in s.children]
-        if s.context is not None and isinstance(s.context, type):        # namedtuple
-            return s.context(*kids)
-        if issubclass(s.type, dict):
-            return s.type(zip(s.context, kids)) if s.type is not OrderedDict \
-                else OrderedDict(zip(s.context, kids))
-        return s.type(kids)
-    return build(spec)
+
+def _build(s, it):
+    if s.type is None:
+        return next(it)
+    kids = [_build(c, it) for c in s.children]
+    if s.context is not None and isinstance(s.context, type):        # namedtuple
+        return s.context(*kids)
+    if issubclass(s.type, dict):
+        return s.type(zip(s.context, kids)) if s.type is not OrderedDict \
+            else OrderedDict(zip(s.context, kids))
+    return s.type(kids)
 
 
 def tree_map(fn, tree):
@@ -92,17 +96,18 @@ def broadcast_prefix(prefix, spec):
     """``prefix`` (a pytree that is a prefix of ``spec``'s structure; a leaf of it applies to
     a whole subtree) as one value per leaf of ``spec``, or None if it does not fit."""
     out = []
+    return out if _broadcast(prefix, spec, out) else None
 
-    def walk(p, s):
-        if s.type is None or _children(p) is None:
-            out.extend([p] * s.num_leaves)
-            return True
-        kind, ctx, kids = _children(p)
-        if kind is not s.type and not (issubclass(kind, (tuple, list)) and
-                                       issubclass(s.type, (tuple, list)) and
-                                       _is_namedtuple(p) == (isinstance(s.context, type))):
-            return False
-        if len(kids) != len(s.children) or (isinstance(ctx, list) and ctx != s.context):
-            return False
-        return all(walk(k, c) for k, c in zip(kids, s.children))
-    return out if walk(prefix, spec) else None
+
+def _broadcast(p, s, out):
+    if s.type is None or _children(p) is None:
+        out.extend([p] * s.num_leaves)
+        return True
+    kind, ctx, kids = _children(p)
+    if kind is not s.type and not (issubclass(kind, (tuple, list)) and
+                                   issubclass(s.type, (tuple, list)) and
+                                   _is_namedtuple(p) == (isinstance(s.context, type))):
+        return False
+    if len(kids) != len(s.children) or (isinstance(ctx, list) and ctx != s.context):
+        return False
+    return all(_broadcast(k, c, out) for k, c in zip(kids, s.children))
