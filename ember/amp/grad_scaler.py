@@ -58,25 +58,23 @@ class GradScaler:
 
     def scale(self, outputs):
         """``outputs`` (a tensor, or an iterable of them) multiplied by the scale."""
-        import ember
         if not self._enabled:
             return outputs
-        if isinstance(outputs, ember.Tensor):
-            if self._scale is None:
-                self._lazy_init_scale_growth_tracker(outputs.device)
-            return outputs * self._scale.to(device=outputs.device)
+        return self._apply_scale(outputs)
 
-        def apply_scale(val):
-            if isinstance(val, ember.Tensor):
-                if self._scale is None:
-                    self._lazy_init_scale_growth_tracker(val.device)
-                return val * self._scale.to(device=val.device)
-            if isinstance(val, (list, tuple)):
-                return type(val)(apply_scale(v) for v in val)
-            if hasattr(val, "__iter__"):
-                return map(apply_scale, val)
-            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
-        return apply_scale(outputs)
+    def _apply_scale(self, val):
+        # a method, not a closure calling itself: that closure is a reference cycle that
+        # would keep the scaled losses alive until the cycle collector runs
+        import ember
+        if isinstance(val, ember.Tensor):
+            if self._scale is None:
+                self._lazy_init_scale_growth_tracker(val.device)
+            return val * self._scale.to(device=val.device)
+        if isinstance(val, (list, tuple)):
+            return type(val)(self._apply_scale(v) for v in val)
+        if hasattr(val, "__iter__"):
+            return map(self._apply_scale, val)
+        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
 
     def _unscale_grads_(self, optimizer, inv_scale, found_inf, allow_fp16):
         import ember
