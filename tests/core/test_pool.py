@@ -128,14 +128,17 @@ def test_errors_match_torch(call):
 @pytest.mark.parametrize("kw", [dict(kernel_size=2), dict(kernel_size=3, stride=2),
                                 dict(kernel_size=3, stride=1, padding=1, dilation=2),
                                 dict(kernel_size=2, stride=2, ceil_mode=True)])
-def test_max_indices_with_ties_and_nans_match_torch(oracle, device, kw):
+# widths: float32 2x2 rows run eight outputs at a time (8, 13 and 17 outputs: one block,
+# a block and an overlapping last block, two and the overlap), fewer than 8 one by one
+@pytest.mark.parametrize("hw", [(13, 17), (6, 26), (5, 35), (4, 12)])
+def test_max_indices_with_ties_and_nans_match_torch(oracle, device, kw, hw):
     """Windows inside the plane take their own loops (the 2x2 one, the general one); the
     first maximum in row-major order wins, and a NaN beats any number: the last NaN, as
     PyTorch's `val > maxval || isnan(val)`."""
     import torch
     import torch.nn.functional as F
     g = torch.Generator().manual_seed(1)
-    t = torch.randint(0, 3, (2, 5, 13, 17), generator=g).float()     # many ties
+    t = torch.randint(0, 3, (2, 5) + hw, generator=g).float()       # many ties
     t[torch.rand(t.shape, generator=g) < 0.04] = float("nan")         # some windows 2 NaNs
     r, i = EF.max_pool2d(oracle.from_torch(t, device), return_indices=True, **kw)
     tr, ti = F.max_pool2d(t, return_indices=True, **kw)
