@@ -32,6 +32,28 @@ def _quoted(keys):
     return ", ".join(f'"{k}"' for k in keys)
 
 
+def _load_tree(module, local_state, prefix, metadata, assign, missing, unexpected, errors):
+    """load_state_dict's walk over ``module`` and its descendants (a module function: a
+    nested one calling itself would be a reference cycle)."""
+    local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata else {}
+    if assign:
+        local_metadata["assign_to_params_buffers"] = assign
+    module._load_from_state_dict(local_state, prefix, local_metadata, True, missing,
+                                 unexpected, errors)
+    for name, child in module._modules.items():
+        if child is not None:
+            child_prefix = prefix + name + "."
+            _load_tree(child, {k: v for k, v in local_state.items()
+                               if k.startswith(child_prefix)}, child_prefix, metadata, assign,
+                       missing, unexpected, errors)
+    keys = _IncompatibleKeys(missing, unexpected)
+    for hook in module._load_state_dict_post_hooks.values():
+        if hook(module, keys) is not None:
+            raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` "
+                                 "are not expected to return new values, if incompatible_keys "
+                                 "need to be modified, it should be done inplace.")
+
+
 class _StateDictMixin:
     """The state_dict half of Module."""
 
@@ -220,26 +242,7 @@ class _StateDictMixin:
         missing, unexpected, errors = [], [], []
         metadata = getattr(state_dict, "_metadata", None)
 
-        def load(module, local_state, prefix=""):
-            local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata else {}
-            if assign:
-                local_metadata["assign_to_params_buffers"] = assign
-            module._load_from_state_dict(local_state, prefix, local_metadata, True, missing,
-                                         unexpected, errors)
-            for name, child in module._modules.items():
-                if child is not None:
-                    child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state.items()
-                                 if k.startswith(child_prefix)}, child_prefix)
-            keys = _IncompatibleKeys(missing, unexpected)
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, keys) is not None:
-                    raise AssertionError("Hooks registered with "
-                                       "``register_load_state_dict_post_hook`` are not "
-                                       "expected to return new values, if incompatible_keys "
-                                       "need to be modified, it should be done inplace.")
-
-        load(self, dict(state_dict))
+        _load_tree(self, dict(state_dict), "", metadata, assign, missing, unexpected, errors)
         if strict:
             if unexpected:
                 errors.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")

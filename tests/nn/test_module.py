@@ -459,3 +459,20 @@ def test_share_memory_moves_parameters_and_buffers_in_place():
     w = m.weight
     assert m.share_memory() is m and m.weight is w
     assert all(t.is_shared() for t in list(m.parameters()) + list(m.buffers()))
+
+
+def test_load_state_dict_leaves_no_reference_cycle():
+    # its walk over the submodules was a nested function calling itself: a cycle that kept
+    # the metadata and the key lists (and, after an error, the frames) until a collection
+    import gc
+    m = ember.nn.Sequential(ember.nn.Linear(2, 3), ember.nn.Sequential(ember.nn.Linear(3, 1)))
+    sd = m.state_dict()
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        m.load_state_dict(sd)
+        assert gc.collect() == 0
+    finally:
+        if enabled:
+            gc.enable()
