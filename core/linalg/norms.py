@@ -300,18 +300,21 @@ def multi_dot(tensors, *, out=None):
                                f"{list(mats[i].shape)} and {list(mats[i + 1].shape)} cannot "
                                f"be multiplied")
     split = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
-
-    def product(i, j):
-        if i == j:
-            return mats[i]
-        return _T.matmul(product(i, split[i][j]), product(split[i][j] + 1, j))
-
-    r = product(0, len(mats) - 1)
+    r = _chain_product(mats, split, 0, len(mats) - 1)
     if tensors[-1].dim() == 1:
         r = r.squeeze(1)
     if tensors[0].dim() == 1:
         r = r.squeeze(0)
     return r
+
+
+def _chain_product(mats, split, i, j):
+    """mats[i] @ ... @ mats[j] in the order ``split`` chose (a module function: a nested one
+    calling itself would be a reference cycle holding the matrices)."""
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return _T.matmul(_chain_product(mats, split, i, k), _chain_product(mats, split, k + 1, j))
 
 
 @composite("linalg_vecdot")
