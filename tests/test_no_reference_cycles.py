@@ -3,11 +3,11 @@ collector runs (a nested function calling itself is the usual cause: function ->
 function), so memory that should be back after a call stays in use."""
 import gc
 
+import ember.nn as nn
 import pytest
 
 import ember
 import ember.func as func
-import ember.nn as nn
 
 x = ember.randn(4, 3)
 w = ember.randn(3, 2)
@@ -26,6 +26,7 @@ CALLS = {
     "multi_dot": lambda: ember.linalg.multi_dot([x, w, w.t(), w]),
     "grad_scaler_scale_list": lambda: scaler.scale([x.sum(), (x * 2).sum()]),
     "vmap_pytree": lambda: func.vmap(lambda d: d["a"] @ w, in_dims=({"a": 0},))({"a": x}),
+    "vmap_grad": lambda: func.vmap(func.grad(lambda v: (v * v).sum()))(x),
     "grad": lambda: func.grad(lambda v: (x @ v).sin().sum())(w),
     "jacrev": lambda: func.jacrev(lambda v: x @ v)(w),
     "train_step": _train_step,

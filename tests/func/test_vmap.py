@@ -482,29 +482,21 @@ def test_kernels_refuse_a_wrapper():
 
 
 def test_vmap_results_return_their_memory():
-    # A vmap call leaves no reference cycle (its pytree walks were self-calling closures),
-    # and a block freed by the cycle collector is returned (the storage's backend used to
-    # be cleared first: 18 MB a call of the per-sample gradients benchmark leaked).
+    # vmap's wrappers sat in reference cycles, and a block freed by the cycle collector was
+    # never returned (the storage's backend was cleared first): 18 MB a call of the
+    # per-sample gradients benchmark leaked.  tests/test_no_reference_cycles.py checks
+    # that a vmap call leaves no cycle.
     import gc
     x = ember.randn(8, 1 << 15)
 
     def run():
         vmap(lambda u: u * 2)(x)
         vmap(ember.func.grad(lambda u: (u * u).sum()))(x)
-        vmap(lambda d: d["a"] + 1, in_dims=({"a": 0},))({"a": x})
 
     run()
     gc.collect()
     base = ember.cpu.memory_allocated()
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        run()
-        assert gc.collect() == 0
-    finally:
-        if enabled:
-            gc.enable()
-    for _ in range(2):
+    for _ in range(3):
         run()
     gc.collect()
     assert ember.cpu.memory_allocated() == base
