@@ -15,11 +15,11 @@
 #define EMBER_POOL_TAKE(v, best) ((v) > (best) || (v) != (v))
 
 #define EMBER_MAX2X2(T, S)                                                                  \
-/* outputs [lo, n) of the row whose window rows start at x (index base), kernel and stride \
+/* outputs [0, n) of the row whose window rows start at x (index base), kernel and stride  \
  * 2: taps x[2o], x[2o + 1], x[W + 2o], x[W + 2o + 1] */                                    \
 static inline void ember_max2x2_scalar_##S(const T *restrict x, int64_t W, int64_t base,    \
-        T *restrict y, int64_t *restrict ix, int64_t lo, int64_t n) {                      \
-    for (int64_t o = lo; o < n; o++) {                                                      \
+        T *restrict y, int64_t *restrict ix, int64_t n) {                                  \
+    for (int64_t o = 0; o < n; o++) {                                                       \
         const T *t = x + 2 * o;                                                             \
         T best = t[0], v;                                                                   \
         int64_t bi = base + 2 * o;                                                          \
@@ -57,13 +57,13 @@ EMBER_MAX2X2(double, f64)
 
 EMBER_ROW_CLONES static void ember_max2x2_row_f64(const double *restrict x, int64_t W,
         int64_t base, double *restrict y, int64_t *restrict ix, int64_t n) {
-    ember_max2x2_scalar_f64(x, W, base, y, ix, 0, n);
+    ember_max2x2_scalar_f64(x, W, base, y, ix, n);
 }
 
 /* float32 rows eight outputs at a time in vector registers: the even and odd taps of each
  * window row split by shuffles, the same take-rule as masks.  The pooled rows of a CNN are
  * short (12 outputs of a 24-wide plane), too short for gcc's 16-lane loop, and the scalar
- * loop's branches mispredict on real data: [64, 16, 24, 24] took 730 us, now 150.  A row
+ * loop's branches mispredict on real data: [64, 16, 24, 24] took 730 us, now 160.  A row
  * of n >= 8 ends with the last eight outputs again (overlapping: the same values). */
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 12)
 typedef float ember_pool_f8 __attribute__((vector_size(32)));
@@ -101,7 +101,7 @@ EMBER_ROW_CLONES static void ember_max2x2_row_f32(const float *restrict x, int64
         int64_t base, float *restrict y, int64_t *restrict ix, int64_t n) {
     int64_t o;
     if (n < 8 || W >= INT32_MAX) {              /* the offsets are int32 lanes */
-        ember_max2x2_scalar_f32(x, W, base, y, ix, 0, n);
+        ember_max2x2_scalar_f32(x, W, base, y, ix, n);
         return;
     }
     for (o = 0; o + 8 <= n; o += 8)
@@ -112,7 +112,7 @@ EMBER_ROW_CLONES static void ember_max2x2_row_f32(const float *restrict x, int64
 #else
 EMBER_ROW_CLONES static void ember_max2x2_row_f32(const float *restrict x, int64_t W,
         int64_t base, float *restrict y, int64_t *restrict ix, int64_t n) {
-    ember_max2x2_scalar_f32(x, W, base, y, ix, 0, n);
+    ember_max2x2_scalar_f32(x, W, base, y, ix, n);
 }
 #endif
 
