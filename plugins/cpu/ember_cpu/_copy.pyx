@@ -14,8 +14,9 @@ from ember_cpu._strided cimport (
     iter_init, iter_run, load_ct, run_items, store_ct, set_error,
 )
 
-# Bytes held by live allocations (malloc_usable_size, so alloc and free agree without a
-# header) and the peak since the last reset: the runtime's memory_allocated().
+# Bytes held by live allocations (malloc_usable_size of malloc's own block, so alloc and
+# free agree without storing the size) and the peak since the last reset: the runtime's
+# memory_allocated().
 cdef extern from *:
     """
     #include <malloc.h>

@@ -16,7 +16,6 @@
 #include "_rowmath.h"
 #include "_transpose8.h"
 
-
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #define EMBER_SG_WIDE_ATTR __attribute__((target("arch=x86-64-v4")))
 #define EMBER_SG_WIDE_OK __builtin_cpu_supports("x86-64-v4")

@@ -9,13 +9,9 @@ cdef extern from "_small_gemm.h":
                            int64_t np, float *Bp) noexcept nogil
     void ember_sg_pack_f64(const double *B, int64_t K, int64_t N, int64_t sk, int64_t sn,
                            int64_t np, double *Bp) noexcept nogil
-    void ember_sg_gather_f32(const float *src, int64_t rows, int64_t cols, int64_t s0,
-                             int64_t s1, float *dst, int64_t ld) noexcept nogil
-    void ember_sg_gather_f64(const double *src, int64_t rows, int64_t cols, int64_t s0,
-                             int64_t s1, double *dst, int64_t ld) noexcept nogil
     void ember_sg_mm_f32(int64_t np, int64_t M, int64_t N, int64_t K, const float *A,
-                         int64_t lda, int64_t ka, const float *Bp, int64_t p0, int64_t p1, const float *D,
-                         float *C) noexcept nogil
+                         int64_t lda, int64_t ka, const float *Bp, int64_t p0, int64_t p1,
+                         const float *D, float *C) noexcept nogil
     void ember_sg_mm_f64(int64_t np, int64_t M, int64_t N, int64_t K, const double *A,
                          int64_t lda, int64_t ka, const double *Bp, int64_t p0, int64_t p1,
                          const double *D, double *C) noexcept nogil
